@@ -25,6 +25,11 @@ export type SqlDecision =
       statementType?: string;
     };
 
+// The parser-backed checkers load on first use. Once loaded they are kept here, so that a
+// check does not pay a dynamic import() (an asynchronous module-map lookup) on every call.
+let postgresChecker: typeof import('./internal/sql/check-postgres.js') | undefined;
+let mysqlChecker: typeof import('./internal/sql/check-mysql.js') | undefined;
+
 /**
  * The statement-type check of the readonly database mode: allows exactly one read (SELECT,
  * WITH without data-modifying parts, VALUES, SHOW, EXPLAIN of a read, DESCRIBE on MySQL) and
@@ -39,12 +44,12 @@ export async function checkSql(sql: string, dialect: SqlDialect): Promise<SqlDec
     switch (dialect) {
       case 'postgres':
       case 'vertica': {
-        const { checkPostgres } = await import('./internal/sql/check-postgres.js');
-        return await checkPostgres(sql, dialect);
+        postgresChecker ??= await import('./internal/sql/check-postgres.js');
+        return await postgresChecker.checkPostgres(sql, dialect);
       }
       case 'mysql': {
-        const { checkMysql } = await import('./internal/sql/check-mysql.js');
-        return await checkMysql(sql);
+        mysqlChecker ??= await import('./internal/sql/check-mysql.js');
+        return await mysqlChecker.checkMysql(sql);
       }
       case 'sqlite':
       case 'oracle':

@@ -8,12 +8,14 @@ interface PgParser {
 }
 
 let parserPromise: Promise<PgParser> | undefined;
+let loadedParser: PgParser | undefined;
 
 // The WASM module is loaded on the first PostgreSQL or Vertica check, never at import time.
 function loadParser(): Promise<PgParser> {
   parserPromise ??= import('libpg-query').then(async (module) => {
     await module.loadModule();
-    return module as unknown as PgParser;
+    loadedParser = module as unknown as PgParser;
+    return loadedParser;
   });
   return parserPromise;
 }
@@ -72,32 +74,40 @@ function inspectRead(node: unknown, dialect: SqlDialect): void {
     return;
   }
   if (node === null || typeof node !== 'object') return;
-  for (const [key, value] of Object.entries(node as PgNode)) {
-    if (MODIFYING.has(key)) {
+  const record = node as PgNode;
+  // for...in over the parser's plain JSON objects: no entry arrays are allocated per node.
+  for (const key in record) {
+    const value = record[key];
+    inspectKey(key, value, dialect);
+    if (value !== null && typeof value === 'object') inspectRead(value, dialect);
+  }
+}
+
+/** Refuses one node of a read by its key: a hidden write, INTO, a locking clause, a side-effect function. */
+function inspectKey(key: string, value: unknown, dialect: SqlDialect): void {
+  if (MODIFYING.has(key)) {
+    throw new SqlRefusal(
+      'sql.data-modifying-cte',
+      `Refused: the query contains a data-modifying ${statementName(key)} (for example in a WITH clause). ${allowedInstead(dialect)}`,
+    );
+  }
+  if (key === 'intoClause' && value) {
+    throw new SqlRefusal('sql.select-into', `Refused: SELECT ... INTO creates a table. Drop the INTO clause to read the rows. ${allowedInstead(dialect)}`);
+  }
+  if (key === 'lockingClause' && Array.isArray(value) && value.length > 0) {
+    throw new SqlRefusal(
+      'sql.locking-clause',
+      `Refused: locking clauses (FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY SHARE) take row locks. Remove the locking clause. ${allowedInstead(dialect)}`,
+    );
+  }
+  if (key === 'FuncCall') {
+    const name = stringParts((value as { funcname?: unknown }).funcname);
+    if (isSideEffectFunction(dialect, name)) {
       throw new SqlRefusal(
-        'sql.data-modifying-cte',
-        `Refused: the query contains a data-modifying ${statementName(key)} (for example in a WITH clause). ${allowedInstead(dialect)}`,
+        'sql.side-effect-function',
+        `Refused: ${name.join('.')}() has side effects (it changes state, takes locks, touches files or other sessions, or stalls the server). Query without it. ${allowedInstead(dialect)}`,
       );
     }
-    if (key === 'intoClause' && value) {
-      throw new SqlRefusal('sql.select-into', `Refused: SELECT ... INTO creates a table. Drop the INTO clause to read the rows. ${allowedInstead(dialect)}`);
-    }
-    if (key === 'lockingClause' && Array.isArray(value) && value.length > 0) {
-      throw new SqlRefusal(
-        'sql.locking-clause',
-        `Refused: locking clauses (FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY SHARE) take row locks. Remove the locking clause. ${allowedInstead(dialect)}`,
-      );
-    }
-    if (key === 'FuncCall') {
-      const name = stringParts((value as { funcname?: unknown }).funcname);
-      if (isSideEffectFunction(dialect, name)) {
-        throw new SqlRefusal(
-          'sql.side-effect-function',
-          `Refused: ${name.join('.')}() has side effects (it changes state, takes locks, touches files or other sessions, or stalls the server). Query without it. ${allowedInstead(dialect)}`,
-        );
-      }
-    }
-    inspectRead(value, dialect);
   }
 }
 
@@ -109,7 +119,7 @@ function readType(select: PgNode): string {
 /** Checks PostgreSQL (and, as a strict approximation, Vertica) with the real PostgreSQL parser. */
 export async function checkPostgres(sql: string, dialect: 'postgres' | 'vertica'): Promise<SqlDecision> {
   if (sql.trim() === '') throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
-  const parser = await loadParser();
+  const parser = loadedParser ?? (await loadParser());
   let statements: { stmt?: PgNode }[];
   try {
     statements = parser.parseSync(sql).stmts ?? [];

@@ -16,39 +16,24 @@ const DATE_TIME_OIDS = [1082, 1083, 1114, 1184, 1266];
 const EXTENDED_PROTOCOL = { simple: false } as unknown as Parameters<Sql['unsafe']>[2];
 
 /**
- * One server session. After every read-only statement it is rolled back and reset (`DISCARD
- * ALL`); until that finished, the lane is not idle.
- */
-interface Lane {
-  sql: Sql;
-  reset: Promise<void>;
-  idle: boolean;
-}
-
-/**
- * A connection of the tools: two server sessions (lanes) used in turn, so that the rollback and
- * reset after a statement run while the next statement already runs on the other session,
- * instead of delaying it. Calls are sequential (the alias cache queues them).
+ * A connection of the tools: one server session, used by one call at a time (the alias cache
+ * queues calls). After a read-only statement the session is rolled back and reset; that runs
+ * after the result has been returned, and the next statement waits for it.
  */
 class PostgresConnection implements DriverConnection {
   private broken: Error | undefined;
-  private readonly lanes: Lane[];
+  /** The rollback and reset after the last read-only statement; settles once the session is clean. */
+  private reset: Promise<void> = Promise.resolve();
 
-  constructor(sessions: Sql[]) {
-    this.lanes = sessions.map((sql) => ({ sql, reset: Promise.resolve(), idle: true }));
-  }
-
-  /** An idle lane if there is one; else the first (its queue orders the statement after the reset). */
-  private lane(): Lane {
-    return this.lanes.find((lane) => lane.idle) ?? this.lanes[0]!;
-  }
+  constructor(private readonly sql: Sql) {}
 
   async run(text: string, sink: RowSink, options: RunOptions): Promise<RunOutcome> {
+    // A statement never runs on a session whose previous reset has not finished: a failed
+    // reset marks the connection broken, and the statement is refused rather than run on it.
+    await this.reset;
     if (this.broken !== undefined) throw this.broken;
-    const lane = this.lane();
-    const sql = lane.sql;
-    // BEGIN, the statement, then ROLLBACK and DISCARD ALL are pipelined: no extra round trip
-    // waits on the transaction bookkeeping.
+    const sql = this.sql;
+    // BEGIN and the statement are pipelined (written together): no round trip waits on BEGIN.
     const begin = options.readonly ? sql.unsafe('BEGIN READ ONLY').execute() : undefined;
     begin?.catch(() => undefined);
     const query = sql.unsafe(text, (options.params ?? []) as never[], EXTENDED_PROTOCOL).values();
@@ -122,17 +107,12 @@ class PostgresConnection implements DriverConnection {
       if (options.readonly) {
         // Always roll back, then reset everything a statement may have left on the session
         // (settings, prepared statements, LISTEN, advisory locks, temp objects) before reuse.
-        // This runs on one lane while the next call uses the other.
-        // The result is already complete, so the tool does not wait for this round trip: the
-        // next statement is queued behind it on this single connection, and a failed reset
-        // marks the connection broken so that it is never reused.
+        // The result is already complete, so the call does not wait for this round trip; the
+        // next statement does.
         const rollback = sql.unsafe('ROLLBACK').execute();
         const discard = sql.unsafe('DISCARD ALL').execute();
-        lane.idle = false;
-        lane.reset = Promise.all([rollback, discard]).then(
-          () => {
-            lane.idle = true;
-          },
+        this.reset = Promise.all([rollback, discard]).then(
+          () => undefined,
           (error: unknown) => {
             this.broken = Object.assign(new Error(`the session could not be reset (${(error as Error).message})`), { code: 'CONNECTION_CLOSED' });
             void this.close();
@@ -144,13 +124,13 @@ class PostgresConnection implements DriverConnection {
   }
 
   async ping(): Promise<void> {
-    await Promise.all(this.lanes.map((lane) => lane.reset));
+    await this.reset;
     if (this.broken !== undefined) throw this.broken;
-    await Promise.all(this.lanes.map((lane) => lane.sql.unsafe('SELECT 1')));
+    await this.sql.unsafe('SELECT 1');
   }
 
   async writeAccess(): Promise<string | undefined> {
-    const [row] = await this.lanes[0]!.sql.unsafe(`
+    const [row] = await this.sql.unsafe(`
       SELECT r.rolsuper AS superuser,
         EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
@@ -171,7 +151,7 @@ class PostgresConnection implements DriverConnection {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.lanes.map((lane) => lane.sql.end({ timeout: 1 }).catch(() => undefined)));
+    await this.sql.end({ timeout: 1 }).catch(() => undefined);
   }
 }
 
@@ -189,7 +169,7 @@ export const postgresDriver: DialectDriver = {
     // Startup parameters become the session's reset values, so DISCARD ALL restores them.
     if (settings.readonly) connection.default_transaction_read_only = 'on';
     const connect = postgres as unknown as (options: Record<string, unknown>) => Sql;
-    const open = (): Sql => connect({
+    const sql = connect({
       host: config.host ?? 'localhost',
       port: config.port ?? 5432,
       database: config.database,
@@ -206,15 +186,13 @@ export const postgresDriver: DialectDriver = {
         dateTimeText: { to: 1184, from: DATE_TIME_OIDS, serialize: (value: unknown) => String(value), parse: (value: string) => value },
       },
     });
-    // Read-only calls use two sessions in turn (see PostgresConnection); writes need one.
-    const sessions = Array.from({ length: settings.readonly ? 2 : 1 }, open);
     try {
-      await Promise.all(sessions.map((sql) => sql.unsafe('SELECT 1')));
+      await sql.unsafe('SELECT 1');
     } catch (error) {
-      await Promise.all(sessions.map((sql) => sql.end({ timeout: 0 }).catch(() => undefined)));
+      await sql.end({ timeout: 0 }).catch(() => undefined);
       throw error;
     }
-    return new PostgresConnection(sessions);
+    return new PostgresConnection(sql);
   },
   listTables(pattern, schema) {
     const schemaFilter =
