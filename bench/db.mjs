@@ -3,9 +3,14 @@
 // 1. export_query of 1,000,000 rows to CSV through the postgres tool (PostgreSQL
 //    generate_series; a generated SQLite table when PostgreSQL does not answer), sampling
 //    resident memory: the growth must stay bounded (target <= 100 MB), whatever the row count.
-// 2. `query` through the tool against the bare driver on the same query, median of many
-//    interleaved runs (target <= 1.2x). The tool adds the SQL policy check, a read-only
-//    transaction that is rolled back, the session reset, and the ASCII table.
+// 2. `query` through the tool against the bare driver on the same query (target <= 1.2x): the
+//    median of many calls, each made on its own, the way an agent makes them (seconds apart,
+//    after other work): a pause follows every call, so that no call absorbs work another left
+//    behind (the tool's rollback and session reset run after its result is returned, and would
+//    otherwise land in the next call's time), and the variants take turns in a rotating order.
+//    For PostgreSQL a ladder shows what each read-only layer costs, each step measured the
+//    same way: the extended protocol (one statement per call), the read-only transaction with
+//    its rollback and reset, the tool without its SQL policy, and the whole tool.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -13,9 +18,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { builtinProfile } from '../packages/permissions/dist/index.js';
 import { closeDbTools, dbTools } from '../packages/tools-db/dist/index.js';
+// Internal, test-only knob (skip the SQL policy), used for the ladder of layers.
+import { createDbTools } from '../packages/tools-db/dist/db-tools.js';
 
 const EXPORT_ROWS = 1_000_000;
 const QUERY_RUNS = 300;
+const PAUSE_MS = 2;
 const requireFromTools = createRequire(new URL('../packages/tools-db/package.json', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'rho-bench-db-'));
 const readonly = builtinProfile('readonly');
@@ -64,27 +72,40 @@ async function measureExport(tool, sql) {
   return { growthMb, seconds, sizeMb };
 }
 
-async function compareQuery(label, tool, args, bare) {
-  // Warm both paths (connection, driver caches, JIT) before measuring.
+const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+
+/**
+ * Medians of `variants` (name -> call), each call made on its own after a pause, the variants
+ * taking turns in a rotating order. The first variant is the baseline.
+ */
+async function measureCalls(variants) {
+  const names = Object.keys(variants);
+  const times = Object.fromEntries(names.map((name) => [name, []]));
   for (let index = 0; index < 20; index += 1) {
-    await invoke(tool, args);
-    await bare();
+    for (const name of names) await variants[name]();
   }
-  const toolTimes = [];
-  const bareTimes = [];
   for (let index = 0; index < QUERY_RUNS; index += 1) {
-    let started = performance.now();
-    await invoke(tool, args);
-    toolTimes.push(performance.now() - started);
-    started = performance.now();
-    await bare();
-    bareTimes.push(performance.now() - started);
+    for (let turn = 0; turn < names.length; turn += 1) {
+      const name = names[(index + turn) % names.length];
+      await pause();
+      const started = performance.now();
+      await variants[name]();
+      times[name].push(performance.now() - started);
+    }
   }
-  const toolMedian = median(toolTimes);
-  const bareMedian = median(bareTimes);
+  return Object.fromEntries(names.map((name) => [name, median(times[name])]));
+}
+
+function report(label, medians, toolName, ladder = []) {
+  const [baseName] = Object.keys(medians);
+  const base = medians[baseName];
+  const tool = medians[toolName];
   console.log(
-    `db.query.${label}: ${toolMedian.toFixed(3)} ms median over ${QUERY_RUNS} runs (ratio ${(toolMedian / bareMedian).toFixed(2)}x vs bare driver ${bareMedian.toFixed(3)} ms, target <= 1.2x)`,
+    `db.query.${label}: ${tool.toFixed(3)} ms median over ${QUERY_RUNS} calls (ratio ${(tool / base).toFixed(2)}x vs bare driver ${base.toFixed(3)} ms, target <= 1.2x)`,
   );
+  if (ladder.length > 0) {
+    console.log(`  layers: ${ladder.map(([name, text]) => `${text} ${(medians[name] / base).toFixed(2)}x`).join(', ')}`);
+  }
 }
 
 async function main() {
@@ -100,12 +121,45 @@ async function main() {
     );
     if (exported.growthMb > 100) failed = true;
     const postgres = requireFromTools('postgres');
-    const bareSql = postgres({ host: '127.0.0.1', port: 5432, username: 'postgres', database: 'postgres', max: 1, onnotice: () => {} });
-    const query = "SELECT n, md5(n::text) AS hash, 'row ' || n AS label FROM generate_series(1, 1000) AS n";
-    await compareQuery('postgres_1000_rows', tool, { operation: 'query', sql: query, row_limit: 100 }, () => bareSql.unsafe(query));
-    const small = 'SELECT table_name, table_type FROM information_schema.tables ORDER BY 1 LIMIT 50';
-    await compareQuery('postgres_catalog_50_rows', tool, { operation: 'query', sql: small, row_limit: 100 }, () => bareSql.unsafe(small));
+    const server = { host: '127.0.0.1', port: 5432, username: 'postgres', database: 'postgres', max: 1, onnotice: () => {} };
+    const bareSql = postgres(server);
+    // The bare driver doing by hand what the tool's read-only layers do, for the ladder.
+    const layered = postgres({ ...server, prepare: false, connection: { default_transaction_read_only: 'on' } });
+    const extended = { simple: false };
+    let reset = Promise.resolve();
+    const [unchecked] = createDbTools({ profile: readonly, databases: [database], workingDir: directory }, { skipSqlPolicy: true });
+    const ladder = [
+      ['extended', 'extended protocol'],
+      ['transaction', '+ read-only transaction and reset'],
+      ['unchecked', '+ tool without the SQL policy'],
+      ['tool', '+ SQL policy = the tool'],
+    ];
+    for (const [label, query] of [
+      ['postgres_1000_rows', "SELECT n, md5(n::text) AS hash, 'row ' || n AS label FROM generate_series(1, 1000) AS n"],
+      ['postgres_catalog_50_rows', 'SELECT table_name, table_type FROM information_schema.tables ORDER BY 1 LIMIT 50'],
+    ]) {
+      const args = { operation: 'query', sql: query, row_limit: 100 };
+      const medians = await measureCalls({
+        bare: () => bareSql.unsafe(query),
+        extended: () => layered.unsafe(query, [], extended).values(),
+        // As the tool does: the rollback and reset run after the rows are back, and the next
+        // statement waits for them.
+        transaction: async () => {
+          await reset;
+          const begin = layered.unsafe('BEGIN READ ONLY').execute();
+          const rows = await layered.unsafe(query, [], extended).values();
+          await begin;
+          reset = Promise.all([layered.unsafe('ROLLBACK').execute(), layered.unsafe('DISCARD ALL').execute()]);
+          return rows;
+        },
+        unchecked: () => invoke(unchecked, args),
+        tool: () => invoke(tool, args),
+      });
+      report(label, medians, 'tool', ladder);
+    }
     await bareSql.end();
+    await layered.end();
+    await closeDbTools([unchecked]);
     await closeDbTools(tools);
   } else {
     console.log('db: PostgreSQL at 127.0.0.1:5432 does not answer: only the SQLite measurements run');
@@ -129,7 +183,8 @@ async function main() {
   const bare = new Database(path, { readonly: true });
   const query = 'SELECT n, hash, label FROM item WHERE n % 1000 = 0';
   const statement = bare.prepare(query);
-  await compareQuery('sqlite_1000_rows_scan', sqliteTool, { operation: 'query', sql: query, row_limit: 100 }, async () => statement.all());
+  const medians = await measureCalls({ bare: async () => statement.all(), tool: () => invoke(sqliteTool, { operation: 'query', sql: query, row_limit: 100 }) });
+  report('sqlite_1000_rows_scan', medians, 'tool');
   bare.close();
   await closeDbTools(sqliteTools);
   rmSync(directory, { recursive: true, force: true });
