@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Sql } from 'postgres';
 import type { Tool } from '@rho/core';
 import { checkSql } from '@rho/permissions';
@@ -246,6 +246,23 @@ describe.skipIf(!probe.available)(`postgres tool against a real server${probe.av
         expect(insert.success, statement).toBe(false);
       }
       expect(await snapshot()).toEqual(before);
+    });
+
+    it('always rolls back: a notification a statement sends is never delivered', async () => {
+      // A read-only transaction that committed would deliver it: the rollback is what stops it.
+      const tool = postgresTool('readonly', { skipSqlPolicy: true });
+      const received: string[] = [];
+      const listener = await admin.listen('rho_probe_channel', (payload) => received.push(payload));
+      try {
+        const sent = await call(tool, { operation: 'query', sql: "SELECT pg_notify('rho_probe_channel', 'from the tool')" });
+        expect(sent.success, sent.content).toBe(true);
+        // Notifications arrive in commit order: once this later one is in, an earlier one would be.
+        await admin`SELECT pg_notify('rho_probe_channel', 'control')`;
+        await vi.waitFor(() => expect(received).toContain('control'));
+        expect(received).toEqual(['control']);
+      } finally {
+        await listener.unlisten();
+      }
     });
   });
 
