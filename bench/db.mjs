@@ -10,7 +10,8 @@
 //    otherwise land in the next call's time), and the variants take turns in a rotating order.
 //    For PostgreSQL a ladder shows what each read-only layer costs, each step measured the
 //    same way: the extended protocol (one statement per call), the read-only transaction with
-//    its rollback and reset, the tool without its SQL policy, and the whole tool.
+//    its rollback and reset, the tool without its SQL policy, and the whole tool. MySQL/MariaDB
+//    (when a server answers at 127.0.0.1:3306) and SQLite are compared with their bare drivers.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -108,6 +109,35 @@ function report(label, medians, toolName, ladder = []) {
   }
 }
 
+async function compareMysql() {
+  const mysql = requireFromTools('mysql2');
+  const server = { host: '127.0.0.1', port: 3306, user: 'root', password: '', database: 'test' };
+  let bare;
+  try {
+    bare = mysql.createConnection({ ...server, connectTimeout: 2000 }).promise();
+    await bare.query('SELECT 1');
+  } catch {
+    await bare?.end().catch(() => {});
+    console.log('db: MySQL/MariaDB at 127.0.0.1:3306 does not answer: its measurements do not run');
+    return;
+  }
+  const database = { alias: 'bench', type: 'mysql', ...server, statementTimeoutSeconds: 600 };
+  const tools = dbTools({ profile: readonly, databases: [database], workingDir: directory });
+  const [tool] = tools;
+  for (const [label, query] of [
+    ['mysql_1000_rows', "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT n, md5(n) AS hash, concat('row ', n) AS label FROM s"],
+    ['mysql_catalog_50_rows', 'SELECT table_name, table_type FROM information_schema.tables ORDER BY 1 LIMIT 50'],
+  ]) {
+    const medians = await measureCalls({
+      bare: () => bare.query({ sql: query, rowsAsArray: true }),
+      tool: () => invoke(tool, { operation: 'query', sql: query, row_limit: 100 }),
+    });
+    report(label, medians, 'tool');
+  }
+  await bare.end();
+  await closeDbTools(tools);
+}
+
 async function main() {
   let failed = false;
   if (await postgresAvailable()) {
@@ -164,6 +194,8 @@ async function main() {
   } else {
     console.log('db: PostgreSQL at 127.0.0.1:5432 does not answer: only the SQLite measurements run');
   }
+
+  await compareMysql();
 
   const Database = requireFromTools('better-sqlite3');
   const path = join(directory, 'bench.sqlite');

@@ -195,10 +195,14 @@ describe.skipIf(!probe.available)(`mysql tool against a real MariaDB${probe.avai
         expect(result.success, `${statement}\n${result.content}`).toBe(false);
       }
       // Session changes are undone by COM_RESET_CONNECTION before the next call.
-      for (const statement of ['SET SESSION TRANSACTION READ WRITE', 'SET SESSION tx_read_only = 0', 'COMMIT', "SELECT GET_LOCK('pwned', 0)"]) {
+      const sessionChanges = ['SET SESSION TRANSACTION READ WRITE', 'SET SESSION tx_read_only = 0', 'SET SESSION autocommit = 1', 'COMMIT', "SELECT GET_LOCK('pwned', 0)"];
+      for (const statement of sessionChanges) {
         await call(tool, { operation: 'query', sql: statement });
         const ddl = await call(tool, { operation: 'query', sql: 'CREATE TABLE pwned (a INT)' });
         expect(ddl.success, `${statement}: ${ddl.content}`).toBe(false);
+        // Every statement runs in a transaction of the read-only session that nothing commits.
+        const state = await call(tool, { operation: 'query', sql: 'SELECT @@autocommit AS autocommit, @@tx_read_only AS read_only' });
+        expect(state.content, statement).toMatch(/^0\s+\| 1$/m);
       }
       const locks = await rows("SELECT IS_FREE_LOCK('pwned') AS free");
       expect(locks).toEqual([{ free: 1 }]);

@@ -38,7 +38,10 @@ class MysqlConnection implements DriverConnection {
 
   async run(sql: string, sink: RowSink, options: RunOptions): Promise<RunOutcome> {
     if (this.failure !== undefined) throw this.failure;
-    if (options.readonly) await this.query('START TRANSACTION READ ONLY');
+    // A read-only session has autocommit off: the statement opens a transaction, read-only
+    // like every transaction of the session, that nothing commits and the ROLLBACK below ends.
+    // (An explicit START TRANSACTION READ ONLY would cost a round trip of its own: mysql2 sends
+    // a command only once the previous one has answered.)
     try {
       return await this.stream(sql, sink, options);
     } finally {
@@ -189,10 +192,14 @@ export const mysqlDriver: DialectDriver = {
       const seconds = config.statementTimeoutSeconds;
       // MariaDB's max_statement_time covers every statement; MySQL's max_execution_time only SELECT.
       const timeout = mariadb ? `max_statement_time = ${seconds}` : `max_execution_time = ${Math.round(seconds * 1000)}`;
-      // Session read-only too: START TRANSACTION READ ONLY alone lets DDL through (it commits
-      // implicitly), the read-only session default does not.
+      // Read-only mode: the session's transactions are read-only (which, unlike a START
+      // TRANSACTION READ ONLY, also stops DDL, whose implicit commit would end such a
+      // transaction), and autocommit is off, so every statement runs inside one of them until
+      // the ROLLBACK after it.
       const readOnlyVariable = mariadb ? 'tx_read_only' : 'transaction_read_only';
-      const sessionSetup = settings.readonly ? `SET SESSION ${readOnlyVariable} = 1, SESSION ${timeout}` : `SET SESSION ${timeout}`;
+      const sessionSetup = settings.readonly
+        ? `SET SESSION ${readOnlyVariable} = 1, SESSION autocommit = 0, SESSION ${timeout}`
+        : `SET SESSION ${timeout}`;
       await call<void>((callback) => connection.query(sessionSetup, callback as never));
       connection.off('error', onEarlyError);
       return new MysqlConnection(connection, settings.readonly ? sessionSetup : undefined);
