@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Connection } from 'mysql2/promise';
 import type { Tool } from '@rho/core';
 import { checkSql } from '@rho/permissions';
@@ -132,6 +132,20 @@ describe.skipIf(!probe.available)(`mysql tool against a real MariaDB${probe.avai
     expect(cancelled.content).toMatch(/cancelled/);
     const after = await call(tool, { operation: 'query', sql: 'SELECT 1 AS one' });
     expect(after.content).toMatch(/^1$/m);
+  });
+
+  it('reconnects without a failed call when the server ends an idle session', async () => {
+    const tool = mysqlTool('readonly');
+    const idOf = async (): Promise<string> => {
+      const result = await call(tool, { operation: 'query', sql: 'SELECT CONNECTION_ID() AS id' });
+      expect(result.success, result.content).toBe(true);
+      return result.content.split('\n')[2]?.trim() ?? '';
+    };
+    const before = await idOf();
+    await admin.query(`KILL ${Number(before)}`);
+    await vi.waitFor(async () => expect(await rows(`SELECT 1 FROM information_schema.processlist WHERE id = ${Number(before)}`)).toHaveLength(0));
+    const after = await idOf();
+    expect(after).not.toBe(before);
   });
 
   it('runs writes normally in mutations mode', async () => {

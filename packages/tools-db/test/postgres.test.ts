@@ -137,6 +137,20 @@ describe.skipIf(!probe.available)(`postgres tool against a real server${probe.av
     expect(result.content).toMatch(/^PostgreSQL error: cannot connect to PostgreSQL database "chinook" at 127\.0\.0\.1:1: .*Is the server running/);
   });
 
+  it('reconnects without a failed call when the server ends an idle session', async () => {
+    const tool = postgresTool('readonly');
+    const pidOf = async (): Promise<string> => {
+      const result = await call(tool, { operation: 'query', sql: 'SELECT pg_backend_pid() AS pid' });
+      expect(result.success, result.content).toBe(true);
+      return result.content.split('\n')[2]?.trim() ?? '';
+    };
+    const before = await pidOf();
+    await admin.unsafe(`SELECT pg_terminate_backend(${Number(before)})`);
+    await vi.waitFor(async () => expect(await admin.unsafe(`SELECT 1 FROM pg_stat_activity WHERE pid = ${Number(before)}`)).toHaveLength(0));
+    const after = await pidOf();
+    expect(after).not.toBe(before);
+  });
+
   it('stops a statement at the statement timeout', async () => {
     const list = createDbTools({ profile: profile('readonly'), databases: [{ ...config, statementTimeoutSeconds: 0.5 }] }, { skipSqlPolicy: true });
     opened.push(list);

@@ -1,10 +1,11 @@
 import { ConfigError } from '@rho/core';
 import type { DatabaseConfig } from '../database-config.js';
-import type { DialectDriver, DriverConnection } from './driver.js';
+import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from './driver.js';
 import { StatementError } from './run-error.js';
 
-// A connection idle for longer than this is pinged before reuse; recently used ones are not,
-// so that a burst of calls pays no extra round trip.
+// A connection idle for longer than this is pinged before reuse, unless its driver can tell
+// locally whether it is still open; recently used ones are not, so that a burst of calls pays
+// no extra round trip.
 const HEALTH_CHECK_AFTER_IDLE_MS = 5_000;
 
 const CONNECTION_ERROR_CODES = new Set([
@@ -77,6 +78,32 @@ export class AliasConnection {
     return next;
   }
 
+  /**
+   * Runs one statement. A read-only statement that fails because the connection was lost before
+   * anything reached the sink runs once more, on a fresh connection: it changed nothing (its
+   * transaction, if it began, ended with the session), and the server may just have closed an
+   * idle session. A write is never sent twice.
+   */
+  run(sql: string, sink: RowSink, options: RunOptions): Promise<RunOutcome> {
+    let touched = false;
+    const tracked: RowSink = {
+      columns: (names) => {
+        touched = true;
+        return sink.columns(names);
+      },
+      rows: (batch) => {
+        touched = true;
+        return sink.rows(batch);
+      },
+    };
+    const attempt = (): Promise<RunOutcome> => this.use((connection) => connection.run(sql, tracked, options));
+    if (!options.readonly) return attempt();
+    return attempt().catch((error: unknown) => {
+      if (touched || options.signal?.aborted === true || !isConnectionError(error)) throw error;
+      return attempt();
+    });
+  }
+
   /** Closes the cached connection, if any. */
   async close(): Promise<void> {
     await this.queue;
@@ -99,8 +126,14 @@ export class AliasConnection {
   }
 
   private async acquire(): Promise<DriverConnection> {
-    if (this.connection !== undefined && Date.now() - this.lastUsed > HEALTH_CHECK_AFTER_IDLE_MS) {
-      if (!(await this.alive(this.connection))) await this.drop();
+    const current = this.connection;
+    if (current !== undefined) {
+      const broken = current.isBroken?.();
+      if (broken === true) {
+        await this.drop();
+      } else if (broken === undefined && Date.now() - this.lastUsed > HEALTH_CHECK_AFTER_IDLE_MS && !(await this.alive(current))) {
+        await this.drop();
+      }
     }
     if (this.connection === undefined) {
       let connection: DriverConnection;

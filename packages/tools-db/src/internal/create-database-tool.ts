@@ -152,7 +152,7 @@ export function createDatabaseTool(
 
   async function catalog(alias: AliasConnection, query: CatalogQuery): Promise<CollectSink> {
     const sink = new CollectSink(Number.POSITIVE_INFINITY);
-    await alias.use((connection) => connection.run(query.sql, sink, { readonly, params: query.params }));
+    await alias.run(query.sql, sink, { readonly, params: query.params });
     return sink;
   }
 
@@ -208,7 +208,7 @@ export function createDatabaseTool(
     if (refusal !== undefined) return failure(`Query blocked: ${refusal}`, { blocked: true });
     const limit = Math.min(MAX_ROW_LIMIT, Math.max(1, Math.trunc(rowLimit ?? DEFAULT_ROW_LIMIT)));
     const sink = new CollectSink(limit);
-    const outcome = await alias.use((connection) => connection.run(sql, sink, { readonly, signal }));
+    const outcome = await alias.run(sql, sink, { readonly, signal });
     if (!outcome.hasResultSet) {
       const affected = outcome.affectedRows === undefined ? '' : ` (${outcome.affectedRows} rows affected)`;
       return { content: `Query executed (no result set)${affected}`, success: true, metadata: { affected_rows: outcome.affectedRows } };
@@ -322,7 +322,7 @@ export function createDatabaseTool(
           return writer.write(batch);
         },
       };
-      const outcome = await alias.use((connection) => connection.run(sql, sink, { readonly, signal, backpressure: true }));
+      const outcome = await alias.run(sql, sink, { readonly, signal, backpressure: true });
       if (!outcome.hasResultSet) return failure('Query executed but returned no result set');
       await writer.flush();
       keep = true;

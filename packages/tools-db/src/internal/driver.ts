@@ -38,8 +38,14 @@ export interface RunOutcome {
 export interface DriverConnection {
   /** Runs exactly one statement and streams its rows into `sink`. */
   run(sql: string, sink: RowSink, options: RunOptions): Promise<RunOutcome>;
-  /** Cheap round trip used before reusing a cached connection. */
+  /** Cheap round trip that proves the connection usable (after a failure, or a long idle). */
   ping(): Promise<void>;
+  /**
+   * Whether the driver already knows, without asking the server, that the connection cannot be
+   * used (the server closed it, a reset failed). Connections that implement this are not pinged
+   * before reuse; the others are, after a few seconds of idleness.
+   */
+  isBroken?(): boolean;
   /**
    * Why the connected account could change data, or undefined when it looks SELECT-only. Used to
    * warn that the database's read-only session is not the strongest guarantee.

@@ -26,10 +26,18 @@ class MysqlConnection implements DriverConnection {
     private readonly connection: Connection,
     private readonly sessionSetup: string | undefined,
   ) {
-    // An idle connection the server closes emits 'error'; remember it instead of crashing.
+    // An idle connection the server closes emits 'error' (and 'end'); remember it instead of
+    // crashing, so that the alias reconnects before the next statement.
     connection.on('error', (error: Error) => {
       this.failure = error;
     });
+    connection.on('end', () => {
+      this.failure ??= Object.assign(new Error('the server closed the connection'), { code: 'CONNECTION_CLOSED' });
+    });
+  }
+
+  isBroken(): boolean {
+    return this.failure !== undefined;
   }
 
   private query<T = unknown>(sql: string): Promise<T> {

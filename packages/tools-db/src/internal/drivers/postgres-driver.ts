@@ -25,7 +25,14 @@ class PostgresConnection implements DriverConnection {
   /** The rollback and reset after the last read-only statement; settles once the session is clean. */
   private reset: Promise<void> = Promise.resolve();
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly socket: { closed: boolean },
+  ) {}
+
+  isBroken(): boolean {
+    return this.broken !== undefined || this.socket.closed;
+  }
 
   async run(text: string, sink: RowSink, options: RunOptions): Promise<RunOutcome> {
     // A statement never runs on a session whose previous reset has not finished: a failed
@@ -169,6 +176,9 @@ export const postgresDriver: DialectDriver = {
     // Startup parameters become the session's reset values, so DISCARD ALL restores them.
     if (settings.readonly) connection.default_transaction_read_only = 'on';
     const connect = postgres as unknown as (options: Record<string, unknown>) => Sql;
+    // Set when the server (or anything else) closes the session, so the alias reconnects
+    // instead of sending the next statement into a closed socket.
+    const socket = { closed: false };
     const sql = connect({
       host: config.host ?? 'localhost',
       port: config.port ?? 5432,
@@ -181,6 +191,9 @@ export const postgresDriver: DialectDriver = {
       idle_timeout: 0,
       onnotice: () => undefined,
       onparameter: () => undefined,
+      onclose: () => {
+        socket.closed = true;
+      },
       connection,
       types: {
         dateTimeText: { to: 1184, from: DATE_TIME_OIDS, serialize: (value: unknown) => String(value), parse: (value: string) => value },
@@ -192,7 +205,7 @@ export const postgresDriver: DialectDriver = {
       await sql.end({ timeout: 0 }).catch(() => undefined);
       throw error;
     }
-    return new PostgresConnection(sql);
+    return new PostgresConnection(sql, socket);
   },
   listTables(pattern, schema) {
     const schemaFilter =

@@ -64,6 +64,11 @@ class SqliteConnection implements DriverConnection {
     return { hasResultSet: true };
   }
 
+  /** A local file: open until rho closes it. */
+  isBroken(): boolean {
+    return false;
+  }
+
   async ping(): Promise<void> {
     for (const row of this.database.prepare('SELECT 1').iterate([])) void row;
   }
