@@ -58,7 +58,7 @@ export class AliasConnection {
   ) {}
 
   /** Runs `work` with exclusive use of a live connection. */
-  use<T>(work: (connection: DriverConnection) => Promise<T>): Promise<T> {
+  private use<T>(work: (connection: DriverConnection) => Promise<T>): Promise<T> {
     const next = this.queue.then(async () => {
       const connection = await this.acquire();
       try {
