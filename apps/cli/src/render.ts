@@ -87,7 +87,7 @@ export function createHumanRenderer(terminal: Terminal, options: { spinner?: boo
         endLine();
         if (event.status === 'cancelled') terminal.stderr.write(style.yellow('Cancelled\n'));
         if (event.status === 'limit') terminal.stderr.write(style.yellow(`Stopped: reached ${event.limit ?? 'a limit'}\n`));
-        if (event.usage !== undefined) terminal.stderr.write(style.dim(`${formatUsage(event.usage)}\n`));
+        if (event.usage !== undefined) terminal.stderr.write(style.dim(`${formatUsage({ ...event.usage, cost_usd: event.usage.cost_usd ?? 0 })}\n`));
         break;
       case 'llm_start':
         startSpinner();

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig, AnyTool, Budgets, Session } from '@rho/core';
-import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionStore } from '@rho/core';
+import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile, requiresApproval } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -50,14 +50,31 @@ export interface RunSetup {
 
 /** Resolves flags (which win), the agent config or resumed session, and the environment. */
 export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: { onWarning?: (message: string) => void } = {}): Promise<RunSetup> {
+  const held: { lock?: SessionLock } = {};
+  try {
+    return await prepareLockedRun(argv, env, hooks, held);
+  } catch (error) {
+    // A setup that fails after taking the session's lock gives it back (a REPL stays open).
+    held.lock?.release();
+    throw error;
+  }
+}
+
+async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: { onWarning?: (message: string) => void }, held: { lock?: SessionLock }): Promise<RunSetup> {
   loadDotenv(env);
   const home = rhoHome(env);
   const store = new SessionStore(join(home, 'sessions'));
 
   let config: AgentConfig = { vars: {}, budgets: {}, extras: {} };
   let resumedDirectory: string | undefined;
+  // This process is the session's only writer until it exits: a resumed session's lock is taken
+  // first (a refused resume does nothing else) and before the trace is replayed (so the replayed
+  // history is the whole history); close() releases it, and so does any exit.
+  let lock: SessionLock | undefined;
   if (argv.resume !== undefined) {
     resumedDirectory = store.resolve(argv.resume);
+    lock = SessionLock.acquire(resumedDirectory);
+    held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');
     if (existsSync(saved)) config = loadAgentConfig(saved);
   } else if (argv.config !== undefined) {
@@ -98,17 +115,21 @@ export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, h
   });
 
   let session: Session;
-  if (resumedDirectory !== undefined) {
+  if (resumedDirectory !== undefined && lock !== undefined) {
     const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
-    session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory) });
+    session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
   } else {
     const { id, directory } = store.create({ config: configDocument(config), model, profile: profile.name, workingDir });
-    session = agent.createSession({ id, directory });
+    lock = SessionLock.acquire(directory);
+    held.lock = lock;
+    session = agent.createSession({ id, directory, lock });
   }
 
   const explicit = typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
   const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
+  const heldLock = lock;
   const close = async () => {
+    heldLock.release();
     const { closeDbTools } = await import('@rho/tools-db');
     await closeDbTools(tools);
   };

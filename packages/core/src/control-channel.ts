@@ -3,9 +3,17 @@ import { join } from 'node:path';
 
 /** A directive taken from the channel, with the position to acknowledge it at. */
 export interface TakenDirectives {
+  /** The directives' texts, in order (refused lines excluded). */
   texts: string[];
-  /** Opaque cursor recorded in the `directive` trace record, so a resumed session never redelivers. */
+  /** Opaque cursor just past everything taken; the next call starts from it. */
   cursor: number;
+  /**
+   * Every line taken, in order, each with the cursor just past it (recorded in its `directive`
+   * trace record, so a crash between two directives of one batch neither loses nor repeats one).
+   * A line that is not a directive (`{"text": string}`) has `refused` saying why and is not
+   * delivered. Channels that leave it out have their `texts` delivered with the batch's cursor.
+   */
+  items?: { text: string; cursor: number; refused?: string }[];
 }
 
 /**
@@ -72,23 +80,19 @@ export class FileControlChannel implements ControlChannel {
       // Only whole lines: a line still being written is taken next time.
       const lastNewline = buffer.lastIndexOf(0x0a, read - 1);
       if (lastNewline === -1) return { texts: [], cursor: start };
-      const texts = buffer
-        .subarray(0, lastNewline)
-        .toString('utf8')
-        .split('\n')
-        .flatMap((line) => {
-          const trimmed = line.trim();
-          if (trimmed === '') return [];
-          try {
-            const value: unknown = JSON.parse(trimmed);
-            if (typeof value === 'object' && value !== null && typeof (value as { text?: unknown }).text === 'string') return [(value as { text: string }).text];
-            if (typeof value === 'string') return [value];
-          } catch {
-            // A plain-text line is a directive too.
-          }
-          return [trimmed];
-        });
-      return { texts, cursor: start + lastNewline + 1 };
+      const items: { text: string; cursor: number; refused?: string }[] = [];
+      let lineStart = 0;
+      while (lineStart <= lastNewline) {
+        const lineEnd = buffer.indexOf(0x0a, lineStart);
+        const line = buffer.subarray(lineStart, lineEnd).toString('utf8').trim();
+        lineStart = lineEnd + 1;
+        if (line === '') continue;
+        const cursor = start + lineStart;
+        const text = directiveText(line);
+        if (typeof text === 'string') items.push({ text, cursor });
+        else items.push({ text: line, cursor, refused: text.refused });
+      }
+      return { texts: items.flatMap((item) => (item.refused === undefined ? [item.text] : [])), cursor: start + lastNewline + 1, items };
     } finally {
       closeSync(fd);
     }
@@ -102,4 +106,21 @@ export class FileControlChannel implements ControlChannel {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(this.directory, CONTROL_FILES.cancel), '');
   }
+}
+
+/** The text of a directive line (`{"text": string}`), or why the line is refused. */
+function directiveText(line: string): string | { refused: string } {
+  const shown = line.length > 200 ? `${line.slice(0, 200)}...` : line;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { refused: `the line is not JSON: ${shown}. A directive is one line {"text": "..."}; send it with rho directive.` };
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { text?: unknown }).text === 'string') {
+    const text = (value as { text: string }).text;
+    if (text.trim() !== '') return text;
+    return { refused: 'the directive\'s text is empty.' };
+  }
+  return { refused: `the line is not {"text": string}: ${shown}.` };
 }

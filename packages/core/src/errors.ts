@@ -105,3 +105,61 @@ export class InternalError extends RhoError {
     return RhoError.isInstance(error) && error.code === 'internal_error';
   }
 }
+
+/** What an errno means, in words a person can act on. */
+const ERRNO_MEANINGS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'the path is a directory',
+  EIO: 'an input/output error',
+  EMFILE: 'too many open files',
+};
+
+/**
+ * A session file (the trace, the lock, meta.json) could not be written. The run stops: records
+ * that cannot be written cannot be resumed from. The message names the file and the errno.
+ */
+export class SessionWriteError extends RhoError {
+  /** The file that could not be written. */
+  readonly path: string;
+  /** The errno code (ENOSPC, EROFS, EACCES, ...). */
+  readonly errno: string;
+
+  constructor(options: RhoErrorOptions & { path: string; errno: string }) {
+    super('session_write_failed', options);
+    this.name = 'SessionWriteError';
+    this.path = options.path;
+    this.errno = options.errno;
+  }
+
+  /** Wraps a failed file operation on `path`: `Cannot write <path>: ENOSPC (no space left on the device). <hint>` */
+  static from(path: string, error: unknown, hint = ''): SessionWriteError {
+    const errno = typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string' ? (error as NodeJS.ErrnoException).code! : 'EUNKNOWN';
+    const meaning = ERRNO_MEANINGS[errno] ?? (error instanceof Error ? error.message : String(error));
+    return new SessionWriteError({ message: `Cannot write ${path}: ${errno} (${meaning}).${hint === '' ? '' : ` ${hint}`}`, path, errno, cause: error });
+  }
+
+  static override isInstance(error: unknown): error is SessionWriteError {
+    return RhoError.isInstance(error) && error.code === 'session_write_failed';
+  }
+}
+
+/** Another process is running the session (it holds the session's lock). */
+export class SessionLockedError extends RhoError {
+  /** The owner's pid, host and since when it holds the lock, as recorded in the lock file. */
+  readonly owner: { pid: number; hostname: string; since: string };
+
+  constructor(options: RhoErrorOptions & { owner: { pid: number; hostname: string; since: string } }) {
+    super('session_locked', options);
+    this.name = 'SessionLockedError';
+    this.owner = options.owner;
+  }
+
+  static override isInstance(error: unknown): error is SessionLockedError {
+    return RhoError.isInstance(error) && error.code === 'session_locked';
+  }
+}

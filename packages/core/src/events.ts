@@ -31,7 +31,13 @@ export type MessageEvent = Base & { type: 'message' } & ChatMessage & {
   directive?: boolean;
 };
 /** A model call is starting. */
-export interface LlmStartEvent extends Base { type: 'llm_start'; model: string; context_size: number }
+export interface LlmStartEvent extends Base {
+  type: 'llm_start';
+  model: string;
+  context_size: number;
+  /** Set when the call is not a turn of this conversation (`compaction`), as on its `llm_end`. */
+  purpose?: string;
+}
 /** A model call finished. */
 export interface LlmEndEvent extends Base {
   type: 'llm_end';
@@ -51,6 +57,8 @@ export interface LlmEndEvent extends Base {
   purpose?: string;
   /** For `child_session`: the child's id. */
   child_session_id?: string;
+  /** For `child_session`: how many of the child's calls had no known cost. */
+  unpriced_calls?: number;
   /** False when the provider sent no usage (token counts are then zero, cost null). */
   usage_reported?: boolean;
 }
@@ -98,11 +106,23 @@ export interface DirectiveEvent extends Base {
 export interface ErrorEvent extends Base { type: 'error'; content: string; code?: string }
 /** Cumulative usage snapshot (written by `State.toJsonl()`). */
 export interface UsageEvent extends Base, UsageTotals { type: 'usage'; status?: SessionStatus; run_count?: number }
+/** Usage as reported at the end of a run: `cost_usd` is null when no call was priced. */
+export type ReportedUsage = Omit<UsageTotals, 'cost_usd'> & { cost_usd: number | null };
+
+/**
+ * Usage with `cost_usd: null` when calls were made and none had a known cost (an unknown cost is
+ * never reported as 0); `unpriced_calls` says how many calls have no price.
+ */
+export function reportedUsage(usage: UsageTotals): ReportedUsage {
+  return (usage.unpriced_calls ?? 0) > 0 && usage.cost_usd === 0 ? { ...usage, cost_usd: null } : { ...usage };
+}
+
 /** A run ended. */
 export interface RunEndEvent extends Base {
   type: 'run_end';
   status: RunStatus;
-  usage?: UsageTotals;
+  /** Cumulative usage of the session; `cost_usd` is null when unknown (see `unpriced_calls`). */
+  usage?: ReportedUsage;
   /** For `limit`: which limit ended the run. */
   limit?: string;
 }

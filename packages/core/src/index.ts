@@ -6,7 +6,9 @@ export {
   InternalError,
   ModelBehaviorError,
   PermissionDeniedError,
+  SessionLockedError,
   SessionNotFoundError,
+  SessionWriteError,
   ToolExecutionError,
   TraceError,
 } from './errors.js';
@@ -45,11 +47,13 @@ export type {
   UsageEvent,
   UsageTotals,
 } from './events.js';
+export { reportedUsage } from './events.js';
+export type { ReportedUsage } from './events.js';
 export { Agent } from './agent.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';
 export { Session } from './session.js';
 export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session.js';
-export { INTERRUPTED_TOOL_RESULT, State } from './state.js';
+export { DIRECTIVE_PREFIX, INTERRUPTED_TOOL_RESULT, State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';
 export { ToolRegistry } from './tool-registry.js';
 export type { PreparedToolCall, RawToolCall } from './tool-registry.js';
@@ -74,3 +78,5 @@ export { sessionToAtif } from './atif/session-to-atif.js';
 export { createAgentTool, formatAgentInput } from './agent-tool.js';
 export type { AgentToolOptions } from './agent-tool.js';
 export { createDelegateTool, DELEGATE_TOOL_NAME } from './delegate-tool.js';
+export { LOCK_FILE, SessionLock, sessionLockOwner } from './session-lock.js';
+export type { LockOwner } from './session-lock.js';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SessionStatus } from './events.js';
 
@@ -43,12 +43,35 @@ export function updateSessionMeta(directory: string, patch: Partial<SessionMeta>
   const next = { ...current, ...patch, updated_at: new Date().toISOString() } as SessionMeta;
   const path = join(directory, 'meta.json');
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`);
-  renameSync(temporary, path);
+  const content = `${JSON.stringify(next, null, 2)}\n`;
+  try {
+    writeFileSync(temporary, content);
+    renameSync(temporary, path);
+  } catch (error) {
+    // Never leave the temporary file behind (a full disk fails the write after creating it).
+    rmSync(temporary, { force: true });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+    // A full disk: rewrite the file in place, in the blocks it already has, so that its status
+    // (say, no longer `running`) is still recorded. Not atomic, but better than a stale status.
+    overwriteInPlace(path, content);
+  }
   return next;
 }
 
 /** Fields identifying the current process, for liveness checks by the monitor. */
 export function processIdentity(): Pick<SessionMeta, 'pid' | 'hostname'> {
   return { pid: process.pid, hostname: hostname() };
+}
+
+function overwriteInPlace(path: string, content: string): void {
+  const fd = openSync(path, 'r+');
+  try {
+    const bytes = Buffer.from(content);
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, written);
+    ftruncateSync(fd, bytes.length);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { SessionNotFoundError } from './errors.js';
+import { ConfigError, SessionNotFoundError, SessionWriteError } from './errors.js';
 import type { SessionMeta } from './session-meta.js';
 import { readSessionMeta, updateSessionMeta } from './session-meta.js';
 import { State } from './state.js';
@@ -55,7 +55,11 @@ export class SessionStore {
 
   /** Creates a session directory with `config.yaml` and `meta.json`; returns its id and path. */
   create(options: CreateSessionOptions = {}): { id: string; directory: string } {
-    mkdirSync(this.baseDir, { recursive: true });
+    try {
+      mkdirSync(this.baseDir, { recursive: true });
+    } catch (error) {
+      throw unusableBaseDir(this.baseDir, error);
+    }
     for (let attempt = 0; ; attempt += 1) {
       const id = options.id ?? randomBytes(4).toString('hex');
       const directory = join(this.baseDir, id);
@@ -63,18 +67,24 @@ export class SessionStore {
         mkdirSync(directory);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST' && options.id === undefined && attempt < 20) continue;
-        throw error;
+        throw unusableBaseDir(this.baseDir, error);
       }
-      writeFileSync(join(directory, 'config.yaml'), stringify(options.config ?? {}));
-      updateSessionMeta(directory, {
-        id,
-        status: 'created',
-        started_at: new Date().toISOString(),
-        ...(options.model === undefined ? {} : { model: options.model }),
-        ...(options.profile === undefined ? {} : { profile: options.profile }),
-        ...(options.workingDir === undefined ? {} : { working_dir: options.workingDir }),
-        parent_id: options.parentId ?? null,
-      });
+      try {
+        writeFileSync(join(directory, 'config.yaml'), stringify(options.config ?? {}));
+        updateSessionMeta(directory, {
+          id,
+          status: 'created',
+          started_at: new Date().toISOString(),
+          ...(options.model === undefined ? {} : { model: options.model }),
+          ...(options.profile === undefined ? {} : { profile: options.profile }),
+          ...(options.workingDir === undefined ? {} : { working_dir: options.workingDir }),
+          parent_id: options.parentId ?? null,
+        });
+      } catch (error) {
+        // Nothing half-made is left behind.
+        rmSync(directory, { recursive: true, force: true });
+        throw SessionWriteError.from(join(directory, (error as { path?: string }).path?.endsWith('config.yaml') === true ? 'config.yaml' : 'meta.json'), error, 'The session could not be created.');
+      }
       return { id, directory };
     }
   }
@@ -188,4 +198,22 @@ function firstPromptFromTrace(directory: string): string | undefined {
     // no trace
   }
   return undefined;
+}
+
+/** The sessions directory cannot be created or written: a configuration problem, not a bug. */
+function unusableBaseDir(baseDir: string, error: unknown): ConfigError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+  const why: Record<string, string> = {
+    ENOTDIR: 'a part of it is a file, not a directory',
+    EEXIST: 'a file of that name is in the way',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'the file system is read-only',
+    ENOSPC: 'no space left on the device',
+  };
+  return new ConfigError({
+    message: `Cannot create sessions in ${baseDir}: ${code} (${why[code] ?? (error instanceof Error ? error.message : String(error))}). Set RHO_HOME to a writable directory (sessions go to $RHO_HOME/sessions).`,
+    code: 'rho_home_unusable',
+    cause: error,
+  });
 }

@@ -7,14 +7,15 @@ import { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, messagesToKeep, SUMMARY_PREF
 import type { Agent, ApprovalDecision } from './agent.js';
 import type { ControlChannel } from './control-channel.js';
 import { FileControlChannel } from './control-channel.js';
-import { ConfigError, InternalError } from './errors.js';
+import { ConfigError, InternalError, SessionWriteError } from './errors.js';
 import type { RunStatus, SessionEvent, SessionStatus, UsageTotals } from './events.js';
-import { timestamp } from './events.js';
+import { reportedUsage, timestamp } from './events.js';
 import { processIdentity, updateSessionMeta } from './session-meta.js';
-import { State } from './state.js';
+import { DIRECTIVE_PREFIX, State } from './state.js';
 import type { PreparedToolCall } from './tool-registry.js';
 import type { ToolContext, ToolResult } from './tool.js';
 import { JsonlTraceSink } from './trace-sink.js';
+import { SessionLock } from './session-lock.js';
 
 /** What an approver is asked. */
 export interface ApprovalRequest {
@@ -63,6 +64,11 @@ export interface SessionOptions {
   budgets?: Budgets;
   /** How often (ms) to poll the control channel and refresh the heartbeat while running. */
   pollIntervalMs?: number;
+  /**
+   * The lock of `directory`, already taken by the caller (who releases it), for example before
+   * replaying the trace. Without one, each run takes the lock itself and releases it when it ends.
+   */
+  lock?: SessionLock;
 }
 
 /** Options of one run. */
@@ -94,6 +100,7 @@ export interface RunResult {
 const CANCELLED_BEFORE_RUN = 'Cancelled: the run was stopped before this tool call ran. Nothing was executed.';
 const REJECTED = 'Command rejected by user. Awaiting new instructions.';
 const SKIPPED_AFTER_REJECTION = 'Command skipped - user rejected previous command.';
+const CANCELLED = Symbol('cancelled');
 
 /**
  * Drives the agent loop for one conversation: model call, tool calls, repeat, until the model
@@ -115,6 +122,7 @@ export class Session {
   private controller: AbortController | undefined;
   private running = false;
   private runStartedAt = 0;
+  private readonly heldLock: SessionLock | undefined;
 
   constructor(agent: Agent, options: SessionOptions = {}) {
     this.agent = agent;
@@ -129,6 +137,7 @@ export class Session {
     this.onEvent = options.onEvent;
     this.budgets = options.budgets ?? agent.budgets;
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.heldLock = options.lock;
   }
 
   /** Whether a run is in progress. */
@@ -174,6 +183,7 @@ export class Session {
       cost_usd: usage.cost_usd,
       duration_ms: 0,
       purpose: 'child_session',
+      ...((usage.unpriced_calls ?? 0) > 0 ? { unpriced_calls: usage.unpriced_calls } : {}),
       child_session_id: childSessionId,
     });
   }
@@ -181,6 +191,8 @@ export class Session {
   /** Runs one task to completion (or cancellation, a limit, an error). Never throws for run failures. */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.running) throw new ConfigError({ message: 'This session is already running; wait for run() to finish or cancel() it first.', code: 'session_busy' });
+    // One writer per session directory: another process running it makes this throw SessionLockedError.
+    const runLock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
     this.running = true;
     const controller = new AbortController();
     this.controller = controller;
@@ -254,7 +266,7 @@ export class Session {
       stopPolling();
       external?.removeEventListener('abort', onExternalAbort);
       const runUsage = difference(this.state.usage, usageBefore);
-      this.safeAppend({ type: 'run_end', status, usage: { ...this.state.usage }, ...(limit === undefined ? {} : { limit }) });
+      this.safeAppend({ type: 'run_end', status, usage: reportedUsage(this.state.usage), ...(limit === undefined ? {} : { limit }) });
       removeObserver?.();
       try {
         this.writeMeta({ status, cost_usd: this.state.usage.cost_usd, ...(limit === undefined ? {} : { limit }) });
@@ -264,6 +276,7 @@ export class Session {
       }
       this.controller = undefined;
       this.running = false;
+      runLock?.release();
       return { status, text: finalText, usage: { ...this.state.usage }, runUsage, ...(limit === undefined ? {} : { limit }), ...(failure === undefined ? {} : { error: failure }) };
     }
   }
@@ -276,7 +289,12 @@ export class Session {
    */
   async compact(options: { instructions?: string; signal?: AbortSignal } = {}): Promise<CompactResult> {
     if (this.running) throw new ConfigError({ message: 'Cannot compact while a run is in progress; wait for it to finish.', code: 'session_busy' });
-    return this.compactNow({ trigger: 'manual', ...options });
+    const lock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
+    try {
+      return await this.compactNow({ trigger: 'manual', ...options });
+    } finally {
+      lock?.release();
+    }
   }
 
   /** The context window used for automatic compaction, if known. */
@@ -301,27 +319,34 @@ export class Session {
       messages: [{ role: 'system', content: this.agent.systemPrompt }, ...this.state.messages, { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` }],
       ...(this.agent.registry.size > 0 ? { tools: this.agent.registry.specs() } : {}),
     };
+    this.state.append({ type: 'llm_start', model: this.client.model, context_size: tokensBefore, purpose: 'compaction' });
     const started = performance.now();
     let summary: string;
+    let ended = false;
     try {
       const response = await this.client.complete(request, options.signal);
-      if (response.usage !== null) {
-        this.state.append({
-          type: 'llm_end',
-          model: response.model || this.client.model,
-          input_tokens: response.usage.inputTokens,
-          output_tokens: response.usage.outputTokens,
-          cache_read_tokens: response.usage.cachedTokens,
-          reasoning_tokens: response.usage.reasoningTokens,
-          cost_usd: response.usage.costUsd,
-          duration_ms: Math.round(performance.now() - started),
-          finish_reason: response.finishReason,
-          purpose: 'compaction',
-        });
-      }
+      ended = true;
+      this.state.append({
+        type: 'llm_end',
+        model: response.model || this.client.model,
+        input_tokens: response.usage?.inputTokens ?? 0,
+        output_tokens: response.usage?.outputTokens ?? 0,
+        cache_read_tokens: response.usage?.cachedTokens ?? 0,
+        reasoning_tokens: response.usage?.reasoningTokens ?? 0,
+        cost_usd: response.usage === null ? null : response.usage.costUsd,
+        duration_ms: Math.round(performance.now() - started),
+        finish_reason: response.finishReason,
+        purpose: 'compaction',
+        ...(response.usage === null ? { usage_reported: false } : {}),
+      });
       summary = response.text.trim();
       if (summary === '') throw new ModelApiError({ message: 'The model returned an empty summary.', isRetryable: false });
     } catch (error) {
+      if (SessionWriteError.isInstance(error)) throw error;
+      if (!ended) {
+        // The call failed: it still ends, so every llm_start has its llm_end.
+        this.state.append({ type: 'llm_end', model: this.client.model, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: null, duration_ms: Math.round(performance.now() - started), finish_reason: null, purpose: 'compaction', usage_reported: false });
+      }
       const message = `Compaction failed, history left unchanged: ${error instanceof Error ? error.message : String(error)}`;
       this.safeAppend({ type: 'error', content: message, code: 'compaction_failed' });
       return { ok: false, error: message, trigger };
@@ -464,6 +489,12 @@ export class Session {
       const decision = this.agent.approvalFor(call.tool, call.arguments);
       if (decision.required) {
         const answer = await this.askApproval(call, decision, controller);
+        if (answer === CANCELLED || controller.signal.aborted) {
+          // Cancelled while waiting for the answer: the run ends cancelled, not as a rejection.
+          outcome = 'cancelled';
+          results.set(call.id, { result: { success: false, content: CANCELLED_BEFORE_RUN }, started: 0, ran: false });
+          continue;
+        }
         if (answer !== true) {
           const reason = answer === false ? 'rejected by the user' : answer;
           this.state.append({ type: 'tool_blocked', tool_call_id: call.id, tool_name: name, tool_args: call.arguments, reason });
@@ -473,11 +504,6 @@ export class Session {
           } else {
             results.set(call.id, { result: { success: false, content: `Not run: ${answer}` }, started: 0, ran: false });
           }
-          continue;
-        }
-        if (controller.signal.aborted) {
-          outcome = 'cancelled';
-          results.set(call.id, { result: { success: false, content: CANCELLED_BEFORE_RUN }, started: 0, ran: false });
           continue;
         }
       }
@@ -500,8 +526,8 @@ export class Session {
     return outcome;
   }
 
-  /** Asks the approver; returns true, false (rejected by the user) or a reason it was denied. */
-  private async askApproval(call: Extract<PreparedToolCall, { ok: true }>, decision: ApprovalDecision, controller: AbortController): Promise<true | false | string> {
+  /** Asks the approver; returns true, false (rejected by the user), a reason it was denied, or CANCELLED. */
+  private async askApproval(call: Extract<PreparedToolCall, { ok: true }>, decision: ApprovalDecision, controller: AbortController): Promise<true | false | string | typeof CANCELLED> {
     if (this.approver === undefined) {
       return `'${call.tool.name}' needs approval${decision.reason === undefined ? '' : ` (${decision.reason})`}, and nobody can approve in this session (it runs without an approver). Do not retry it; use another way, or tell the user that this step needs approval (for example by rerunning rho with --auto-approve).`;
     }
@@ -511,6 +537,7 @@ export class Session {
         Promise.resolve(this.approver({ toolName: call.tool.name, toolCallId: call.id, arguments: call.arguments, sessionId: this.id, ...(decision.reason === undefined ? {} : { reason: decision.reason }) })),
         abortPromise(controller.signal),
       ]);
+      if (controller.signal.aborted) return CANCELLED;
       return approved === true;
     } finally {
       this.setStatus('running');
@@ -548,9 +575,16 @@ export class Session {
   private async deliverDirectives(): Promise<void> {
     if (this.control === undefined) return;
     const taken = await this.control.takeDirectives(this.state.directiveCursor);
-    for (const text of taken.texts) {
-      this.state.append({ type: 'directive', text, cursor: taken.cursor });
-      this.state.addMessage({ role: 'user', content: `[Operator directive] ${text}` }, { directive: true });
+    // Each record carries the cursor just past its own line: a crash between two directives of a
+    // batch neither loses the second nor repeats the first.
+    const items: { text: string; cursor: number; refused?: string }[] = taken.items ?? taken.texts.map((text) => ({ text, cursor: taken.cursor }));
+    for (const item of items) {
+      if (item.refused !== undefined) {
+        this.state.append({ type: 'error', content: `Directive refused (not sent to the model): ${item.refused}`, code: 'directive_refused' });
+        continue;
+      }
+      this.state.append({ type: 'directive', text: item.text, cursor: item.cursor });
+      this.state.addMessage({ role: 'user', content: `${DIRECTIVE_PREFIX}${item.text}` }, { directive: true });
     }
     this.state.directiveCursor = taken.cursor;
   }
@@ -562,7 +596,15 @@ export class Session {
       content: `[rho] The run has reached its ${describeLimit(limit)} and must stop now. Do not call tools. Reply with a short summary of what you did, what you found, and what remains to be done.`,
     });
     const outcome = await this.modelTurn(controller, listeners, false);
-    return outcome.kind === 'ok' ? outcome.text : '';
+    if (outcome.kind !== 'ok') return '';
+    // Offered no tools, the model may still call some: answer each (not run), so every call in
+    // history has its result and a resumed session does not report them as interrupted.
+    for (const call of outcome.toolCalls) {
+      const reason = `the run reached its ${describeLimit(limit)}`;
+      this.state.append({ type: 'tool_blocked', tool_call_id: call.id, tool_name: call.name, tool_args: parseArguments(call.arguments), reason });
+      this.state.addMessage({ role: 'tool', tool_call_id: call.id, content: `Not run: ${reason}. No more tools can be called in this run.` });
+    }
+    return outcome.text;
   }
 
   private setStatus(status: SessionStatus): void {
@@ -623,6 +665,14 @@ function reachedLimit(budgets: Budgets, turns: number, usage: UsageTotals, start
   return undefined;
 }
 
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 function describeLimit(limit: string): string {
   switch (limit) {
     case 'max_turns':
@@ -662,6 +712,7 @@ function delay(milliseconds: number, signal: AbortSignal): Promise<void> {
 }
 
 function abortPromise(signal: AbortSignal): Promise<false> {
+  // Resolves (never rejects) so that an approver that answers later is simply ignored.
   return new Promise((resolve) => {
     if (signal.aborted) resolve(false);
     else signal.addEventListener('abort', () => resolve(false), { once: true });

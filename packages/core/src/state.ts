@@ -14,7 +14,14 @@ export interface ReplayReport {
   tornLastLine: boolean;
   /** Tool calls that never got a result (the process died mid-tool); answered with a synthetic result. */
   interruptedToolCalls: { id: string; name: string }[];
+  /** Records that are valid JSON but not of a shape replay can use (`tool_calls: [null]`), skipped. */
+  invalidRecords: { line: number; type: string; reason: string }[];
+  /** Directives whose message never reached the trace (a crash in between); delivered from their record. */
+  recoveredDirectives: number;
 }
+
+/** What a directive's user message starts with. */
+export const DIRECTIVE_PREFIX = '[Operator directive] ';
 
 /** Text of the synthetic result given to a tool call that was interrupted by a crash. */
 export const INTERRUPTED_TOOL_RESULT = 'Error: this tool call was interrupted (the agent process stopped before it finished). Its effects, if any, are unknown; check before repeating it.';
@@ -83,8 +90,10 @@ export class State {
    */
   append<R extends DistributiveOmit<TraceRecord, 'ts'>>(record: R & { ts?: string }): R & { ts: string } {
     const full = (record.ts === undefined ? { ...record, ts: timestamp() } : record) as R & { ts: string };
-    this.apply(full as unknown as TraceRecord);
+    // Persisted first: a record that cannot be written (a full disk) changes nothing, so the
+    // state never holds what the trace lacks.
     this.sink?.append(full as unknown as TraceRecord);
+    this.apply(full as unknown as TraceRecord);
     for (const observer of this.observers) {
       try {
         observer(full as unknown as TraceRecord);
@@ -132,8 +141,11 @@ export class State {
         this.usage.reasoning_tokens += toNumber(record.reasoning_tokens);
         if (typeof record.cost_usd === 'number') this.usage.cost_usd += record.cost_usd;
         else this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + 1;
+        // A child's calls that had no price are unpriced calls of this session too.
+        if (record.purpose === 'child_session') this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + toNumber(record.unpriced_calls);
         // Only a turn of this conversation tells its context size (not a child's or a summary's).
-        if (record.purpose === undefined && typeof record.input_tokens === 'number') this.lastInputTokens = record.input_tokens;
+        // A provider that reported no usage tells nothing: the estimate takes over again.
+        if (record.purpose === undefined) this.lastInputTokens = record.usage_reported !== false && typeof record.input_tokens === 'number' && record.input_tokens > 0 ? record.input_tokens : undefined;
         break;
       case 'compact':
         // Records written by the Python original carry no summary: their history stays as it was.
@@ -201,7 +213,15 @@ export class State {
   static fromJsonl(source: string | Uint8Array, options: { sink?: TraceSink } = {}): State {
     const text = typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8');
     const state = new State();
-    const report: ReplayReport = { skippedLines: [], tornLastLine: false, interruptedToolCalls: [] };
+    const report: ReplayReport = { skippedLines: [], tornLastLine: false, interruptedToolCalls: [], invalidRecords: [], recoveredDirectives: 0 };
+    // A directive record whose message has not followed yet.
+    let pendingDirective: string | undefined;
+    const flushDirective = () => {
+      if (pendingDirective === undefined) return;
+      state.messages.push({ role: 'user', content: `${DIRECTIVE_PREFIX}${pendingDirective}` });
+      report.recoveredDirectives += 1;
+      pendingDirective = undefined;
+    };
     let start = 0;
     let lineNumber = 0;
     while (start < text.length) {
@@ -216,11 +236,23 @@ export class State {
           if (isLast || rest === '') report.tornLastLine = true;
           else report.skippedLines.push(lineNumber);
         } else if (record !== SKIP) {
-          state.apply(record);
+          const invalid = invalidShape(record);
+          if (invalid !== undefined) {
+            report.invalidRecords.push({ line: lineNumber, type: String(record.type), reason: invalid });
+          } else {
+            const isDirectiveMessage = record.type === 'message' && (record as { directive?: unknown }).directive === true;
+            // The directive's record is written before its message: a crash in between would lose
+            // the directive (its cursor is already past it), so its record stands for the message.
+            if (!isDirectiveMessage) flushDirective();
+            pendingDirective = undefined;
+            state.apply(record);
+            if (record.type === 'directive' && typeof record.text === 'string') pendingDirective = record.text;
+          }
         }
       }
       start = end + 1;
     }
+    flushDirective();
     report.interruptedToolCalls = answerDanglingToolCalls(state.messages);
     state.replay = report;
     state.sink = options.sink;
@@ -246,6 +278,37 @@ function parseLine(text: string, start: number, end: number): TraceRecord | type
   }
   if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') return undefined;
   return value as TraceRecord;
+}
+
+/**
+ * Why a record that parsed as JSON cannot be replayed (a message or compaction of the wrong
+ * shape), or undefined when it can. Replay skips such a record instead of failing on it.
+ */
+function invalidShape(record: TraceRecord): string | undefined {
+  const value = record as unknown as Record<string, unknown>;
+  if (record.type === 'message') return invalidMessage(value);
+  if (record.type === 'compact' && value.kept !== undefined) {
+    if (!Array.isArray(value.kept)) return 'kept is not a list of messages';
+    for (const [index, item] of value.kept.entries()) {
+      const reason = typeof item === 'object' && item !== null ? invalidMessage(item as Record<string, unknown>) : 'not an object';
+      if (reason !== undefined) return `kept[${index}] ${reason}`;
+    }
+  }
+  return undefined;
+}
+
+function invalidMessage(value: Record<string, unknown>): string | undefined {
+  if (value.tool_calls !== undefined && value.tool_calls !== null) {
+    if (!Array.isArray(value.tool_calls)) return 'tool_calls is not a list';
+    for (const [index, call] of value.tool_calls.entries()) {
+      if (typeof call !== 'object' || call === null) return `tool_calls[${index}] is not an object`;
+      const { id, function: fn } = call as { id?: unknown; function?: unknown };
+      if (typeof id !== 'string' || id === '') return `tool_calls[${index}] has no id`;
+      if (typeof fn !== 'object' || fn === null || typeof (fn as { name?: unknown }).name !== 'string') return `tool_calls[${index}] has no function name`;
+    }
+  }
+  if (value.role === 'tool' && (typeof value.tool_call_id !== 'string' || value.tool_call_id === '')) return 'is a tool result without tool_call_id';
+  return undefined;
 }
 
 function messageFromRecord(record: Record<string, unknown>): ChatMessage | undefined {

@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { SessionWriteError } from './errors.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TraceRecord } from './events.js';
@@ -28,20 +29,45 @@ export class JsonlTraceSink implements TraceSink {
 
   private open(): number {
     if (this.fd !== undefined) return this.fd;
-    mkdirSync(dirname(this.path), { recursive: true });
-    const fd = openSync(this.path, 'a+');
-    const size = fstatSync(fd).size;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) writeSync(fd, '\n');
+    let fd: number | undefined;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+      fd = openSync(this.path, 'a+');
+      const size = fstatSync(fd).size;
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        readSync(fd, last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) writeSync(fd, '\n');
+      }
+    } catch (error) {
+      if (fd !== undefined) closeSync(fd);
+      throw SessionWriteError.from(this.path, error, HINT);
     }
     this.fd = fd;
     return fd;
   }
 
+  /**
+   * Writes the record whole or not at all: a short write (a disk filling up) is completed, and
+   * when that fails the part already written is cut off again, so no torn record is left behind.
+   * Throws a {@link SessionWriteError} naming the file and the errno.
+   */
   append(record: TraceRecord): void {
-    writeSync(this.open(), `${JSON.stringify(record)}\n`);
+    const fd = this.open();
+    const bytes = Buffer.from(`${JSON.stringify(record)}\n`);
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    } catch (error) {
+      if (written > 0) {
+        try {
+          ftruncateSync(fd, fstatSync(fd).size - written);
+        } catch {
+          // Replay ignores a torn last line anyway.
+        }
+      }
+      throw SessionWriteError.from(this.path, error, HINT);
+    }
   }
 
   close(): void {
@@ -49,3 +75,5 @@ export class JsonlTraceSink implements TraceSink {
     this.fd = undefined;
   }
 }
+
+const HINT = 'The run stopped because its trace cannot be written; fix that, then continue with rho --resume.';

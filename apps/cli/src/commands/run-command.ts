@@ -1,6 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Session, SessionEvent } from '@rho/core';
+import { SessionWriteError } from '@rho/core';
 import { exitCodeForStatus, UsageError } from '../exit-codes.js';
 import { createHumanRenderer, createJsonRenderer } from '../render.js';
 import type { SetupArguments } from '../run-setup.js';
@@ -72,6 +73,8 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     process.off('SIGTERM', onInterrupt);
     await setup.close().catch(() => {});
   }
+  // A trace that cannot be written leaves no error record (and so no rendered event): say it here.
+  if (result.status === 'error' && result.error !== undefined && SessionWriteError.isInstance(result.error)) terminal.stderr.write(`rho: ${result.error.message}\n`);
   if (!argv.json) terminal.stderr.write(`Session: ${session.id} (resume with: rho --resume ${session.id})\n`);
   if (argv.output !== undefined && result.status === 'completed') {
     writeNewFile(resolve(argv.output), result.text.endsWith('\n') ? result.text : `${result.text}\n`);
@@ -86,6 +89,9 @@ export function replayNotes(session: Session): string[] {
   if (report === undefined) return [];
   const notes = report.interruptedToolCalls.map((call) => `Note: tool call ${call.name} (${call.id}) was interrupted when the agent stopped; the model is told its outcome is unknown.`);
   if (report.tornLastLine) notes.push('Note: the last line of the trace was cut off by a crash and was ignored.');
+  for (const record of report.invalidRecords.slice(0, 5)) notes.push(`Note: trace line ${record.line} (a ${record.type} record) was skipped: ${record.reason}.`);
+  if (report.invalidRecords.length > 5) notes.push(`Note: ${report.invalidRecords.length - 5} more trace records of the wrong shape were skipped.`);
+  if (report.recoveredDirectives > 0) notes.push(`Note: ${report.recoveredDirectives} operator directive(s) recorded just before the agent stopped are delivered from their trace record.`);
   if (report.skippedLines.length > 0) notes.push(`Note: ${report.skippedLines.length} unreadable trace line(s) were skipped (lines ${report.skippedLines.slice(0, 5).join(', ')}${report.skippedLines.length > 5 ? ', ...' : ''}).`);
   return notes;
 }

@@ -117,8 +117,8 @@ export interface AtifFinalMetrics {
   total_completion_tokens?: number;
   /** Sum of cached prompt tokens. */
   total_cached_tokens?: number;
-  /** Total cost in USD. */
-  total_cost_usd?: number;
+  /** Total cost in USD; null when unknown (no call had a price: see `extra.unpriced_calls`). */
+  total_cost_usd?: number | null;
   /** Number of steps (documented in `notes` when it differs from `steps.length`). */
   total_steps?: number;
   /** Custom aggregate metrics. */

@@ -150,6 +150,8 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
         totals.reasoning += reasoning;
         if (typeof record.cost_usd === 'number' && Number.isFinite(record.cost_usd)) totals.cost += record.cost_usd;
         else totals.unpriced += 1;
+        // A child session's unpriced calls are unpriced calls of this session too.
+        if (record.purpose === 'child_session') totals.unpriced += count(record.unpriced_calls);
         usageSnapshotOnly = false;
         const extra: Record<string, unknown> = { reasoning_tokens: reasoning };
         if (typeof record.duration_ms === 'number') extra.duration_ms = record.duration_ms;
@@ -306,7 +308,8 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
       total_prompt_tokens: totals.input,
       total_completion_tokens: totals.output,
       total_cached_tokens: totals.cached,
-      total_cost_usd: totals.cost,
+      // An unknown cost is null (with extra.unpriced_calls), never 0.
+      total_cost_usd: totals.unpriced > 0 && totals.cost === 0 ? null : totals.cost,
       total_steps: steps.length,
       extra: finalExtra,
     },

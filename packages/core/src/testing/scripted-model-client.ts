@@ -32,8 +32,14 @@ export interface ScriptedModelClient extends ModelClient {
   push(...steps: ScriptedStepSource[]): void;
   /** Number of steps not yet used. */
   pending(): number;
-  /** Throws when steps were left unused or a call came with no step left. */
+  /**
+   * Throws when a step function threw (an `expect` inside a step: the loop only sees a failed
+   * model call, so the error is kept and rethrown here, the first one as it was thrown), when
+   * steps were left unused, or when a call came with no step left.
+   */
   assertDone(): void;
+  /** What step functions threw, in order. */
+  readonly stepErrors: unknown[];
 }
 
 /**
@@ -45,6 +51,7 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
   const queue: ScriptedStepSource[] = [...(options.steps ?? [])];
   const requests: ModelRequest[] = [];
   const model = options.model ?? 'scripted-model';
+  const stepErrors: unknown[] = [];
   let unexpected = 0;
   let callCount = 0;
 
@@ -57,7 +64,14 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
       unexpected += 1;
       throw new InternalError({ message: `Scripted model client: unexpected model call #${index + 1}; the script has no step left. Add a step or check why the agent called the model again.` });
     }
-    return typeof source === 'function' ? source(request, index) : source;
+    if (typeof source !== 'function') return source;
+    try {
+      return source(request, index);
+    } catch (error) {
+      // The loop turns this into a failed model call; assertDone() rethrows it so the test fails.
+      stepErrors.push(error);
+      throw error;
+    }
   }
 
   function usageOf(step: Extract<ScriptedStep, { text?: string }>): Usage | null {
@@ -77,6 +91,7 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
   return {
     model,
     requests,
+    stepErrors,
     push(...steps) {
       queue.push(...steps);
     },
@@ -84,6 +99,7 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
       return queue.length;
     },
     assertDone() {
+      if (stepErrors.length > 0) throw stepErrors[0];
       if (unexpected > 0) throw new InternalError({ message: `Scripted model client: ${unexpected} model call(s) came with no step left.` });
       if (queue.length > 0) throw new InternalError({ message: `Scripted model client: ${queue.length} step(s) were never used.` });
     },

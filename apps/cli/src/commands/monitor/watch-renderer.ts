@@ -59,7 +59,7 @@ export function createWatchRenderer(write: (text: string) => void, color: boolea
         say(style.yellow(`status: ${record.status}`));
         break;
       case 'run_end': {
-        const usage = typeof record.usage !== 'object' || record.usage === null ? '' : style.dim(` [${formatTokens(count(record.usage.input_tokens))} in, ${formatTokens(count(record.usage.output_tokens))} out, $${count(record.usage.cost_usd).toFixed(4)}]`);
+        const usage = typeof record.usage !== 'object' || record.usage === null ? '' : style.dim(` [${formatTokens(count(record.usage.input_tokens))} in, ${formatTokens(count(record.usage.output_tokens))} out, ${record.usage.cost_usd === null ? 'cost unknown' : `$${count(record.usage.cost_usd).toFixed(4)}`}]`);
         say(`${style.bold('■ run ended:')} ${record.status}${record.limit === undefined ? '' : ` (${record.limit})`}${usage}`);
         break;
       }
