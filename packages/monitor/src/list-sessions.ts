@@ -36,6 +36,8 @@ export interface MonitoredSession {
   costUsd?: number;
   /** Id of the parent session, for child agents. */
   parentId?: string;
+  /** Why the session's meta.json could not be read (its status is then `unknown`). */
+  problem?: string;
 }
 
 /** Options of {@link listSessions}. */
@@ -77,15 +79,19 @@ export function listSessions(directory: string, options: ListSessionsOptions = {
  * nor a Python rho-agent session (no meta.json and no trace.jsonl).
  */
 export function readMonitoredSession(directory: string, options: LivenessOptions = {}, promptFromTrace = true): MonitoredSession | undefined {
-  const meta = readMeta(directory);
+  const read = readMeta(directory);
+  const meta = typeof read === 'object' ? read : undefined;
+  const problem = typeof read === 'string' && read !== MISSING ? read : undefined;
   let traceStat: { mtimeMs: number } | undefined | null = null;
   const trace = () => {
     if (traceStat === null) traceStat = statOrUndefined(join(directory, 'trace.jsonl'));
     return traceStat;
   };
-  if (meta === undefined && trace() === undefined) return undefined;
+  if (meta === undefined && problem === undefined && trace() === undefined) return undefined;
   const known = meta ?? {};
-  const liveness = judgeLiveness(known, () => trace()?.mtimeMs, options);
+  // A session whose meta.json cannot be read is listed as `unknown` with the reason, not hidden
+  // and not taken for completed.
+  const liveness = problem !== undefined ? { status: 'unknown' as const, reason: undefined } : judgeLiveness(known, () => trace()?.mtimeMs, options);
   const id = directory.split(/[\\/]/).pop() ?? directory;
   const startedAt = typeof known.started_at === 'string' ? normaliseTime(known.started_at) : new Date(statOrUndefined(directory)?.mtimeMs ?? 0).toISOString();
   const firstPrompt = typeof known.first_prompt === 'string' ? known.first_prompt : promptFromTrace ? firstPromptFromTrace(directory) : undefined;
@@ -93,7 +99,8 @@ export function readMonitoredSession(directory: string, options: LivenessOptions
     id,
     directory,
     status: liveness.status,
-    recordedStatus: typeof known.status === 'string' ? known.status : 'completed',
+    recordedStatus: problem !== undefined ? 'unknown' : typeof known.status === 'string' ? known.status : 'completed',
+    ...(problem === undefined ? {} : { problem }),
     ...(liveness.reason === undefined ? {} : { deadReason: liveness.reason }),
     ...(typeof known.model === 'string' ? { model: known.model } : {}),
     ...(typeof known.profile === 'string' ? { profile: known.profile } : {}),
@@ -108,13 +115,28 @@ export function readMonitoredSession(directory: string, options: LivenessOptions
   };
 }
 
-function readMeta(directory: string): Partial<SessionMeta> | undefined {
+const MISSING = 'missing';
+
+/** meta.json, `missing`, or why it cannot be used. */
+function readMeta(directory: string): Partial<SessionMeta> | string {
+  let text: string;
   try {
-    const value: unknown = JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Partial<SessionMeta>) : undefined;
-  } catch {
-    return undefined;
+    text = readFileSync(join(directory, 'meta.json'), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return MISSING;
+    return `meta.json cannot be read (${code ?? (error instanceof Error ? error.message : String(error))})`;
   }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text.trim() === '' ? 'meta.json is empty' : 'meta.json is not valid JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'meta.json is not a JSON object';
+  const status = (value as { status?: unknown }).status;
+  if (status !== undefined && typeof status !== 'string') return 'meta.json has a status that is not a string';
+  return value as Partial<SessionMeta>;
 }
 
 function statOrUndefined(path: string): { mtimeMs: number } | undefined {

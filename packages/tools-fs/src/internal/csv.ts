@@ -7,6 +7,8 @@ export function parseCsv(text: string, separator = ','): string[][] {
   let row: string[] = [];
   let field = '';
   let quoted = false;
+  // Whether the current field was written as a quoted field: `""` is a field, even when empty.
+  let wasQuoted = false;
   let index = 0;
   while (index < text.length) {
     const character = text[index];
@@ -26,21 +28,24 @@ export function parseCsv(text: string, separator = ','): string[][] {
     }
     if (character === '"' && field === '') {
       quoted = true;
+      wasQuoted = true;
     } else if (character === separator) {
       row.push(field);
       field = '';
+      wasQuoted = false;
     } else if (character === '\n' || character === '\r') {
       if (character === '\r' && text[index + 1] === '\n') index += 1;
       row.push(field);
       rows.push(row);
       row = [];
       field = '';
+      wasQuoted = false;
     } else {
       field += character;
     }
     index += 1;
   }
-  if (field !== '' || row.length > 0) {
+  if (field !== '' || wasQuoted || row.length > 0) {
     row.push(field);
     rows.push(row);
   }

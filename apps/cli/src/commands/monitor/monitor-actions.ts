@@ -42,6 +42,8 @@ export function psAction(directory: string, options: { json: boolean; limit?: nu
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   io.out(`${formatSessionTable(shown, { color: io.color, width })}\n`);
   if (shown.length < all.length) io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
+  // Sessions that cannot be read are listed (status unknown), and why is said here.
+  for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
   return MONITOR_EXIT.ok;
 }
 
@@ -52,6 +54,7 @@ function toJson(session: MonitoredSession): Record<string, unknown> {
     status: session.status,
     recorded_status: session.recordedStatus,
     ...(session.deadReason === undefined ? {} : { dead_reason: session.deadReason }),
+    ...(session.problem === undefined ? {} : { problem: session.problem }),
     model: session.model ?? null,
     profile: session.profile ?? null,
     started_at: session.startedAt,
