@@ -4,12 +4,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkSql } from './check-sql.js';
 import type { SqlDecision, SqlDialect } from './check-sql.js';
+import type { SqlServerContext } from './internal/sql/function-policy.js';
 
 interface CorpusEntry {
   dialect: SqlDialect;
   sql: string;
   allowed: boolean;
   why: string;
+  /** The rule a refusal must name, when the entry says. */
+  rule?: string;
+  /** What the tools would have read from the server (sql_mode, standard_conforming_strings). */
+  context?: SqlServerContext;
 }
 
 const corpus = JSON.parse(readFileSync(new URL('../test/sql-corpus.json', import.meta.url), 'utf8')) as CorpusEntry[];
@@ -40,8 +45,9 @@ describe('SQL corpus', () => {
   it.each(corpus.map((entry) => [entry.dialect, entry.allowed ? 'allows' : 'refuses', entry.sql, entry] as const))(
     '%s %s %j',
     async (_dialect, _verdict, _sql, entry) => {
-      const decision = await checkSql(entry.sql, entry.dialect);
+      const decision = await checkSql(entry.sql, entry.dialect, entry.context);
       expect(decision.allowed, `${entry.why}: ${JSON.stringify(decision)}`).toBe(entry.allowed);
+      if (!decision.allowed && entry.rule !== undefined) expect(decision.rule, entry.why).toBe(entry.rule);
       if (decision.allowed) {
         expect(decision.rule).toBe('sql.read');
       } else {

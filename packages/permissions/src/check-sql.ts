@@ -1,4 +1,5 @@
 import { checkByTokens } from './internal/sql/check-by-tokens.js';
+import type { SqlServerContext } from './internal/sql/function-policy.js';
 import { SqlRefusal } from './internal/sql/sql-refusal.js';
 
 /** The SQL dialects rho's database tools speak. */
@@ -38,18 +39,25 @@ let mysqlChecker: typeof import('./internal/sql/check-mysql.js') | undefined;
  * literals, quoted identifiers and comments never cause a refusal. What cannot be parsed is
  * refused. This is the model-facing layer; the database tools also run every statement in a
  * read-only session or transaction of the database itself. Parsers load on the first call.
+ *
+ * Function calls are allowed by an allowlist: on PostgreSQL the server's catalog in
+ * `context.functions` (read once per connection by @rho/tools-db; without it, PostgreSQL's own
+ * pg_catalog functions as shipped with rho), on MySQL/MariaDB and SQLite their read-only
+ * built-ins. `context` also carries the lexical settings the server reads with
+ * (standard_conforming_strings, sql_mode); when one is unknown, a statement that the settings
+ * would split differently is refused.
  */
-export async function checkSql(sql: string, dialect: SqlDialect): Promise<SqlDecision> {
+export async function checkSql(sql: string, dialect: SqlDialect, context: SqlServerContext = {}): Promise<SqlDecision> {
   try {
     switch (dialect) {
       case 'postgres':
       case 'vertica': {
         postgresChecker ??= await import('./internal/sql/check-postgres.js');
-        return await postgresChecker.checkPostgres(sql, dialect);
+        return await postgresChecker.checkPostgres(sql, dialect, context);
       }
       case 'mysql': {
         mysqlChecker ??= await import('./internal/sql/check-mysql.js');
-        return await mysqlChecker.checkMysql(sql);
+        return await mysqlChecker.checkMysql(sql, context);
       }
       case 'sqlite':
       case 'oracle':

@@ -25,5 +25,9 @@ export { checkWritePath, createExclusive, SENSITIVE_DIRECTORIES, SENSITIVE_FILES
 export type { CheckWritePathOptions, PathDecision } from './check-write-path.js';
 export { checkSql } from './check-sql.js';
 export type { SqlDecision, SqlDialect } from './check-sql.js';
+export { buildFunctionCatalog } from './internal/sql/function-policy.js';
+export type { SqlFunctionCatalog, SqlFunctionRow, SqlServerContext } from './internal/sql/function-policy.js';
+export { canonicalMysql, lexMysql } from './internal/sql/mysql-lexer.js';
+export type { MysqlLexMode, MysqlLexResult, MysqlToken } from './internal/sql/mysql-lexer.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
 export type { PolicyExplanation, PolicyRequest } from './explain-policy.js';

@@ -1,4 +1,5 @@
 import type { SqlDecision } from '../../check-sql.js';
+import { judgeSqliteFunction } from './function-policy.js';
 import { isSideEffectFunction, isSideEffectTable } from './side-effect-functions.js';
 import { ORACLE_LEXICAL_RULES, SQLITE_LEXICAL_RULES, SqlLexError, keyword, splitStatements, tokenizeSql } from './sql-lexer.js';
 import type { SqlToken } from './sql-lexer.js';
@@ -56,6 +57,32 @@ function qualifiedName(tokens: readonly SqlToken[], index: number): string[] {
   return parts;
 }
 
+// SQLite keywords that may be followed by `(` without being a function call.
+const SQLITE_NOT_CALLS = new Set([
+  'IN', 'EXISTS', 'AS', 'OVER', 'FILTER', 'USING', 'ON', 'AND', 'OR', 'NOT', 'WHERE', 'FROM', 'JOIN', 'SELECT', 'UNION',
+  'INTERSECT', 'EXCEPT', 'ALL', 'DISTINCT', 'CASE', 'WHEN', 'THEN', 'ELSE', 'LIKE', 'GLOB', 'MATCH', 'REGEXP', 'BETWEEN',
+  'IS', 'BY', 'VALUES', 'WITH', 'RECURSIVE', 'ESCAPE', 'LIMIT', 'OFFSET', 'HAVING', 'END', 'ORDER', 'GROUP', 'PARTITION',
+  'RANGE', 'ROWS', 'GROUPS', 'PRECEDING', 'FOLLOWING', 'COLLATE', 'ASC', 'DESC', 'NULLS', 'LATERAL', 'MATERIALIZED',
+]);
+
+/** Whether `word (` at `index` is a call: not a keyword, and not a CTE name with its column list (`t(a, b) AS (...)`). */
+function isSqliteCall(tokens: readonly SqlToken[], index: number): boolean {
+  const word = keyword(tokens[index]);
+  if (word !== undefined && SQLITE_NOT_CALLS.has(word)) return false;
+  let depth = 0;
+  for (let position = index + 1; position < tokens.length; position += 1) {
+    if (isPunct(tokens[position], '(')) depth += 1;
+    if (isPunct(tokens[position], ')')) {
+      depth -= 1;
+      if (depth === 0) {
+        const after = tokens[position + 2];
+        return !(keyword(tokens[position + 1]) === 'AS' && (isPunct(after, '(') || ['NOT', 'MATERIALIZED'].includes(keyword(after) ?? '')));
+      }
+    }
+  }
+  return true;
+}
+
 function inspect(tokens: readonly SqlToken[], dialect: TokenDialect): void {
   tokens.forEach((token, index) => {
     const word = keyword(token);
@@ -91,6 +118,13 @@ function inspect(tokens: readonly SqlToken[], dialect: TokenDialect): void {
       const before = isPunct(tokens[index - 1], '.') ? tokens[index - 3] : tokens[index - 1];
       if (['FROM', 'JOIN'].includes(keyword(before) ?? '') || isPunct(before, ',')) {
         throw new SqlRefusal('sql.side-effect-function', `Refused: ${token.text} is a table-valued function that reads the file system or raw database pages. Query without it. ${allowedInstead(dialect)}`);
+      }
+    }
+    if (dialect === 'sqlite' && (token.kind === 'word' || token.kind === 'quoted') && isPunct(next, '(') && isSqliteCall(tokens, index)) {
+      const name = qualifiedName(tokens, index);
+      const refusal = judgeSqliteFunction(name);
+      if (refusal !== undefined) {
+        throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
       }
     }
     if ((token.kind === 'word' || token.kind === 'quoted') && (isPunct(next, '(') || (dialect === 'oracle' && isPunct(next, '.')))) {

@@ -1,11 +1,16 @@
 import type { SqlDecision } from '../../check-sql.js';
+import { judgeMysqlFunction } from './function-policy.js';
+import type { SqlServerContext } from './function-policy.js';
+import { canonicalMysql, lexMysql } from './mysql-lexer.js';
+import type { MysqlLexMode, MysqlLexResult } from './mysql-lexer.js';
+import { sensitiveMysqlTable } from './sensitive-relations.js';
 import { isSideEffectFunction } from './side-effect-functions.js';
-import { MYSQL_LEXICAL_RULES, SqlLexError, keyword, splitStatements, tokenizeSql } from './sql-lexer.js';
+import { SqlLexError, keyword, splitStatements } from './sql-lexer.js';
 import { SqlRefusal, allowedInstead, excerpt } from './sql-refusal.js';
 
 type AstNode = Record<string, unknown>;
 interface NodeSqlParser {
-  astify(sql: string, options: { database: string }): unknown;
+  parse(sql: string, options: { database: string }): { ast: unknown; tableList: string[] };
 }
 
 let parsersPromise: Promise<{ name: string; parser: NodeSqlParser }[]> | undefined;
@@ -70,6 +75,16 @@ function functionName(node: AstNode): string[] {
   return [];
 }
 
+/** SHOW statements that print password hashes or other sessions' statements. */
+function refuseSensitiveShow(statement: readonly { kind: string; text: string }[]): void {
+  const words = statement.slice(0, 4).map((token) => keyword(token as never) ?? '');
+  if (words[0] !== 'SHOW') return;
+  const rest = words.slice(1).join(' ');
+  if (/^(FULL )?PROCESSLIST|^CREATE USER|^(BINLOG|RELAYLOG) EVENTS|^GRANTS|^ENGINE \S+ STATUS/.test(rest)) {
+    throw new SqlRefusal('sql.sensitive-catalog', `Refused: SHOW ${rest.trim()} exposes account secrets or other sessions' statements. ${allowedInstead('mysql')}`, 'SHOW');
+  }
+}
+
 /** Walks every node of a read, refusing writes hidden inside it. */
 function inspectRead(node: unknown): void {
   if (Array.isArray(node)) {
@@ -88,11 +103,9 @@ function inspectRead(node: unknown): void {
     }
     if (type === 'function' || type === 'aggr_func') {
       const name = functionName(record);
-      if (isSideEffectFunction('mysql', name)) {
-        throw new SqlRefusal(
-          'sql.side-effect-function',
-          `Refused: ${name.join('.')}() has side effects (locks, files, sequences, or stalling the server). Query without it. ${allowedInstead('mysql')}`,
-        );
+      const refusal = judgeMysqlFunction(name);
+      if (refusal !== undefined) {
+        throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead('mysql')}`);
       }
     }
   }
@@ -106,37 +119,97 @@ function inspectRead(node: unknown): void {
   for (const value of Object.values(record)) inspectRead(value);
 }
 
-/** Checks MySQL/MariaDB with node-sql-parser's grammars, after a lexical pass of its own. */
-export async function checkMysql(sql: string): Promise<SqlDecision> {
+// MariaDB's combination modes change its grammar and lexer beyond the two flags modelled here.
+const UNSUPPORTED_MODES = ['ORACLE', 'MSSQL', 'DB2', 'POSTGRESQL', 'MAXDB'];
+const ALL_MODES: MysqlLexMode[] = [
+  { backslashEscapes: true, ansiQuotes: false },
+  { backslashEscapes: false, ansiQuotes: false },
+  { backslashEscapes: true, ansiQuotes: true },
+  { backslashEscapes: false, ansiQuotes: true },
+];
+
+function signature(result: MysqlLexResult): string {
+  return result.tokens.map((token) => `${token.kind}:${token.start}:${token.end}`).join(' ') + `|${result.comments.map((comment) => `${comment.start}:${comment.end}`).join(' ')}`;
+}
+
+/**
+ * Tokens as the server reads them: under its sql_mode when known; when not, the reading of
+ * every mode must agree, or the statement is refused.
+ */
+function serverTokens(sql: string, sqlMode: string | undefined): MysqlLexResult {
+  const lex = (mode: MysqlLexMode): MysqlLexResult => {
+    try {
+      return lexMysql(sql, mode);
+    } catch (error) {
+      if (error instanceof SqlLexError) throw new SqlRefusal('sql.unparseable', `Refused: could not parse the statement as MySQL (${error.message}). ${allowedInstead('mysql')}`);
+      throw error;
+    }
+  };
+  if (sqlMode !== undefined) {
+    const flags = new Set(sqlMode.toUpperCase().split(',').map((flag) => flag.trim()));
+    const unsupported = UNSUPPORTED_MODES.find((flag) => flags.has(flag));
+    if (unsupported !== undefined) {
+      throw new SqlRefusal('sql.lexical-mode', `Refused: the session's sql_mode includes ${unsupported}, whose syntax rho does not read; set the account's sql_mode to the default. ${allowedInstead('mysql')}`);
+    }
+    return lex({ backslashEscapes: !flags.has('NO_BACKSLASH_ESCAPES'), ansiQuotes: flags.has('ANSI_QUOTES') || flags.has('ANSI') });
+  }
+  const first = lex(ALL_MODES[0] as MysqlLexMode);
+  const expected = signature(first);
+  const agrees = (mode: MysqlLexMode): boolean => {
+    try {
+      return signature(lexMysql(sql, mode)) === expected;
+    } catch {
+      return false;
+    }
+  };
+  if (!ALL_MODES.slice(1).every(agrees)) {
+    throw new SqlRefusal(
+      'sql.lexical-mode',
+      `Refused: the server's sql_mode is not known here, and with NO_BACKSLASH_ESCAPES or ANSI_QUOTES the server would split this statement differently (a backslash or a double quote). Use single-quoted strings without backslashes. ${allowedInstead('mysql')}`,
+    );
+  }
+  return first;
+}
+
+/** Checks MySQL/MariaDB: MariaDB's own lexical rules, then node-sql-parser's grammars on the canonical text. */
+export async function checkMysql(sql: string, context: SqlServerContext = {}): Promise<SqlDecision> {
   // Executable comments run their content on MySQL/MariaDB while every parser skips them as
-  // comments. Refused anywhere, even inside what looks like a string: where a string ends
-  // depends on the server's sql_mode (NO_BACKSLASH_ESCAPES), so the text itself decides.
+  // comments. Refused anywhere, even inside what looks like a string.
   if (/\/\*M?!/.test(sql)) {
     throw new SqlRefusal(
       'sql.executable-comment',
       `Refused: MySQL executable comments (/*! ... */ and /*M! ... */) run their content as SQL. Send the statement without them. ${allowedInstead('mysql')}`,
     );
   }
-  let tokens;
-  try {
-    tokens = tokenizeSql(sql, MYSQL_LEXICAL_RULES);
-  } catch (error) {
-    if (error instanceof SqlLexError) throw new SqlRefusal('sql.unparseable', `Refused: could not parse the statement as MySQL (${error.message}). ${allowedInstead('mysql')}`);
-    throw error;
-  }
+  const { tokens } = serverTokens(sql, context.sqlMode);
   const statements = splitStatements(tokens);
   if (statements.length === 0) throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead('mysql')}`);
   if (statements.length > 1) {
     throw new SqlRefusal('sql.stacked-statements', `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead('mysql')}`);
   }
+  // A deny-listed name followed by `(` anywhere in the server's tokens, whatever the grammar makes of it.
+  tokens.forEach((token, index) => {
+    const next = tokens[index + 1];
+    if ((token.kind === 'word' || token.kind === 'quoted') && next?.kind === 'punct' && next.text === '(' && isSideEffectFunction('mysql', [token.text])) {
+      throw new SqlRefusal('sql.side-effect-function', `Refused: ${token.text}() may not be called: it takes locks, reads server files, stalls the server or changes sequences. Query without it. ${allowedInstead('mysql')}`);
+    }
+  });
+  refuseSensitiveShow(statements[0] ?? []);
+  // SHOW only reads. Without parentheses it calls no function (SHOW ... WHERE f(x) goes through
+  // the grammar below); the grammar lacks many SHOW forms (VARIABLES LIKE, TABLE STATUS, ...).
+  if (keyword(tokens[0]) === 'SHOW' && !tokens.some((token) => token.kind === 'punct' && token.text === '(')) {
+    return { allowed: true, rule: 'sql.read', statementType: 'SHOW' };
+  }
+  const canonical = canonicalMysql(tokens);
   const first = keyword(statements[0]?.[0]);
 
   const parsers = await loadParsers();
   let ast: unknown;
+  let tableList: string[] = [];
   let failure = '';
   for (const { name, parser } of parsers) {
     try {
-      ast = parser.astify(sql, { database: name });
+      ({ ast, tableList } = parser.parse(canonical, { database: name }));
       break;
     } catch (error) {
       failure ||= error instanceof Error ? error.message : String(error);
@@ -166,6 +239,14 @@ export async function checkMysql(sql: string): Promise<SqlDecision> {
     throw new SqlRefusal('sql.stacked-statements', `Refused: ${list.length} statements were sent; send exactly one statement per call. ${allowedInstead('mysql')}`);
   }
   const root = list[0] as AstNode;
+  for (const entry of tableList) {
+    const [, database, table] = entry.split('::');
+    const schema = database === undefined || database === 'null' ? context.database : database;
+    const secret = sensitiveMysqlTable(schema, table ?? '');
+    if (secret !== undefined) {
+      throw new SqlRefusal('sql.sensitive-catalog', `Refused: ${schema ?? ''}.${table ?? ''} exposes ${secret}; it is not readable in readonly mode. ${allowedInstead('mysql')}`);
+    }
+  }
   switch (root.type) {
     case 'select':
       inspectRead(root);

@@ -1,11 +1,17 @@
 import type { SqlDecision, SqlDialect } from '../../check-sql.js';
-import { isSideEffectFunction } from './side-effect-functions.js';
+import { builtinPostgresCatalog, judgePostgresFunction, judgeVerticaFunction } from './function-policy.js';
+import type { SqlFunctionCatalog, SqlServerContext } from './function-policy.js';
+import { sensitivePostgresRelation } from './sensitive-relations.js';
 import { SqlRefusal, allowedInstead, excerpt } from './sql-refusal.js';
 
 type PgNode = Record<string, unknown>;
 interface PgParser {
   parseSync(query: string): { stmts?: { stmt?: PgNode }[] };
+  scanSync(query: string): { tokens: { start: number; end: number; text: string; tokenName: string }[] };
 }
+
+// The catalog the current (synchronous) walk judges function calls against.
+let activeCatalog: SqlFunctionCatalog | undefined;
 
 let parserPromise: Promise<PgParser> | undefined;
 let loadedParser: PgParser | undefined;
@@ -102,13 +108,42 @@ function inspectKey(key: string, value: unknown, dialect: SqlDialect): void {
   }
   if (key === 'FuncCall') {
     const name = stringParts((value as { funcname?: unknown }).funcname);
-    if (isSideEffectFunction(dialect, name)) {
+    const refusal = dialect === 'vertica' ? judgeVerticaFunction(name, activeCatalog) : judgePostgresFunction(name, activeCatalog ?? builtinPostgresCatalog());
+    if (refusal !== undefined) {
+      throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
+    }
+  }
+  if (key === 'RangeVar') {
+    const relation = value as { relname?: string; schemaname?: string };
+    const secret = sensitivePostgresRelation(relation.relname ?? '');
+    if (secret !== undefined) {
       throw new SqlRefusal(
-        'sql.side-effect-function',
-        `Refused: ${name.join('.')}() has side effects (it changes state, takes locks, touches files or other sessions, or stalls the server). Query without it. ${allowedInstead(dialect)}`,
+        'sql.sensitive-catalog',
+        `Refused: ${relation.schemaname === undefined ? '' : `${relation.schemaname}.`}${relation.relname ?? ''} exposes ${secret}; it is not readable in readonly mode. ${allowedInstead(dialect)}`,
       );
     }
   }
+}
+
+/**
+ * libpg-query reads strings with standard_conforming_strings on. When the server has it off
+ * (or it is unknown), a backslash in a plain '...' string ends or continues the string
+ * differently on the server: the two readings agree exactly when no plain string holds one.
+ */
+function refuseBackslashStrings(parser: PgParser, sql: string, context: SqlServerContext, dialect: SqlDialect): void {
+  let tokens: { text: string; tokenName: string }[];
+  try {
+    tokens = parser.scanSync(sql).tokens;
+  } catch {
+    return; // the parse below reports the error
+  }
+  const plain = tokens.find((token) => ['SCONST', 'USCONST', 'BCONST', 'XCONST'].includes(token.tokenName) && token.text.includes('\\') && !/^[eE]'/.test(token.text) && !token.text.startsWith('$'));
+  if (plain === undefined) return;
+  const setting = context.standardConformingStrings === false ? 'this server has standard_conforming_strings off' : 'standard_conforming_strings is not known for this server';
+  throw new SqlRefusal(
+    'sql.ambiguous-string',
+    `Refused: the string ${excerpt(plain.text, 40)} holds a backslash and ${setting}, so the server could read where it ends differently. Write escapes as E'...' or drop the backslash. ${allowedInstead(dialect)}`,
+  );
 }
 
 function readType(select: PgNode): string {
@@ -117,9 +152,11 @@ function readType(select: PgNode): string {
 }
 
 /** Checks PostgreSQL (and, as a strict approximation, Vertica) with the real PostgreSQL parser. */
-export async function checkPostgres(sql: string, dialect: 'postgres' | 'vertica'): Promise<SqlDecision> {
+export async function checkPostgres(sql: string, dialect: 'postgres' | 'vertica', context: SqlServerContext = {}): Promise<SqlDecision> {
   if (sql.trim() === '') throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
   const parser = loadedParser ?? (await loadParser());
+  if (context.standardConformingStrings !== true && sql.includes('\\')) refuseBackslashStrings(parser, sql, context, dialect);
+  activeCatalog = context.functions;
   let statements: { stmt?: PgNode }[];
   try {
     statements = parser.parseSync(sql).stmts ?? [];

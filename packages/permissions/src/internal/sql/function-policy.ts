@@ -1,0 +1,283 @@
+import type { SqlDialect } from '../../check-sql.js';
+import { BUILTIN_NON_VOLATILE, BUILTIN_VOLATILE } from './postgres-builtin-functions.js';
+import { isSideEffectFunction } from './side-effect-functions.js';
+
+// Functions are allowed by an allowlist, not refused by a deny list: a call is allowed only
+// when the function is known to be harmless. On PostgreSQL "known" comes from the server's own
+// catalog (pg_proc, read once per connection by @rho/tools-db): immutable or stable functions,
+// plus a few harmless volatile ones. On MySQL/MariaDB and SQLite it is a list of read-only
+// built-ins. Whatever the catalog says, the refused classes below (SQL given as text, other
+// connections, files, large objects, replication, locks, sessions, settings) are refused.
+
+/** One row of a server's function catalog, as a driver reads it. */
+export interface SqlFunctionRow {
+  /** Schema (namespace) of the function. */
+  schema: string;
+  /** The function's name, exactly as stored (PostgreSQL folds unquoted names to lower case). */
+  name: string;
+  /** `i` immutable, `s` stable, `v` volatile (PostgreSQL's provolatile). */
+  volatility: 'i' | 's' | 'v';
+  /** Implementation language (`internal`, `c`, `sql`, `plpgsql`, `plpython3u`, ...). */
+  language: string;
+  /** Whether the language is trusted (`pg_language.lanpltrusted`); internal and c count as trusted. */
+  trusted: boolean;
+}
+
+/** What rho read about a database server at connection time; the SQL policy decides with it. */
+export interface SqlServerContext {
+  /**
+   * The server's functions (PostgreSQL: pg_proc). Without it PostgreSQL is judged against the
+   * pg_catalog functions of PostgreSQL 15 that ship with rho, so user-defined functions are
+   * unknown and refused.
+   */
+  functions?: SqlFunctionCatalog;
+  /** PostgreSQL `standard_conforming_strings`; unknown means either reading must agree. */
+  standardConformingStrings?: boolean;
+  /** MySQL/MariaDB `@@sql_mode` of the session; unknown means every mode's reading must agree. */
+  sqlMode?: string;
+  /** MySQL/MariaDB current database (unqualified table names resolve there). */
+  database?: string;
+}
+
+/** A function catalog indexed for the policy; build it once per connection with `buildFunctionCatalog`. */
+export interface SqlFunctionCatalog {
+  /** Schemas searched for an unqualified name, in order (PostgreSQL `current_schemas(true)`). */
+  readonly searchPath: readonly string[];
+  /** Rows by function name. */
+  readonly byName: ReadonlyMap<string, readonly SqlFunctionRow[]>;
+}
+
+/** Indexes the rows a driver read from the server's catalog. */
+export function buildFunctionCatalog(rows: readonly SqlFunctionRow[], searchPath: readonly string[]): SqlFunctionCatalog {
+  const byName = new Map<string, SqlFunctionRow[]>();
+  for (const row of rows) {
+    const list = byName.get(row.name);
+    if (list === undefined) byName.set(row.name, [row]);
+    else list.push(row);
+  }
+  // pg_catalog is always searched first when the path does not name it.
+  const path = searchPath.includes('pg_catalog') ? [...searchPath] : ['pg_catalog', ...searchPath];
+  return { searchPath: path, byName };
+}
+
+let builtinPostgres: SqlFunctionCatalog | undefined;
+
+/** PostgreSQL's own pg_catalog functions (as shipped with rho), for checks without a live catalog. */
+export function builtinPostgresCatalog(): SqlFunctionCatalog {
+  if (builtinPostgres !== undefined) return builtinPostgres;
+  const rows: SqlFunctionRow[] = [];
+  const add = (names: string, volatility: 'i' | 'v'): void => {
+    for (const name of names.split(' ')) {
+      if (name !== '') rows.push({ schema: 'pg_catalog', name, volatility, language: 'internal', trusted: true });
+    }
+  };
+  add(BUILTIN_NON_VOLATILE, 'i');
+  add(BUILTIN_VOLATILE, 'v');
+  builtinPostgres = buildFunctionCatalog(rows, ['pg_catalog', 'public']);
+  return builtinPostgres;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL (and Vertica): classes refused whatever the catalog says.
+
+const POSTGRES_REFUSED_CLASSES: { why: string; names: readonly string[]; prefixes: readonly string[] }[] = [
+  {
+    why: 'it runs SQL given as text, which this check cannot see',
+    names: [
+      'query_to_xml', 'query_to_xmlschema', 'query_to_xml_and_xmlschema', 'cursor_to_xml', 'cursor_to_xmlschema',
+      'table_to_xml', 'table_to_xmlschema', 'table_to_xml_and_xmlschema', 'schema_to_xml', 'schema_to_xmlschema',
+      'schema_to_xml_and_xmlschema', 'database_to_xml', 'database_to_xmlschema', 'database_to_xml_and_xmlschema',
+      'ts_stat', 'ts_rewrite', 'connectby', 'xpath_table',
+    ],
+    prefixes: ['crosstab'],
+  },
+  {
+    why: 'it opens a connection to a server (dblink, postgres_fdw)',
+    names: ['postgres_fdw_handler', 'postgres_fdw_validator', 'postgres_fdw_get_connections', 'postgres_fdw_disconnect', 'postgres_fdw_disconnect_all'],
+    prefixes: ['dblink', 'postgres_fdw'],
+  },
+  {
+    why: "it reads or writes the server's files or large objects",
+    names: [
+      'pg_stat_file', 'pg_current_logfile', 'pg_file_write', 'pg_file_rename', 'pg_file_unlink', 'pg_file_sync', 'pg_logdir_ls',
+      'loread', 'lowrite', 'pg_relation_filepath', 'pg_filenode_relation', 'pg_tablespace_location', 'pg_import_system_collations',
+    ],
+    prefixes: ['pg_read_', 'pg_ls_', 'lo_', 'pg_file_'],
+  },
+  {
+    why: 'it manages replication, backups or the write-ahead log',
+    names: [
+      'pg_promote', 'pg_switch_wal', 'pg_switch_xlog', 'pg_create_restore_point', 'pg_start_backup', 'pg_stop_backup',
+      'pg_backup_start', 'pg_backup_stop', 'pg_export_snapshot', 'pg_log_standby_snapshot',
+    ],
+    prefixes: ['pg_create_', 'pg_drop_', 'pg_replication_', 'pg_logical_', 'pg_wal_replay_', 'pg_xlog_replay_', 'pg_copy_'],
+  },
+  {
+    why: 'it takes or releases locks',
+    names: [],
+    prefixes: ['pg_advisory_', 'pg_try_advisory_'],
+  },
+  {
+    why: 'it acts on or shows other sessions (their queries may hold secrets)',
+    names: [
+      'pg_terminate_backend', 'pg_cancel_backend', 'pg_log_backend_memory_contexts', 'pg_stat_get_activity',
+      'pg_stat_get_backend_activity', 'pg_notify', 'pg_sleep', 'pg_sleep_for', 'pg_sleep_until',
+    ],
+    prefixes: ['pg_stat_statements', 'pg_stat_reset'],
+  },
+  {
+    why: 'it changes settings or server state',
+    names: [
+      'set_config', 'pg_reload_conf', 'pg_rotate_logfile', 'pg_truncate_visibility_map', 'pg_prewarm', 'setseed',
+      'nextval', 'setval', 'txid_current', 'pg_current_xact_id', 'txid_current_if_assigned', 'pg_current_xact_id_if_assigned',
+    ],
+    prefixes: [],
+  },
+];
+
+// Volatile pg_catalog functions that change nothing and reach nothing outside the query.
+const POSTGRES_HARMLESS_VOLATILE = new Set([
+  'random', 'random_normal', 'gen_random_uuid', 'clock_timestamp', 'timeofday', 'statement_timestamp',
+  'transaction_timestamp', 'pg_total_relation_size', 'pg_relation_size', 'pg_table_size', 'pg_indexes_size',
+  'pg_database_size', 'pg_tablespace_size', 'pg_column_size', 'pg_blocking_pids', 'pg_safe_snapshot_blocking_pids',
+  'pg_isolation_test_session_is_blocked', 'pg_notification_queue_usage', 'uuid_generate_v4', 'uuid_generate_v1mc',
+]);
+
+// Extension functions outside pg_catalog that are also harmless though volatile.
+const POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA = new Set(['uuid_generate_v4', 'uuid_generate_v1mc', 'gen_random_uuid', 'gen_random_bytes']);
+
+function refusedClass(lower: string): string | undefined {
+  for (const entry of POSTGRES_REFUSED_CLASSES) {
+    if (entry.names.includes(lower) || entry.prefixes.some((prefix) => lower.startsWith(prefix))) return entry.why;
+  }
+  return undefined;
+}
+
+/** Why a function may not be called, or undefined when it may. */
+export interface FunctionRefusal {
+  rule: 'sql.side-effect-function' | 'sql.unknown-function' | 'sql.volatile-function';
+  why: string;
+}
+
+/** Judges one PostgreSQL function call by its (possibly qualified) name. */
+export function judgePostgresFunction(nameParts: readonly string[], catalog: SqlFunctionCatalog): FunctionRefusal | undefined {
+  const name = nameParts[nameParts.length - 1] ?? '';
+  const lower = name.toLowerCase();
+  const refused = refusedClass(lower);
+  if (refused !== undefined) return { rule: 'sql.side-effect-function', why: refused };
+  if (nameParts.length > 2) return { rule: 'sql.unknown-function', why: 'a function in another database cannot be called' };
+  const schema = nameParts.length === 2 ? nameParts[0] : undefined;
+  const rows = (catalog.byName.get(name) ?? []).filter((row) => (schema === undefined ? catalog.searchPath.includes(row.schema) : row.schema === schema));
+  if (rows.length === 0) {
+    return { rule: 'sql.unknown-function', why: "it is not a function of this database's catalog that rho knows to be harmless" };
+  }
+  for (const row of rows) {
+    if (row.volatility === 'v') {
+      const harmless = row.schema === 'pg_catalog' ? POSTGRES_HARMLESS_VOLATILE.has(row.name) : POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA.has(row.name);
+      if (!harmless) return { rule: 'sql.volatile-function', why: 'it is declared VOLATILE (it may change something), and it is not on the list of harmless volatile functions' };
+    }
+    if (!row.trusted && !['internal', 'c', 'sql', 'plpgsql'].includes(row.language)) {
+      return { rule: 'sql.volatile-function', why: `it is written in the untrusted language ${row.language}, which can do anything whatever its declared volatility` };
+    }
+  }
+  return undefined;
+}
+
+/** Judges a Vertica call: the refused classes and the Vertica deny list (Vertica has no pg_proc). */
+export function judgeVerticaFunction(nameParts: readonly string[], catalog: SqlFunctionCatalog | undefined): FunctionRefusal | undefined {
+  const name = nameParts[nameParts.length - 1] ?? '';
+  const refused = refusedClass(name.toLowerCase());
+  if (refused !== undefined) return { rule: 'sql.side-effect-function', why: refused };
+  if (isSideEffectFunction('vertica', nameParts)) return { rule: 'sql.side-effect-function', why: 'it changes sessions, settings, storage or statistics, or writes files' };
+  // v_catalog.user_functions, when read: a user-defined function must not be volatile.
+  const rows = catalog?.byName.get(name.toLowerCase()) ?? [];
+  if (rows.some((row) => row.volatility === 'v')) return { rule: 'sql.volatile-function', why: 'it is a user-defined VOLATILE function' };
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MySQL/MariaDB: read-only built-ins. Anything else (stored functions, UDFs, SLEEP, LOAD_FILE,
+// GET_LOCK, BENCHMARK, ...) is refused. MariaDB does not enforce a stored function's declared
+// READS SQL DATA, so stored functions are unknown too.
+
+const MYSQL_ALLOWED = new Set(
+  `
+  ascii bin bit_length char char_length character_length chr concat concat_ws elt export_set field find_in_set format
+  from_base64 hex insert instr lcase left length lengthb locate lower lpad ltrim make_set mid natural_sort_key oct
+  octet_length ord position quote regexp_instr regexp_replace regexp_substr repeat replace reverse right rpad rtrim
+  soundex space strcmp substr substring substring_index to_base64 to_char trim ucase unhex upper weight_string sformat
+  crc32 crc32c format_bytes format_pico_time
+  abs acos asin atan atan2 ceil ceiling conv cos cot degrees exp floor greatest least ln log log10 log2 mod pi pow power
+  radians rand round sign sin sqrt tan truncate
+  adddate addtime convert_tz curdate current_date current_time current_timestamp curtime date date_add date_format
+  date_sub datediff day dayname dayofmonth dayofweek dayofyear extract from_days from_unixtime get_format hour last_day
+  localtime localtimestamp makedate maketime microsecond minute month monthname now period_add period_diff quarter
+  sec_to_time second str_to_date subdate subtime sysdate time time_format time_to_sec timediff timestamp timestampadd
+  timestampdiff to_days to_seconds unix_timestamp utc_date utc_time utc_timestamp week weekday weekofyear year yearweek
+  add_months months_between
+  exists if ifnull nullif coalesce isnull interval nvl nvl2 decode_oracle cast convert binary
+  json_array json_array_append json_array_insert json_arrayagg json_compact json_contains json_contains_path json_depth
+  json_detailed json_equals json_exists json_extract json_insert json_keys json_length json_loose json_merge
+  json_merge_patch json_merge_preserve json_normalize json_object json_objectagg json_overlaps json_pretty json_query
+  json_quote json_remove json_replace json_search json_set json_table json_type json_unquote json_valid json_value
+  json_array_intersect json_object_filter_keys json_object_to_array json_key_value
+  avg bit_and bit_or bit_xor count group_concat max min std stddev stddev_pop stddev_samp sum var_pop var_samp variance
+  percentile_cont percentile_disc median
+  row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+  charset coercibility collation connection_id current_role current_user database schema found_rows last_insert_id
+  row_count session_user system_user user version
+  uuid uuid_short sys_guid inet_aton inet_ntoa inet6_aton inet6_ntoa is_ipv4 is_ipv6 is_ipv4_compat is_ipv4_mapped
+  md5 sha sha1 sha2 compress uncompress uncompressed_length aes_encrypt aes_decrypt random_bytes default name_const
+  column_json column_get column_list column_exists column_check column_create column_add column_delete
+  point linestring polygon multipoint multilinestring multipolygon geometrycollection
+  `
+    .split(/\s+/)
+    .filter((name) => name !== ''),
+);
+// Geometry functions (ST_*, MBR*) are pure computations.
+const MYSQL_ALLOWED_PREFIXES = ['st_', 'mbr'];
+
+/** Judges one MySQL/MariaDB function call. */
+export function judgeMysqlFunction(nameParts: readonly string[]): FunctionRefusal | undefined {
+  const lower = (nameParts[nameParts.length - 1] ?? '').toLowerCase();
+  if (isSideEffectFunction('mysql', nameParts)) {
+    return { rule: 'sql.side-effect-function', why: 'it takes locks, reads server files, stalls the server or changes sequences' };
+  }
+  if (nameParts.length > 1) return { rule: 'sql.unknown-function', why: 'it is a stored function; only read-only built-in functions may be called' };
+  if (MYSQL_ALLOWED.has(lower) || MYSQL_ALLOWED_PREFIXES.some((prefix) => lower.startsWith(prefix))) return undefined;
+  return { rule: 'sql.unknown-function', why: 'it is not one of the read-only built-in functions rho knows (stored functions and UDFs are refused)' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite: the core, date, math, JSON, aggregate, window and FTS functions.
+
+const SQLITE_ALLOWED = new Set(
+  `
+  abs char coalesce concat concat_ws format glob hex ifnull iif instr last_insert_rowid changes total_changes length like
+  likelihood likely lower ltrim max min nullif octet_length printf quote random randomblob replace round rtrim sign
+  soundex sqlite_compileoption_get sqlite_compileoption_used sqlite_offset sqlite_source_id sqlite_version substr
+  substring trim typeof unhex unicode unlikely upper zeroblob cast
+  date time datetime julianday unixepoch strftime timediff
+  avg count group_concat string_agg sum total
+  row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+  acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log log10 log2 mod pi pow power
+  radians sin sinh sqrt tan tanh trunc
+  json jsonb json_array jsonb_array json_array_length json_error_position json_extract jsonb_extract json_insert
+  jsonb_insert json_object jsonb_object json_patch jsonb_patch json_pretty json_remove jsonb_remove json_replace
+  jsonb_replace json_set jsonb_set json_type json_valid json_quote json_group_array jsonb_group_array json_group_object
+  jsonb_group_object json_each jsonb_each json_tree jsonb_tree
+  highlight snippet bm25 matchinfo offsets generate_series
+  `
+    .split(/\s+/)
+    .filter((name) => name !== ''),
+);
+
+/** Judges one SQLite function call (`pragma_*` table-valued functions exist only for pragmas without side effects). */
+export function judgeSqliteFunction(nameParts: readonly string[]): FunctionRefusal | undefined {
+  const lower = (nameParts[nameParts.length - 1] ?? '').toLowerCase();
+  if (isSideEffectFunction('sqlite', nameParts)) {
+    return { rule: 'sql.side-effect-function', why: 'it reads or writes files, loads code or evaluates SQL given as text' };
+  }
+  if (SQLITE_ALLOWED.has(lower) || lower.startsWith('pragma_')) return undefined;
+  return { rule: 'sql.unknown-function', why: 'it is not one of the read-only built-in functions rho knows (application and extension functions are refused)' };
+}
