@@ -290,7 +290,7 @@ function invalidShape(record: TraceRecord): string | undefined {
   if (record.type === 'compact' && value.kept !== undefined) {
     if (!Array.isArray(value.kept)) return 'kept is not a list of messages';
     for (const [index, item] of value.kept.entries()) {
-      const reason = typeof item === 'object' && item !== null ? invalidMessage(item as Record<string, unknown>) : 'not an object';
+      const reason = typeof item === 'object' && item !== null ? invalidMessage(item as Record<string, unknown>) : 'is not an object';
       if (reason !== undefined) return `kept[${index}] ${reason}`;
     }
   }
