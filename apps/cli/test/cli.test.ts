@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { State } from '@rho/core';
 import type { ChatMessage } from '@rho/core';
-import { startLoopbackServer } from '@rho/core/testing';
+import { pythonTracesDir, startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';
@@ -238,7 +238,7 @@ describe('rho (built binary)', () => {
 
   it('resumes a session written by the Python original and continues it', async () => {
     const { home, work } = workspace();
-    const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces', 'e-multiturn-resume');
+    const fixture = join(pythonTracesDir, 'e-multiturn-resume');
     const directory = join(home, 'sessions', 'py-session');
     cpSync(fixture, directory, { recursive: true });
     const before = State.fromJsonl(readFileSync(join(directory, 'trace.jsonl')));
@@ -301,7 +301,8 @@ describe('rho (built binary)', () => {
 
   it('gives the agent read-only database tools from --db-config', async () => {
     const { home, work } = workspace();
-    const chinook = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'chinook', 'Chinook_Sqlite.sqlite');
+    // Chinook is vendored by @rho/tools-db (see its test/fixtures/chinook/README.md).
+    const chinook = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'packages', 'tools-db', 'test', 'fixtures', 'chinook', 'Chinook_Sqlite.sqlite');
     cpSync(chinook, join(work, 'chinook.sqlite'));
     writeFileSync(join(work, 'databases.yaml'), 'databases:\n  music:\n    type: sqlite\n    path: ./chinook.sqlite\n');
     server = await startLoopbackServer({

@@ -4,13 +4,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, defineTool, validateAtifTrajectory } from '@rho/core';
 import type { AtifTrajectory } from '@rho/core';
-import { createScriptedModelClient } from '@rho/core/testing';
+import { createScriptedModelClient, pythonTracesDir } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-// <repo>/apps/cli/test -> <repo>/../shared/fixtures/python-traces
-const fixtures = join(here, '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const fixtures = pythonTracesDir;
 const cliVersion = (JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
 

@@ -4,16 +4,16 @@ import { SessionStore, updateSessionMeta } from '@rho/core';
 import { psAction } from '../src/commands/monitor/monitor-actions.js';
 import { monitorIo } from '../src/commands/monitor/monitor-io.js';
 import type { Terminal } from '../src/terminal.js';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
 import { describe, expect, it } from 'vitest';
+import { pythonTracesDir } from '@rho/core/testing';
 import { splitWords } from '../src/commands/monitor/monitor-loop.js';
 import { formatSessionTable } from '../src/commands/monitor/session-table.js';
 import { createWatchRenderer } from '../src/commands/monitor/watch-renderer.js';
 
-const pythonTraces = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const pythonTraces = pythonTracesDir;
 
 function session(id: string, fields: Partial<MonitoredSession> = {}): MonitoredSession {
   return { id, directory: `/sessions/${id}`, status: 'completed', recordedStatus: 'completed', startedAt: '2026-11-21T10:00:00.000Z', ...fields };

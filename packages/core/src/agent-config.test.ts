@@ -1,11 +1,11 @@
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pythonTracesDir } from './testing/fixtures.js';
 import { loadAgentConfig, parseAgentConfig, saveAgentConfig } from './agent-config.js';
 
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const fixtures = pythonTracesDir;
 
 describe('agent config', () => {
   it('loads the config.yaml of every Python session', () => {

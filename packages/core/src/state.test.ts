@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_TOOL_RESULT, State } from './state.js';
+import { pythonTracesDir } from './testing/fixtures.js';
 
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const fixtures = pythonTracesDir;
 
 function messageRecords(text: string): Record<string, unknown>[] {
   return text

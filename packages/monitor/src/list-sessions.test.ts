@@ -1,13 +1,13 @@
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pythonTracesDir } from '@rho/core/testing';
 import { flattenSessionTree, groupSessions } from './group-sessions.js';
 import { listSessions } from './list-sessions.js';
 import { exitedPid, liveHere, makeSession, temporarySessions } from './test-support/session-fixtures.js';
 
-const pythonTraces = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const pythonTraces = pythonTracesDir;
 
 describe('listSessions', () => {
   it('lists sessions newest first with their live status, model, cost and first prompt', () => {

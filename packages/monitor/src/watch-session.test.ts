@@ -1,13 +1,13 @@
 import { appendFileSync, cpSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { updateSessionMeta } from '@rho/core';
 import { describe, expect, it } from 'vitest';
+import { pythonTracesDir } from '@rho/core/testing';
 import { watchSession } from './watch-session.js';
 import { exitedPid, liveHere, makeSession, temporarySessions } from './test-support/session-fixtures.js';
 
-const pythonTraces = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const pythonTraces = pythonTracesDir;
 const record = (type: string, fields: object = {}) => ({ type, ts: new Date().toISOString(), ...fields });
 
 describe('watchSession', () => {

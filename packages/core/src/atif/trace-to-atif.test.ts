@@ -1,20 +1,19 @@
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent } from '../agent.js';
 import { TraceError } from '../errors.js';
 import type { TraceRecord } from '../events.js';
 import { createScriptedModelClient } from '../testing/scripted-model-client.js';
+import { pythonTracesDir } from '../testing/fixtures.js';
 import { defineTool } from '../tool.js';
 import type { AtifStep, AtifTrajectory } from './atif-schema.js';
 import { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif-schema.js';
 import { sessionToAtif } from './session-to-atif.js';
 import { traceToAtif } from './trace-to-atif.js';
 
-// <repo>/packages/core/src/atif -> <repo>/../shared/fixtures/python-traces
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', '..', 'shared', 'fixtures', 'python-traces');
+const fixtures = pythonTracesDir;
 
 const echo = defineTool({
   name: 'echo',
@@ -44,7 +43,7 @@ function agentSteps(trajectory: AtifTrajectory): AtifStep[] {
 }
 
 describe('traceToAtif on traces of the Python original', () => {
-  const names = existsSync(fixtures) ? readdirSync(fixtures).filter((name) => existsSync(join(fixtures, name, 'trace.jsonl'))).sort() : [];
+  const names = readdirSync(fixtures).filter((name) => existsSync(join(fixtures, name, 'trace.jsonl'))).sort();
 
   it('finds the fixtures', () => {
     expect(names.length).toBeGreaterThanOrEqual(15);

@@ -2,3 +2,4 @@ export { createScriptedModelClient } from './scripted-model-client.js';
 export type { ScriptedModelClient, ScriptedStep, ScriptedStepSource } from './scripted-model-client.js';
 export { startLoopbackServer } from '@rho/model-client/testing';
 export type { LoopbackServer, LoopbackStep, RecordedRequest } from '@rho/model-client/testing';
+export { pythonTracesDir } from './fixtures.js';
