@@ -107,11 +107,24 @@ describe('delegate', () => {
   });
 
   it('ends parent and child within a second when the parent is cancelled mid-child', async () => {
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'delegate', arguments: { instruction: 'Think forever.' } }] }, { hang: true }] });
+    let childCalling: () => void = () => {};
+    const childCalled = new Promise<void>((resolve) => {
+      childCalling = resolve;
+    });
+    const client = createScriptedModelClient({
+      steps: [
+        { toolCalls: [{ name: 'delegate', arguments: { instruction: 'Think forever.' } }] },
+        () => {
+          childCalling();
+          return { hang: true };
+        },
+      ],
+    });
     const agent = new Agent({ tools: [createDelegateTool()], client });
     const { store, session } = parentSession(agent);
     const running = session.run('Start a long child.');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Cancel once the child's model call is under way.
+    await childCalled;
     const started = performance.now();
     session.cancel();
     const result = await running;

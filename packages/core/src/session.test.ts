@@ -151,14 +151,20 @@ describe('Session', () => {
       description: 'Waits until cancelled.',
       parameters: { type: 'object', properties: {} },
       async handle(_invocation, context) {
+        markStarted();
         await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
         throw new Error('aborted');
       },
     });
+    let markStarted: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      markStarted = resolve;
+    });
     const client = createScriptedModelClient({ steps: [{ toolCalls: [{ id: 'one', name: 'slow', arguments: {} }, { id: 'two', name: 'slow', arguments: {} }] }] });
     const session = new Agent({ tools: [slow], client }).createSession({ directory });
     const running = session.run('go');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Cancel once the first tool runs.
+    await started;
     session.cancel();
     const result = await running;
     expect(result.status).toBe('cancelled');
@@ -175,8 +181,14 @@ describe('Session', () => {
     const directory = tempDir();
     const client = createScriptedModelClient({ steps: [{ hang: true }] });
     const session = new Agent({ client }).createSession({ directory, pollIntervalMs: 20 });
+    // Request the cancel once the model call is under way.
+    const calling = new Promise<void>((resolve) => {
+      session.state.addObserver((record) => {
+        if (record.type === 'llm_start') resolve();
+      });
+    });
     const running = session.run('wait');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await calling;
     writeFileSync(join(directory, 'cancel'), '');
     const result = await running;
     expect(result.status).toBe('cancelled');

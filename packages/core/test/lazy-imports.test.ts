@@ -30,8 +30,12 @@ port1.unref();
 register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { port: port2 }, transferList: [port2] });
 const core = await import(${JSON.stringify(pathToFileURL(built).href)});
 ${script}
-await new Promise((resolve) => setTimeout(resolve, 200));
-process.stdout.write(JSON.stringify(seen));`);
+// The hook's messages arrive in order: once a last, marker import is seen, every earlier one is.
+const marker = 'data:text/javascript,export default 1';
+const markerSeen = new Promise((resolve) => port1.on('message', (url) => { if (url === marker) resolve(); }));
+await import(marker);
+await markerSeen;
+process.stdout.write(JSON.stringify(seen.filter((url) => url !== marker)));`);
   const { stdout } = await run(process.execPath, [main], { cwd: directory });
   return JSON.parse(stdout) as string[];
 }
