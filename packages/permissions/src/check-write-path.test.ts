@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -117,5 +118,122 @@ describe('createExclusive', () => {
     symlinkSync(join(home, '.aws'), join(work, 'newdir'));
     await expect(createExclusive(decision.realPath, 'data')).rejects.toMatchObject({ code: 'ECHANGED' });
     expect(existsSync(join(home, '.aws', 'file.txt'))).toBe(false);
+  });
+});
+
+describe('checkWritePath: locations that run code later, when the working directory is the home or inside it', () => {
+  // Each of these was writable before: the first five are the proven misses of issue 14.
+  const homeFiles = [
+    '.bash_aliases',
+    '.gitconfig',
+    '.git/config',
+    '.pam_environment',
+    '.vscode/tasks.json',
+    '.vscode/settings.json',
+    '.vscode/launch.json',
+    '.git/hooks/pre-commit',
+    '.git/info/attributes',
+    '.git',
+    '.idea/workspace.xml',
+    '.idea/runConfigurations/run.xml',
+    '.devcontainer/devcontainer.json',
+    '.envrc',
+    '.direnv/bin/x',
+    '.local/bin/ls',
+    '.inputrc',
+    '.psqlrc',
+    '.sqliterc',
+    '.xsessionrc',
+    '.config/autostart/evil.desktop',
+    '.CONFIG/AutoStart/evil.desktop',
+    '.Bash_Aliases',
+  ];
+
+  it.each(homeFiles)('refuses %s in full mode with the home as working directory', async (path) => {
+    mkdirSync(join(home, '.git'), { recursive: true });
+    const decision = await checkWritePath(path, { profile: full, workingDir: home, home });
+    expect(decision).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+  });
+
+  it('refuses them inside a project below the home too, by absolute path, ~ or relative path', async () => {
+    mkdirSync(join(work, '.git'), { recursive: true });
+    for (const path of ['.git/config', join(work, '.vscode', 'tasks.json'), 'sub/.bash_aliases', '.idea/x.xml']) {
+      expect(await checkWritePath(path, { profile: full, workingDir: work, home })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    }
+    // ~ expands to the home, which is outside this working directory, and sensitive anyway.
+    expect(await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home })).toMatchObject({ allowed: false });
+    // The same files under the home when it is a write root.
+    expect(await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home, roots: [home] })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+  });
+
+  it('proves the effect of .git/config: core.fsmonitor runs a command on the next git status', async () => {
+    const git = spawnSync('git', ['--version']);
+    if (git.status !== 0) return expect(process.env.CI).not.toBe('true');
+    const repo = join(root, 'repo');
+    mkdirSync(repo);
+    expect(spawnSync('git', ['init', '-q', repo]).status).toBe(0);
+    const marker = join(root, 'fsmonitor-ran');
+    const config = `${readFileSync(join(repo, '.git', 'config'), 'utf8')}[core]\n\tfsmonitor = "touch '${marker}'; false"\n`;
+    // What the write tool would have written before: prove it runs code on `git status`.
+    writeFileSync(join(repo, '.git', 'config'), config);
+    spawnSync('git', ['status'], { cwd: repo });
+    expect(existsSync(marker)).toBe(true);
+    // The decision refuses that write now.
+    expect(await checkWritePath('.git/config', { profile: full, workingDir: repo, home })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+  });
+
+  it('refuses auto-executed names for new files (create-only) but lets full mode edit them', async () => {
+    for (const path of ['conftest.py', 'tests/conftest.py', 'sitecustomize.py', 'Makefile', 'GNUmakefile', 'lib/evil.pth', '.pnpmfile.cjs', '.yarnrc.yml', '.husky/pre-commit']) {
+      expect(await check(path), path).toMatchObject({ allowed: false, rule: 'path.auto_executed' });
+      expect(await check(path, full), path).toMatchObject({ allowed: true });
+    }
+    // Only below the root: a working directory that is itself called Makefile is not refused.
+    const odd = join(root, 'Makefile');
+    mkdirSync(odd);
+    expect(await checkWritePath('notes.md', { profile: createOnly, workingDir: odd, home })).toMatchObject({ allowed: true });
+  });
+});
+
+describe('checkWritePath for export_query (writer: export)', () => {
+  const readonly = builtinProfile('readonly')!;
+  const exportCheck = (path: string, options: { profile?: PermissionProfile; workingDir?: string } = {}) =>
+    checkWritePath(path, { profile: options.profile ?? readonly, workingDir: options.workingDir ?? work, home, writer: 'export' });
+
+  it('allows a new .csv or .tsv file in readonly, and nothing else', async () => {
+    expect(await exportCheck('out/report.csv')).toEqual({ allowed: true, realPath: join(work, 'out', 'report.csv'), rule: 'export.new_file' });
+    expect(await exportCheck('report.TSV')).toMatchObject({ allowed: true });
+    for (const path of ['conftest.py', 'x.py', 'report.csv.py', 'report', 'run.sh', 'Makefile', 'report.csv/']) {
+      expect((await exportCheck(path)).allowed, path).toBe(false);
+    }
+    expect(await exportCheck('conftest.py')).toMatchObject({ rule: 'export.extension', reason: expect.stringContaining('.csv or .tsv') });
+  });
+
+  it('refuses hidden, sensitive, existing, linked and outside names even with the right extension', async () => {
+    expect(await exportCheck('.csv')).toMatchObject({ allowed: false, rule: 'export.hidden' });
+    expect(await exportCheck('.envrc.csv')).toMatchObject({ allowed: false, rule: 'export.hidden' });
+    expect(await exportCheck('.git/x.csv')).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    expect(await exportCheck('.vscode/tasks.csv')).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    expect(await exportCheck('.husky/hook.csv')).toMatchObject({ allowed: false, rule: 'path.auto_executed' });
+    writeFileSync(join(work, 'taken.csv'), 'a\r\n');
+    expect(await exportCheck('taken.csv')).toMatchObject({ allowed: false, rule: 'export.exists' });
+    expect(await exportCheck('src-link/x.csv')).toMatchObject({ allowed: false, rule: 'path.symlink' });
+    expect(await exportCheck('../outside.csv')).toMatchObject({ allowed: false, rule: 'path.outside_roots' });
+    expect(await exportCheck('~/.ssh/x.csv')).toMatchObject({ allowed: false });
+  });
+
+  it('allows the profile file_write.roots as export directories, even with file_write off', async () => {
+    const exports = join(root, 'exports');
+    mkdirSync(exports);
+    const withRoot: PermissionProfile = { ...readonly, writeRoots: [exports] };
+    expect(await exportCheck(join(exports, 'a.csv'), { profile: withRoot })).toMatchObject({ allowed: true, realPath: join(exports, 'a.csv') });
+    expect(await exportCheck(join(exports, 'a.csv'))).toMatchObject({ allowed: false, rule: 'path.outside_roots' });
+    // The write tool stays off in that profile.
+    expect(await checkWritePath(join(exports, 'a.csv'), { profile: withRoot, workingDir: work })).toMatchObject({ allowed: false, rule: 'file_write.off' });
+  });
+
+  it('edit needs full mode and an existing regular file', async () => {
+    expect(await checkWritePath('existing.txt', { profile: full, workingDir: work, writer: 'edit' })).toMatchObject({ allowed: true, rule: 'edit.inside_roots' });
+    expect(await checkWritePath('missing.txt', { profile: full, workingDir: work, writer: 'edit' })).toMatchObject({ allowed: false, rule: 'edit.not_found' });
+    expect(await checkWritePath('existing.txt', { profile: createOnly, workingDir: work, writer: 'edit' })).toMatchObject({ allowed: false, rule: 'file_write.edit' });
   });
 });

@@ -1,20 +1,58 @@
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { PermissionProfile } from './permission-profile.js';
+import { openWriteTarget } from './write-target.js';
 
-/** Directory names that are sensitive wherever they appear in a real path (credentials, configuration). */
-export const SENSITIVE_DIRECTORIES: readonly string[] = ['.ssh', '.aws', '.gnupg', '.config', '.kube', '.docker', '.azure', '.gcloud', '.password-store'];
-
-/** File names that are sensitive wherever they appear (shell start-up files, credentials). */
-export const SENSITIVE_FILES: readonly string[] = [
-  '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zshenv', '.zprofile', '.zlogin',
-  '.netrc', '.npmrc', '.pypirc', '.git-credentials', '.pgpass', '.my.cnf',
+/**
+ * Directory names that are sensitive wherever they appear in a real path, in every write mode:
+ * credentials, configuration read by programs the user runs later (`.config` holds autostart
+ * entries, systemd user units, git's and fish's configuration; `.local` holds `.local/bin`, which
+ * is on `PATH`), version-control internals (`.git/config` and `.git/hooks` run commands on the
+ * user's next `git status` or commit) and editor workspaces that run commands when the folder is
+ * opened (`.vscode/tasks.json`, `.idea` run configurations, `.devcontainer`).
+ */
+export const SENSITIVE_DIRECTORIES: readonly string[] = [
+  '.ssh', '.aws', '.gnupg', '.config', '.kube', '.docker', '.azure', '.gcloud', '.password-store',
+  '.git', '.hg', '.svn', '.vscode', '.idea', '.devcontainer', '.direnv', '.local',
 ];
+
+/**
+ * File names that are sensitive wherever they appear, in every write mode: shell and session
+ * start-up files, per-user configuration of programs that can run commands (git, psql, sqlite3,
+ * vim, curl, wget, readline macros), direnv's `.envrc`, and credentials.
+ */
+export const SENSITIVE_FILES: readonly string[] = [
+  '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases', '.profile', '.zshrc', '.zshenv', '.zprofile',
+  '.zlogin', '.zlogout', '.cshrc', '.tcshrc', '.login', '.logout', '.kshrc', '.mkshrc', '.pam_environment', '.inputrc',
+  '.xprofile', '.xsession', '.xsessionrc', '.xinitrc', '.envrc',
+  '.gitconfig', '.hgrc', '.psqlrc', '.sqliterc', '.my.cnf', '.mylogin.cnf', '.vimrc', '.exrc', '.nvimrc', '.gvimrc',
+  '.emacs', '.tmux.conf', '.screenrc', '.curlrc', '.wgetrc', '.irbrc', '.pryrc', '.gemrc',
+  '.netrc', '.npmrc', '.pypirc', '.git-credentials', '.pgpass',
+];
+
+/**
+ * Names that tools run on their own when someone works in the folder later: pytest imports every
+ * `conftest.py` it finds, Python runs `sitecustomize.py`/`usercustomize.py` and `.pth` files on
+ * start-up, `make` reads a `Makefile`, pnpm runs `.pnpmfile.cjs`, yarn runs the `yarnPath` of
+ * `.yarnrc.yml`, husky runs `.husky/*`. Creating one is running code, so `create-only` writes and
+ * `export_query` refuse them; `full` mode (which may rewrite any source file anyway) allows them.
+ */
+export const AUTO_EXECUTED_NAMES: readonly string[] = [
+  'conftest.py', 'sitecustomize.py', 'usercustomize.py', 'makefile', 'gnumakefile', '.pnpmfile.cjs', '.yarnrc', '.yarnrc.yml', '.husky',
+];
+
+/** Extensions of files a program runs when it finds them (Python's `.pth` files in site directories). */
+const AUTO_EXECUTED_EXTENSIONS: readonly string[] = ['.pth'];
+
+/** Extensions `export_query` may create: the export is always a new file with one of them. */
+export const EXPORT_EXTENSIONS: readonly string[] = ['.csv', '.tsv'];
 
 /** Top-level system directories no agent writes into. */
 export const SENSITIVE_SYSTEM_ROOTS: readonly string[] = ['/etc', '/usr', '/bin', '/sbin', '/boot', '/lib', '/lib32', '/lib64', '/proc', '/sys', '/dev'];
+
+/** Which tool the write is for: `write` (create or, in `full` mode, replace), `edit` (replace an existing file), or `export` (`export_query`). */
+export type WriteKind = 'write' | 'edit' | 'export';
 
 /** The decision on a write path. */
 export type PathDecision =
@@ -30,29 +68,48 @@ export interface CheckWritePathOptions {
   roots?: string[];
   /** The home directory, for `~` (default: the user's). */
   home?: string;
+  /** The tool that writes (default `write`). */
+  writer?: WriteKind;
 }
 
 /**
  * Decides whether a file may be written at `path`, on the real path: `..`, `//`, `~`, trailing
  * slashes and symlinks are resolved before any rule is applied, so none of them gets around it.
+ * This is the one write decision of rho: the `write` and `edit` tools, `export_query` and
+ * `rho policy check --write` all call it, so they cannot disagree.
  *
- * Rules, in order: the profile allows writes; the path names a file; no component below the
- * write root is a symbolic link (and the file itself is not one); the real path lies inside the
- * working directory or a configured root; no component is a sensitive location (matched as whole
- * path components, case-insensitively: `.ssh`, `.aws`, `.bashrc`, `/etc`, ... but not
- * `proj/bin/x`); in `create-only` mode the file does not exist yet. The write itself must then
- * use {@link createExclusive} (create-only), which never overwrites even if a file appears between
- * the check and the write.
+ * Rules, in order: the profile allows this writer (`write`: `file_write` is not `off`; `edit`:
+ * `file_write` is `full`; `export`: always, but only new `.csv`/`.tsv` files whose name does not
+ * start with a dot); the path names a file; the real path lies inside the working directory or a
+ * configured root (the profile's `file_write.roots`); no component below the root is a symbolic
+ * link (and the file itself is not one); no component is a sensitive location (matched as whole
+ * path components, case-insensitively, wherever they appear: `.ssh`, `.git`, `.vscode`,
+ * `.bashrc`, `/etc`, ... but not `proj/bin/x`); a new file (`create-only` writes and exports) is
+ * not a name that tools run on their own (`conftest.py`, `Makefile`, `*.pth`, ...); `create-only`
+ * writes and exports need a file that does not exist yet, and `edit` one that does.
+ *
+ * The write itself must then go through {@link openWriteTarget}, which walks the decided real path
+ * again without following any link and writes relative to the parent directory's handle, so a
+ * link swapped in after this check cannot redirect it.
  */
 export async function checkWritePath(path: string, options: CheckWritePathOptions): Promise<PathDecision> {
   const { profile } = options;
-  if (profile.fileWrite === 'off') {
+  const writer = options.writer ?? 'write';
+  if (writer === 'write' && profile.fileWrite === 'off') {
     return deny('file_write.off', `Writing files is not allowed by the '${profile.name}' profile.`);
   }
+  if (writer === 'edit' && profile.fileWrite !== 'full') {
+    return deny('file_write.edit', `Editing files needs file_write mode full; the '${profile.name}' profile has ${profile.fileWrite}.`);
+  }
+  const createOnly = writer === 'export' || profile.fileWrite === 'create-only';
   if (typeof path !== 'string' || path.trim() === '') return deny('path.empty', 'No path provided.');
   if (path.includes('\0')) return deny('path.invalid', 'The path contains a NUL byte.');
   if (/[\\/]$/.test(path) || /[\\/]\.{1,2}$/.test(path) || path === '.' || path === '..') {
     return deny('path.directory', `${path} names a directory; give the path of a file.`);
+  }
+  if (writer === 'export') {
+    const refusal = exportNameRefusal(basename(path));
+    if (refusal !== undefined) return refusal;
   }
   const home = options.home ?? homedir();
   const expanded = path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : path;
@@ -91,31 +148,48 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   if (sensitive !== undefined) {
     return deny('path.sensitive', `Cannot write to sensitive location: ${path} (${sensitive}).`);
   }
+  if (createOnly) {
+    const autoRun = autoExecutedComponent(realPath.slice(root.length));
+    if (autoRun !== undefined) {
+      return deny('path.auto_executed', `Cannot create ${path}: ${autoRun} is run by tools on their own (pytest, Python, make, package managers), so creating it would run code. Choose another name.`);
+    }
+  }
   const info = await lstatOrUndefined(realPath);
   if (info?.isDirectory() === true) return deny('path.directory', `${path} is a directory; give the path of a file.`);
-  if (profile.fileWrite === 'create-only' && info !== undefined) {
-    return deny('create_only.exists', `File already exists: ${path}. Use a different path or delete the existing file first.`);
+  if (createOnly && info !== undefined) {
+    return writer === 'export'
+      ? deny('export.exists', `File already exists: ${path}. export_query never overwrites a file; choose a new export_path.`)
+      : deny('create_only.exists', `File already exists: ${path}. Use a different path or delete the existing file first.`);
   }
-  return { allowed: true, realPath, rule: profile.fileWrite === 'create-only' ? 'create_only.new_file' : 'full.inside_roots' };
+  if (writer === 'edit' && info === undefined) return deny('edit.not_found', `File not found: ${path}`);
+  if (info !== undefined && !info.isFile()) return deny('path.not_a_file', `${path} is not a regular file.`);
+  const rule = writer === 'export' ? 'export.new_file' : writer === 'edit' ? 'edit.inside_roots' : createOnly ? 'create_only.new_file' : 'full.inside_roots';
+  return { allowed: true, realPath, rule };
+}
+
+/** Why an `export_query` file name is refused, if it is. */
+function exportNameRefusal(name: string): PathDecision | undefined {
+  const lower = name.toLowerCase();
+  const extension = EXPORT_EXTENSIONS.find((candidate) => lower.endsWith(candidate));
+  if (extension === undefined) {
+    return deny('export.extension', `export_query creates only ${EXPORT_EXTENSIONS.join(' or ')} files; ${name} has another extension. Give an export_path ending in .csv or .tsv.`);
+  }
+  if (name.startsWith('.') || lower === extension) {
+    return deny('export.hidden', `export_query does not create hidden files (${name}); give a name that does not start with a dot.`);
+  }
+  return undefined;
 }
 
 /**
  * Creates `realPath` with `data`, failing with `EEXIST` if anything (a file, a directory, a
- * symbolic link) is already there: `O_CREAT | O_EXCL` never overwrites and never follows a link.
- * Parent directories are created first and must still resolve to where the check said.
+ * symbolic link) is already there, and never following a link on the way: see {@link openWriteTarget}.
  */
 export async function createExclusive(realPath: string, data: string | Uint8Array): Promise<void> {
-  const parent = dirname(realPath);
-  await mkdir(parent, { recursive: true });
-  const realParent = await realpath(parent);
-  if (realParent !== parent) {
-    throw Object.assign(new Error(`The directory ${parent} changed (it now resolves to ${realParent}); nothing was written.`), { code: 'ECHANGED' });
-  }
-  const file = await open(realPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  const target = await openWriteTarget(realPath, { createParents: true });
   try {
-    await file.writeFile(data);
+    await target.createExclusive(typeof data === 'string' ? Buffer.from(data, 'utf8') : data, 0o644);
   } finally {
-    await file.close();
+    target.close();
   }
 }
 
@@ -169,6 +243,14 @@ async function firstSymlinkBelow(lexical: string, deepestExisting: string, worki
     if ((await lstatOrUndefined(current))?.isSymbolicLink() === true) return current;
   }
   return undefined;
+}
+
+function autoExecutedComponent(belowRoot: string): string | undefined {
+  const components = belowRoot.split(sep).filter(Boolean).map((component) => component.toLowerCase());
+  const named = components.find((component) => AUTO_EXECUTED_NAMES.includes(component));
+  if (named !== undefined) return named;
+  const file = components.at(-1);
+  return file !== undefined && AUTO_EXECUTED_EXTENSIONS.some((extension) => file.endsWith(extension)) ? file : undefined;
 }
 
 function sensitiveComponent(realPath: string): string | undefined {

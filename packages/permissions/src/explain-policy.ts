@@ -5,10 +5,13 @@ import { checkWritePath } from './check-write-path.js';
 import type { PermissionProfile } from './permission-profile.js';
 import { requiresApproval } from './requires-approval.js';
 
+/** The tools that write files: `rho policy check --write PATH --via TOOL` asks about one of them. */
+export type WriteTool = 'write' | 'edit' | 'export_query';
+
 /** What {@link explainPolicy} is asked about: one shell command line, one write path or one SQL statement. */
 export type PolicyRequest = { profile: PermissionProfile } & (
   | { shell: string }
-  | { write: string; workingDir: string; roots?: string[] }
+  | { write: string; workingDir: string; roots?: string[]; via?: WriteTool }
   | { sql: string; dialect: SqlDialect }
 );
 
@@ -39,6 +42,8 @@ export interface PolicyExplanation {
   realPath?: string;
   /** Write: the working directory the path was resolved against. */
   workingDir?: string;
+  /** Write: the tool asked about (`write`, `edit` or `export_query`). */
+  via?: WriteTool;
   /** SQL: the dialect. */
   dialect?: SqlDialect;
   /** SQL: the kind of statement, when it was recognised. */
@@ -72,16 +77,25 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
   }
   if ('write' in request) {
     const workingDir = resolve(request.workingDir);
-    const decision = await checkWritePath(request.write, { profile, workingDir, ...(request.roots ? { roots: request.roots } : {}) });
+    const via = request.via ?? 'write';
+    // The very function the tools call: the answer here is the answer there.
+    const decision = await checkWritePath(request.write, {
+      profile,
+      workingDir,
+      writer: via === 'export_query' ? 'export' : via,
+      ...(request.roots ? { roots: request.roots } : {}),
+    });
     return {
       kind: 'write',
       profile: profile.name,
       input: request.write,
       workingDir,
+      via,
       allowed: decision.allowed,
       rule: decision.rule,
       ...(decision.allowed ? { realPath: decision.realPath } : { reason: decision.reason }),
-      approval: approvalOf(profile, 'write', { path: request.write }),
+      // export_query's approval is the database tool's, which depends on the statement.
+      ...(via === 'export_query' ? {} : { approval: approvalOf(profile, via, { path: request.write }) }),
     };
   }
   const approval = approvalOf(profile, request.dialect, { sql: request.sql });
@@ -110,6 +124,7 @@ function quoteWord(word: string): string {
 export function formatPolicyExplanation(explanation: PolicyExplanation): string {
   const lines = [`${explanation.allowed ? 'ALLOWED' : 'REFUSED'} (${explanation.kind}, profile ${explanation.profile})`, `rule:     ${explanation.rule}`];
   if (explanation.reason !== undefined) lines.push(`reason:   ${explanation.reason}`);
+  if (explanation.via !== undefined) lines.push(`tool:     ${explanation.via}`);
   if (explanation.realPath !== undefined) lines.push(`writes:   ${explanation.realPath}`);
   if (explanation.dialect !== undefined) lines.push(`dialect:  ${explanation.dialect}`);
   if (explanation.statementType !== undefined) lines.push(`type:     ${explanation.statementType}`);

@@ -21,8 +21,18 @@ export type { HardenedPlan } from './harden-plan.js';
 export { sandboxWrapper } from './sandbox-wrapper.js';
 export type { SandboxRunOptions, SandboxWrapper } from './sandbox-wrapper.js';
 export { ALLOWED_PROGRAMS } from './internal/program-rules.js';
-export { checkWritePath, createExclusive, SENSITIVE_DIRECTORIES, SENSITIVE_FILES, SENSITIVE_SYSTEM_ROOTS } from './check-write-path.js';
-export type { CheckWritePathOptions, PathDecision } from './check-write-path.js';
+export {
+  AUTO_EXECUTED_NAMES,
+  checkWritePath,
+  createExclusive,
+  EXPORT_EXTENSIONS,
+  SENSITIVE_DIRECTORIES,
+  SENSITIVE_FILES,
+  SENSITIVE_SYSTEM_ROOTS,
+} from './check-write-path.js';
+export type { CheckWritePathOptions, PathDecision, WriteKind } from './check-write-path.js';
+export { openWriteTarget } from './write-target.js';
+export type { OpenWriteTargetOptions, WriteTarget } from './write-target.js';
 export { checkSql } from './check-sql.js';
 export type { SqlDecision, SqlDialect } from './check-sql.js';
 export { buildFunctionCatalog } from './internal/sql/function-policy.js';
@@ -30,4 +40,4 @@ export type { SqlFunctionCatalog, SqlFunctionRow, SqlServerContext } from './int
 export { canonicalMysql, lexMysql } from './internal/sql/mysql-lexer.js';
 export type { MysqlLexMode, MysqlLexResult, MysqlToken } from './internal/sql/mysql-lexer.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
-export type { PolicyExplanation, PolicyRequest } from './explain-policy.js';
+export type { PolicyExplanation, PolicyRequest, WriteTool } from './explain-policy.js';
