@@ -1,4 +1,5 @@
 import { ConfigError } from '@rho/core';
+import type { SqlServerContext } from '@rho/permissions';
 import type { DatabaseConfig } from '../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from './driver.js';
 import { StatementError } from './run-error.js';
@@ -49,6 +50,7 @@ export class AliasConnection {
   private lastUsed = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private firstConnect = true;
+  private readonly contexts = new WeakMap<DriverConnection, SqlServerContext>();
 
   constructor(
     readonly config: DatabaseConfig,
@@ -101,6 +103,20 @@ export class AliasConnection {
     return attempt().catch((error: unknown) => {
       if (touched || options.signal?.aborted === true || !isConnectionError(error)) throw error;
       return attempt();
+    });
+  }
+
+  /**
+   * What the SQL policy needs to know about the server, read once per connection (the catalog
+   * read costs one round trip when a connection opens; later calls reuse it).
+   */
+  serverContext(): Promise<SqlServerContext> {
+    return this.use(async (connection) => {
+      const known = this.contexts.get(connection);
+      if (known !== undefined) return known;
+      const context = (await connection.serverContext?.()) ?? {};
+      this.contexts.set(connection, context);
+      return context;
     });
   }
 

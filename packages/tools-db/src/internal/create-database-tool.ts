@@ -144,9 +144,11 @@ export function createDatabaseTool(
 
   const errorPrefix = `${driver.label} error`;
 
-  async function policy(sql: string): Promise<string | undefined> {
+  // The one SQL decision of @rho/permissions, given what was read from this alias's server
+  // (its function catalog and lexical settings, once per connection).
+  async function policy(alias: AliasConnection, sql: string): Promise<string | undefined> {
     if (!readonly || settings.skipSqlPolicy) return undefined;
-    const decision = await checkSql(sql, driver.type);
+    const decision = await checkSql(sql, driver.type, await alias.serverContext());
     return decision.allowed ? undefined : decision.reason;
   }
 
@@ -204,7 +206,7 @@ export function createDatabaseTool(
 
   async function runQuery(alias: AliasConnection, sql: string | undefined, rowLimit: number | undefined, signal: AbortSignal): Promise<ToolResult> {
     if (sql === undefined || sql.trim() === '') return failure('No SQL query provided');
-    const refusal = await policy(sql);
+    const refusal = await policy(alias, sql);
     if (refusal !== undefined) return failure(`Query blocked: ${refusal}`, { blocked: true });
     const limit = Math.min(MAX_ROW_LIMIT, Math.max(1, Math.trunc(rowLimit ?? DEFAULT_ROW_LIMIT)));
     const sink = new CollectSink(limit);
@@ -290,7 +292,7 @@ export function createDatabaseTool(
       workingDir,
     });
     if (!pathDecision.allowed) return failure(`Export blocked: ${pathDecision.reason}`, { blocked: true, rule: pathDecision.rule });
-    const refusal = await policy(sql);
+    const refusal = await policy(alias, sql);
     if (refusal !== undefined) return failure(`Query blocked: ${refusal}`, { blocked: true });
     const realPath = pathDecision.realPath;
     const parent = dirname(realPath);

@@ -1,3 +1,4 @@
+import type { SqlServerContext } from '@rho/permissions';
 import type { DatabaseConfig, DatabaseType } from '../database-config.js';
 
 /**
@@ -51,6 +52,12 @@ export interface DriverConnection {
    * warn that the database's read-only session is not the strongest guarantee.
    */
   writeAccess(): Promise<string | undefined>;
+  /**
+   * What the SQL policy needs to know about this server, read once per connection: the function
+   * catalog (PostgreSQL pg_proc), the lexical settings (standard_conforming_strings, sql_mode),
+   * the current database. Dialects without anything to read leave it out.
+   */
+  serverContext?(): Promise<SqlServerContext>;
   /** Closes the connection; never throws. */
   close(): Promise<void>;
 }

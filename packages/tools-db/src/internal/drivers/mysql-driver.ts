@@ -1,4 +1,5 @@
 import type { Connection, ConnectionOptions, FieldPacket, QueryError } from 'mysql2';
+import type { SqlServerContext } from '@rho/permissions';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';
@@ -139,6 +140,15 @@ class MysqlConnection implements DriverConnection {
     await this.reset;
     if (this.failure !== undefined) throw this.failure;
     await call<void>((callback) => this.connection.ping(callback as never));
+  }
+
+  /** The session's sql_mode (it decides how strings and comments are read) and current database. */
+  async serverContext(): Promise<SqlServerContext> {
+    await this.reset;
+    if (this.failure !== undefined) throw this.failure;
+    const rows = await this.query<Record<string, string | null>[]>('SELECT @@SESSION.sql_mode AS mode, DATABASE() AS db');
+    const row = rows[0] ?? {};
+    return { sqlMode: row.mode ?? '', ...(typeof row.db === 'string' ? { database: row.db } : {}) };
   }
 
   async writeAccess(): Promise<string | undefined> {

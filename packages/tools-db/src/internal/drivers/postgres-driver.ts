@@ -1,4 +1,6 @@
 import type { Sql } from 'postgres';
+import { buildFunctionCatalog } from '@rho/permissions';
+import type { SqlFunctionRow, SqlServerContext } from '@rho/permissions';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';
@@ -134,6 +136,29 @@ class PostgresConnection implements DriverConnection {
     await this.reset;
     if (this.broken !== undefined) throw this.broken;
     await this.sql.unsafe('SELECT 1');
+  }
+
+  /** The function catalog (every pg_proc row with its volatility and language), the search path and standard_conforming_strings. */
+  async serverContext(): Promise<SqlServerContext> {
+    await this.reset;
+    if (this.broken !== undefined) throw this.broken;
+    const [functions, settings] = await Promise.all([
+      this.sql.unsafe(`SELECT n.nspname, p.proname, p.provolatile, l.lanname, l.lanpltrusted
+        FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace JOIN pg_catalog.pg_language l ON l.oid = p.prolang`).values(),
+      this.sql.unsafe(`SELECT pg_catalog.array_to_string(pg_catalog.current_schemas(true), ','), pg_catalog.current_setting('standard_conforming_strings')`).values(),
+    ]);
+    const rows: SqlFunctionRow[] = (functions as unknown as [string, string, string, string, boolean][]).map(([schema, name, volatility, language, trusted]) => ({
+      schema,
+      name,
+      volatility: volatility === 'i' || volatility === 's' ? volatility : 'v',
+      language,
+      trusted,
+    }));
+    const [path, conforming] = ((settings as unknown as [string, string][])[0] ?? ['', 'off']);
+    return {
+      functions: buildFunctionCatalog(rows, path.split(',').filter((schema) => schema !== '')),
+      standardConformingStrings: conforming === 'on',
+    };
   }
 
   async writeAccess(): Promise<string | undefined> {

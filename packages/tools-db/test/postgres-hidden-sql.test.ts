@@ -1,0 +1,192 @@
+// Issue 14's PostgreSQL bypasses, each proved twice in a scratch database: with the SQL policy
+// bypassed (the database's read-only transaction alone), the statement really has its effect
+// (a row written through dblink, a session killed, a server file written or read, a replication
+// slot that outlives the rollback, a catalog with password hashes read); through the whole tool
+// in readonly mode it is refused and the effect does not happen.
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql } from 'postgres';
+import type { Tool, ToolResult } from '@rho/core';
+import { closeDbTools, createDbTools } from '../src/db-tools.js';
+import type { DatabaseConfig } from '../src/database-config.js';
+import { POSTGRES_SERVER, createPostgresChinook, postgresAdmin, probePostgres } from './support/servers.js';
+import { call, profile, toolNamed } from './support/tool-call.js';
+
+const DATABASE = 'rho_test_hidden_pg';
+const SLOT = 'rho_test_hidden_slot';
+const probe = await probePostgres();
+const opened: Tool[][] = [];
+let config: DatabaseConfig;
+let admin: Sql;
+let hostileDir: string;
+let largeObject = 0;
+
+function tool(options: { skipSqlPolicy: boolean }): Tool {
+  const list = createDbTools({ profile: profile('readonly'), databases: [config], workingDir: hostileDir }, { skipSqlPolicy: options.skipSqlPolicy });
+  opened.push(list);
+  return toolNamed(list, 'postgres');
+}
+
+/** A statement text run by ts_stat: the SQL the policy never sees unless it refuses ts_stat. */
+const viaTsStat = (expression: string): string => `SELECT * FROM ts_stat($hidden$SELECT to_tsvector((${expression})::text)$hidden$)`;
+const dblinkInsert = (note: string): string =>
+  `dblink_exec('dbname=${DATABASE} host=${POSTGRES_SERVER.host} port=${POSTGRES_SERVER.port} user=${POSTGRES_SERVER.user}', 'INSERT INTO probe_log (note) VALUES (''${note}'')')`;
+
+async function notes(note: string): Promise<number> {
+  const [row] = await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM probe_log WHERE note = ${note}`;
+  return row?.n ?? 0;
+}
+
+interface Attack {
+  name: string;
+  sql: () => Promise<string> | string;
+  /** Whether the effect happened (after the tool call returned). */
+  happened: (result: ToolResult) => Promise<boolean>;
+  /** Undoes the effect after the proof run. */
+  undo?: () => Promise<void>;
+  /** The refusal's rule. */
+  rule: string;
+}
+
+describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real server${probe.available ? '' : ` (skipped: ${probe.reason})`}`, () => {
+  beforeAll(async () => {
+    config = await createPostgresChinook(DATABASE);
+    admin = await postgresAdmin(DATABASE);
+    // dblink ships with PostgreSQL's contrib modules (postgresql-15 on Debian); the proof needs it.
+    await admin.unsafe('CREATE EXTENSION IF NOT EXISTS dblink');
+    const [row] = await admin<{ oid: number }[]>`SELECT lo_from_bytea(0, 'large object contents')::int AS oid`;
+    largeObject = row?.oid ?? 0;
+    hostileDir = await mkdtemp(join(tmpdir(), 'rho-hidden-pg-'));
+    await chmod(hostileDir, 0o777);
+    await writeFile(join(hostileDir, 'secret.txt'), 'rhosecretword\n', { mode: 0o644 });
+  });
+
+  afterAll(async () => {
+    for (const list of opened) await closeDbTools(list);
+    await admin?.unsafe(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '${SLOT}'`).catch(() => undefined);
+    await admin?.end();
+  });
+
+  const attacks: Attack[] = [
+    {
+      name: 'dblink_exec inside ts_stat writes a row that survives the read-only transaction',
+      sql: () => viaTsStat(dblinkInsert('via ts_stat')),
+      happened: async () => (await notes('via ts_stat')) > 0,
+      undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via ts_stat'`),
+      rule: 'sql.side-effect-function',
+    },
+    {
+      name: 'dblink_exec inside query_to_xml writes a row',
+      sql: () => `SELECT query_to_xml($q$SELECT ${dblinkInsert('via query_to_xml')}$q$, true, false, '')`,
+      happened: async () => (await notes('via query_to_xml')) > 0,
+      undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via query_to_xml'`),
+      rule: 'sql.side-effect-function',
+    },
+    {
+      name: 'dblink_exec inside ts_rewrite writes a row (even though ts_rewrite then fails)',
+      sql: () => `SELECT ts_rewrite('a'::tsquery, $q$SELECT to_tsquery(${dblinkInsert('via ts_rewrite')}), 'b'::tsquery$q$)`,
+      happened: async () => (await notes('via ts_rewrite')) > 0,
+      undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via ts_rewrite'`),
+      rule: 'sql.side-effect-function',
+    },
+    (() => {
+      let victim: Sql | undefined;
+      let pid = 0;
+      return {
+        name: 'pg_terminate_backend inside ts_stat kills another session',
+        sql: async () => {
+          victim = await postgresAdmin(DATABASE);
+          const [row] = await victim<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+          pid = row?.pid ?? 0;
+          return viaTsStat(`pg_terminate_backend(${pid})`);
+        },
+        happened: async () => {
+          const [row] = await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
+          return row?.n === 0;
+        },
+        undo: async () => {
+          await victim?.end({ timeout: 0 }).catch(() => undefined);
+        },
+        rule: 'sql.side-effect-function',
+      } satisfies Attack;
+    })(),
+    {
+      name: 'lo_export inside ts_stat writes a server file',
+      sql: () => viaTsStat(`lo_export(${largeObject}, '${hostileDir}/large-object')`),
+      happened: async () => (await readdir(hostileDir)).includes('large-object'),
+      undo: () => rm(join(hostileDir, 'large-object'), { force: true }),
+      rule: 'sql.side-effect-function',
+    },
+    {
+      name: 'a replication slot created inside ts_stat persists after the rollback',
+      sql: () => viaTsStat(`pg_create_physical_replication_slot('${SLOT}', true)`),
+      happened: async () => (await admin`SELECT 1 FROM pg_replication_slots WHERE slot_name = ${SLOT}`).length > 0,
+      undo: async () => void (await admin.unsafe(`SELECT pg_drop_replication_slot('${SLOT}')`)),
+      rule: 'sql.side-effect-function',
+    },
+    {
+      name: 'pg_read_file inside ts_stat reads a server file',
+      sql: () => viaTsStat(`pg_read_file('${hostileDir}/secret.txt')`),
+      happened: async (result) => result.success && result.content.includes('rhosecretword'),
+      rule: 'sql.side-effect-function',
+    },
+    {
+      name: 'pg_authid is readable (password hashes)',
+      sql: () => 'SELECT rolname, rolpassword FROM pg_authid',
+      happened: async (result) => result.success && result.content.includes('postgres'),
+      rule: 'sql.sensitive-catalog',
+    },
+    {
+      name: 'pg_hba_file_rules is readable (the server pg_hba.conf)',
+      sql: () => 'SELECT type, database, user_name, auth_method FROM pg_hba_file_rules',
+      happened: async (result) => result.success && /trust|md5|scram|peer/.test(result.content),
+      rule: 'sql.sensitive-catalog',
+    },
+    {
+      name: 'pg_file_settings is readable (the server configuration files)',
+      sql: () => 'SELECT sourcefile, name, setting FROM pg_file_settings',
+      happened: async (result) => result.success && result.content.includes('.conf'),
+      rule: 'sql.sensitive-catalog',
+    },
+  ];
+
+  describe.each(attacks.map((attack) => [attack.name, attack] as const))('%s', (_name, attack) => {
+    it('is real: the read-only transaction alone lets it happen', async () => {
+      const result = await call(tool({ skipSqlPolicy: true }), { operation: 'query', sql: await attack.sql() });
+      try {
+        expect(await attack.happened(result), result.content).toBe(true);
+      } finally {
+        await attack.undo?.();
+      }
+    });
+
+    it('is refused by the readonly tool, and nothing happens', async () => {
+      const result = await call(tool({ skipSqlPolicy: false }), { operation: 'query', sql: await attack.sql() });
+      try {
+        expect(result.success, result.content).toBe(false);
+        expect(result.metadata?.blocked).toBe(true);
+        expect(result.content).toContain('Refused:');
+        expect(await attack.happened(result)).toBe(false);
+      } finally {
+        await attack.undo?.().catch(() => undefined);
+      }
+    });
+  });
+
+  it('a user-defined VOLATILE function is refused with the live catalog; a STABLE one runs', async () => {
+    await admin.unsafe(`
+      CREATE OR REPLACE FUNCTION probe_stable(x int) RETURNS int LANGUAGE sql STABLE AS 'SELECT x + 1';
+      CREATE OR REPLACE FUNCTION probe_volatile_read() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT count(*) FROM artist';`);
+    const readonlyTool = tool({ skipSqlPolicy: false });
+    const stable = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_stable(41) AS answer' });
+    expect(stable.success, stable.content).toBe(true);
+    expect(stable.content).toContain('42');
+    const volatile = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_volatile_read()' });
+    expect(volatile.success).toBe(false);
+    expect(volatile.content).toMatch(/VOLATILE/);
+    const unknown = await call(readonlyTool, { operation: 'query', sql: 'SELECT no_such_function(1)' });
+    expect(unknown.content).toMatch(/not a function of this database's catalog/);
+  });
+});
