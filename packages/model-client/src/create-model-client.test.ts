@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelClient, shouldStream } from './create-model-client.js';
-import { ModelApiError } from './errors.js';
+import { ModelApiError, ModelResponseError } from './errors.js';
 import type { ModelClientOptions } from './create-model-client.js';
 import { startLoopbackServer } from './testing/loopback-server.js';
 import type { LoopbackServer, LoopbackStep } from './testing/loopback-server.js';
@@ -94,11 +94,15 @@ describe('createModelClient streaming', () => {
     expect(toolCallsOf(await collect(client(server).stream({ ...ask, tools: [readTool] })))).toEqual(calls);
   });
 
-  it('emits tool calls at the end of the stream when the provider sends no finish reason', async () => {
+  it('reports a stream without a finish reason as unfinished, never as tool calls or done', async () => {
     const server = await serve({ type: 'response', toolCalls: [{ id: 'c', name: 'read', arguments: '{"a":1}' }], noFinishReason: true });
-    const events = await collect(client(server).stream({ ...ask, tools: [readTool] }));
-    expect(events.map((event) => event.type)).toEqual(['tool_call', 'done']);
-    expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: null });
+    const events = await collect(client(server, { maxRetries: 0 }).stream({ ...ask, tools: [readTool] }));
+    expect(events.map((event) => event.type)).toEqual(['error']);
+    const error = errorOf(events);
+    expect(ModelResponseError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ kind: 'incomplete_stream', isRetryable: true });
+    expect(error.message).toContain('ended before the answer was finished (no finish_reason; received');
+    expect(error.message).toContain('an unfinished tool call to read');
   });
 
   it('reports usage with cached and reasoning tokens, priced from the table', async () => {
@@ -356,7 +360,8 @@ describe('createModelClient retries and errors', () => {
   it('retries a 500, then succeeds', async () => {
     const server = await serve({ type: 'http_error', status: 500, message: 'boom' }, { type: 'response', text: 'fine' });
     const events = await collect(client(server).stream(ask));
-    expect(events.map((event) => event.type)).toEqual(['text', 'done']);
+    expect(events.map((event) => event.type)).toEqual(['retry', 'text', 'done']);
+    expect(events[0]).toMatchObject({ type: 'retry', attempt: 2, maxAttempts: 9, reason: 'server error 500', statusCode: 500 });
     expect(server.requests).toHaveLength(2);
   });
 
@@ -444,7 +449,7 @@ describe('createModelClient retries and errors', () => {
     const server = await serve({ type: 'response', text: 'slow stream', chunkSize: 4, delayMs: 1500 }, { type: 'response', text: 'unused' });
     const events = await collect(client(server, { timeoutMs: 400 }).stream(ask));
     expect(events.map((event) => event.type)).toEqual(['text', 'error']);
-    expect(errorOf(events).message).toContain('within 400 ms');
+    expect(errorOf(events).message).toContain('nothing arrived for 400 ms (idle timeout');
     expect(server.requests).toHaveLength(1);
   });
 
@@ -474,7 +479,7 @@ describe('createModelClient retries and errors', () => {
     const collecting = collect(client(server).stream(ask, controller.signal));
     await waitFor(() => server.requests.length === 1);
     controller.abort();
-    expect(await collecting).toEqual([]);
+    expect((await collecting).map((event) => event.type)).toEqual(['retry']);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -537,6 +542,88 @@ describe('createModelClient retries and errors', () => {
     }
   });
 
+  it('reports a stream closed cleanly mid-text as unfinished, with what arrived, and does not retry it', async () => {
+    const server = await serve({ type: 'close', text: 'The answer is forty' }, { type: 'response', text: 'unused' });
+    const events = await collect(client(server).stream(ask));
+    expect(textOf(events)).toBe('The answer is forty');
+    const error = errorOf(events);
+    expect(error).toMatchObject({ kind: 'incomplete_stream', received: '4 chunks, 19 characters of text' });
+    expect(error.message).toContain('not retried because part of the answer was already streamed');
+    expect(events.some((event) => event.type === 'done')).toBe(false);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('retries a stream closed mid-tool-call (nothing of it was handed out), then reports what arrived', async () => {
+    const partial = { type: 'close' as const, toolCalls: [{ id: 'call_p', name: 'bash', arguments: '{"command":"rm -rf build"}' }], partial: true };
+    const server = await serve(partial, partial);
+    const events = await collect(client(server, { maxRetries: 1 }).stream({ ...ask, tools: [readTool] }));
+    expect(events.map((event) => event.type)).toEqual(['retry', 'error']);
+    expect(events[0]).toMatchObject({ reason: 'an unfinished answer', attempt: 2, maxAttempts: 2 });
+    expect(errorOf(events)).toMatchObject({ kind: 'incomplete_stream', attempts: 2 });
+    expect(errorOf(events).message).toContain('an unfinished tool call to bash');
+  });
+
+  it('refuses an HTML or JSON page served with 200 to a streaming request, quoting it', async () => {
+    const server = await serve(
+      { type: 'body', body: '<html><head><title>Sign in</title></head><body>Proxy login required</body></html>' },
+      { type: 'body', contentType: 'application/json', body: '{"status":"ok","detail":"wrong endpoint"}' },
+    );
+    const html = errorOf(await collect(client(server).stream(ask)));
+    expect(html).toMatchObject({ kind: 'not_a_stream', statusCode: 200, isRetryable: false, attempts: 1 });
+    expect(html.message).toContain('answered a streaming request with a text/html body instead of an event stream');
+    expect(html.message).toContain('Proxy login required');
+    const json = errorOf(await collect(client(server).stream(ask)));
+    expect(json.message).toContain('application/json body');
+    expect(json.message).toContain('wrong endpoint');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('reports a stream of only empty choices as no answer', async () => {
+    const empty = { type: 'chunks' as const, chunks: [{ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [] }] };
+    const server = await serve(empty);
+    const events = await collect(client(server, { maxRetries: 0 }).stream(ask));
+    expect(events.map((event) => event.type)).toEqual(['error']);
+    expect(errorOf(events)).toMatchObject({ kind: 'no_choices', received: '1 chunk, none with a choice' });
+  });
+
+  it('reports finish_reason length in done', async () => {
+    const server = await serve({ type: 'response', text: 'cut sho', finishReason: 'length' });
+    const events = await collect(client(server).stream(ask));
+    expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'length' });
+  });
+
+  it('waits the first-byte timeout for the answer to start and the idle timeout between chunks', async () => {
+    // The answer starts after 600 ms: longer than the idle timeout, within the first-byte one.
+    const late = await startLoopbackServer({
+      respond: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        return { type: 'response', text: 'abcdefgh', chunkSize: 2 };
+      },
+    });
+    servers.push(late);
+    const events = await collect(client(late, { firstByteTimeoutMs: 10_000, idleTimeoutMs: 300, maxRetries: 0 }).stream(ask));
+    expect(textOf(events)).toBe('abcdefgh');
+    const hung = await serve({ type: 'hang' });
+    const error = errorOf(await collect(client(hung, { firstByteTimeoutMs: 300, idleTimeoutMs: 60_000, maxRetries: 0 }).stream(ask)));
+    expect(error.message).toContain('within 300 ms (first-byte timeout');
+  });
+
+  it('hands out retries of plain requests as retry events, and to onRetry for complete()', async () => {
+    const server = await serve(
+      { type: 'http_error', status: 429, retryAfter: 0 },
+      { type: 'response', text: 'plain' },
+      { type: 'http_error', status: 503 },
+      { type: 'response', text: 'completed' },
+    );
+    const events = await collect(client(server, { streaming: 'never' }).stream(ask));
+    expect(events.map((event) => event.type)).toEqual(['retry', 'text', 'done']);
+    expect(events[0]).toMatchObject({ reason: 'rate limited (429)', statusCode: 429, attempt: 2 });
+    const notices: unknown[] = [];
+    const response = await client(server, { onRetry: (notice) => notices.push(notice) }).complete(ask);
+    expect(response.text).toBe('completed');
+    expect(notices).toMatchObject([{ reason: 'server error 503', attempt: 2, maxAttempts: 9 }]);
+  });
+
   it('fails loudly when the loopback script runs out', async () => {
     const server = await serve();
     const error = errorOf(await collect(client(server, { maxRetries: 0 }).stream(ask)));
@@ -544,7 +631,7 @@ describe('createModelClient retries and errors', () => {
   });
 });
 
-function errorOf(events: ModelStreamEvent[]): ModelApiError {
+function errorOf(events: ModelStreamEvent[]): ModelApiError & Partial<ModelResponseError> {
   const last = events.at(-1);
   if (last?.type !== 'error') throw new Error(`expected an error event last, got ${JSON.stringify(events)}`);
   expect(ModelApiError.isInstance(last.error)).toBe(true);

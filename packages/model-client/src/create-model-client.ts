@@ -5,9 +5,9 @@ import type {
   ChatCompletionCreateParamsBase,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { ModelApiError } from './errors.js';
+import { ModelApiError, ModelResponseError } from './errors.js';
 import { AttemptController } from './internal/attempt-controller.js';
-import { classifyFailure, toModelApiError } from './internal/failure.js';
+import { classifyFailure, retryReason, toModelApiError } from './internal/failure.js';
 import type { Failure, FailureContext } from './internal/failure.js';
 import { backoffDelayMs, sleep } from './internal/retry-policy.js';
 import { ToolCallAssembler } from './internal/tool-call-assembler.js';
@@ -21,6 +21,7 @@ import type {
   ModelResponse,
   ModelStreamEvent,
   ModelToolCall,
+  RetryNotice,
   Usage,
 } from './types.js';
 
@@ -36,12 +37,25 @@ export interface ModelClientOptions {
   /** API key. Default: `OPENAI_API_KEY`; when neither is set, every call fails with a message saying so. */
   apiKey?: string;
   /**
-   * Longest wait for the response headers and, once streaming, between two chunks, in
-   * milliseconds. Default 60 000, or 900 000 when `serviceTier` is `flex` (flex requests queue).
+   * Default of both timeouts below, in milliseconds. Default 60 000, or 900 000 when
+   * `serviceTier` is `flex` (flex requests queue).
    */
   timeoutMs?: number;
+  /**
+   * Longest wait from sending a request to the first chunk of its answer (headers and first
+   * token; for a plain request, the whole answer), in milliseconds. Default `timeoutMs`. A
+   * CPU-hosted model may need minutes for its first token.
+   */
+  firstByteTimeoutMs?: number;
+  /** Longest wait between two chunks of a streamed answer, in milliseconds. Default `timeoutMs`. */
+  idleTimeoutMs?: number;
   /** Retries after the first attempt (so up to `maxRetries + 1` requests). Default 8. */
   maxRetries?: number;
+  /**
+   * Called before each retry's wait, for calls made with `complete()` (streamed calls report
+   * their retries as `retry` events instead).
+   */
+  onRetry?: (notice: RetryNotice) => void;
   /** Backoff ceiling of the first retry, doubled on each further retry. Default 500 ms. */
   retryBaseDelayMs?: number;
   /** Largest backoff ceiling, whatever the retry number. Default 20 000 ms. */
@@ -117,6 +131,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   const baseURL = options.baseURL ?? process.env['OPENAI_BASE_URL'] ?? DEFAULT_BASE_URL;
   const apiKey = options.apiKey ?? process.env['OPENAI_API_KEY'];
   const timeoutMs = Math.ceil(options.timeoutMs ?? (options.serviceTier === 'flex' ? FLEX_TIMEOUT_MS : DEFAULT_TIMEOUT_MS));
+  const firstByteTimeoutMs = Math.ceil(options.firstByteTimeoutMs ?? timeoutMs);
+  const idleTimeoutMs = Math.ceil(options.idleTimeoutMs ?? timeoutMs);
   const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
   const retryBaseDelayMs = options.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_DELAY_MS;
   const retryMaxDelayMs = options.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS;
@@ -134,7 +150,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         apiKey: apiKey!,
         baseURL,
         maxRetries: 0,
-        timeout: timeoutMs,
+        // The SDK's own timeout only backs up the watchdogs of AttemptController.
+        timeout: Math.max(firstByteTimeoutMs, idleTimeoutMs) + 1_000,
         logLevel: 'off',
         ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
       });
@@ -187,8 +204,22 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     return failure.retryAfterMs === undefined ? backoff : Math.max(failure.retryAfterMs, backoff);
   }
 
+  function retryNotice(failure: Failure, attempt: number, delayMs: number): RetryNotice {
+    return {
+      attempt: attempt + 1,
+      maxAttempts: maxRetries + 1,
+      delayMs,
+      reason: retryReason(failure),
+      ...(failure.statusCode === undefined ? {} : { statusCode: failure.statusCode }),
+    };
+  }
+
   /** One plain request with retries; throws ModelApiError, or the abort reason. */
-  async function completeWithRetries(request: ModelRequest, signal: AbortSignal | undefined): Promise<ChatCompletion> {
+  async function completeWithRetries(
+    request: ModelRequest,
+    signal: AbortSignal | undefined,
+    onRetry: ((notice: RetryNotice) => void) | undefined,
+  ): Promise<ChatCompletion> {
     if (!hasKey) throw missingKeyError();
     const client = await sdk();
     const errors = await loadOpenAI();
@@ -196,15 +227,26 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const body = { ...requestBody(request), stream: false as const };
     for (let attempt = 1; ; attempt += 1) {
       throwIfAborted(signal);
-      const controller = new AttemptController(timeoutMs, signal);
+      const controller = new AttemptController(firstByteTimeoutMs, idleTimeoutMs, signal);
       try {
-        return await client.chat.completions.create(body, { signal: controller.signal, maxRetries: 0 });
+        const completion = await client.chat.completions.create(body, { signal: controller.signal, maxRetries: 0 });
+        if (!Array.isArray(completion.choices) || completion.choices.length === 0) {
+          throw new ModelResponseError({
+            kind: 'no_choices',
+            received: `a ${typeof completion === 'object' && completion !== null ? 'JSON object' : typeof completion} without choices: ${preview(JSON.stringify(completion) ?? String(completion))}`,
+            message: `${baseURL} answered with no choices (no answer at all): ${preview(JSON.stringify(completion) ?? String(completion))}`,
+            isRetryable: true,
+          });
+        }
+        return completion;
       } catch (error) {
         throwIfAborted(signal);
-        const failure = classifyFailure(error, controller.timedOut, timeoutMs, context, errors);
+        const failure = classifyFailure(error, controller.timedOut, controller.timeoutMs, context, errors);
         if (!failure.retryable || attempt > maxRetries) throw toModelApiError(failure, attempt, context, false);
         controller.dispose();
-        await sleep(retryDelay(failure, attempt - 1), signal);
+        const delayMs = retryDelay(failure, attempt - 1);
+        onRetry?.(retryNotice(failure, attempt, delayMs));
+        await sleep(delayMs, signal);
       } finally {
         controller.dispose();
       }
@@ -235,14 +277,36 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const requestModel = request.model ?? options.model;
 
     if (!shouldStream(streamingMode, baseURL, (request.tools?.length ?? 0) > 0)) {
-      let completion: ChatCompletion;
-      try {
-        completion = await completeWithRetries(request, signal);
-      } catch (error) {
+      // The plain request runs on its own; its retries are handed out as events while it waits.
+      const notices: RetryNotice[] = [];
+      let wake: (() => void) | undefined;
+      let settled = false;
+      const outcome = completeWithRetries(request, signal, (notice) => {
+        notices.push(notice);
+        wake?.();
+      }).then(
+        (completion) => ({ ok: true as const, completion }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      void outcome.finally(() => {
+        settled = true;
+        wake?.();
+      });
+      for (;;) {
+        while (notices.length > 0) yield { type: 'retry', ...notices.shift()! };
+        if (settled) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (notices.length > 0 || settled) resolve();
+        });
+      }
+      const result = await outcome;
+      if (!result.ok) {
         if (signal?.aborted) return;
-        yield { type: 'error', error: asModelApiError(error) };
+        yield { type: 'error', error: asModelApiError(result.error) };
         return;
       }
+      const completion = result.completion;
       const message = completion.choices[0]?.message as (ChatCompletion.Choice['message'] & Record<string, unknown>) | undefined;
       const reasoning = reasoningOf(message);
       if (reasoning !== undefined) yield { type: 'reasoning', text: reasoning };
@@ -259,29 +323,46 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     let outputStarted = false;
     for (let attempt = 1; ; attempt += 1) {
       if (signal?.aborted) return;
-      const controller = new AttemptController(timeoutMs, signal);
+      const controller = new AttemptController(firstByteTimeoutMs, idleTimeoutMs, signal);
       let delayMs = 0;
+      let notice: RetryNotice | undefined;
       try {
-        const stream = await client.chat.completions.create(body, { signal: controller.signal, maxRetries: 0 });
+        const { data: stream, response: httpResponse } = await client.chat.completions
+          .create(body, { signal: controller.signal, maxRetries: 0 })
+          .withResponse();
+        await refuseNonStream(httpResponse, controller);
         const assembler = new ToolCallAssembler();
         let finishReason: string | null = null;
         let model = '';
         let rawUsage: ChatCompletionChunk['usage'] | undefined;
+        // What arrived, to say so when the stream ends before the answer is finished.
+        let chunkCount = 0;
+        let choiceCount = 0;
+        let textCharacters = 0;
+        let toolCallsSeen = 0;
         controller.arm();
         for await (const chunk of stream) {
+          controller.answered();
+          chunkCount += 1;
           if (chunk.model) model = chunk.model;
           if (chunk.usage) rawUsage = chunk.usage;
           const events: ModelStreamEvent[] = [];
           const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
           if (choice !== undefined) {
+            choiceCount += 1;
             const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice['delta'] & Record<string, unknown>;
             const reasoning = reasoningOf(delta);
             if (reasoning !== undefined) events.push({ type: 'reasoning', text: reasoning });
-            if (typeof delta.content === 'string' && delta.content !== '') events.push({ type: 'text', text: delta.content });
+            if (typeof delta.content === 'string' && delta.content !== '') {
+              textCharacters += delta.content.length;
+              events.push({ type: 'text', text: delta.content });
+            }
             for (const toolDelta of delta.tool_calls ?? []) assembler.add(toolDelta as ToolCallDelta);
             if (choice.finish_reason) {
               finishReason = choice.finish_reason;
-              for (const toolCall of assembler.flush()) events.push({ type: 'tool_call', toolCall });
+              const calls = assembler.flush();
+              toolCallsSeen += calls.length;
+              for (const toolCall of calls) events.push({ type: 'tool_call', toolCall });
             }
           }
           for (const event of events) {
@@ -292,9 +373,34 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           }
         }
         // The SDK ends the iteration silently when the request is aborted: find out why it ended.
-        if (controller.timedOut) throw new Error('stream timed out');
+        if (controller.timedOut !== undefined) throw new Error('stream timed out');
         if (signal?.aborted) return;
         controller.pause();
+        if (finishReason === null) {
+          // The stream ended without saying the answer was finished: whatever arrived is not an
+          // answer (a proxy closed the connection, the server died between two chunks, ...).
+          const unfinished = assembler.pendingNames();
+          const parts = [`${chunkCount} chunk${chunkCount === 1 ? '' : 's'}`];
+          if (choiceCount === 0) {
+            const received = chunkCount === 0 ? 'no chunk at all' : `${parts[0]}, none with a choice`;
+            throw new ModelResponseError({
+              kind: 'no_choices',
+              received,
+              message: `the stream from ${baseURL} ended with no answer at all (${received})`,
+              isRetryable: true,
+            });
+          }
+          parts.push(`${textCharacters} character${textCharacters === 1 ? '' : 's'} of text`);
+          if (toolCallsSeen > 0) parts.push(`${toolCallsSeen} finished tool call${toolCallsSeen === 1 ? '' : 's'}`);
+          if (unfinished.length > 0) parts.push(`an unfinished tool call${unfinished.length === 1 ? '' : 's'} to ${unfinished.join(', ')}`);
+          const received = parts.join(', ');
+          throw new ModelResponseError({
+            kind: 'incomplete_stream',
+            received,
+            message: `the stream from ${baseURL} ended before the answer was finished (no finish_reason; received ${received})`,
+            isRetryable: true,
+          });
+        }
         for (const toolCall of assembler.flush()) {
           outputStarted = true;
           yield { type: 'tool_call', toolCall };
@@ -304,17 +410,46 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         return;
       } catch (error) {
         if (signal?.aborted) return;
-        const failure = classifyFailure(error, controller.timedOut, timeoutMs, context, errors);
+        const failure = classifyFailure(error, controller.timedOut, controller.timeoutMs, context, errors);
         if (outputStarted || !failure.retryable || attempt > maxRetries) {
           yield { type: 'error', error: toModelApiError(failure, attempt, context, outputStarted) };
           return;
         }
         delayMs = retryDelay(failure, attempt - 1);
+        notice = retryNotice(failure, attempt, delayMs);
       } finally {
         controller.dispose();
       }
+      if (notice !== undefined) yield { type: 'retry', ...notice };
       await sleep(delayMs, signal);
     }
+  }
+
+  /**
+   * A streaming request answered with something that is not an event stream (an HTML error page
+   * of a proxy, a JSON document): read the start of it and fail with what it was.
+   */
+  async function refuseNonStream(response: Response, controller: AttemptController): Promise<void> {
+    const type = (response.headers.get('content-type') ?? '').toLowerCase();
+    if (!/html|json|xml/.test(type)) return;
+    let text = '';
+    try {
+      controller.arm();
+      text = await response.text();
+    } catch {
+      // Whatever could be read is reported below.
+    } finally {
+      controller.pause();
+    }
+    const what = type.split(';')[0]!.trim();
+    const received = `status ${response.status}, ${what}: ${preview(text)}`;
+    throw new ModelResponseError({
+      kind: 'not_a_stream',
+      received,
+      message: `${baseURL} answered a streaming request with a ${what} body instead of an event stream (${received}): check OPENAI_BASE_URL or --base-url`,
+      statusCode: response.status,
+      isRetryable: false,
+    });
   }
 
   return {
@@ -323,7 +458,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       return streamEvents(request, signal);
     },
     async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
-      const completion = await completeWithRetries(request, signal);
+      const completion = await completeWithRetries(request, signal, options.onRetry);
       return responseOf(completion, request.model ?? options.model);
     },
   };
@@ -352,6 +487,13 @@ function reasoningOf(source: Record<string, unknown> | undefined): string | unde
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+/** The start of a body, on one line, at most 200 characters. */
+function preview(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line === '') return '(empty)';
+  return line.length > 200 ? `${JSON.stringify(line.slice(0, 200))}...` : JSON.stringify(line);
 }
 
 function asModelApiError(error: unknown): ModelApiError {

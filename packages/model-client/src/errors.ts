@@ -66,3 +66,44 @@ export class ModelApiError extends RhoError {
     return RhoError.isInstance(error) && error.code === 'model_api_error';
   }
 }
+
+/** How a response that the provider sent fell short of an answer. */
+export type ModelResponseKind =
+  /** The stream ended (connection closed cleanly) before any choice said it was finished. */
+  | 'incomplete_stream'
+  /** A streaming request was answered with a body that is not an event stream (an HTML or JSON page). */
+  | 'not_a_stream'
+  /** Every chunk had `choices: []` (or none at all): nothing of an answer arrived. */
+  | 'no_choices';
+
+/** Options of {@link ModelResponseError}. */
+export interface ModelResponseErrorOptions extends ModelApiErrorOptions {
+  /** What was wrong with the response. */
+  kind: ModelResponseKind;
+  /** What arrived, for people: chunk count, text length, unfinished tool calls, the start of a body. */
+  received: string;
+}
+
+/**
+ * The provider answered, but not with a complete answer: a stream that ended without a
+ * `finish_reason`, a streaming request answered with an HTML or JSON page, a stream of empty
+ * choices. It is a {@link ModelApiError} (code `model_api_error`), so callers that handle API
+ * failures handle it too; `kind` and `received` say what arrived.
+ */
+export class ModelResponseError extends ModelApiError {
+  /** What was wrong with the response. */
+  readonly kind: ModelResponseKind;
+  /** What arrived, for people. */
+  readonly received: string;
+
+  constructor(options: ModelResponseErrorOptions) {
+    super(options);
+    this.name = 'ModelResponseError';
+    this.kind = options.kind;
+    this.received = options.received;
+  }
+
+  static override isInstance(error: unknown): error is ModelResponseError {
+    return ModelApiError.isInstance(error) && typeof (error as { kind?: unknown }).kind === 'string' && typeof (error as { received?: unknown }).received === 'string';
+  }
+}

@@ -1,7 +1,7 @@
 export { createModelClient, shouldStream } from './create-model-client.js';
 export type { ModelClientOptions, StreamingMode } from './create-model-client.js';
-export { ModelApiError, RhoError } from './errors.js';
-export type { ModelApiErrorOptions, RhoErrorOptions } from './errors.js';
+export { ModelApiError, ModelResponseError, RhoError } from './errors.js';
+export type { ModelApiErrorOptions, ModelResponseErrorOptions, ModelResponseKind, RhoErrorOptions } from './errors.js';
 export { costOf, DEFAULT_PRICE_TABLE, priceFor } from './pricing.js';
 export type { ModelPrice, PriceTable, TokenCounts } from './pricing.js';
 export type {
@@ -12,6 +12,7 @@ export type {
   ModelResponse,
   ModelStreamEvent,
   ModelToolCall,
+  RetryNotice,
   ToolSpec,
   Usage,
 } from './types.js';

@@ -69,20 +69,40 @@ export interface ModelToolCall {
   arguments: string;
 }
 
+/** A failed attempt that will be repeated: what failed, and when the next attempt starts. */
+export interface RetryNotice {
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  /** Attempts allowed in all (`maxRetries + 1`). */
+  maxAttempts: number;
+  /** The wait before that attempt, in milliseconds. */
+  delayMs: number;
+  /** Why, for people: `rate limited (429)`, `server error 503`, `no response from ... within 5 s`. */
+  reason: string;
+  /** The HTTP status of the failed attempt, when there was one. */
+  statusCode?: number;
+}
+
 /**
- * Events yielded by {@link ModelClient.stream}: `text` and `reasoning` deltas as they arrive,
- * each `tool_call` once complete (when the choice finishes, or at the end of the stream), then
- * exactly one `done` or one `error` last. An aborted stream ends with neither.
+ * Events yielded by {@link ModelClient.stream}: `retry` when an attempt failed before any output
+ * and is repeated (before the wait), `text` and `reasoning` deltas as they arrive, each
+ * `tool_call` once complete (when the choice finishes), then exactly one `done` or one `error`
+ * last. `done` always carries the provider's finish reason: a stream that ends without one is an
+ * `error` ({@link ModelResponseError}), never an answer. An aborted stream ends with neither.
  */
 export type ModelStreamEvent =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
   | { type: 'tool_call'; toolCall: ModelToolCall }
+  | ({ type: 'retry' } & RetryNotice)
   | {
       type: 'done';
       /** Usage of the call, or `null` when the provider sent none. */
       usage: Usage | null;
-      /** The provider's finish reason (`stop`, `tool_calls`, `length`, ...), if any. */
+      /**
+       * The provider's finish reason (`stop`, `tool_calls`, `length`, ...). Streamed answers
+       * always have one; a plain (non-streamed) answer may report `null`.
+       */
       finishReason: string | null;
       /** The model that answered, as reported by the provider. */
       model: string;

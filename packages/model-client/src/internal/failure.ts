@@ -2,7 +2,8 @@ import type { APIConnectionError, APIError } from 'openai';
 
 /** The SDK's error classes (the SDK is loaded lazily, so they are passed in). */
 export type SdkErrors = Pick<typeof import('openai'), 'APIConnectionError' | 'APIConnectionTimeoutError' | 'APIError'>;
-import { ModelApiError } from '../errors.js';
+import { ModelApiError, ModelResponseError } from '../errors.js';
+import type { ModelResponseKind } from '../errors.js';
 import { isRetryableStatus, retryAfterMs } from './retry-policy.js';
 
 /** What went wrong in one attempt, before it is known whether it will be retried. */
@@ -19,6 +20,8 @@ export interface Failure {
   retryAfterMs: number | undefined;
   /** The original error. */
   cause: unknown;
+  /** Set when the provider answered, but not with a complete answer. */
+  response?: { kind: ModelResponseKind; received: string };
 }
 
 /** Where the request went and for which model: used to say what to fix. */
@@ -31,16 +34,43 @@ export interface FailureContext {
 const TRANSIENT_STREAM_ERROR = /server_error|overloaded|rate_limit|timeout|unavailable|internal/i;
 
 /** Classifies an error thrown by the SDK or by reading the stream. */
-export function classifyFailure(error: unknown, timedOut: boolean, timeoutMs: number, context: FailureContext, sdk: SdkErrors): Failure {
+export function classifyFailure(
+  error: unknown,
+  timedOut: 'first_byte' | 'idle' | undefined,
+  timeoutMs: number,
+  context: FailureContext,
+  sdk: SdkErrors,
+): Failure {
   const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
-  if (timedOut || error instanceof APIConnectionTimeoutError) {
+  if (timedOut === 'idle') {
     return {
       statusCode: undefined,
       providerMessage: undefined,
-      description: `no response from ${context.baseURL} within ${timeoutMs} ms (request timeout)`,
+      description: `the stream from ${context.baseURL} stalled: nothing arrived for ${formatDuration(timeoutMs)} (idle timeout; raise it with --idle-timeout or RHO_IDLE_TIMEOUT)`,
       retryable: true,
       retryAfterMs: undefined,
       cause: error,
+    };
+  }
+  if (timedOut === 'first_byte' || error instanceof APIConnectionTimeoutError) {
+    return {
+      statusCode: undefined,
+      providerMessage: undefined,
+      description: `no response from ${context.baseURL} within ${formatDuration(timeoutMs)} (first-byte timeout; a slow or busy model may need more: --first-byte-timeout or RHO_FIRST_BYTE_TIMEOUT)`,
+      retryable: true,
+      retryAfterMs: undefined,
+      cause: error,
+    };
+  }
+  if (ModelResponseError.isInstance(error)) {
+    return {
+      statusCode: error.statusCode,
+      providerMessage: undefined,
+      description: error.message,
+      retryable: error.isRetryable,
+      retryAfterMs: undefined,
+      cause: error.cause,
+      response: { kind: error.kind, received: error.received },
     };
   }
   if (error instanceof APIConnectionError) return connectionFailure(error, context);
@@ -137,14 +167,33 @@ export function toModelApiError(
   if (outputStarted && failure.retryable) {
     message += '; not retried because part of the answer was already streamed and may have been acted on';
   }
-  return new ModelApiError({
+  const options = {
     message,
     cause: failure.cause,
     ...(failure.statusCode === undefined ? {} : { statusCode: failure.statusCode }),
     isRetryable: failure.retryable,
     ...(failure.providerMessage === undefined ? {} : { providerMessage: failure.providerMessage }),
     attempts,
-  });
+  };
+  return failure.response === undefined ? new ModelApiError(options) : new ModelResponseError({ ...options, ...failure.response });
+}
+
+/** `5 s`, `1.5 s`, `250 ms`: a timeout as people read it. */
+export function formatDuration(milliseconds: number): string {
+  if (milliseconds < 1000) return `${milliseconds} ms`;
+  const seconds = milliseconds / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
+
+/** A short reason for a retry line: `rate limited (429)`, `server error 503`, `no response within 5 s`. */
+export function retryReason(failure: Failure): string {
+  if (failure.statusCode === 429) return 'rate limited (429)';
+  if (failure.statusCode !== undefined && failure.statusCode >= 500) return `server error ${failure.statusCode}`;
+  if (failure.statusCode !== undefined) return `API error ${failure.statusCode}`;
+  if (failure.response !== undefined) return failure.response.kind === 'no_choices' ? 'an empty answer' : 'an unfinished answer';
+  // The description without its hint: everything before the first ' (' that starts a hint or ':'.
+  const cut = failure.description.search(/ \(|: /);
+  return cut > 0 ? failure.description.slice(0, cut) : failure.description;
 }
 
 function hintFor(statusCode: number | undefined, context: FailureContext): string | undefined {

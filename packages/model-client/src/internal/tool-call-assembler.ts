@@ -44,6 +44,11 @@ export class ToolCallAssembler {
     return this.calls.size === 0;
   }
 
+  /** Names of the calls being assembled (`?` while a call's name has not arrived), in index order. */
+  pendingNames(): string[] {
+    return [...this.calls.entries()].sort(([left], [right]) => left - right).map(([, call]) => (call.name === '' ? '?' : call.name));
+  }
+
   /** The assembled calls in index order; the assembler is empty afterwards. */
   flush(): ModelToolCall[] {
     const finished = [...this.calls.entries()]

@@ -1,6 +1,8 @@
 export { startLoopbackServer } from './loopback-server.js';
 export type {
+  LoopbackBodyStep,
   LoopbackChunksStep,
+  LoopbackCloseStep,
   LoopbackDropStep,
   LoopbackHangStep,
   LoopbackHttpErrorStep,

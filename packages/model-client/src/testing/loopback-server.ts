@@ -49,7 +49,7 @@ export interface LoopbackResponseStep {
   model?: string;
   /** The finish reason (default `tool_calls` when there are tool calls, else `stop`). */
   finishReason?: string;
-  /** Never send a finish reason, as some providers do not. */
+  /** Never send a finish reason (a client treats such a stream as unfinished). */
   noFinishReason?: boolean;
   /**
    * How parallel tool calls are streamed: `sequential` (default, as OpenAI does: each call's header
@@ -102,6 +102,36 @@ export interface LoopbackDropStep {
 }
 
 /**
+ * Stream some output, then end the response cleanly (the HTTP body ends normally) without a
+ * finish reason and without `data: [DONE]`: a server or proxy that closed the stream early.
+ */
+export interface LoopbackCloseStep {
+  /** Discriminant. */
+  type: 'close';
+  /** Text streamed before the close. */
+  text?: string;
+  /**
+   * Tool calls streamed before the close. With `partial`, the last call's arguments are cut in
+   * the middle, as when a server stops mid-tool-call.
+   */
+  toolCalls?: LoopbackToolCall[];
+  /** Cut the last tool call's arguments in half. */
+  partial?: boolean;
+}
+
+/** Any body with any status and content type, for example an HTML page served with 200. */
+export interface LoopbackBodyStep {
+  /** Discriminant. */
+  type: 'body';
+  /** HTTP status (default 200). */
+  status?: number;
+  /** The `content-type` header (default `text/html; charset=utf-8`). */
+  contentType?: string;
+  /** The body, sent as is. */
+  body: string;
+}
+
+/**
  * Raw SSE payloads, for cases the other steps do not cover: each entry is sent as one
  * `data: <entry>` event (objects are JSON-encoded, strings sent verbatim), then `data: [DONE]`.
  */
@@ -120,6 +150,8 @@ export type LoopbackStep =
   | LoopbackHttpErrorStep
   | LoopbackHangStep
   | LoopbackDropStep
+  | LoopbackCloseStep
+  | LoopbackBodyStep
   | LoopbackChunksStep;
 
 /** A request the loopback server received. */
@@ -284,6 +316,32 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
         }
         await writer.flushed();
         response.socket?.destroy();
+        return;
+      }
+      case 'close': {
+        if (!streaming) {
+          response.socket?.destroy();
+          return;
+        }
+        const writer = new SseWriter(response, completionId, requestModel, 0);
+        writer.start();
+        writer.roleChunk();
+        await writer.text('content', step.text ?? '', DEFAULT_CHUNK_SIZE);
+        const calls = normalizeToolCalls(step.toolCalls ?? [], index);
+        const last = calls.at(-1);
+        if (step.partial === true && last !== undefined) last.arguments = last.arguments.slice(0, Math.floor(last.arguments.length / 2));
+        await writer.toolCalls(calls, DEFAULT_CHUNK_SIZE, 'sequential', 'first');
+        await writer.flushed();
+        response.end();
+        return;
+      }
+      case 'body': {
+        const text = step.body;
+        response.writeHead(step.status ?? 200, {
+          'content-type': step.contentType ?? 'text/html; charset=utf-8',
+          'content-length': Buffer.byteLength(text),
+        });
+        response.end(text);
         return;
       }
       case 'chunks': {
