@@ -1,5 +1,5 @@
 import type { AnyTool, ExecutionBackend } from '@rho/core';
-import { checkWritePath, requiresApproval, type PermissionProfile } from '@rho/permissions';
+import { checkWritePath, openWriteTarget, requiresApproval, type PermissionProfile } from '@rho/permissions';
 import { createBashTool } from './bash-tool.js';
 import { createEditTool } from './edit-tool.js';
 import { createGlobTool } from './glob-tool.js';
@@ -28,6 +28,20 @@ export interface FsToolsOptions {
    * default), or never (`off`).
    */
   sandbox?: 'auto' | 'off';
+}
+
+/**
+ * The write path check of `write` and `edit`: the one write decision of `@rho/permissions` (the
+ * one `rho policy check --write` shows), and the write made relative to the parent directory it
+ * decided, opened without following links (`openWriteTarget`).
+ */
+export function policyWritePathCheck(profile: PermissionProfile, workingDir?: string): WritePathCheck {
+  return async (path, contextWorkingDir, writer = 'write') => {
+    const decision = await checkWritePath(path, { profile, workingDir: workingDir ?? contextWorkingDir, writer });
+    if (!decision.allowed) return { allowed: false, reason: decision.reason, rule: decision.rule };
+    const { realPath } = decision;
+    return { allowed: true, realPath, open: ({ createParents }) => openWriteTarget(realPath, { createParents }) };
+  };
 }
 
 /**
@@ -67,10 +81,7 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
     }),
   );
   if (!profile.bashOnly && profile.fileWrite !== 'off') {
-    const checkPath: WritePathCheck = async (path, contextWorkingDir) => {
-      const decision = await checkWritePath(path, { profile, workingDir: options.workingDir ?? contextWorkingDir });
-      return decision.allowed ? { allowed: true, realPath: decision.realPath } : { allowed: false, reason: decision.reason };
-    };
+    const checkPath = policyWritePathCheck(profile, options.workingDir);
     tools.push(createWriteTool({ ...backendOption, mode: profile.fileWrite, checkPath, requiresApproval: approval('write') }));
     if (profile.fileWrite === 'full') {
       tools.push(createEditTool({ ...backendOption, checkPath, requiresApproval: approval('edit') }));

@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import { defineTool, type ExecutionBackend, type FileInfo } from '@rho/core';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
 import { failure } from './internal/result.js';
+import type { WriteTarget } from '@rho/permissions';
 import type { WritePathCheck } from './write-path-check.js';
 
 /** Options of {@link createWriteTool}. */
@@ -42,39 +43,69 @@ export function createWriteTool(options: WriteToolOptions) {
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
       let target: string;
+      let openTarget: ((options: { createParents: boolean }) => Promise<WriteTarget>) | undefined;
       try {
-        const decision = await options.checkPath(path, context.workingDir);
-        if (!decision.allowed) return failure(decision.reason, { path });
+        const decision = await options.checkPath(path, context.workingDir, 'write');
+        if (!decision.allowed) return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
         target = decision.realPath;
+        // On this machine, write relative to the directory the decision named, opened without
+        // following links: nothing resolves the path a second time.
+        if (backend.name === 'local') openTarget = decision.open;
       } catch (error) {
         return failure(`Error writing file: ${errorMessage(error)}`);
       }
-      let existing: FileInfo | undefined;
-      try {
-        existing = await backend.stat(target);
-      } catch {
-        existing = undefined;
-      }
-      if (existing?.type === 'directory') return failure(`Error writing file: ${path} is a directory`);
       const alreadyExists = `File already exists: ${path}. Use a different path or delete the existing file first.`;
-      if (createOnly && existing !== undefined) return failure(alreadyExists);
       const data = Buffer.from(args.content, 'utf8');
-      try {
-        await backend.mkdir(dirname(target), { recursive: true });
-      } catch (error) {
-        return failure(`Error writing file: cannot create the directory ${dirname(target)}: ${errorMessage(error)}`);
-      }
-      try {
-        if (createOnly) await backend.createExclusive(target, data);
-        else await backend.writeFileAtomic(target, data);
-      } catch (error) {
+      const writeError = (error: unknown) => {
         const code = errorCode(error);
         if (code === 'EEXIST') return failure(alreadyExists);
         if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return failure(`Permission denied: ${path}`);
         return failure(`Error writing file: ${errorMessage(error)}`);
+      };
+      let overwrote: boolean;
+      if (openTarget !== undefined) {
+        let handle: WriteTarget;
+        try {
+          handle = await openTarget({ createParents: true });
+        } catch (error) {
+          if (errorCode(error) === 'ECHANGED') return failure(`Error writing file: ${errorMessage(error)}`);
+          return failure(`Error writing file: cannot create the directory ${dirname(target)}: ${errorMessage(error)}`);
+        }
+        try {
+          const existing = await handle.stat();
+          if (existing?.isDirectory() === true) return failure(`Error writing file: ${path} is a directory`);
+          if (createOnly && existing !== undefined) return failure(alreadyExists);
+          overwrote = existing !== undefined;
+          if (createOnly) await handle.createExclusive(data);
+          else await handle.replace(data);
+        } catch (error) {
+          return writeError(error);
+        } finally {
+          handle.close();
+        }
+      } else {
+        let existing: FileInfo | undefined;
+        try {
+          existing = await backend.stat(target);
+        } catch {
+          existing = undefined;
+        }
+        if (existing?.type === 'directory') return failure(`Error writing file: ${path} is a directory`);
+        if (createOnly && existing !== undefined) return failure(alreadyExists);
+        overwrote = existing !== undefined;
+        try {
+          await backend.mkdir(dirname(target), { recursive: true });
+        } catch (error) {
+          return failure(`Error writing file: cannot create the directory ${dirname(target)}: ${errorMessage(error)}`);
+        }
+        try {
+          if (createOnly) await backend.createExclusive(target, data);
+          else await backend.writeFileAtomic(target, data);
+        } catch (error) {
+          return writeError(error);
+        }
       }
       const lines = countLines(args.content);
-      const overwrote = existing !== undefined;
       return {
         content: `${overwrote ? 'Overwrote' : 'Created'} ${path} (${data.byteLength} bytes, ${lines} lines)`,
         success: true,
