@@ -39,5 +39,7 @@ export { buildFunctionCatalog } from './internal/sql/function-policy.js';
 export type { SqlFunctionCatalog, SqlFunctionRow, SqlServerContext } from './internal/sql/function-policy.js';
 export { canonicalMysql, lexMysql } from './internal/sql/mysql-lexer.js';
 export type { MysqlLexMode, MysqlLexResult, MysqlToken } from './internal/sql/mysql-lexer.js';
+export { readSql } from './sql-reading.js';
+export type { SqlReading, SqlSpan } from './sql-reading.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
 export type { PolicyExplanation, PolicyRequest, WriteTool } from './explain-policy.js';

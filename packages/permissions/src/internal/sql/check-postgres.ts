@@ -10,6 +10,11 @@ interface PgParser {
   scanSync(query: string): { tokens: { start: number; end: number; text: string; tokenName: string }[] };
 }
 
+/** The parser, loaded on first use (for readers besides the check). */
+export function postgresParser(): Promise<PgParser> {
+  return loadedParser === undefined ? loadParser() : Promise.resolve(loadedParser);
+}
+
 // The catalog the current (synchronous) walk judges function calls against.
 let activeCatalog: SqlFunctionCatalog | undefined;
 
@@ -137,7 +142,9 @@ function refuseBackslashStrings(parser: PgParser, sql: string, context: SqlServe
   } catch {
     return; // the parse below reports the error
   }
-  const plain = tokens.find((token) => ['SCONST', 'USCONST', 'BCONST', 'XCONST'].includes(token.tokenName) && token.text.includes('\\') && !/^[eE]'/.test(token.text) && !token.text.startsWith('$'));
+  // Plain '...' and U&'...' strings; E'...' reads backslashes the same way under both settings,
+  // and $$...$$ never does.
+  const plain = tokens.find((token) => /^(?:[uU]&)?'/.test(token.text) && token.text.includes('\\'));
   if (plain === undefined) return;
   const setting = context.standardConformingStrings === false ? 'this server has standard_conforming_strings off' : 'standard_conforming_strings is not known for this server';
   throw new SqlRefusal(
