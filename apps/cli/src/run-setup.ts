@@ -96,7 +96,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   config.profile = config.profile ?? profile.name;
 
   const { systemPrompt, initialPrompt } = resolveSystemPrompt(config, argv, { home, workingDir, profile });
-  const tools: AnyTool[] = await buildTools({ profile, workingDir, home, env, ...(hooks.onWarning === undefined ? {} : { onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }), ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }), ...(config.databases === undefined ? {} : { databases: config.databases }) });
+  const tools: AnyTool[] = await buildTools({ profile, workingDir, home, env, ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }), ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }), ...(config.databases === undefined ? {} : { databases: config.databases }) });
   const agent = new Agent({
     systemPrompt,
     model,

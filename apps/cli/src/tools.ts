@@ -1,7 +1,7 @@
 import type { AnyTool } from '@rho/core';
 import { createDelegateTool } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
-import { requiresApproval } from '@rho/permissions';
+import { requiresApproval, sandboxStatus, sandboxWrapper } from '@rho/permissions';
 import { fsTools } from '@rho/tools-fs';
 import type { DatabaseWarning } from '@rho/tools-db';
 import { dbTools, loadDatabaseConfig, parseDatabaseConfig } from '@rho/tools-db';
@@ -18,6 +18,8 @@ export interface ToolSetup {
   databases?: Record<string, unknown>;
   /** Told once per database alias when a readonly session's account could write. */
   onDatabaseWarning?: (warning: DatabaseWarning) => void;
+  /** Told once per run when restricted shell commands run without the sandbox, or will be refused for want of one. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -26,7 +28,11 @@ export interface ToolSetup {
  */
 export async function buildTools(setup: ToolSetup): Promise<AnyTool[]> {
   const { profile, workingDir } = setup;
-  const tools: AnyTool[] = [...fsTools({ profile, workingDir })];
+  const tools: AnyTool[] = [...fsTools({ profile, workingDir, ...(setup.onWarning === undefined ? {} : { onWarning: setup.onWarning }) })];
+  if (profile.shell === 'restricted' && setup.onWarning !== undefined) {
+    const { refusal } = sandboxStatus(profile, await sandboxWrapper());
+    if (refusal !== undefined) setup.onWarning(`every bash command will be refused: ${refusal}`);
+  }
   tools.push(createDelegateTool({ requiresApproval: requiresApproval(profile, 'delegate', {}).required }));
   // Agent config `databases` wins over --db-config / RHO_DB_CONFIG / $RHO_HOME/databases.yaml.
   const databases = setup.databases !== undefined

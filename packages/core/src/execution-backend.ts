@@ -84,6 +84,12 @@ export interface BackendProcess {
    * timeout or a cancellation leaves nothing running.
    */
   kill(signal: 'SIGTERM' | 'SIGKILL'): void;
+  /**
+   * Whether any process of its group is still there, the process itself or anything it started
+   * (which outlives it when it ignores SIGTERM). Backends that cannot tell leave it out; callers
+   * then wait the whole grace period before SIGKILL.
+   */
+  groupAlive?(): boolean;
 }
 
 /** How a process ended. */

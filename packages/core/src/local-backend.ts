@@ -1,6 +1,6 @@
 import { spawn as spawnChild, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs, type Stats } from 'node:fs';
+import { constants, promises as fs, readdirSync, readFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
@@ -82,7 +82,7 @@ function spawnLocal(options: SpawnOptions): BackendProcess {
   if (command === undefined) {
     const error: NodeJS.ErrnoException = Object.assign(new Error('Empty argv: nothing to run'), { code: 'EINVAL' });
     resolveExit({ exitCode: null, signal: null, spawnError: error });
-    return { pid: undefined, stdout: null, stderr: null, exited, kill() {} };
+    return { pid: undefined, stdout: null, stderr: null, exited, kill() {}, groupAlive: () => false };
   }
   // detached: the child leads a new process group, which kill() signals as a whole.
   const child = spawnChild(command, args, {
@@ -160,7 +160,43 @@ function spawnLocal(options: SpawnOptions): BackendProcess {
         }
       }
     },
+    groupAlive: () => pid !== undefined && processGroupAlive(pid),
   };
+}
+
+/**
+ * Whether process group `pgid` has a member that is still running. Signal 0 tells whether the
+ * group has any member at all, the leader gone or not; on Linux, members that are only zombies
+ * (exited, waiting for a parent that does not reap them, as some container inits never do) do
+ * not count, which `/proc` tells.
+ */
+export function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    // EPERM: a member exists but changed user; it is still there.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 /** Interleaves two streams into one, ending when both have ended. */

@@ -4,13 +4,14 @@ import { checkSql, type SqlDialect } from './check-sql.js';
 import { checkWritePath } from './check-write-path.js';
 import type { PermissionProfile } from './permission-profile.js';
 import { requiresApproval } from './requires-approval.js';
+import { commandNeedsNetwork, sandboxStatus, sandboxWrapper, type SandboxLookupOptions, type SandboxMode } from './sandbox-wrapper.js';
 
 /** The tools that write files: `rho policy check --write PATH --via TOOL` asks about one of them. */
 export type WriteTool = 'write' | 'edit' | 'export_query';
 
 /** What {@link explainPolicy} is asked about: one shell command line, one write path or one SQL statement. */
 export type PolicyRequest = { profile: PermissionProfile } & (
-  | { shell: string }
+  | { shell: string; sandboxLookup?: SandboxLookupOptions }
   | { write: string; workingDir: string; roots?: string[]; via?: WriteTool }
   | { sql: string; dialect: SqlDialect }
 );
@@ -36,6 +37,12 @@ export interface PolicyExplanation {
   commands?: string[][];
   /** Shell, when allowed: the plan that restricted mode runs (before run-time hardening). */
   plan?: ShellPlan;
+  /**
+   * Shell: the operating-system sandbox on this machine for this profile: whether commands run in
+   * it (`active`), what provides it, and which programs of the plan get the network (all others
+   * have none). Without a sandbox the profile requires, the line is refused (rule `sandbox.missing`).
+   */
+  sandbox?: { mode: SandboxMode; active: boolean; description: string; network: string[]; warning?: string };
   /** Whether the profile asks a person before the tool (`bash`, `write`, or the dialect's database tool) runs this. */
   approval?: { required: boolean; reason?: string };
   /** Write, when allowed: the real path the write would land on. */
@@ -63,15 +70,22 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
   const { profile } = request;
   if ('shell' in request) {
     const decision = await checkShellCommand(request.shell, { profile });
+    // The restricted shell's own decision about the sandbox (restrictedShellGate calls the same).
+    const status = profile.shell === 'restricted' ? sandboxStatus(profile, await sandboxWrapper(request.sandboxLookup)) : undefined;
+    const refusal = decision.allowed && status?.refusal !== undefined ? status.refusal : undefined;
+    const network = decision.allowed && status?.active ? decision.plan.steps.flatMap((step) => step.pipeline.filter(commandNeedsNetwork).map((command) => command.argv[command.programIndex ?? 0] ?? '')) : [];
     return {
       kind: 'shell',
       profile: profile.name,
       input: request.shell,
-      allowed: decision.allowed,
-      rule: decision.rule,
-      ...(decision.allowed ? {} : { reason: decision.reason }),
+      allowed: decision.allowed && refusal === undefined,
+      rule: refusal === undefined ? decision.rule : 'sandbox.missing',
+      ...(decision.allowed ? (refusal === undefined ? {} : { reason: refusal }) : { reason: decision.reason }),
       commands: decision.commands,
       ...(decision.allowed ? { plan: decision.plan } : {}),
+      ...(status === undefined
+        ? {}
+        : { sandbox: { mode: status.mode, active: status.active, description: status.description, network, ...(status.warning === undefined ? {} : { warning: status.warning }) } }),
       approval: approvalOf(profile, 'bash', { command: request.shell }),
     };
   }
@@ -126,6 +140,15 @@ export function formatPolicyExplanation(explanation: PolicyExplanation): string 
   if (explanation.reason !== undefined) lines.push(`reason:   ${explanation.reason}`);
   if (explanation.via !== undefined) lines.push(`tool:     ${explanation.via}`);
   if (explanation.realPath !== undefined) lines.push(`writes:   ${explanation.realPath}`);
+  if (explanation.sandbox !== undefined) {
+    const { sandbox } = explanation;
+    const detail = sandbox.active
+      ? `active: ${sandbox.description}, read-only, ${sandbox.network.length > 0 ? `network for ${sandbox.network.join(', ')} only` : 'no network'}`
+      : sandbox.mode === 'off'
+        ? 'off (the profile sets `sandbox: off`)'
+        : 'missing (required by the profile)';
+    lines.push(`sandbox:  ${detail}`);
+  }
   if (explanation.dialect !== undefined) lines.push(`dialect:  ${explanation.dialect}`);
   if (explanation.statementType !== undefined) lines.push(`type:     ${explanation.statementType}`);
   if (explanation.approval !== undefined) {

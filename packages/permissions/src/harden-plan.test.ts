@@ -44,6 +44,39 @@ describe('hardenPlan', () => {
       GITHUB_TOKEN: 't',
       UNZIP: '-o',
     });
-    expect(environment).toEqual({ PATH: '/usr/bin', HOME: '/home/u', LC_ALL: 'C', PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', TERM: 'dumb' });
+    expect(environment).toEqual({ PATH: '/usr/bin', HOME: '/home/u', LC_ALL: 'C', PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', TERM: 'dumb' });
+  });
+  test('the environment is an allowlist: names no list of secrets knows are dropped too', () => {
+    // Each of these passed the old denylist (a name pattern and a list of known variables).
+    const environment = scrubEnvironment({
+      PATH: 'node_modules/.bin::/usr/local/bin:.:/usr/bin',
+      LANG: 'C.UTF-8',
+      LC_CTYPE: 'C.UTF-8',
+      TZ: 'UTC',
+      USER: 'u',
+      LOGNAME: 'u',
+      ACME_DEPLOY_KEY: 'k1',
+      STRIPE_SK: 'sk_live_1',
+      SENTRY_DSN: 'https://key@sentry.example/1',
+      KUBECONFIG: '/home/u/.kube/config',
+      MY_PASS: 'hunter2',
+      JAVA_TOOL_OPTIONS: '-javaagent:x.jar',
+      https_proxy: 'http://user:pass@proxy:3128',
+      TMPDIR: '/var/tmp',
+      TERM: 'xterm-256color',
+    });
+    expect(environment).toEqual({
+      PATH: '/usr/local/bin:/usr/bin',
+      LANG: 'C.UTF-8',
+      LC_CTYPE: 'C.UTF-8',
+      TZ: 'UTC',
+      USER: 'u',
+      LOGNAME: 'u',
+      PAGER: 'cat',
+      GIT_PAGER: 'cat',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      TERM: 'dumb',
+    });
   });
 });

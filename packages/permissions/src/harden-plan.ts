@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
 import type { ShellCommand, ShellPlan } from './check-shell-command.js';
 
 /** The result of {@link hardenPlan}. */
@@ -10,18 +10,27 @@ export interface HardenedPlan {
   env: (base: NodeJS.ProcessEnv) => NodeJS.ProcessEnv;
 }
 
-/** Variables removed before running a restricted command: each can make a program run something else. */
-const SCRUBBED_EXACT = new Set([
-  'PAGER', 'MANPAGER', 'EDITOR', 'VISUAL', 'BASH_ENV', 'ENV', 'PS4', 'PROMPT_COMMAND', 'SHELLOPTS', 'BASHOPTS', 'CDPATH', 'GLOBIGNORE', 'IFS',
-  'POSIXLY_CORRECT', 'LESSOPEN', 'LESSCLOSE', 'LESS', 'GREP_OPTIONS', 'GREP_COLOR', 'TAR_OPTIONS', 'GZIP', 'XZ_OPT', 'ZSTD_CLEVEL', 'BZIP2',
-  'CURL_HOME', 'CURL_CA_BUNDLE', 'WGETRC', 'SYSTEM_WGETRC', 'JQ_COLORS', 'AWKPATH', 'AWKLIBPATH', 'MAGIC', 'SSH_ASKPASS', 'SUDO_ASKPASS',
-  'PERL5OPT', 'PERL5LIB', 'PERLLIB', 'PYTHONSTARTUP', 'PYTHONPATH', 'NODE_OPTIONS', 'RUBYOPT', 'TERMINFO', 'TERMCAP', 'INPUTRC',
-  'MALLOC_CHECK_', 'TMOUT', 'HISTFILE', 'XARGS_OPTIONS', 'UNZIP', 'UNZIPOPT', 'ZIPINFO', 'ZIPINFOOPT', 'XZ_DEFAULTS', 'GZIP_OPT',
-  'DATABASE_URL', 'PGPASSWORD', 'MYSQL_PWD', 'GOOGLE_APPLICATION_CREDENTIALS',
-]);
-/** Secrets a read-only command never needs: `printenv` would otherwise show them to the model. */
-const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY)|^(OPENAI|ANTHROPIC|AWS|AZURE|GCP|GH|GITHUB|GITLAB|NPM|HF|HUGGINGFACE|DAYTONA)_/i;
-const SCRUBBED_PREFIXES = ['GIT_', 'LD_', 'BASH_FUNC_', 'DYLD_', 'GCONV_', 'NLSPATH', 'LOCPATH', 'HOSTALIASES', 'RES_OPTIONS', 'LOCALDOMAIN', 'SSH_'];
+/**
+ * The variables a restricted command gets from rho's environment: an allowlist, so that a secret
+ * or a variable that changes what a program runs is never passed because nobody listed it.
+ * `PATH` keeps its absolute directories only; everything else is dropped (API keys, cloud
+ * credentials, `*_TOKEN`, `GIT_*`, `LD_*`, `PAGER`, `BASH_ENV`, proxies, `TMPDIR`, ...).
+ */
+export const ENVIRONMENT_ALLOWLIST: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'LC_*', 'TZ', 'NO_COLOR', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+
+/** Set for every restricted command, whatever rho's environment says. */
+const ENVIRONMENT_FIXED: Readonly<Record<string, string>> = {
+  TERM: 'dumb',
+  PAGER: 'cat',
+  GIT_PAGER: 'cat',
+  GIT_TERMINAL_PROMPT: '0',
+  // /etc/gitconfig is not read: only the user's own config and the -c overrides apply.
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+function allowedVariable(name: string): boolean {
+  return ENVIRONMENT_ALLOWLIST.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry));
+}
 
 const GIT_CONFIG_OVERRIDES = [
   '-c', 'core.fsmonitor=false',
@@ -109,22 +118,24 @@ function hardenCommand(command: ShellCommand): ShellCommand {
   return { ...command, argv };
 }
 
-/** Build the scrubbed environment for restricted commands from `base`. */
+/**
+ * Build the environment of restricted commands from `base`: only the variables of
+ * {@link ENVIRONMENT_ALLOWLIST} (with relative and empty `PATH` entries removed, which would
+ * search the working directory), then `TERM=dumb`, `PAGER=cat`, `GIT_PAGER=cat`,
+ * `GIT_TERMINAL_PROMPT=0`, `GIT_CONFIG_NOSYSTEM=1`.
+ */
 export function scrubEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined) continue;
-    if (SCRUBBED_EXACT.has(name)) continue;
-    if (SCRUBBED_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
-    if (SECRET_NAME.test(name)) continue;
+    if (value === undefined || !allowedVariable(name)) continue;
     result[name] = value;
   }
-  // The repository's config is the threat (it comes with the checkout); the user's own global and
-  // system config stay in effect, overridden by the -c options hardenPlan adds.
-  result['GIT_TERMINAL_PROMPT'] = '0';
-  result['GIT_PAGER'] = 'cat';
-  result['PAGER'] = 'cat';
-  result['TERM'] = 'dumb';
+  if (result['PATH'] !== undefined) {
+    result['PATH'] = result['PATH'].split(delimiter).filter((directory) => isAbsolute(directory)).join(delimiter);
+  }
+  // The repository's config is the threat (it comes with the checkout); the user's own global
+  // config stays in effect, overridden by the -c options hardenPlan adds.
+  Object.assign(result, ENVIRONMENT_FIXED);
   return result;
 }
 
@@ -133,8 +144,8 @@ export function scrubEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * -c core.hooksPath=/dev/null` (and more, see README) plus `--no-ext-diff --no-textconv` where the
  * subcommand takes them, sed gets `--sandbox`, awk runs as `gawk --sandbox` when gawk exists, curl
  * ignores ~/.curlrc and speaks only http(s), wget ignores wgetrc. Wrapped commands (`env`, `timeout`,
- * `nice`, `xargs`) are hardened too. `env` scrubs variables that redirect what programs run
- * (`GIT_*`, `LD_*`, `PAGER`, `BASH_ENV`, `ENV`, `PS4`, ...).
+ * `nice`, `xargs`) are hardened too. `env` keeps only the allowlisted variables (see
+ * {@link scrubEnvironment}).
  */
 export function hardenPlan(plan: ShellPlan): HardenedPlan {
   return {

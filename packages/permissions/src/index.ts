@@ -7,19 +7,20 @@ export {
   DEFAULT_DANGEROUS_PATTERNS,
   DEFAULT_DANGEROUS_TOOLS,
   FILE_WRITE_MODES,
+  SANDBOX_MODES,
   SHELL_MODES,
   parseProfile,
   profileToDocument,
 } from './permission-profile.js';
-export type { ApprovalMode, DatabaseMode, FileWriteMode, PermissionProfile, ShellMode } from './permission-profile.js';
+export type { ApprovalMode, DatabaseMode, FileWriteMode, PermissionProfile, ProfileSandboxMode, ShellMode } from './permission-profile.js';
 export { matchDangerousPattern, requiresApproval } from './requires-approval.js';
 export type { ApprovalRequirement } from './requires-approval.js';
 export { checkShellCommand } from './check-shell-command.js';
 export type { CheckShellCommandOptions, ShellCommand, ShellDecision, ShellOperator, ShellPlan } from './check-shell-command.js';
 export { gawkAvailable, hardenPlan, scrubEnvironment } from './harden-plan.js';
 export type { HardenedPlan } from './harden-plan.js';
-export { sandboxWrapper } from './sandbox-wrapper.js';
-export type { SandboxRunOptions, SandboxWrapper } from './sandbox-wrapper.js';
+export { BUBBLEWRAP_INSTALL, commandNeedsNetwork, NETWORK_PROGRAMS, sandboxModeOf, sandboxOffWarning, sandboxStatus, sandboxWrapper } from './sandbox-wrapper.js';
+export type { SandboxLookupOptions, SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
 export { ALLOWED_PROGRAMS } from './internal/program-rules.js';
 export {
   AUTO_EXECUTED_NAMES,

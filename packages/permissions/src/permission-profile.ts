@@ -22,6 +22,13 @@ export const FILE_WRITE_MODES: readonly FileWriteMode[] = ['off', 'create-only',
 export const DATABASE_MODES: readonly DatabaseMode[] = ['readonly', 'mutations'];
 /** The approval modes. */
 export const APPROVAL_MODES: readonly ApprovalMode[] = ['all', 'dangerous', 'granular', 'none'];
+/**
+ * Whether restricted shell commands must run in the operating-system sandbox (`required`, the
+ * default: refused when none is available) or run without one (`off`: a warning on every run).
+ */
+export type ProfileSandboxMode = 'required' | 'off';
+/** The sandbox modes. */
+export const SANDBOX_MODES: readonly ProfileSandboxMode[] = ['required', 'off'];
 
 /** Tools that need approval under the `dangerous` approval mode (the original's list). */
 export const DEFAULT_DANGEROUS_TOOLS: readonly string[] = [
@@ -76,6 +83,8 @@ export interface PermissionProfile {
   bashOnly: boolean;
   /** Directories besides the working directory where writes are allowed (YAML `file_write.roots`). */
   writeRoots: string[];
+  /** The sandbox of restricted shell commands (YAML `sandbox`); `required` when absent. */
+  sandbox?: ProfileSandboxMode;
 }
 
 function modeField<const T extends string>(field: string, allowed: readonly T[]) {
@@ -133,6 +142,7 @@ const topLevelEntries = {
   ),
   shell_working_dir: v.optional(v.nullable(v.string('shell_working_dir must be a string'))),
   bash_only: v.optional(v.boolean('bash_only must be true or false')),
+  sandbox: v.optional(modeField('sandbox', SANDBOX_MODES)),
 };
 
 const profileSchema = v.strictObject(topLevelEntries, (issue) => unknownKeyMessage('', issue, Object.keys(topLevelEntries)));
@@ -180,6 +190,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
     writeRoots: [...(fileWrite?.roots ?? [])],
   };
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
+  if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
   return profile;
 }
 
@@ -199,5 +210,6 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
     shell_timeout: profile.shellTimeoutSeconds,
     ...(profile.shellWorkingDir ? { shell_working_dir: profile.shellWorkingDir } : {}),
     bash_only: profile.bashOnly,
+    ...(profile.sandbox === undefined ? {} : { sandbox: profile.sandbox }),
   };
 }

@@ -1,12 +1,23 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { basename, delimiter, join } from 'node:path';
+import type { ShellCommand } from './check-shell-command.js';
+import type { PermissionProfile, ProfileSandboxMode } from './permission-profile.js';
+
+/**
+ * Whether restricted commands must run in the operating-system sandbox (`required`, the default)
+ * or may run without one (`off`, set explicitly in a profile: every run then warns).
+ */
+export type SandboxMode = ProfileSandboxMode;
 
 /** Options of a sandboxed run. */
 export interface SandboxRunOptions {
   /** Directory the command runs in (bound read-only like everything else). */
   cwd: string;
-  /** Keep the network (curl, wget); otherwise the sandbox has no network at all. */
+  /**
+   * Keep the host's network (this one process: curl, wget); otherwise the process has a network
+   * namespace of its own with nothing but its own loopback.
+   */
   allowNetwork: boolean;
 }
 
@@ -14,12 +25,43 @@ export interface SandboxRunOptions {
 export interface SandboxWrapper {
   /** Whether the sandbox can run on this machine. */
   available: boolean;
+  /** What sandboxes commands (`bubblewrap (/usr/bin/bwrap)`), or `none`. */
+  description: string;
+  /** When not available: why, and how to get one (a sentence for people and for the model). */
+  unavailableReason?: string;
   /** The argv that runs `argv` inside the sandbox (the argv itself when the sandbox is unavailable). */
   wrap(argv: string[], options: SandboxRunOptions): string[];
 }
 
-function findOnPath(program: string): string | undefined {
-  for (const directory of (process.env['PATH'] ?? '').split(delimiter)) {
+/** Where to look for the sandbox program; for tests and for hosts with an unusual layout. */
+export interface SandboxLookupOptions {
+  /** Directories to search for `bwrap`, `PATH`-style; defaults to `process.env.PATH`. */
+  searchPath?: string;
+  /** The platform to decide for; defaults to `process.platform`. */
+  platform?: NodeJS.Platform;
+}
+
+/**
+ * Programs that need the network: in a pipeline, only the process that runs one of these shares
+ * the host's network; every other process of the line has none.
+ */
+export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set(['curl', 'wget', 'ping', 'dig', 'nslookup', 'host']);
+
+/** Whether `command` gets the network inside the sandbox: its working program (past wrappers) is a network program. */
+export function commandNeedsNetwork(command: Pick<ShellCommand, 'argv' | 'programIndex'>): boolean {
+  return NETWORK_PROGRAMS.has(basename(command.argv[command.programIndex ?? 0] ?? ''));
+}
+
+/** How to install bubblewrap, by distribution. */
+export const BUBBLEWRAP_INSTALL =
+  'install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora/RHEL: sudo dnf install bubblewrap; ' +
+  'Arch: sudo pacman -S bubblewrap; Alpine: sudo apk add bubblewrap; openSUSE: sudo zypper install bubblewrap)';
+
+const OFF_HINT =
+  'or, knowing that the validators are then the only protection, set `sandbox: off` in a profile of your own';
+
+function findOnPath(program: string, searchPath: string): string | undefined {
+  for (const directory of searchPath.split(delimiter)) {
     if (directory.length === 0) continue;
     const candidate = join(directory, program);
     try {
@@ -37,13 +79,21 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     bwrap,
     '--ro-bind', '/', '/',
     '--dev', '/dev',
+    // A procfs of the new PID namespace: `ps` and /proc show the sandbox's processes only.
     '--proc', '/proc',
     // A private, empty /tmp: programs that need scratch space (sort) still work, nothing persists.
     '--tmpfs', '/tmp',
+    // Without the network, nothing under /run is needed; its Unix sockets (docker, dbus, database
+    // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
+    ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
     // Bound again after the private /tmp, so a working directory under /tmp stays visible (read-only).
     '--ro-bind', options.cwd, options.cwd,
+    // New user, IPC, PID, network, UTS and cgroup namespaces.
     '--unshare-all',
     ...(options.allowNetwork ? ['--share-net'] : []),
+    '--hostname', 'rho-sandbox',
+    // When rho runs as root, bubblewrap would keep root's capabilities inside.
+    '--cap-drop', 'ALL',
     '--die-with-parent',
     '--new-session',
     '--chdir', options.cwd,
@@ -52,30 +102,115 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
   ];
 }
 
-function probe(bwrap: string): Promise<boolean> {
+function probe(bwrap: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(bwrap, bubblewrapArguments(bwrap, ['true'], { cwd: '/', allowNetwork: false }).slice(1), { stdio: 'ignore' });
-    child.on('error', () => resolve(false));
-    child.on('exit', (code) => resolve(code === 0));
+    let stderr = '';
+    const child = spawn(bwrap, bubblewrapArguments(bwrap, ['true'], { cwd: '/', allowNetwork: false }).slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', (error) => resolve(error.message));
+    child.on('close', (code, signal) => resolve(code === 0 ? undefined : stderr.trim().split('\n')[0] || `exit ${code ?? signal}`));
   });
 }
 
-let cached: Promise<SandboxWrapper> | undefined;
+function unavailable(reason: string): SandboxWrapper {
+  return { available: false, description: 'none', unavailableReason: reason, wrap: (argv) => argv };
+}
+
+async function detect(options: Required<SandboxLookupOptions>): Promise<SandboxWrapper> {
+  if (options.platform !== 'linux') {
+    const system = options.platform === 'darwin' ? 'macOS' : options.platform;
+    return unavailable(
+      `rho's sandbox for restricted commands is bubblewrap, which needs Linux; on ${system} rho supports no sandbox ` +
+        `(macOS's sandbox-exec is deprecated and not used), so restricted commands are refused. Run rho in a Linux ` +
+        `container or VM with bubblewrap installed, ${OFF_HINT}.`,
+    );
+  }
+  const bwrap = findOnPath('bwrap', options.searchPath);
+  if (bwrap === undefined) {
+    return unavailable(`restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: ${BUBBLEWRAP_INSTALL}, ${OFF_HINT}.`);
+  }
+  const failure = await probe(bwrap);
+  if (failure !== undefined) {
+    return unavailable(
+      `bubblewrap (${bwrap}) cannot create a sandbox here (${failure}); it needs root or unprivileged user ` +
+        `namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later an AppArmor profile ` +
+        `that allows bwrap to use them), ${OFF_HINT}.`,
+    );
+  }
+  return {
+    available: true,
+    description: `bubblewrap (${bwrap})`,
+    wrap: (argv: string[], runOptions: SandboxRunOptions): string[] => bubblewrapArguments(bwrap, argv, runOptions),
+  };
+}
+
+const cache = new Map<string, Promise<SandboxWrapper>>();
 
 /**
  * The bubblewrap sandbox, when `bwrap` is installed and works here (it needs user namespaces or
- * root): the whole file system read-only, a private /tmp, no network unless asked, new session (no
- * terminal), killed with its parent. Probed once by running `true` inside it.
+ * root): the whole file system read-only, a private /tmp and /run, new user, IPC, PID, UTS,
+ * cgroup and network namespaces (the network only for the one process that asks for it), no
+ * capabilities, a new session (no terminal), killed with its parent. Probed once per lookup (by
+ * running `true` inside it). On other systems than Linux, or without a working `bwrap`,
+ * `available` is false and `unavailableReason` says why and what to install.
  */
-export function sandboxWrapper(): Promise<SandboxWrapper> {
-  cached ??= (async () => {
-    const bwrap = findOnPath('bwrap');
-    const available = bwrap !== undefined && (await probe(bwrap));
+export function sandboxWrapper(options: SandboxLookupOptions = {}): Promise<SandboxWrapper> {
+  const resolved = { searchPath: options.searchPath ?? process.env['PATH'] ?? '', platform: options.platform ?? process.platform };
+  const key = `${resolved.platform}\0${resolved.searchPath}`;
+  let found = cache.get(key);
+  if (found === undefined) {
+    found = detect(resolved);
+    cache.set(key, found);
+  }
+  return found;
+}
+
+/** The sandbox mode of a profile (`required` unless the profile sets `sandbox: off`). */
+export function sandboxModeOf(profile: Pick<PermissionProfile, 'sandbox'>): SandboxMode {
+  return profile.sandbox ?? 'required';
+}
+
+/** The warning of a profile that sets `sandbox: off`, shown on every run. */
+export function sandboxOffWarning(profileName: string): string {
+  return (
+    `profile ${profileName} sets \`sandbox: off\`: restricted shell commands run without the operating-system sandbox ` +
+    "(they can see rho's processes and reach the network, and the shell validators are the only barrier against writes)"
+  );
+}
+
+/** What the sandbox does for a profile's restricted commands on this machine. */
+export interface SandboxStatus {
+  /** The profile's mode. */
+  mode: SandboxMode;
+  /** Whether restricted commands run inside the sandbox. */
+  active: boolean;
+  /** What sandboxes them (`bubblewrap (/usr/bin/bwrap)`), or `none`. */
+  description: string;
+  /** Set when restricted commands are refused: the sandbox is required and missing (why, how to install one). */
+  refusal?: string;
+  /** Set when commands run without the sandbox because the profile says so: to be shown on every run. */
+  warning?: string;
+}
+
+/**
+ * The one decision about the sandbox, used by the restricted shell and by `rho policy check`:
+ * required and available, it is active; required and missing, every restricted command is
+ * refused (with how to install one); `off`, commands run without it and a warning says so.
+ */
+export function sandboxStatus(profile: Pick<PermissionProfile, 'sandbox' | 'name'>, wrapper: SandboxWrapper): SandboxStatus {
+  const mode = sandboxModeOf(profile);
+  if (mode === 'off') {
     return {
-      available,
-      wrap: (argv: string[], options: SandboxRunOptions): string[] =>
-        available && bwrap ? bubblewrapArguments(bwrap, argv, options) : argv,
+      mode,
+      active: false,
+      description: 'none',
+      warning: sandboxOffWarning(profile.name),
     };
-  })();
-  return cached;
+  }
+  if (!wrapper.available) {
+    return { mode, active: false, description: wrapper.description, refusal: wrapper.unavailableReason ?? 'no sandbox is available' };
+  }
+  return { mode, active: true, description: wrapper.description };
 }

@@ -1,7 +1,7 @@
 import { defineTool, type ExecutionBackend, type ProcessExit, type ToolResult } from '@rho/core';
 import { OutputCollector } from './internal/output-collector.js';
 import { backendOf, errorMessage, resolvePath } from './internal/paths.js';
-import { runPlan, statusOf, type Plan } from './internal/plan-runner.js';
+import { runPlan, statusOf, type Plan, type PlanCommand } from './internal/plan-runner.js';
 import { failure } from './internal/result.js';
 import { runProcess } from './internal/run-process.js';
 import { ProcessSupervisor } from './internal/supervisor.js';
@@ -14,10 +14,11 @@ export const BASH_OUTPUT_TAIL_BYTES = 8000;
 /**
  * Decides whether a restricted command may run and how (see `restrictedShellGate`): either a
  * refusal whose `reason` the model reads, or the plan to execute with its environment and an
- * optional argv rewrite (the OS sandbox) applied to every program.
+ * optional rewrite of each command's argv (the OS sandbox, which can differ per command: only a
+ * network program gets the network).
  */
 export type ShellGate = (command: string) => Promise<
-  | { allowed: true; plan: Plan; env: Record<string, string | undefined>; wrap?: (argv: string[], cwd: string) => string[] }
+  | { allowed: true; plan: Plan; env: Record<string, string | undefined>; wrap?: (command: PlanCommand, cwd: string) => string[] }
   | { allowed: false; reason: string }
 >;
 
@@ -111,7 +112,7 @@ export function createBashTool(options: BashToolOptions) {
           const wrap = gated.wrap;
           exitCode = await runPlan(
             gated.plan,
-            { backend, cwd, env: gated.env, ...(wrap ? { wrap: (argv: string[]) => wrap(argv, cwd) } : {}) },
+            { backend, cwd, env: gated.env, ...(wrap ? { wrap: (planned: PlanCommand) => wrap(planned, cwd) } : {}) },
             { stdout, stderr },
             supervisor,
           );
@@ -128,7 +129,7 @@ export function createBashTool(options: BashToolOptions) {
       } catch (error) {
         return failure(`Error executing command: ${errorMessage(error)}`);
       } finally {
-        supervisor.dispose();
+        await supervisor.finish();
       }
       const durationSeconds = Math.round((performance.now() - started) / 100) / 10;
       const out = stdout.text();

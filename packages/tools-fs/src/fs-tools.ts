@@ -1,5 +1,5 @@
 import type { AnyTool, ExecutionBackend } from '@rho/core';
-import { checkWritePath, openWriteTarget, requiresApproval, type PermissionProfile } from '@rho/permissions';
+import { checkWritePath, openWriteTarget, requiresApproval, sandboxModeOf, sandboxOffWarning, type PermissionProfile, type SandboxMode } from '@rho/permissions';
 import { createBashTool } from './bash-tool.js';
 import { createEditTool } from './edit-tool.js';
 import { createGlobTool } from './glob-tool.js';
@@ -24,10 +24,15 @@ export interface FsToolsOptions {
   /** Backend to run on; defaults to the session's (`context.backend`). */
   backend?: ExecutionBackend;
   /**
-   * Run restricted commands inside the bubblewrap sandbox when it is available (`auto`, the
-   * default), or never (`off`).
+   * Overrides the profile's `sandbox`: `required` (restricted commands run inside the bubblewrap
+   * sandbox, and are refused where there is none) or `off` (they run without one).
    */
-  sandbox?: 'auto' | 'off';
+  sandbox?: SandboxMode;
+  /**
+   * Told once, when the tools are made, about a restricted shell running without the sandbox
+   * (`sandbox: off`): the CLI prints it on every run. Library code never prints.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -69,6 +74,9 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
     );
   }
   const restricted = profile.shell === 'restricted';
+  if (restricted && (options.sandbox ?? sandboxModeOf(profile)) === 'off') {
+    options.onWarning?.(sandboxOffWarning(profile.name));
+  }
   const workingDir = profile.shellWorkingDir ?? options.workingDir;
   tools.push(
     createBashTool({
@@ -76,7 +84,7 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
       mode: profile.shell,
       timeoutSeconds: profile.shellTimeoutSeconds,
       ...(workingDir === undefined ? {} : { workingDir }),
-      ...(restricted ? { gate: restrictedShellGate(profile, { sandbox: options.sandbox ?? 'auto' }) } : {}),
+      ...(restricted ? { gate: restrictedShellGate(profile, options.sandbox === undefined ? {} : { sandbox: options.sandbox }) } : {}),
       requiresApproval: approval('bash'),
     }),
   );

@@ -69,7 +69,7 @@ export function createGlobTool(options: SearchToolOptions = {}) {
           supervisor,
         );
       } finally {
-        supervisor.dispose();
+        await supervisor.finish();
       }
       splitter.end();
       if (exit.spawnError) {

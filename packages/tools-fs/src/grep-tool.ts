@@ -111,7 +111,7 @@ export function createGrepTool(options: SearchToolOptions = {}) {
           supervisor,
         );
       } finally {
-        supervisor.dispose();
+        await supervisor.finish();
       }
       if (!truncated) splitter.end();
       if (exit.spawnError) {

@@ -1,9 +1,14 @@
+import { spawn } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { builtinProfile, sandboxWrapper } from '@rho/permissions';
+import { builtinProfile, explainPolicy, sandboxWrapper } from '@rho/permissions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBashTool } from './bash-tool.js';
+import { fsTools } from './fs-tools.js';
 import { restrictedShellGate } from './restricted-shell-gate.js';
 import { call, contextFor, temporaryDirectory } from './test-support/harness.js';
 
@@ -11,6 +16,14 @@ const profile = builtinProfile('readonly')!;
 const sandboxed = createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile) });
 const unsandboxed = createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile, { sandbox: 'off' }) });
 const output = (content: string): string => (JSON.parse(content) as { output: string }).output;
+
+/** Skips where bubblewrap cannot run; under CI it must, so the test fails instead. */
+async function requireSandbox(test: { skip: (note: string) => void }): Promise<void> {
+  const wrapper = await sandboxWrapper();
+  if (wrapper.available) return;
+  if (process.env['CI'] === 'true') throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
+  test.skip('bubblewrap is not available here');
+}
 let dir: string;
 let cleanup: () => Promise<void>;
 
@@ -33,19 +46,19 @@ describe('restrictedShellGate', () => {
   });
 
   it('runs allowed commands as the checked argv, with the scrubbed environment', async () => {
-    process.env['GIT_DIR'] = '/nonexistent-rho';
+    process.env['PAGER'] = 'evil-pager';
     try {
-      const result = await call(unsandboxed, { command: 'printenv GIT_DIR || echo scrubbed' }, contextFor(dir));
-      expect(output(result.content)).toBe('scrubbed\n');
+      const result = await call(unsandboxed, { command: 'printenv PAGER' }, contextFor(dir));
+      expect(output(result.content)).toBe('cat\n');
     } finally {
-      delete process.env['GIT_DIR'];
+      delete process.env['PAGER'];
     }
   });
 
   it(
     'runs inside bubblewrap when available: a private /tmp that still shows the working directory',
     async (test) => {
-      if (!(await sandboxWrapper()).available) test.skip('bubblewrap is not available here');
+      await requireSandbox(test);
       const marker = await mkdtemp(join(tmpdir(), 'rho-outside-sandbox-'));
       try {
         // Ask for the two entries by name: a listing of the whole /tmp can be longer than the
@@ -61,4 +74,113 @@ describe('restrictedShellGate', () => {
       }
     },
   );
+
+  it('the sandbox hides the processes outside it and their environment (ps, /proc)', async (test) => {
+    await requireSandbox(test);
+    // Stands for rho: a process outside the sandbox with a secret in its environment.
+    const outsider = spawn('sleep', ['30.5'], { env: { ...process.env, FOO_TOKEN: 'tok-outside-7781' }, stdio: 'ignore' });
+    try {
+      const pid = String(outsider.pid);
+      const listed = (text: string): string[] => text.split('\n').map((line) => line.trim().split(/\s+/)[0] ?? '');
+      const insidePs = output((await call(sandboxed, { command: 'ps -eo pid,args' }, contextFor(dir))).content);
+      expect(listed(insidePs)).not.toContain(pid);
+      expect(listed(insidePs)).not.toContain(String(process.pid));
+      // The sandbox's own init, ps, and nothing else.
+      expect(insidePs.trim().split('\n').length).toBeLessThanOrEqual(4);
+      const insideEnviron = output((await call(sandboxed, { command: `cat /proc/${pid}/environ` }, contextFor(dir))).content);
+      expect(insideEnviron).not.toContain('tok-outside-7781');
+      expect(insideEnviron).toContain('No such file');
+      // The same commands without the sandbox do see them: the checks above can fail.
+      expect(listed(output((await call(unsandboxed, { command: 'ps -eo pid,args' }, contextFor(dir))).content))).toContain(pid);
+      expect(output((await call(unsandboxed, { command: `cat /proc/${pid}/environ` }, contextFor(dir))).content)).toContain('tok-outside-7781');
+    } finally {
+      outsider.kill('SIGKILL');
+    }
+  });
+
+  it('only the network program of a line gets the network: curl reaches the host, the next process of its pipeline has none', async (test) => {
+    await requireSandbox(test);
+    let requests = 0;
+    const server: Server = createServer((_request, response) => {
+      requests += 1;
+      response.end('hello-from-the-host\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const hostNet = readlinkSync('/proc/self/ns/net');
+      expect(output((await call(sandboxed, { command: `curl -s ${url}` }, contextFor(dir))).content)).toBe('hello-from-the-host\n');
+      // ls runs in the same line as curl, and in a network namespace of its own.
+      const result = await call(sandboxed, { command: `curl -s ${url} | ls -l /proc/self/ns/net` }, contextFor(dir));
+      expect(result.success).toBe(true);
+      const lsNet = /net:\[\d+\]/.exec(output(result.content))?.[0];
+      expect(lsNet).toBeDefined();
+      expect(lsNet).not.toBe(hostNet);
+      expect(requests).toBe(2);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('commands see only the allowlisted environment: no key, token or other secret of rho', async () => {
+    const secrets: Record<string, string> = {
+      OPENAI_API_KEY: 'sk-rho-test-1',
+      AWS_SECRET_ACCESS_KEY: 'aws-rho-test-2',
+      FOO_TOKEN: 'foo-rho-test-3',
+      // Names no list of secret-looking names would catch.
+      STRIPE_SK: 'sk_live_rho_test_4',
+      SENTRY_DSN: 'https://rho-test-5@sentry.example/1',
+    };
+    Object.assign(process.env, secrets);
+    try {
+      for (const tool of [sandboxed, unsandboxed]) {
+        const result = await call(tool, { command: 'cat /proc/self/environ' }, contextFor(dir));
+        const names = output(result.content).split('\0').map((entry) => entry.slice(0, entry.indexOf('=')));
+        expect(names).toContain('PATH');
+        for (const [name, value] of Object.entries(secrets)) {
+          expect(names).not.toContain(name);
+          expect(result.content).not.toContain(value);
+        }
+      }
+    } finally {
+      for (const name of Object.keys(secrets)) delete process.env[name];
+    }
+  });
+
+  it('without bubblewrap, restricted commands are refused with how to install it; `sandbox: off` runs them', async () => {
+    await writeFile(join(dir, 'keep.txt'), 'x');
+    // A PATH where bwrap is not.
+    const noBwrap = { searchPath: dir };
+    const refused = await call(createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile, { sandboxLookup: noBwrap }) }), { command: 'ls' }, contextFor(dir));
+    expect(refused.success).toBe(false);
+    expect(refused.content).toBe(
+      'Command blocked: no sandbox: restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: ' +
+        'install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora/RHEL: sudo dnf install bubblewrap; ' +
+        'Arch: sudo pacman -S bubblewrap; Alpine: sudo apk add bubblewrap; openSUSE: sudo zypper install bubblewrap), ' +
+        'or, knowing that the validators are then the only protection, set `sandbox: off` in a profile of your own.',
+    );
+    const mac = await call(createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile, { sandboxLookup: { platform: 'darwin' } }) }), { command: 'ls' }, contextFor(dir));
+    expect(mac.content).toMatch(/^Command blocked: no sandbox: rho's sandbox for restricted commands is bubblewrap, which needs Linux; on macOS rho supports no sandbox/);
+    // rho policy check gives the same answer.
+    const explained = await explainPolicy({ profile, shell: 'ls', sandboxLookup: noBwrap });
+    expect(explained).toMatchObject({ allowed: false, rule: 'sandbox.missing', sandbox: { mode: 'required', active: false } });
+    expect(refused.content).toBe(`Command blocked: no sandbox: ${explained.reason ?? ''}`);
+    // A profile that turns the sandbox off runs the command (and warns, see below).
+    const off = { ...profile, sandbox: 'off' as const };
+    const ran = await call(createBashTool({ mode: 'restricted', gate: restrictedShellGate(off, { sandboxLookup: noBwrap }) }), { command: 'ls' }, contextFor(dir));
+    expect(output(ran.content)).toBe('keep.txt\n');
+  });
+
+  it('a profile with `sandbox: off` is warned about through onWarning every time its tools are made; the default is not', () => {
+    const warnings: string[] = [];
+    const onWarning = (message: string): void => {
+      warnings.push(message);
+    };
+    fsTools({ profile, onWarning });
+    expect(warnings).toEqual([]);
+    fsTools({ profile: { ...profile, name: 'lab', sandbox: 'off' }, onWarning });
+    fsTools({ profile: { ...profile, name: 'lab', sandbox: 'off' }, onWarning });
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^profile lab sets `sandbox: off`: restricted shell commands run without the operating-system sandbox/);
+  });
 });

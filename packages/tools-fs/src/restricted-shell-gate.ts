@@ -1,48 +1,48 @@
-import { basename } from 'node:path';
-import { checkShellCommand, hardenPlan, sandboxWrapper, type PermissionProfile } from '@rho/permissions';
+import {
+  checkShellCommand,
+  commandNeedsNetwork,
+  hardenPlan,
+  sandboxStatus,
+  sandboxWrapper,
+  type PermissionProfile,
+  type SandboxLookupOptions,
+  type SandboxMode,
+} from '@rho/permissions';
 import type { ShellGate } from './bash-tool.js';
 import type { Plan } from './internal/plan-runner.js';
 
-/** Programs that need the network inside the sandbox. */
-const NETWORK_PROGRAMS = new Set(['curl', 'wget', 'ping', 'dig', 'nslookup', 'host', 'ss', 'netstat']);
+/** Options of {@link restrictedShellGate}. */
+export interface RestrictedShellGateOptions {
+  /** Overrides the profile's `sandbox` (`required` unless the profile says `off`). */
+  sandbox?: SandboxMode;
+  /** Where to look for bubblewrap (tests use a `PATH` without it). */
+  sandboxLookup?: SandboxLookupOptions;
+}
 
 /**
  * The restricted shell: the shell policy parses and checks the command; an allowed command runs
- * as its hardened plan (scrubbed environment, safe options), each program inside the sandbox
- * when one is available (`sandbox: 'off'` never uses one).
+ * as its hardened plan (allowlisted environment, safe options), each process inside a sandbox of
+ * its own, where only a network program (curl, wget) gets the network. When the profile requires
+ * the sandbox (the default) and none is available, every command is refused with what to install;
+ * `sandbox: off` runs them without one.
  */
-export function restrictedShellGate(profile: PermissionProfile, options: { sandbox?: 'auto' | 'off' } = {}): ShellGate {
-  const sandbox = options.sandbox ?? 'auto';
+export function restrictedShellGate(profile: PermissionProfile, options: RestrictedShellGateOptions = {}): ShellGate {
+  const effective: PermissionProfile = options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox };
   return async (command) => {
     const decision = await checkShellCommand(command, { profile });
     if (!decision.allowed) return { allowed: false, reason: decision.reason };
+    const wrapper = await sandboxWrapper(options.sandboxLookup);
+    const status = sandboxStatus(effective, wrapper);
+    if (status.refusal !== undefined) return { allowed: false, reason: `no sandbox: ${status.refusal}` };
     const hardened = hardenPlan(decision.plan);
     const plan: Plan = hardened.plan;
     const env = hardened.env(process.env);
-    if (sandbox === 'off') return { allowed: true, plan, env };
-    const wrapper = await sandboxWrapper();
-    if (!wrapper.available) return { allowed: true, plan, env };
-    const allowNetwork = plan.steps.some((step) =>
-      step.pipeline.some((entry) => NETWORK_PROGRAMS.has(basename(entry.argv[entry.programIndex ?? 0] ?? ''))),
-    );
+    if (!status.active) return { allowed: true, plan, env };
     return {
       allowed: true,
       plan,
       env,
-      wrap: (argv, cwd) => keepWorkingDirVisible(wrapper.wrap(argv, { cwd, allowNetwork }), cwd),
+      wrap: (planned, cwd) => wrapper.wrap(planned.argv, { cwd, allowNetwork: commandNeedsNetwork(planned) }),
     };
   };
-}
-
-/**
- * The sandbox mounts an empty private /tmp; a working directory under /tmp would vanish inside
- * it, so it is bound (read-only) back in before bubblewrap changes into it.
- */
-function keepWorkingDirVisible(argv: string[], cwd: string): string[] {
-  const chdir = argv.indexOf('--chdir');
-  if (chdir === -1 || !(cwd === '/tmp' || cwd.startsWith('/tmp/'))) return argv;
-  // Newer wrappers bind it themselves.
-  const boundAlready = argv.some((word, index) => word === '--ro-bind' && argv[index + 1] === cwd && argv[index + 2] === cwd);
-  if (boundAlready) return argv;
-  return [...argv.slice(0, chdir), '--ro-bind', cwd, cwd, ...argv.slice(chdir)];
 }

@@ -19,8 +19,8 @@ export interface PlanEnvironment {
   cwd: string;
   /** Complete environment of every process (before per-command variables). */
   env: Record<string, string | undefined>;
-  /** Rewrites each argv before it is spawned (the OS sandbox wrapper), if any. */
-  wrap?: (argv: string[]) => string[];
+  /** The argv to spawn for each command (the command inside its own OS sandbox), if not its own argv. */
+  wrap?: (command: PlanCommand) => string[];
 }
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
@@ -59,7 +59,7 @@ async function runPipeline(
   let previous: Readable | 'ignore' = 'ignore';
   for (const [index, command] of pipeline.entries()) {
     const last = index === pipeline.length - 1;
-    const argv = environment.wrap ? environment.wrap(command.argv) : command.argv;
+    const argv = environment.wrap ? environment.wrap(command) : command.argv;
     const child = environment.backend.spawn({
       argv,
       cwd: environment.cwd,

@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBashTool } from './bash-tool.js';
+import { call, contextFor, temporaryDirectory } from './test-support/harness.js';
+
+// A bash call that is stopped (timeout, cancel) returns only once nothing it started is left:
+// here the shell exits on SIGTERM at once, but its child ignores SIGTERM and would otherwise be
+// re-parented to init and keep running (the SIGKILL timer used to be cleared when the shell's
+// exit was seen).
+const bash = createBashTool({ mode: 'unrestricted', killGraceSeconds: 0.5 });
+let dir: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await temporaryDirectory());
+});
+afterEach(async () => {
+  await cleanup();
+});
+
+/** Running (not zombie) processes whose process group is `pgid`, from /proc. */
+function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
+  }
+  return members;
+}
+
+/** The shell writes its own pid (the group's id: it leads the group) and its child's, then waits. */
+const command = (pidFile: string): string => `(trap '' TERM; exec sleep 61.5) & echo "$$ $!" > ${pidFile}; echo started; wait`;
+
+async function pids(pidFile: string): Promise<{ group: number; child: number }> {
+  const [group, child] = (await readFile(pidFile, 'utf8')).trim().split(' ').map(Number);
+  return { group: group!, child: child! };
+}
+
+describe('stopping bash kills every process it started', () => {
+  it.skipIf(process.platform !== 'linux')('after a timeout, even a child that ignores SIGTERM and outlives its parent', async () => {
+    const pidFile = join(dir, 'pids');
+    const result = await call(bash, { command: command(pidFile), timeout: 1 }, contextFor(dir));
+    expect(result.metadata).toMatchObject({ timed_out: true, exit_code: -1 });
+    const { group, child } = await pids(pidFile);
+    expect(child).not.toBe(group);
+    expect(groupMembers(group)).toEqual([]);
+  });
+
+  it.skipIf(process.platform !== 'linux')('after a cancellation, even a child that ignores SIGTERM and outlives its parent', async () => {
+    const pidFile = join(dir, 'pids');
+    const controller = new AbortController();
+    const running = call(bash, { command: command(pidFile) }, contextFor(dir, controller.signal));
+    // Cancel once both processes are there.
+    while (!(await readFile(pidFile, 'utf8').then((text) => text.trim().split(' ').length === 2, () => false))) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const { group } = await pids(pidFile);
+    expect(groupMembers(group).length).toBe(2);
+    controller.abort();
+    const result = await running;
+    expect(result.metadata).toMatchObject({ cancelled: true, exit_code: -1 });
+    expect(groupMembers(group)).toEqual([]);
+  });
+});
