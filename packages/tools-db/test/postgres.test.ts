@@ -55,6 +55,7 @@ async function snapshot(): Promise<Record<string, unknown>> {
   const largeObjects = await admin`SELECT count(*)::int AS n FROM pg_largeobject_metadata`;
   const advisoryLocks = await admin`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'`;
   const adminAlive = await admin`SELECT pg_backend_pid() AS pid`;
+  const replicationSlots = await admin`SELECT slot_name FROM pg_replication_slots ORDER BY 1`;
   return {
     contents,
     schema,
@@ -71,6 +72,7 @@ async function snapshot(): Promise<Record<string, unknown>> {
     largeObjects,
     advisoryLocks,
     adminAlive,
+    replicationSlots,
     files: await readdir(hostileDir),
     // Other engineers' runs create temp entries concurrently: only names the corpus could write are compared.
     tempEntries: (await readdir(tmpdir())).filter((name) => /pwned/i.test(name)),

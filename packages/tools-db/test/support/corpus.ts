@@ -80,6 +80,23 @@ export function postgresHostile(dir: string, database: string): string[] {
     'SET ROLE NONE',
     "CREATE EXTENSION IF NOT EXISTS pgcrypto",
     'REFRESH MATERIALIZED VIEW big_spenders',
+    // Issue 14: SQL run from a string, and functions refused whatever their volatility.
+    `SELECT * FROM ts_stat($h$SELECT to_tsvector(lo_export(lo_from_bytea(0, 'x'), '${dir}/ts-stat-lo')::text)$h$)`,
+    "SELECT ts_rewrite('a'::tsquery, 'SELECT to_tsquery(pg_advisory_lock(1)::text), ''b''::tsquery')",
+    "SELECT * FROM ts_stat('SELECT to_tsvector(pg_read_file(''/etc/hostname''))')",
+    "SELECT query_to_xml('SELECT nextval(''probe_seq'')', true, false, '')",
+    "SELECT table_to_xml('pg_authid', true, false, '')",
+    "SELECT schema_to_xml('public', true, false, '')",
+    "SELECT pg_create_physical_replication_slot('pwned_slot', true)",
+    "SELECT pg_read_binary_file('/etc/hostname')",
+    "SELECT * FROM pg_ls_dir('.')",
+    'SELECT setseed(0.5)',
+    "SELECT pg_logical_emit_message(false, 'pwned', 'x')",
+    'SELECT probe_write() + 0',
+    'SELECT rolname, rolpassword FROM pg_authid',
+    'SELECT * FROM pg_hba_file_rules',
+    'SELECT * FROM pg_file_settings',
+    'SELECT query FROM pg_stat_activity',
   ];
 }
 
@@ -118,6 +135,17 @@ export const POSTGRES_READS: string[] = [
   "SELECT string_agg(name, ', ' ORDER BY name) FROM genre",
   'SELECT t.name, il.quantity FROM invoice_line il JOIN track t USING (track_id) WHERE il.invoice_id = 1',
   'SELECT * FROM invoice ORDER BY total DESC FETCH FIRST 5 ROWS ONLY',
+  // Issue 14: functions allowed by the server's catalog (immutable, stable, harmless volatile).
+  'SELECT extract(year FROM invoice_date) AS y, count(*) FROM invoice GROUP BY 1 ORDER BY 1',
+  "SELECT jsonb_build_object('id', artist_id, 'name', name) ->> 'name' FROM artist LIMIT 5",
+  'SELECT name, lag(milliseconds) OVER (ORDER BY track_id), ntile(4) OVER (ORDER BY milliseconds) FROM track LIMIT 10',
+  'SELECT random() < 2 AS r, gen_random_uuid() IS NOT NULL AS u, clock_timestamp() >= now() AS t',
+  "SELECT pg_size_pretty(pg_total_relation_size('track'))",
+  "SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'",
+  'SELECT rolname, rolcanlogin FROM pg_roles',
+  "SELECT split_part(email, '@', 2) AS domain, count(*) FROM customer GROUP BY 1",
+  'SELECT first_name, age(now(), hire_date) FROM employee',
+  "SELECT 'C:\\temp' AS path",
 ];
 
 /** MariaDB statements that must not change anything in readonly mode (root connection). */
@@ -194,6 +222,19 @@ export function mysqlHostile(dir: string, database: string, sentinelId: number):
     'SELECT * FROM Artist LOCK IN SHARE MODE',
     "DO (SELECT 1 FROM Artist WHERE Name = 'x')",
     'SHUTDOWN',
+    // Issue 14: what MariaDB reads differently from node-sql-parser, and functions off the allowlist.
+    `SELECT Name --1 INTO OUTFILE '${dir}/outfile-minus' FROM Artist`,
+    `SELECT Name --1 INTO DUMPFILE '${dir}/dumpfile-minus' FROM Artist LIMIT 1`,
+    "SELECT Name --1, LOAD_FILE('/etc/hostname') FROM Artist",
+    'SELECT Name --1 + SLEEP(1) FROM Artist LIMIT 1',
+    'SELECT 1 --\u00a0x, SLEEP(1)',
+    'SELECT 1 /*!50000 , SLEEP(1) */',
+    "SELECT GET_LOCK('pwned', 0)",
+    "SELECT IS_FREE_LOCK('pwned')",
+    'SELECT User, Password FROM mysql.user',
+    'SELECT * FROM mysql.global_priv',
+    'SELECT INFO FROM information_schema.PROCESSLIST',
+    'SHOW GRANTS',
   ];
 }
 
@@ -232,6 +273,17 @@ export const MYSQL_READS: string[] = [
   'SHOW TABLES',
   'DESCRIBE Track',
   '(SELECT Name FROM Genre ORDER BY Name LIMIT 3)',
+  // Issue 14: the server's own reading (sql_mode read from the session) and read-only built-ins.
+  "SHOW VARIABLES LIKE 'max_connections'",
+  "SHOW TABLE STATUS LIKE 'Track'",
+  'SELECT Name FROM Artist WHERE ArtistId = 3 --1',
+  'SELECT `Name` FROM `Track` WHERE `Name` = "Balls to the Wall"',
+  "SELECT 'it\\'s' AS s",
+  'SELECT DATE_ADD(InvoiceDate, INTERVAL 1 MONTH), DATEDIFF(NOW(), InvoiceDate) FROM Invoice LIMIT 5',
+  "SELECT SUBSTRING_INDEX(Email, '@', -1) AS domain, COUNT(*) FROM Customer GROUP BY domain",
+  'SELECT NTILE(4) OVER (ORDER BY Total) AS quartile, Total FROM Invoice',
+  'SELECT JSON_EXTRACT(\'{"a": 1}\', \'$.a\') AS a',
+  'SELECT RAND() < 2 AS r, UUID() IS NOT NULL AS u',
 ];
 
 /** SQLite statements that must not change anything in readonly mode. */
