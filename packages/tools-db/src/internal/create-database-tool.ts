@@ -1,11 +1,9 @@
-import { constants } from 'node:fs';
-import { mkdir, open, realpath, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { defineTool } from '@rho/core';
 import type { Tool, ToolResult } from '@rho/core';
-import { checkSql, checkWritePath, requiresApproval } from '@rho/permissions';
-import type { PermissionProfile } from '@rho/permissions';
+import { checkSql, checkWritePath, openWriteTarget, requiresApproval } from '@rho/permissions';
+import type { PermissionProfile, WriteTarget } from '@rho/permissions';
 import type { DatabaseConfig, DatabaseType } from '../database-config.js';
 import { AliasConnection } from './connection-cache.js';
 import { CsvWriter } from './csv-writer.js';
@@ -113,7 +111,7 @@ export function createDatabaseTool(
     "'list_tables' lists tables and views (table_pattern: SQL LIKE pattern, default %; schema optional), " +
     "'describe' shows a table's columns, primary key, foreign keys and indexes (table_name, schema optional), " +
     `'query' runs one SQL statement and shows up to row_limit rows (default ${DEFAULT_ROW_LIMIT}, at most ${MAX_ROW_LIMIT}) with the exact count of rows left out, ` +
-    "'export_query' streams every row of one query to a new CSV file at export_path (never overwrites). " +
+    "'export_query' streams every row of one query to a new CSV file at export_path, which must end in .csv (or .tsv for tab-separated) and not exist yet. " +
     `Access: ${accessText}.`;
 
   const parameters = {
@@ -136,7 +134,7 @@ export function createDatabaseTool(
         maximum: MAX_ROW_LIMIT,
         default: DEFAULT_ROW_LIMIT,
       },
-      export_path: { type: 'string', description: "New CSV file for 'export_query'; relative paths resolve against the working directory." },
+      export_path: { type: 'string', description: "New .csv or .tsv file for 'export_query'; relative paths resolve against the working directory." },
     },
     required: aliases.length <= 1 ? ['operation'] : ['database', 'operation'],
     additionalProperties: false,
@@ -285,31 +283,33 @@ export function createDatabaseTool(
     if (exportPath === undefined || exportPath.trim() === '') return failure('No export_path provided');
     if (sql === undefined || sql.trim() === '') return failure('No SQL query provided');
     const requested = resolve(workingDir, exportPath);
-    // An export is a new file, whatever the profile's file_write mode: never an overwrite, and
-    // never in a sensitive location (judged on the resolved real path).
-    const pathDecision = await checkWritePath(requested, {
-      profile: { ...settings.profile, fileWrite: 'create-only' },
-      workingDir,
-    });
+    // The one write decision of @rho/permissions (the one `rho policy check --write PATH --via
+    // export_query` shows): a new .csv/.tsv file, inside the working directory or the profile's
+    // file_write.roots, never a sensitive or auto-executed name, whatever the file_write mode.
+    const pathDecision = await checkWritePath(exportPath, { profile: settings.profile, workingDir, writer: 'export' });
     if (!pathDecision.allowed) return failure(`Export blocked: ${pathDecision.reason}`, { blocked: true, rule: pathDecision.rule });
     const refusal = await policy(alias, sql);
     if (refusal !== undefined) return failure(`Query blocked: ${refusal}`, { blocked: true });
     const realPath = pathDecision.realPath;
-    const parent = dirname(realPath);
-    await mkdir(parent, { recursive: true });
-    // The folders just created must still be where the check said (no link swapped in).
-    if ((await realpath(parent)) !== parent) return failure(`Export blocked: the folder ${parent} changed while it was being created; nothing was written.`);
+    // Create the file relative to its parent directory, opened once without following links: a
+    // link swapped into the path after the decision cannot redirect the export.
+    let target: WriteTarget;
+    try {
+      target = await openWriteTarget(realPath, { createParents: true });
+    } catch (error) {
+      return failure(`Export blocked: ${messageOf(error)}`, { blocked: true });
+    }
     let file: FileHandle;
     try {
-      // O_EXCL never overwrites, O_NOFOLLOW never follows a link planted at the path.
-      file = await open(realPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+      file = await target.openExclusive(0o644);
     } catch (error) {
+      target.close();
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         return failure(`File already exists: ${requested}. export_query never overwrites a file; choose a new export_path.`);
       }
       throw error;
     }
-    const writer = new CsvWriter(file);
+    const writer = new CsvWriter(file, undefined, realPath.toLowerCase().endsWith('.tsv') ? '\t' : ',');
     let columnNames: string[] = [];
     let rowCount = 0;
     let keep = false;
@@ -332,7 +332,8 @@ export function createDatabaseTool(
       return failure(`${driver.label} export error: ${messageOf(error)}`);
     } finally {
       await file.close();
-      if (!keep) await unlink(realPath).catch(() => undefined);
+      if (!keep) await target.remove().catch(() => undefined);
+      target.close();
     }
     return {
       content: `Exported ${rowCount} rows (${columnNames.length} columns) to ${requested} (${writer.bytes} bytes)`,
