@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { builtinProfile } from './builtin-profiles.js';
 import { checkShellCommand } from './check-shell-command.js';
@@ -11,6 +14,15 @@ interface CorpusCase {
   effect?: Record<string, string>;
 }
 
+const SETUP_ENV = (home: string): NodeJS.ProcessEnv => ({
+  PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+  HOME: home,
+  GIT_AUTHOR_NAME: 'test',
+  GIT_AUTHOR_EMAIL: 'test@example.com',
+  GIT_COMMITTER_NAME: 'test',
+  GIT_COMMITTER_EMAIL: 'test@example.com',
+  GIT_CONFIG_NOSYSTEM: '1',
+});
 const corpus = JSON.parse(readFileSync(new URL('../test/shell-corpus.json', import.meta.url), 'utf8')) as CorpusCase[];
 
 describe('shell corpus', () => {
@@ -18,8 +30,18 @@ describe('shell corpus', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(150);
     expect(corpus.filter((entry) => entry.allowed).length).toBeGreaterThanOrEqual(40);
   });
+  test('has at least as many legitimate lines as abuses', () => {
+    expect(corpus.filter((entry) => entry.allowed).length).toBeGreaterThanOrEqual(corpus.filter((entry) => !entry.allowed).length);
+  });
   test.each(corpus.map((entry) => [entry.command, entry] as const))('%s', async (_command, entry) => {
-    const decision = await checkShellCommand(entry.command.replaceAll('{PORT}', '8080'));
+    // The line is checked in its prepared working directory: patterns expand and `< FILE` resolves there.
+    const cwd = mkdtempSync(join(tmpdir(), 'rho-corpus-check-'));
+    if (entry.setup) {
+      const setup = spawnSync('bash', ['-c', entry.setup], { cwd, env: SETUP_ENV(cwd), encoding: 'utf8' });
+      expect(setup.status, `setup failed: ${setup.stderr}`).toBe(0);
+    }
+    const decision = await checkShellCommand(entry.command.replaceAll('{PORT}', '8080'), { cwd });
+    rmSync(cwd, { recursive: true, force: true });
     const summary = decision.allowed ? 'allowed' : `refused (${decision.rule}: ${decision.reason})`;
     expect(summary.startsWith(entry.allowed ? 'allowed' : 'refused'), `${entry.why}: ${summary}`).toBe(true);
   });
@@ -82,8 +104,8 @@ describe('refusals that are not about effects', () => {
     ['echo "$HOME"', 'shell.expansion'],
     ['less a.txt', 'shell.allowlist'],
     ['cd src && ls', 'shell.allowlist'],
-    ['cat <<EOF\nhi\nEOF', 'shell.redirect'],
-    ['jq . <<< "{}"', 'shell.redirect'],
+    ['cat <<EOF\n$HOME\nEOF', 'shell.expansion'],
+    ['cat <<EOF | wc -l\nhi\nEOF', 'shell.redirect'],
     ['sort < a.txt', 'shell.redirect'],
     ['ls |& cat', 'shell.construct'],
     ['! ls', 'shell.construct'],
@@ -94,7 +116,7 @@ describe('refusals that are not about effects', () => {
     ['ls \\\n-la', 'shell.parse'],
     ['FOO=1', 'shell.assignment'],
     ['LD_PRELOAD=x.so ls', 'shell.assignment'],
-    ['tail -f log.txt | rg x', 'shell.allowlist'],
+    ['tail -f log.txt | ag x', 'shell.allowlist'],
     ['curl file:///etc/passwd', 'program.curl'],
     ['curl example.com', 'program.curl'],
     ['ping example.com', 'program.ping'],

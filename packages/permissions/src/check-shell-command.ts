@@ -1,7 +1,10 @@
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { parseBash } from './internal/bash-parser.js';
 import { assignmentAllowed, checkArgv } from './internal/program-rules.js';
-import { ShellRefusal, wordValue } from './internal/shell-words.js';
+import { expandGlob } from './internal/glob-expand.js';
+import { ShellRefusal, wordText, wordValue } from './internal/shell-words.js';
 import type { PermissionProfile } from './permission-profile.js';
 
 /** One command to spawn, exactly as it must run: no shell reads it again. */
@@ -12,6 +15,12 @@ export interface ShellCommand {
   programIndex?: number;
   /** Variables the command line set for this command (`LC_ALL=C sort`): locale, TZ, COLUMNS, LINES, NO_COLOR only. */
   env?: Record<string, string>;
+  /**
+   * Standard input of the command, instead of the previous command's output (or nothing): a file
+   * of the working directory (`< f.csv`, resolved to its real absolute path when the line was
+   * checked), or literal text (`<<< word`, `<<EOF ... EOF`).
+   */
+  stdin?: { file: string } | { text: string };
   /** Standard output goes to /dev/null (`>/dev/null`). */
   stdoutToDevNull?: boolean;
   /** Standard error goes to /dev/null (`2>/dev/null`). */
@@ -64,6 +73,12 @@ export type ShellDecision =
 export interface CheckShellCommandOptions {
   /** The profile; an unrestricted shell mode allows everything (run by bash). */
   profile?: PermissionProfile;
+  /**
+   * The directory the command will run in (absolute). With it, unquoted file name patterns
+   * (`src/*.ts`) are expanded inside it with bash's rules and `< FILE` may read a file inside it;
+   * without it both are refused.
+   */
+  cwd?: string;
 }
 
 const MAX_COMMAND_LENGTH = 100_000;
@@ -71,6 +86,7 @@ const MAX_COMMAND_LENGTH = 100_000;
 class PlanBuilder {
   readonly steps: ShellPlan['steps'] = [];
   readonly commands: string[][] = [];
+  constructor(readonly cwd: string | undefined) {}
 }
 
 function redirectTarget(node: Node): string {
@@ -81,9 +97,65 @@ function redirectTarget(node: Node): string {
 
 type Target = 'stdout' | 'stderr' | 'null';
 
-function applyRedirect(node: Node, state: { out: Target; error: Target }): void {
-  if (node.type === 'heredoc_redirect' || node.type === 'herestring_redirect') {
-    throw new ShellRefusal('shell.redirect', 'here-documents and here-strings are not allowed in restricted mode; pass the text as an argument or a file');
+interface RedirectState {
+  out: Target;
+  error: Target;
+  stdin?: { file: string } | { text: string };
+}
+
+const HEREDOC_PARTS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end']);
+
+function heredocText(node: Node): string {
+  const start = node.namedChildren.find((child) => child.type === 'heredoc_start');
+  const body = node.namedChildren.find((child) => child.type === 'heredoc_body');
+  const extra = node.namedChildren.find((child) => !HEREDOC_PARTS.has(child.type));
+  if (extra) {
+    throw new ShellRefusal('shell.redirect', `a here-document followed by more commands on its first line (${JSON.stringify(extra.text.slice(0, 40))}) is not supported in restricted mode; end the line after <<WORD`);
+  }
+  if (!start) throw new ShellRefusal('shell.parse', 'here-document without a delimiter');
+  const quotedDelimiter = /['"\\]/.test(start.text);
+  let text = body?.text ?? '';
+  if (!quotedDelimiter) {
+    const expansion = body?.namedChildren.find((child) => child.type !== 'heredoc_content');
+    if (expansion || /[$`\\]/.test(text)) {
+      throw new ShellRefusal('shell.expansion', `the here-document's text contains $, \` or \\, which bash would expand; quote its delimiter (<<'${start.text}') for literal text`);
+    }
+  }
+  const operator = node.children.find((child) => !child.isNamed)?.type ?? '<<';
+  if (operator === '<<-') text = text.replace(/^\t+/gm, '');
+  return text;
+}
+
+function stdinFile(node: Node, target: string, cwd: string | undefined): { file: string } {
+  if (cwd === undefined) {
+    throw new ShellRefusal('shell.redirect', `${node.text}: reading a file as standard input needs the working directory, which this check was not given; name the file as an argument`);
+  }
+  let real: string;
+  let root: string;
+  try {
+    root = realpathSync(cwd);
+    real = realpathSync(resolve(cwd, target));
+  } catch {
+    throw new ShellRefusal('shell.redirect', `${node.text}: ${target} does not exist in the working directory`);
+  }
+  const inside = relative(root, real);
+  if (inside.startsWith('..') || isAbsolute(inside)) {
+    throw new ShellRefusal('shell.redirect', `${node.text}: standard input may only come from a file inside the working directory (${target} is ${real}); name the file as an argument of a reader such as cat`);
+  }
+  if (!statSync(real).isFile()) throw new ShellRefusal('shell.redirect', `${node.text}: ${target} is not a regular file`);
+  return { file: real };
+}
+
+function applyRedirect(node: Node, state: RedirectState, cwd: string | undefined): void {
+  if (node.type === 'heredoc_redirect') {
+    state.stdin = { text: heredocText(node) };
+    return;
+  }
+  if (node.type === 'herestring_redirect') {
+    const word = node.namedChildren.at(-1);
+    if (!word) throw new ShellRefusal('shell.redirect', 'here-string without text');
+    state.stdin = { text: `${wordValue(word)}\n` };
+    return;
   }
   if (node.type !== 'file_redirect') throw new ShellRefusal('shell.redirect', `${node.type} is not allowed in restricted mode`);
   const descriptorNode = node.namedChildren.find((child) => child.type === 'file_descriptor');
@@ -94,9 +166,14 @@ function applyRedirect(node: Node, state: { out: Target; error: Target }): void 
   const refuseThis = (): never => {
     throw new ShellRefusal(
       'shell.redirect',
-      `redirection ${node.text} is not allowed in restricted mode: only >/dev/null, 2>/dev/null, &>/dev/null and 2>&1 are (commands may not write files; read files by naming them)`,
+      `redirection ${node.text} is not allowed in restricted mode: only >/dev/null, 2>/dev/null, &>/dev/null, 2>&1, < FILE (inside the working directory), <<< and <<EOF are (commands may not write files)`,
     );
   };
+  if (operator === '<') {
+    if (descriptor !== '0') refuseThis();
+    state.stdin = stdinFile(node, target, cwd);
+    return;
+  }
   if (operator === '>' || operator === '>>' || operator === '>|') {
     if (target !== '/dev/null') refuseThis();
     if (descriptor === '1') state.out = 'null';
@@ -159,22 +236,26 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
         break;
       case 'comment':
         break;
-      default:
-        argv.push(wordValue(child));
+      default: {
+        const word = wordText(child, true, builder.cwd !== undefined);
+        if (word.glob && builder.cwd !== undefined) argv.push(...expandGlob(word.pattern, word.value, builder.cwd));
+        else argv.push(word.value);
         break;
+      }
     }
   }
   if (argv.length === 0) {
     throw new ShellRefusal('shell.assignment', 'a command line that only sets variables does nothing in restricted mode (variables do not carry over)');
   }
   builder.commands.push(argv);
-  const state: { out: Target; error: Target } = { out: 'stdout', error: 'stderr' };
-  for (const redirect of [...redirects, ...extraRedirects]) applyRedirect(redirect, state);
+  const state: RedirectState = { out: 'stdout', error: 'stderr' };
+  for (const redirect of [...redirects, ...extraRedirects]) applyRedirect(redirect, state, builder.cwd);
   const checked = checkArgv(argv);
   builder.commands.pop();
   builder.commands.push(...checked.checked);
   const command: ShellCommand = { argv: checked.argv };
   if (checked.programIndex > 0) command.programIndex = checked.programIndex;
+  if (state.stdin) command.stdin = state.stdin;
   if (Object.keys(environment).length > 0) command.env = environment;
   if (state.out === 'null') command.stdoutToDevNull = true;
   if (state.error === 'null') command.stderrToDevNull = true;
@@ -298,7 +379,7 @@ export async function checkShellCommand(command: string, options: CheckShellComm
     const argv = ['bash', '-c', command];
     return { allowed: true, rule: 'shell.unrestricted', plan: { steps: [{ operator: 'start', pipeline: [{ argv }] }] }, commands: [argv] };
   }
-  const builder = new PlanBuilder();
+  const builder = new PlanBuilder(options.cwd);
   try {
     const plan = await decide(command, builder);
     return { allowed: true, rule: 'shell.allowlist', plan, commands: builder.commands };

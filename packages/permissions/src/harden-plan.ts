@@ -42,6 +42,11 @@ const GIT_CONFIG_OVERRIDES = [
   '-c', 'gpg.x509.program=gpgsm',
   '-c', 'credential.helper=',
   '-c', 'protocol.allow=never',
+  // The manual is never opened (the validator refuses every help path); if it were, `info` runs
+  // without reading man.viewer, man.<tool>.cmd or help.browser from the repository's config.
+  '-c', 'help.format=info',
+  '-c', 'help.autocorrect=0',
+  '-c', 'log.showSignature=false',
 ];
 const GIT_DIFF_COMMANDS = new Set(['diff', 'log', 'show', 'whatchanged', 'diff-tree', 'diff-files', 'diff-index', 'stash']);
 const GIT_TEXTCONV_COMMANDS = new Set(['blame', 'annotate', 'grep']);
@@ -95,6 +100,12 @@ function hardenProgram(argv: string[], index: number): string[] {
       }
       return [...before, ...hardened];
     }
+    case 'tar':
+      // A HOST:PATH archive name (from -f or $TAPE) would be read over rsh/ssh.
+      return [...before, 'tar', '--force-local', ...rest];
+    case 'rg':
+      // RIPGREP_CONFIG_PATH could add options nobody checked.
+      return [...before, 'rg', '--no-config', ...rest];
     case 'sed':
       return [...before, 'sed', '--sandbox', ...rest];
     case 'awk':
@@ -115,6 +126,10 @@ function hardenProgram(argv: string[], index: number): string[] {
 function hardenCommand(command: ShellCommand): ShellCommand {
   const index = command.programIndex ?? 0;
   const argv = hardenProgram(command.argv, index);
+  if (command.argv[index] === 'git') {
+    // /etc/gitconfig is not the user's; the repository's own config is overridden by the -c options above.
+    return { ...command, argv, env: { ...command.env, GIT_CONFIG_NOSYSTEM: '1' } };
+  }
   return { ...command, argv };
 }
 

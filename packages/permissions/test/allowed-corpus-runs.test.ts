@@ -46,20 +46,24 @@ function runPipeline(
 ): Promise<{ status: number; output: string }> {
   return new Promise((resolve) => {
     let output = '';
-    let input: Readable | 'ignore' = 'ignore';
+    let input: Readable | 'ignore' | number = 'ignore';
     let lastStatus = 0;
     let remaining = pipeline.length;
     const devNull = openSync('/dev/null', 'w');
     pipeline.forEach((command, index) => {
       const last = index === pipeline.length - 1;
       const argv = options.wrap(command.argv);
+      const own = command.stdin;
+      if (own && typeof input === 'object') input.destroy();
+      const stdin = own ? ('file' in own ? openSync(own.file, 'r') : 'pipe') : input;
       const child = spawn(argv[0] as string, argv.slice(1), {
         cwd: options.cwd,
         env: { ...options.env, ...command.env },
-        stdio: [input, command.stdoutToDevNull ? devNull : 'pipe', command.stderrToDevNull ? devNull : 'pipe'],
+        stdio: [stdin, command.stdoutToDevNull ? devNull : 'pipe', command.stderrToDevNull ? devNull : 'pipe'],
       });
+      if (own && 'text' in own) child.stdin?.end(own.text);
       // The child holds its own copy of the pipe; the parent's end must not read from it or keep it open.
-      if (input !== 'ignore') input.destroy();
+      if (typeof input === 'object' && !own) input.destroy();
       const stdout = child.stdout;
       if (command.stderrToStdout && child.stderr) {
         if (last || command.stdoutToDevNull) child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -104,9 +108,9 @@ describe.each([false, true])('allowed corpus lines run (sandboxed: %s)', (sandbo
   test.each(allowed.map((entry) => [entry.command, entry] as const))('%s', async (_name, entry) => {
     const sandbox = await sandboxWrapper();
     if (sandboxed && !sandbox.available) return;
-    const decision = await checkShellCommand(entry.command.replaceAll('{PORT}', String(port)));
-    if (!decision.allowed) throw new Error(`refused: ${decision.reason}`);
     const scratch = await setupScratch(entry);
+    const decision = await checkShellCommand(entry.command.replaceAll('{PORT}', String(port)), { cwd: scratch });
+    if (!decision.allowed) throw new Error(`refused: ${decision.reason}`);
     const hardened = hardenPlan(decision.plan);
     const env = hardened.env({ ...process.env, HOME: join(scratch, '.home') });
     const wrap = sandboxed

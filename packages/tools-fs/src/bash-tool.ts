@@ -17,7 +17,7 @@ export const BASH_OUTPUT_TAIL_BYTES = 8000;
  * optional rewrite of each command's argv (the OS sandbox, which can differ per command: only a
  * network program gets the network).
  */
-export type ShellGate = (command: string) => Promise<
+export type ShellGate = (command: string, cwd: string) => Promise<
   | { allowed: true; plan: Plan; env: Record<string, string | undefined>; wrap?: (command: PlanCommand, cwd: string) => string[] }
   | { allowed: false; reason: string }
 >;
@@ -91,7 +91,7 @@ export function createBashTool(options: BashToolOptions) {
       let gated: Awaited<ReturnType<ShellGate>> | undefined;
       if (restricted && options.gate) {
         try {
-          gated = await options.gate(command);
+          gated = await options.gate(command, cwd);
         } catch (error) {
           return failure(`Command blocked: the shell policy could not check it (${errorMessage(error)})`);
         }
@@ -129,7 +129,7 @@ export function createBashTool(options: BashToolOptions) {
       } catch (error) {
         return failure(`Error executing command: ${errorMessage(error)}`);
       } finally {
-        await supervisor.finish();
+        supervisor.dispose();
       }
       const durationSeconds = Math.round((performance.now() - started) / 100) / 10;
       const out = stdout.text();

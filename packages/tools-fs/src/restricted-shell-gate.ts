@@ -28,8 +28,9 @@ export interface RestrictedShellGateOptions {
  */
 export function restrictedShellGate(profile: PermissionProfile, options: RestrictedShellGateOptions = {}): ShellGate {
   const effective: PermissionProfile = options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox };
-  return async (command) => {
-    const decision = await checkShellCommand(command, { profile });
+  return async (command, cwd) => {
+    // The working directory lets the policy expand file name patterns (src/*.ts) and read `< FILE` inside it.
+    const decision = await checkShellCommand(command, { profile, cwd });
     if (!decision.allowed) return { allowed: false, reason: decision.reason };
     const wrapper = await sandboxWrapper(options.sandboxLookup);
     const status = sandboxStatus(effective, wrapper);

@@ -101,6 +101,7 @@ export function awkProgramProblem(program: string): string | undefined {
     const next = tokens[index + 1];
     if (token.kind === 'identifier') {
       if (token.text === 'system') return 'awk system() runs a shell command';
+      if (token.text === 'ENVIRON') return 'awk ENVIRON reads the environment, which can hold secrets';
       if (token.text === 'getline') {
         // `getline <file` and `getline var <file`: a `<` before the end of the expression.
         for (let ahead = index + 1; ahead < tokens.length; ahead += 1) {

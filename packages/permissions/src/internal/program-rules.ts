@@ -1,5 +1,6 @@
 import { awkProgramProblem } from './awk-program.js';
 import { abbreviatesAny, parseOptions, type OptionSpec, type ParsedOption } from './option-parser.js';
+import { PRINTABLE_VARIABLES, READER_SPECS } from './reader-specs.js';
 import { sedScriptProblem } from './sed-script.js';
 import { ShellRefusal } from './shell-words.js';
 
@@ -14,17 +15,17 @@ export interface CheckedArgv {
 }
 
 /**
- * Programs none of whose options writes a file, runs a program, or changes the system, so every
- * option is accepted (abbreviations included: whatever they expand to is harmless).
+ * Programs that print their arguments or ignore them: every word is text, none is an option that
+ * could write, run or read anything (`echo -e`, `printf FORMAT`, `true --anything`).
  */
-export const READER_PROGRAMS: ReadonlySet<string> = new Set([
-  'cat', 'head', 'tail', 'wc', 'cut', 'nl', 'fold', 'fmt', 'pr', 'expand', 'unexpand', 'column', 'comm', 'cmp',
-  'diff', 'paste', 'join', 'tac', 'rev', 'seq', 'basename', 'dirname', 'realpath', 'readlink', 'md5sum', 'sha1sum',
-  'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum', 'shasum', 'md5', 'strings', 'od', 'hexdump',
-  'stat', 'echo', 'printf', 'pwd', 'whoami', 'uname', 'uptime', 'free', 'ps', 'netstat', 'id', 'groups', 'nproc',
-  'arch', 'which', 'whereis', 'printenv', 'true', 'false', 'tr', 'grep', 'egrep', 'fgrep', 'zgrep', 'zcat', 'jq',
-  'zipinfo', 'ls', 'du', 'df', 'locate', 'dig', 'nslookup', 'host',
-]);
+const TEXT_PROGRAMS: ReadonlySet<string> = new Set(['echo', 'printf', 'true', 'false']);
+
+/**
+ * Programs none of whose options writes a file, runs a program, reads the environment or changes
+ * the system, so `xargs` may run them with words it reads from its input (which are never
+ * checked). Run directly, each still has its exact option grammar checked (READER_SPECS).
+ */
+export const READER_PROGRAMS: ReadonlySet<string> = new Set([...Object.keys(READER_SPECS), ...TEXT_PROGRAMS]);
 
 type Validator = (argv: string[]) => CheckedArgv;
 
@@ -43,26 +44,6 @@ function simple(program: string, spec: OptionSpec, check?: (options: ParsedOptio
   return (argv) => {
     const { options, operands } = parseOptions(program, argv.slice(1), spec);
     check?.(options, operands);
-    return { argv, programIndex: 0, checked: [argv] };
-  };
-}
-
-function readerExcept(program: string, deniedShort: string, deniedLong: readonly string[], singleDashLong = false): Validator {
-  return (argv) => {
-    for (const argument of argv.slice(1)) {
-      if (argument === '--') break;
-      if (argument.startsWith('--') || (singleDashLong && argument.startsWith('-') && argument.length > 2)) {
-        const name = argument.replace(/^--?/, '').split('=')[0] ?? '';
-        const denied = singleDashLong ? deniedLong.find((item) => item === name) : abbreviatesAny(name, deniedLong);
-        if (denied) refuse(program, `${program} --${denied} is not allowed in restricted mode (it writes, deletes or runs something)`);
-        continue;
-      }
-      if (argument.startsWith('-') && argument.length > 1) {
-        for (const character of argument.slice(1)) {
-          if (deniedShort.includes(character)) refuse(program, `${program} -${character} is not allowed in restricted mode (it writes, deletes or runs something)`);
-        }
-      }
-    }
     return { argv, programIndex: 0, checked: [argv] };
   };
 }
@@ -182,7 +163,7 @@ const GIT_READ_COMMANDS = new Set([
 const GIT_GLOBAL: OptionSpec = {
   flags: 'P',
   valued: 'C',
-  long: ['no-pager', 'version', 'help', 'no-replace-objects', 'literal-pathspecs', 'glob-pathspecs', 'noglob-pathspecs', 'icase-pathspecs', 'no-optional-locks', 'no-advice'],
+  long: ['no-pager', 'version', 'no-replace-objects', 'literal-pathspecs', 'glob-pathspecs', 'noglob-pathspecs', 'icase-pathspecs', 'no-optional-locks', 'no-advice'],
   stopAtOperand: true,
 };
 
@@ -191,6 +172,9 @@ function gitGenericOptions(subcommand: string, args: readonly string[]): void {
     if (argument === '--') break;
     if (argument.startsWith('--')) {
       const name = argument.slice(2).split('=')[0] ?? '';
+      if (name.length > 0 && ('help'.startsWith(name) || name.startsWith('help'))) {
+        refuse('git', `git ${subcommand} --${name} opens the manual through the configured viewer (help.format, man.viewer, man.<tool>.cmd), which runs a program; use git ${subcommand} -h`);
+      }
       if (GIT_EXACT_SAFE.has(name)) continue;
       const denied = abbreviatesAny(name, GIT_DENIED_LONG);
       if (denied) refuse('git', `git ${subcommand} --${name}${name === denied ? '' : ` (abbreviates --${denied})`} is not allowed in restricted mode: it writes files or runs external programs`);
@@ -263,7 +247,14 @@ const git: Validator = (argv) => {
       if (args[0] !== 'list') refuse('git', 'git worktree: only "worktree list" is allowed in restricted mode');
       break;
     case 'help':
-      refuse('git', 'git help opens a pager or browser; use git COMMAND -h');
+      refuse('git', 'git help opens the manual through the configured viewer (man.<tool>.cmd, help.browser), which runs a program; use git COMMAND -h');
+      break;
+    case 'describe':
+      for (const argument of args) {
+        if (argument === '--') break;
+        const denied = argument.startsWith('--') ? abbreviatesAny(argument.slice(2).split('=')[0] ?? '', ['dirty', 'broken']) : undefined;
+        if (denied) refuse('git', `git describe --${denied} refreshes and rewrites .git/index; describe the commit without it`);
+      }
       break;
     default:
       break;
@@ -273,36 +264,100 @@ const git: Validator = (argv) => {
 
 // ---------- archives and compression ----------
 const tarSpec: OptionSpec = {
-  flags: 'tvzjJaZ',
-  valued: 'fCT',
+  flags: 'txOvzjJaZiB',
+  valued: 'fCTXKNbH',
   long: [
-    'list', 'file=', 'gzip', 'gunzip', 'bzip2', 'xz', 'lzma', 'lzip', 'zstd', 'auto-compress', 'verbose', 'directory=', 'exclude=', 'wildcards',
-    'no-wildcards', 'anchored', 'no-anchored', 'numeric-owner', 'full-time', 'utc', 'quoting-style=', 'ignore-case', 'occurrence?', 'null',
-    'files-from=', 'show-transformed-names', 'help', 'version',
+    'list', 'extract', 'get', 'to-stdout', 'file=', 'directory=', 'files-from=', 'exclude-from=', 'starting-file=', 'newer=', 'after-date=',
+    'blocking-factor=', 'record-size=', 'format=', 'exclude=', 'exclude-vcs', 'exclude-caches', 'gzip', 'gunzip', 'ungzip', 'bzip2', 'xz', 'lzma',
+    'lzip', 'lzop', 'zstd', 'compress', 'uncompress', 'auto-compress', 'verbose', 'wildcards', 'no-wildcards', 'wildcards-match-slash',
+    'no-wildcards-match-slash', 'anchored', 'no-anchored', 'ignore-case', 'no-ignore-case', 'numeric-owner', 'full-time', 'utc',
+    'quoting-style=', 'occurrence?', 'null', 'no-null', 'show-transformed-names', 'transform=', 'xform=', 'strip-components=', 'ignore-zeros',
+    'read-full-records', 'force-local', 'no-recursion', 'recursion', 'unquote', 'no-unquote', 'verbatim-files-from', 'no-verbatim-files-from',
+    'block-number', 'totals?', 'help', 'usage', 'version',
   ],
 };
-const tar: Validator = (argv) => {
-  let args = argv.slice(1);
-  const first = args[0];
-  if (first !== undefined && !first.startsWith('-')) args = [`-${first}`, ...args.slice(1)];
-  const { options } = parseOptions('tar', args, tarSpec);
-  if (!options.some((option) => ['-t', '--list', '--help', '--version'].includes(option.name))) {
-    refuse('tar', 'tar may only list archives in restricted mode (-t/--list); extracting or creating writes files');
-  }
-  return { argv, programIndex: 0, checked: [argv] };
-};
 
-const unzip: Validator = (argv) => {
-  let listing = false;
-  for (const argument of argv.slice(1)) {
-    if (!argument.startsWith('-') || argument === '-') continue;
-    for (const character of argument.slice(1)) {
-      if ('lvtpcz'.includes(character)) listing = true;
-      else if (character === 'Z') listing = true;
-      else if (!'qCx12shmMTL'.includes(character)) refuse('unzip', `unzip -${character} is not allowed in restricted mode (allowed: -l, -v, -t, -p, -c, -z, -Z, -q, -C, -x)`);
+/**
+ * GNU tar's argv as its parser reads it: a first word without a dash is an old-style bundle whose
+ * letters are options and whose value-taking letters take the following words in order
+ * (`tar tvfI ARCHIVE PROG` is `-t -v -f ARCHIVE -I PROG`); the rest is read as usual.
+ */
+function tarArguments(args: readonly string[]): string[] {
+  const first = args[0];
+  if (first === undefined || first.startsWith('-')) return [...args];
+  const normalized: string[] = [];
+  let next = 1;
+  for (const letter of first) {
+    // Every letter of GNU tar that takes a value, known or not to restricted mode, so the words line up.
+    if ('bCfFgHIKLNTVX'.includes(letter)) {
+      const value = args[next];
+      if (value === undefined) refuse('tar', `tar ${first}: option ${letter} needs a value (old-style bundles take values from the following words in order)`);
+      normalized.push(`-${letter}`, value);
+      next += 1;
+    } else normalized.push(`-${letter}`);
+  }
+  return [...normalized, ...args.slice(next)];
+}
+
+const tar: Validator = (argv) => {
+  const normalized = tarArguments(argv.slice(1));
+  const { options } = parseOptions('tar', normalized, tarSpec);
+  const names = new Set(options.map((option) => option.name));
+  const listing = names.has('-t') || names.has('--list');
+  const extracting = names.has('-x') || names.has('--extract') || names.has('--get');
+  const toStdout = names.has('-O') || names.has('--to-stdout');
+  const informational = names.has('--help') || names.has('--usage') || names.has('--version');
+  if (extracting && !toStdout) refuse('tar', 'tar -x writes files; restricted mode allows -t (list) and -xO (print members to stdout)');
+  if (listing && extracting) refuse('tar', 'tar takes one of -t and -x');
+  if (!listing && !extracting && !informational) {
+    refuse('tar', 'tar may only list archives (-t/--list) or print members to stdout (-xO) in restricted mode; creating or extracting writes files');
+  }
+  for (const option of options) {
+    if ((option.name === '-f' || option.name === '--file') && /^[^/]*:/.test(option.value ?? '')) {
+      refuse('tar', `tar reads an archive named HOST:PATH (${option.value ?? ''}) over rsh/ssh, which runs a program; name a local file (./${option.value ?? ''})`);
     }
   }
-  if (!listing) refuse('unzip', 'unzip may only list, test or print to stdout in restricted mode (-l, -v, -t, -p, -c, -Z); extracting writes files');
+  // What runs is the dashed form that was checked, so tar never reads an old-style bundle itself.
+  return { argv: ['tar', ...normalized], programIndex: 0, checked: [argv] };
+};
+
+const UNZIP_MODES = 'lvtpcz';
+/**
+ * Info-ZIP unzip: options come before the archive name; after it, words are member names, except
+ * `-x` (the names that follow are excluded) and `-d DIR` (extract into DIR). So `unzip A -x -l`
+ * extracts A (the `-l` is a name), and the mode must be read from the words before the archive.
+ */
+const unzip: Validator = (argv) => {
+  let mode = '';
+  let index = 1;
+  for (; index < argv.length; index += 1) {
+    const word = argv[index] as string;
+    if (!word.startsWith('-') || word === '-') break;
+    if (word === '-Z' || (index === 1 && word.startsWith('-Z'))) {
+      // zipinfo mode: the rest is zipinfo's grammar.
+      checkArgv(['zipinfo', ...(word.length > 2 ? [`-${word.slice(2)}`] : []), ...argv.slice(index + 1)]);
+      return { argv, programIndex: 0, checked: [argv] };
+    }
+    for (const letter of word.slice(1)) {
+      if (UNZIP_MODES.includes(letter)) mode += letter;
+      else if (letter === 'q' || letter === 'C' || letter === 'a' || letter === 'b') continue;
+      else if (letter === 'T') refuse('unzip', 'unzip -T sets the archive\'s modification time to its newest member\'s (it writes); use unzip -t to test');
+      else if (letter === 'M') refuse('unzip', 'unzip -M pipes the output through the more pager, which runs a program');
+      else refuse('unzip', `unzip -${letter} is not allowed in restricted mode (allowed before the archive name: -l, -v, -t, -p, -c, -z, -Z, -q, -C, -a, -b)`);
+    }
+  }
+  if (mode === '') {
+    if (index >= argv.length && argv.length > 1) return { argv, programIndex: 0, checked: [argv] };
+    refuse('unzip', 'unzip may only list, test or print to stdout in restricted mode (-l, -v, -t, -p, -c, -z or -Z before the archive name); extracting writes files');
+  }
+  let excluding = false;
+  for (const word of argv.slice(index + 1)) {
+    if (word === '-x') excluding = true;
+    else if (word === '-d') refuse('unzip', 'unzip -d DIR names an extraction directory; restricted mode does not extract');
+    else if (word.startsWith('-') && !excluding) {
+      refuse('unzip', `after the archive name unzip reads ${word} as a member name, not an option (only -x and -d are options there); put options before the archive name`);
+    }
+  }
   return { argv, programIndex: 0, checked: [argv] };
 };
 
@@ -331,7 +386,7 @@ const curlSpec: OptionSpec = {
     'referer=', 'max-time=', 'connect-timeout=', 'user=', 'range=', 'proxy=', 'noproxy=', 'write-out=', 'request=', 'retry=', 'retry-delay=',
     'retry-max-time=', 'retry-all-errors', 'max-redirs=', 'resolve=', 'connect-to=', 'url=', 'cookie=', 'cacert=', 'capath=', 'cert=', 'key=',
     'max-filesize=', 'limit-rate=', 'raw', 'tr-encoding', 'path-as-is', 'no-progress-meter', 'progress-bar', 'proto=', 'proto-redir=',
-    'help', 'version', 'no-keepalive', 'tcp-nodelay', 'unix-socket=', 'oauth2-bearer=', 'basic', 'digest', 'anyauth',
+    'help', 'version', 'no-keepalive', 'tcp-nodelay', 'oauth2-bearer=', 'basic', 'digest', 'anyauth',
   ],
 };
 const curl: Validator = (argv) => {
@@ -345,6 +400,12 @@ const curl: Validator = (argv) => {
       refuse('curl', 'curl --write-out %output{} writes to a file (and @FILE reads a format that could)');
     }
     if (option.name === '--url') httpUrl('curl', value);
+    if ((option.name === '-H' || option.name === '--header') && value.startsWith('@')) {
+      refuse('curl', `curl -H @FILE sends the lines of FILE as request headers (${value}); write the header itself`);
+    }
+    if ((option.name === '-b' || option.name === '--cookie') && !value.includes('=')) {
+      refuse('curl', `curl -b ${value} reads cookies from a file and sends them; write the cookie as NAME=VALUE`);
+    }
     if ((option.name === '--proto' || option.name === '--proto-redir') && !/^=?(https?)(,https?)*$/.test(value)) refuse('curl', 'curl --proto may only name http and https');
   }
   if (operands.length === 0 && !options.some((option) => ['--url', '--help', '--version'].includes(option.name))) refuse('curl', 'curl needs a URL');
@@ -445,7 +506,7 @@ const top = simple('top', { flags: 'bcHiSs1', valued: 'ndpuUwoOE', long: [] }, (
 const ping = simple('ping', { flags: 'nq46vDOa', valued: 'ciWwstI', long: [] }, (options) => {
   if (!options.some((option) => option.name === '-c')) refuse('ping', 'ping without -c never ends; use ping -c COUNT');
 });
-const yq = simple('yq', {
+const yqSimple = simple('yq', {
   flags: 'yYrcsneSjCMa',
   valued: 'w',
   long: [
@@ -453,6 +514,221 @@ const yq = simple('yq', {
     'compact-output', 'slurp', 'null-input', 'exit-status', 'sort-keys', 'join-output', 'tab', 'indent=', 'ascii-output', 'help', 'version',
   ],
 });
+
+const yq: Validator = (argv) => {
+  const result = yqSimple(argv);
+  const filter = argv.slice(1).find((word, index, words) => !word.startsWith('-') && !['-w', '--width', '--indent'].includes(words[index - 1] ?? ''));
+  const problem = filter === undefined ? undefined : jqFilterProblem(filter);
+  if (problem) refuse('yq', `yq filter ${JSON.stringify(filter)} refused: ${problem}`);
+  return result;
+};
+
+// ---------- processes and the environment ----------
+const PS_UNIX: OptionSpec = {
+  flags: 'AaedNfFlHjLTwcyMmVZ',
+  valued: 'pqugUGtsCoOn',
+  long: [
+    'forest', 'no-headers', 'no-heading', 'headers', 'sort=', 'pid=', 'ppid=', 'quick-pid=', 'sid=', 'tty=', 'user=', 'User=', 'group=', 'Group=',
+    'format=', 'cols=', 'columns=', 'width=', 'lines=', 'rows=', 'cumulative', 'deselect', 'context', 'signames', 'help?', 'info', 'version',
+  ],
+};
+const PS_BSD_FLAGS = 'auxfwjlrvsSTmhHcnLXZ';
+const PS_BSD_VALUED = 'oOpUtkgGq';
+
+function psFormat(value: string): void {
+  if (/env/i.test(value)) refuse('ps', `ps format ${JSON.stringify(value)} names the environment of processes, which can hold secrets`);
+}
+
+/**
+ * procps ps: dashed words are UNIX options, other words BSD options (`ps aux`). BSD `e` prints the
+ * environment of every process of the user (rho's own API keys included), so it is refused, as is
+ * any format naming the environment. A dashed cluster with an attached user or group list
+ * (`-uxe`) is refused: procps may read `-aux...` as the BSD bundle when no such user exists.
+ */
+const ps: Validator = (argv) => {
+  const args = argv.slice(1);
+  for (let index = 0; index < args.length; index += 1) {
+    const word = args[index] as string;
+    if (word.startsWith('--')) {
+      const { options } = parseOptions('ps', [word], PS_UNIX);
+      for (const option of options) if (option.name === '--format' || option.name === '--sort') psFormat(option.value ?? '');
+      continue;
+    }
+    if (word.startsWith('-')) {
+      for (let position = 1; position < word.length; position += 1) {
+        const letter = word[position] as string;
+        if ((PS_UNIX.flags ?? '').includes(letter)) continue;
+        if (!(PS_UNIX.valued ?? '').includes(letter)) refuse('ps', `ps -${letter} (in ${word}) is not an option restricted mode knows (allowed: -${PS_UNIX.flags ?? ''}, and -${PS_UNIX.valued ?? ''} with a value)`);
+        const attached = word.slice(position + 1);
+        if (attached !== '' && 'ugUG'.includes(letter) && !/^[0-9,]+$/.test(attached)) {
+          refuse('ps', `ps ${word}: write the user or group list as its own word (ps -${letter} NAME); procps can read a dashed bundle such as -aux as BSD options`);
+        }
+        const value = attached || args[index + 1];
+        if (value === undefined) refuse('ps', `ps -${letter} needs a value`);
+        if (letter === 'o' || letter === 'O') psFormat(value);
+        if (attached === '') index += 1;
+        break;
+      }
+      continue;
+    }
+    for (let position = 0; position < word.length; position += 1) {
+      const letter = word[position] as string;
+      if (letter === 'e') refuse('ps', 'ps e (BSD) prints the environment of every process, which holds secrets such as API keys; leave out the e');
+      if (PS_BSD_FLAGS.includes(letter)) continue;
+      if (PS_BSD_VALUED.includes(letter)) {
+        const value = word.slice(position + 1) || args[index + 1];
+        if (value === undefined) refuse('ps', `ps ${letter} needs a value`);
+        if (letter === 'o' || letter === 'O' || letter === 'k') psFormat(value);
+        if (word.slice(position + 1) === '') index += 1;
+        break;
+      }
+      refuse('ps', `ps ${letter} (in ${word}) is not an option restricted mode knows (BSD letters allowed: ${PS_BSD_FLAGS}, ${PS_BSD_VALUED} with a value)`);
+    }
+  }
+  return { argv, programIndex: 0, checked: [argv] };
+};
+
+/** printenv NAME...: only variables that never hold secrets; printing all of them is refused. */
+const printenv: Validator = (argv) => {
+  const { operands } = parseOptions('printenv', argv.slice(1), { flags: '0', long: ['null', 'help', 'version'] });
+  if (operands.length === 0 && !argv.slice(1).some((word) => word === '--help' || word === '--version')) {
+    refuse('printenv', `printenv without a name prints the whole environment, which can hold secrets; name the variables (allowed: ${[...PRINTABLE_VARIABLES].join(', ')}, LC_*)`);
+  }
+  for (const name of operands) {
+    if (!PRINTABLE_VARIABLES.has(name) && !name.startsWith('LC_')) {
+      refuse('printenv', `printenv ${name} is not allowed in restricted mode: only variables that never hold secrets may be printed (${[...PRINTABLE_VARIABLES].join(', ')}, LC_*)`);
+    }
+  }
+  return { argv, programIndex: 0, checked: [argv] };
+};
+
+/** A jq/yq filter reading the environment (`env`, `$ENV`) or loading modules from files (`import`, `include`). */
+function jqFilterProblem(filter: string): string | undefined {
+  if (/\$ENV\b/.test(filter) || /(^|[^.$\w])env\b/.test(filter)) return 'it reads the environment (env, $ENV), which can hold secrets';
+  if (/(^|[^.$\w])(import|include)\b/.test(filter)) return 'it loads jq modules from files, which cannot be checked';
+  return undefined;
+}
+
+const JQ_SPEC: OptionSpec = {
+  flags: 'nrjascCMSReh0V',
+  valued: 'L',
+  long: [
+    'null-input', 'raw-input', 'slurp', 'raw-output', 'raw-output0', 'join-output', 'ascii-output', 'compact-output', 'color-output',
+    'monochrome-output', 'sort-keys', 'tab', 'indent=', 'unbuffered', 'stream', 'stream-errors', 'seq', 'exit-status', 'arg:2', 'argjson:2',
+    'slurpfile:2', 'rawfile:2', 'args', 'jsonargs', 'help', 'version', 'build-configuration',
+  ],
+  stopAtOperand: false,
+};
+const jq: Validator = (argv) => {
+  const { options, operands } = parseOptions('jq', argv.slice(1), JQ_SPEC);
+  if (options.some((option) => option.name === '-L')) refuse('jq', 'jq -L adds a module directory; modules cannot be checked');
+  const filter = operands[0];
+  if (filter !== undefined) {
+    const problem = jqFilterProblem(filter);
+    if (problem) refuse('jq', `jq filter ${JSON.stringify(filter)} refused: ${problem}`);
+  }
+  return { argv, programIndex: 0, checked: [argv] };
+};
+
+// ---------- ripgrep ----------
+const rgSpec: OptionSpec = {
+  flags: 'abcFHhiIlLnNopqsSuUvVwx0P',
+  valued: 'ABCdeEfgjmMrtT',
+  numeric: false,
+  long: [
+    'after-context=', 'before-context=', 'context=', 'binary', 'no-binary', 'block-buffered', 'no-block-buffered', 'byte-offset', 'no-byte-offset',
+    'case-sensitive', 'color=', 'colors=', 'column', 'no-column', 'context-separator=', 'no-context-separator', 'count', 'count-matches', 'crlf',
+    'no-crlf', 'debug', 'dfa-size-limit=', 'encoding=', 'no-encoding', 'engine=', 'field-context-separator=', 'field-match-separator=', 'file=',
+    'files', 'files-with-matches', 'files-without-match', 'fixed-strings', 'no-fixed-strings', 'follow', 'no-follow', 'glob=', 'glob-case-insensitive',
+    'no-glob-case-insensitive', 'heading', 'no-heading', 'hidden', 'no-hidden', 'iglob=', 'ignore-case', 'ignore-file=', 'ignore-file-case-insensitive',
+    'no-ignore-file-case-insensitive', 'include-zero', 'no-include-zero', 'invert-match', 'no-invert-match', 'json', 'no-json', 'line-buffered',
+    'no-line-buffered', 'line-number', 'no-line-number', 'line-regexp', 'max-columns=', 'max-columns-preview', 'no-max-columns-preview',
+    'max-count=', 'max-depth=', 'maxdepth=', 'max-filesize=', 'mmap', 'no-mmap', 'multiline', 'no-multiline', 'multiline-dotall', 'no-multiline-dotall',
+    'no-config', 'no-ignore', 'ignore', 'no-ignore-dot', 'ignore-dot', 'no-ignore-exclude', 'ignore-exclude', 'no-ignore-files', 'ignore-files',
+    'no-ignore-global', 'ignore-global', 'no-ignore-messages', 'ignore-messages', 'no-ignore-parent', 'ignore-parent', 'no-ignore-vcs', 'ignore-vcs',
+    'no-messages', 'messages', 'no-require-git', 'require-git', 'no-unicode', 'unicode', 'null', 'null-data', 'one-file-system', 'no-one-file-system',
+    'only-matching', 'passthru', 'passthrough', 'path-separator=', 'pcre2', 'no-pcre2', 'pcre2-version', 'pretty', 'quiet', 'regex-size-limit=',
+    'regexp=', 'replace=', 'search-zip-never', 'smart-case', 'sort=', 'sortr=', 'sort-files', 'no-sort-files', 'stats', 'no-stats',
+    'stop-on-nonmatch', 'text', 'no-text', 'threads=', 'trim', 'no-trim', 'type=', 'type-not=', 'type-add=', 'type-clear=', 'type-list',
+    'unrestricted', 'vimgrep', 'with-filename', 'no-filename', 'word-regexp', 'auto-hybrid-regex', 'no-auto-hybrid-regex', 'help', 'version',
+    'no-search-zip', 'hyperlink-format=', 'generate=',
+  ],
+};
+const RG_REFUSED: Record<string, string> = {
+  pre: 'runs a program on every file searched',
+  'pre-glob': 'selects the files --pre runs a program on',
+  'search-zip': 'runs external decompressors (gzip, xz, zstd, ...) on compressed files',
+  'hostname-bin': 'runs a program to find the host name',
+};
+const rg: Validator = (argv) => {
+  for (const word of argv.slice(1)) {
+    if (word === '--') break;
+    if (word.startsWith('--')) {
+      const name = word.slice(2).split('=')[0] ?? '';
+      const reason = RG_REFUSED[name];
+      if (reason) refuse('rg', `rg --${name} ${reason}; restricted mode does not run it`);
+    }
+  }
+  parseOptions('rg', argv.slice(1), rgSpec);
+  return { argv, programIndex: 0, checked: [argv] };
+};
+
+// ---------- nslookup, tree, ss, xmllint ----------
+const NSLOOKUP_SETTINGS = new Set(['type', 'querytype', 'q', 'class', 'port', 'timeout', 'retry', 'domain', 'search', 'nosearch', 'vc', 'novc', 'recurse', 'norecurse', 'debug', 'nodebug', 'd2', 'nod2', 'fail', 'nofail', 'ndots', 'all', 'defname', 'nodefname']);
+/** BIND nslookup: `-set[=value]` words and a host; without a host it reads commands from its input (interactive mode), which is refused. */
+const nslookup: Validator = (argv) => {
+  const operands: string[] = [];
+  for (const word of argv.slice(1)) {
+    if (word === '-version' || word === '-help') continue;
+    if (word.startsWith('-') && word !== '-') {
+      const name = word.slice(1).split('=')[0] ?? '';
+      if (!NSLOOKUP_SETTINGS.has(name)) refuse('nslookup', `nslookup ${word} is not a setting restricted mode knows (${[...NSLOOKUP_SETTINGS].join(', ')})`);
+      continue;
+    }
+    operands.push(word);
+  }
+  if (operands.length === 0 || operands[0] === '-') refuse('nslookup', 'nslookup without a host name reads commands from its input (interactive mode); give the host: nslookup NAME [SERVER]');
+  return { argv, programIndex: 0, checked: [argv] };
+};
+const tree = simple('tree', {
+  flags: 'adlfxLPIAnCDFqNQpugsShrtcUvJXi',
+  valued: 'LPIT',
+  long: [
+    'help', 'version', 'noreport', 'charset=', 'filelimit=', 'timefmt=', 'si', 'du', 'prune', 'matchdirs', 'ignore-case', 'dirsfirst',
+    'filesfirst', 'sort=', 'gitignore', 'info', 'metafirst', 'inodes', 'device', 'nolinks', 'fromfile', 'fromtabfile', 'hintro=', 'houtro=',
+  ],
+});
+const ss = simple('ss', {
+  flags: 'hVHOnralmpTiesbEZzSuwxt04689M',
+  valued: 'fAF',
+  long: [
+    'help', 'version', 'no-header', 'oneline', 'numeric', 'resolve', 'all', 'listening', 'options', 'extended', 'memory', 'processes', 'threads',
+    'info', 'tos', 'cgroup', 'summary', 'bpf', 'events', 'context', 'contexts', 'tcp', 'udp', 'raw', 'unix', 'packet', 'dccp', 'sctp', 'vsock', 'xdp',
+    'mptcp', 'tipc', 'inet-sockopt', 'ipv4', 'ipv6', 'family=', 'query=', 'socket=', 'filter=',
+  ],
+});
+const XMLLINT_FLAGS = new Set([
+  'version', 'debug', 'recover', 'huge', 'noent', 'noenc', 'nocdata', 'noblanks', 'nonet', 'nowarning', 'pedantic', 'noout', 'htmlout', 'nowrap',
+  'valid', 'postvalid', 'dtdattr', 'loaddtd', 'insert', 'timing', 'html', 'xmlout', 'nodefdtd', 'push', 'memory', 'nsclean', 'format', 'dropdtd',
+  'c14n', 'c14n11', 'exc-c14n', 'xinclude', 'noxincludenode', 'nofixup-base-uris', 'oldxml10', 'stream', 'walker', 'sax', 'sax1', 'quiet', 'auto',
+  'catalogs', 'nocatalogs', 'load-trailing', 'nocompact', 'nodict', 'testIO', 'copy', 'repeat', 'compress',
+]);
+const XMLLINT_VALUED = new Set(['path', 'dtdvalid', 'dtdvalidfpi', 'relaxng', 'schema', 'schematron', 'pattern', 'xpath', 'encode', 'maxmem', 'pretty']);
+/** libxml2 xmllint: long options with one or two dashes, exact names; --output and --shell (whose commands write files) are refused. */
+const xmllint: Validator = (argv) => {
+  for (let index = 1; index < argv.length; index += 1) {
+    const word = argv[index] as string;
+    if (!word.startsWith('-') || word === '-') continue;
+    const name = word.replace(/^--?/, '');
+    if (XMLLINT_FLAGS.has(name)) continue;
+    if (XMLLINT_VALUED.has(name)) {
+      index += 1;
+      continue;
+    }
+    refuse('xmllint', `xmllint ${word} is not allowed in restricted mode${name === 'output' || name === 'o' ? ' (it writes a file)' : name === 'shell' ? ' (its commands write files)' : ''}`);
+  }
+  return { argv, programIndex: 0, checked: [argv] };
+};
 
 // ---------- wrappers ----------
 function wrapped(outer: string[], innerIndex: number, inner: CheckedArgv, strippedPrefix = 0): CheckedArgv {
@@ -476,7 +752,9 @@ const env: Validator = (argv) => {
     }
     index += 1;
   }
-  if (index >= argv.length) return { argv, programIndex: 0, checked: [argv] };
+  if (index >= argv.length) {
+    refuse('env', 'env without a command prints the whole environment, which can hold secrets; use printenv NAME for one of: ' + [...PRINTABLE_VARIABLES].join(', '));
+  }
   return wrapped(argv, index, checkArgv(argv.slice(index)));
 };
 
@@ -491,7 +769,7 @@ const xargs: Validator = (argv) => {
   const index = 1 + firstOperandIndex;
   if (index >= argv.length) return { argv, programIndex: 0, checked: [argv] };
   const program = argv[index] as string;
-  if (!READER_PROGRAMS.has(program)) {
+  if (!READER_PROGRAMS.has(program) || VALIDATORS[program] !== undefined) {
     refuse('xargs', `xargs appends words read from its input to the command, so those words are never checked; restricted mode only lets xargs run programs that have no harmful option at all (such as grep, cat, wc, ls, head), not ${program}`);
   }
   return wrapped(argv, index, checkArgv(argv.slice(index)));
@@ -555,9 +833,14 @@ const VALIDATORS: Record<string, Validator> = {
   timeout,
   nice,
   command,
-  tree: readerExcept('tree', 'oR', []),
-  ss: readerExcept('ss', 'KD', ['kill', 'diag']),
-  xmllint: readerExcept('xmllint', '', ['output', 'o', 'shell'], true),
+  tree,
+  ss,
+  xmllint,
+  ps,
+  printenv,
+  jq,
+  rg,
+  nslookup,
 };
 
 const REFUSED_WITH_REASON: Record<string, string> = {
@@ -581,13 +864,15 @@ const REFUSED_WITH_REASON: Record<string, string> = {
   python3: 'interpreters run arbitrary code',
   node: 'interpreters run arbitrary code',
   perl: 'interpreters run arbitrary code',
-  ag: 'ag is not validated in restricted mode; use grep -rn',
-  ack: 'ack is not validated in restricted mode (its config can set a pager); use grep -rn',
-  rg: 'rg is not validated in restricted mode (--pre runs programs and abbreviations are hard to judge); use grep -rn',
+  ag: 'ag is not validated in restricted mode; use rg or grep -rn',
+  ack: 'ack is not validated in restricted mode (its config can set a pager); use rg or grep -rn',
+  zip: 'zip writes archives (and zip -T -TT CMD runs CMD); use unzip -l or zipinfo to read one',
+  man: 'man runs a pager and its configured viewers; use PROGRAM --help',
+  info: 'info runs an interactive viewer; use PROGRAM --help',
 };
 
 /** Every program name restricted mode runs. */
-export const ALLOWED_PROGRAMS: readonly string[] = [...READER_PROGRAMS, ...Object.keys(VALIDATORS)].sort();
+export const ALLOWED_PROGRAMS: readonly string[] = [...new Set([...READER_PROGRAMS, ...Object.keys(VALIDATORS)])].sort();
 
 /** Judge one argv: allowlisted program, then that program's validator (recursing into wrappers). */
 export function checkArgv(argv: string[]): CheckedArgv {
@@ -596,9 +881,17 @@ export function checkArgv(argv: string[]): CheckedArgv {
   if (program.includes('/')) {
     throw new ShellRefusal('shell.allowlist', `run programs by name, not by path (${program}): a path can name any file, including one written by the agent`);
   }
-  if (READER_PROGRAMS.has(program)) return { argv, programIndex: 0, checked: [argv] };
   const validator = VALIDATORS[program];
   if (validator) return validator(argv);
+  if (TEXT_PROGRAMS.has(program)) return { argv, programIndex: 0, checked: [argv] };
+  const spec = READER_SPECS[program];
+  if (spec) {
+    const { operands } = parseOptions(program, argv.slice(1), spec);
+    if (program === 'strings' && operands.some((operand) => operand.startsWith('@'))) {
+      refuse('strings', 'strings @FILE reads more options from FILE, which restricted mode cannot check; name the file as ./@FILE');
+    }
+    return { argv, programIndex: 0, checked: [argv] };
+  }
   const reason = REFUSED_WITH_REASON[program];
   throw new ShellRefusal(
     'shell.allowlist',

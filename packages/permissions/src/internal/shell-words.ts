@@ -14,8 +14,23 @@ export class ShellRefusal extends Error {
 const GLOB_CHARACTERS = new Set(['*', '?', '[', '{']);
 const NEVER_IN_WORD = new Set(['$', '`', '(', ')', '<', '>', '|', '&', ';']);
 
-function unquotedWord(text: string, first: boolean): string {
+/** A word as bash reads it: its literal value, and, for unquoted glob characters, a pattern in which every quoted character is escaped. */
+export interface WordText {
+  value: string;
+  /** The glob pattern: unquoted `*`, `?`, `[` kept special, every other glob-special character escaped with `\\`. */
+  pattern: string;
+  /** Whether an unquoted `*`, `?` or `[` occurs (bash would expand the word as a pathname pattern). */
+  glob: boolean;
+}
+
+function escapeForPattern(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (character) => `\\${character}`);
+}
+
+function unquotedWord(text: string, first: boolean, allowGlob: boolean): WordText {
   let value = '';
+  let pattern = '';
+  let glob = false;
   let index = 0;
   if (first && text.startsWith('~')) {
     const end = text.indexOf('/');
@@ -24,6 +39,7 @@ function unquotedWord(text: string, first: boolean): string {
       throw new ShellRefusal('shell.expansion', `~${user} (another user's home) is not expanded in restricted mode; write the path out`);
     }
     value = homedir();
+    pattern = escapeForPattern(value);
     index = 1;
   }
   for (; index < text.length; index += 1) {
@@ -32,21 +48,32 @@ function unquotedWord(text: string, first: boolean): string {
       const next = text[index + 1];
       if (next === undefined) break;
       value += next;
+      pattern += escapeForPattern(next);
       index += 1;
       continue;
     }
     if (GLOB_CHARACTERS.has(character)) {
+      if (allowGlob && character !== '{') {
+        value += character;
+        pattern += character;
+        glob = true;
+        continue;
+      }
       throw new ShellRefusal(
         'shell.glob',
-        `unquoted ${character} in ${JSON.stringify(text)}: restricted mode runs commands without a shell, so glob and brace patterns are not expanded. Quote the pattern for programs that take one (find -name '*.ts', grep --include='*.ts'), or name the files`,
+        character === '{'
+          ? `unquoted { in ${JSON.stringify(text)}: brace expansion is not done in restricted mode; write the words out, or quote the brace`
+          : `unquoted ${character} in ${JSON.stringify(text)}: restricted mode expands file name patterns only in command arguments and only when it knows the working directory. Quote the pattern for programs that take one (find -name '*.ts', grep --include='*.ts'), or name the files`,
       );
     }
     if (NEVER_IN_WORD.has(character)) {
       throw new ShellRefusal('shell.construct', `unexpected ${character} in ${JSON.stringify(text)}`);
     }
     value += character;
+    // An unquoted `]` closes a bracket expression opened by an unquoted `[` (alone it is literal anyway).
+    pattern += character === ']' ? ']' : escapeForPattern(character);
   }
-  return value;
+  return { value, pattern, glob };
 }
 
 function doubleQuoted(inner: string): string {
@@ -116,35 +143,47 @@ const EXPANSION_TYPES: Record<string, string> = {
   translated_string: '$"..." strings are not allowed in restricted mode',
 };
 
-/** The literal value of one word node, fully unquoted, or a refusal. */
+/** The literal value of one word node, fully unquoted, or a refusal (unquoted glob characters are refused). */
 export function wordValue(node: Node, first = true): string {
+  return wordText(node, first, false).value;
+}
+
+function quoted(value: string): WordText {
+  return { value, pattern: escapeForPattern(value), glob: false };
+}
+
+/** One word node read as bash reads it; with `allowGlob`, unquoted `*`, `?`, `[` make it a pattern instead of a refusal. */
+export function wordText(node: Node, first = true, allowGlob = false): WordText {
   switch (node.type) {
     case 'word':
-      return unquotedWord(node.text, first);
+      return unquotedWord(node.text, first, allowGlob);
     case 'number':
-      return unquotedWord(node.text, first);
+      return unquotedWord(node.text, first, allowGlob);
     case 'raw_string':
-      return node.text.slice(1, -1);
+      return quoted(node.text.slice(1, -1));
     case 'string': {
       for (const child of node.namedChildren) {
         if (child.type !== 'string_content') {
           throw new ShellRefusal('shell.expansion', EXPANSION_TYPES[child.type] ?? `${child.type} inside double quotes is not allowed in restricted mode`);
         }
       }
-      return doubleQuoted(node.text.slice(1, -1));
+      return quoted(doubleQuoted(node.text.slice(1, -1)));
     }
     case 'ansi_c_string':
-      return ansiC(node.text.slice(2, -1));
+      return quoted(ansiC(node.text.slice(2, -1)));
     case 'concatenation': {
-      let value = '';
+      const result: WordText = { value: '', pattern: '', glob: false };
       let position = node.startIndex;
       node.children.forEach((child, index) => {
         if (child.startIndex !== position) throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
-        value += wordValue(child, first && index === 0);
+        const part = wordText(child, first && index === 0, allowGlob);
+        result.value += part.value;
+        result.pattern += part.pattern;
+        result.glob ||= part.glob;
         position = child.endIndex;
       });
       if (position !== node.endIndex) throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
-      return value;
+      return result;
     }
     default:
       throw new ShellRefusal(

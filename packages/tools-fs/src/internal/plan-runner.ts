@@ -1,4 +1,5 @@
-import type { Readable } from 'node:stream';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import type { BackendProcess, ExecutionBackend, ProcessExit } from '@rho/core';
 import type { ShellCommand, ShellPlan } from '@rho/permissions';
 import type { OutputCollector } from './output-collector.js';
@@ -60,11 +61,14 @@ async function runPipeline(
   for (const [index, command] of pipeline.entries()) {
     const last = index === pipeline.length - 1;
     const argv = environment.wrap ? environment.wrap(command) : command.argv;
+    // `< FILE`, `<<<` and `<<EOF` replace the pipe (bash closes it too: the previous command gets SIGPIPE).
+    const stdin = command.stdin ? stdinOf(command.stdin) : previous;
+    if (command.stdin && previous !== 'ignore') previous.destroy();
     const child = environment.backend.spawn({
       argv,
       cwd: environment.cwd,
       env: command.env ? { ...environment.env, ...command.env } : environment.env,
-      stdin: previous,
+      stdin,
       stdout: command.stdoutToDevNull ? 'ignore' : 'pipe',
       stderr: command.stderrToDevNull ? 'ignore' : command.stderrToStdout ? 'stdout' : 'pipe',
     });
@@ -97,6 +101,11 @@ async function runPipeline(
   }
   const lastExit = exits.at(-1);
   return lastExit === undefined ? 0 : statusOf(lastExit);
+}
+
+/** A command's own standard input: the file the policy resolved (opened now, read-only), or literal text. */
+function stdinOf(source: NonNullable<PlanCommand['stdin']>): Readable {
+  return 'file' in source ? createReadStream(source.file) : Readable.from([Buffer.from(source.text)]);
 }
 
 function spawnErrorText(exit: ProcessExit): string {

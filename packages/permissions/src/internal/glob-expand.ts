@@ -1,0 +1,190 @@
+import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ShellRefusal } from './shell-words.js';
+
+/** More names than this from one pattern is refused: the argv would be unreadable and slow to check. */
+export const MAX_GLOB_MATCHES = 5000;
+
+function hasMagic(component: string): boolean {
+  for (let index = 0; index < component.length; index += 1) {
+    const character = component[index] as string;
+    if (character === '\\') {
+      index += 1;
+      continue;
+    }
+    if (character === '*' || character === '?') return true;
+    if (character === '[' && bracketEnd(component, index) !== -1) return true;
+  }
+  return false;
+}
+
+/** Index of the `]` closing the bracket expression opened at `start`, or -1 (then `[` is literal, as in bash). */
+function bracketEnd(pattern: string, start: number): number {
+  let index = start + 1;
+  if (pattern[index] === '!' || pattern[index] === '^') index += 1;
+  if (pattern[index] === ']') index += 1;
+  for (; index < pattern.length; index += 1) {
+    const character = pattern[index] as string;
+    if (character === '\\') {
+      index += 1;
+      continue;
+    }
+    if (character === '[' && pattern[index + 1] === ':') {
+      const close = pattern.indexOf(':]', index + 2);
+      if (close !== -1) {
+        index = close + 1;
+        continue;
+      }
+    }
+    if (character === ']') return index;
+  }
+  return -1;
+}
+
+const POSIX_CLASSES: Record<string, string> = {
+  alpha: 'a-zA-Z', digit: '0-9', alnum: 'a-zA-Z0-9', upper: 'A-Z', lower: 'a-z', space: ' \\t\\n\\r\\f\\v', blank: ' \\t',
+  punct: '!-\\/:-@\\[-`{-~', xdigit: '0-9A-Fa-f', word: 'a-zA-Z0-9_', cntrl: '\\x00-\\x1f\\x7f', print: '\\x20-\\x7e', graph: '\\x21-\\x7e',
+};
+
+function escapeRegExp(character: string): string {
+  return character.replace(/[\\^$.*+?()[\]{}|/-]/g, (match) => `\\${match}`);
+}
+
+/** One path component's pattern as a regular expression, with bash's rules (no extglob, no globstar: `**` is `*`). */
+function componentRegExp(component: string): RegExp {
+  let source = '';
+  for (let index = 0; index < component.length; index += 1) {
+    const character = component[index] as string;
+    if (character === '\\') {
+      const next = component[index + 1];
+      if (next !== undefined) source += escapeRegExp(next);
+      index += 1;
+    } else if (character === '*') source += '.*';
+    else if (character === '?') source += '.';
+    else if (character === '[') {
+      const end = bracketEnd(component, index);
+      if (end === -1) {
+        source += '\\[';
+        continue;
+      }
+      let inner = component.slice(index + 1, end);
+      let negate = false;
+      if (inner.startsWith('!') || inner.startsWith('^')) {
+        negate = true;
+        inner = inner.slice(1);
+      }
+      let set = '';
+      for (let position = 0; position < inner.length; position += 1) {
+        const member = inner[position] as string;
+        if (member === '[' && inner[position + 1] === ':') {
+          const close = inner.indexOf(':]', position + 2);
+          const name = close === -1 ? '' : inner.slice(position + 2, close);
+          const posix = POSIX_CLASSES[name];
+          if (posix === undefined) throw new ShellRefusal('shell.glob', `the character class [:${name}:] is not supported in restricted mode`);
+          set += posix;
+          position = close + 1;
+        } else if (member === '\\') {
+          const next = inner[position + 1];
+          if (next !== undefined) set += escapeRegExp(next);
+          position += 1;
+        } else if (member === '-' && position > 0 && position < inner.length - 1) set += '-';
+        else set += escapeRegExp(member);
+      }
+      source += `[${negate ? '^' : ''}${set}]`;
+      index = end;
+    } else source += escapeRegExp(character);
+  }
+  return new RegExp(`^${source}$`, 's');
+}
+
+function unescape(component: string): string {
+  return component.replace(/\\(.)/gs, '$1');
+}
+
+function compareBytes(left: string, right: string): number {
+  const a = Buffer.from(left);
+  const b = Buffer.from(right);
+  return Buffer.compare(a, b);
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Expand one pathname pattern the way `bash -c` does by default: `*`, `?` and `[...]` match within
+ * one path component; a name starting with `.` matches only a pattern component starting with a
+ * literal `.` (dotglob off), and `.`/`..` never match a wildcard (globskipdots); `**` is the same as
+ * `*` (globstar off); a pattern matching nothing stays as the literal word (nullglob and failglob
+ * off); matches are sorted by byte value (bash's order under LC_COLLATE=C). The pattern must stay
+ * inside the working directory: absolute patterns, `~` and `..` components are refused.
+ *
+ * `pattern` escapes quoted characters with a backslash (see `wordText`); `literal` is the word's
+ * value, returned when nothing matches.
+ */
+export function expandGlob(pattern: string, literal: string, cwd: string): string[] {
+  if (pattern.startsWith('/')) {
+    throw new ShellRefusal('shell.glob', `the pattern ${JSON.stringify(literal)} is absolute: restricted mode expands file name patterns only inside the working directory (name the files, or use find PATH -name 'PATTERN')`);
+  }
+  const components = pattern.split('/');
+  if (components.some((component) => unescape(component) === '..')) {
+    throw new ShellRefusal('shell.glob', `the pattern ${JSON.stringify(literal)} leaves the working directory (..): restricted mode expands file name patterns only inside it`);
+  }
+  let candidates: string[] = [''];
+  let magic = false;
+  for (const [position, component] of components.entries()) {
+    const last = position === components.length - 1;
+    // A trailing or doubled slash: the candidates already end with `/` (directories only).
+    if (component === '') continue;
+    if (!hasMagic(component)) {
+      const name = unescape(component);
+      candidates = candidates.map((candidate) => `${candidate}${name}`);
+      if (!last) candidates = candidates.map((candidate) => `${candidate}/`);
+      continue;
+    }
+    magic = true;
+    const matcher = componentRegExp(component);
+    const dotAllowed = component.startsWith('.') || component.startsWith('\\.');
+    const next: string[] = [];
+    for (const candidate of candidates) {
+      const directory = join(cwd, candidate === '' ? '.' : candidate);
+      let names: string[];
+      try {
+        names = readdirSync(directory);
+      } catch {
+        continue;
+      }
+      for (const name of names.sort(compareBytes)) {
+        if (name === '.' || name === '..') continue;
+        if (name.startsWith('.') && !dotAllowed) continue;
+        if (!matcher.test(name)) continue;
+        const path = `${candidate}${name}`;
+        if (!last) {
+          if (isDirectory(join(cwd, path))) next.push(`${path}/`);
+        } else next.push(path);
+        if (next.length > MAX_GLOB_MATCHES) {
+          throw new ShellRefusal('shell.glob', `the pattern ${JSON.stringify(literal)} matches more than ${MAX_GLOB_MATCHES} names; narrow it or use find`);
+        }
+      }
+    }
+    candidates = next;
+  }
+  // Literal components after a wildcard name paths that must exist, as in bash.
+  const matches = magic ? candidates.filter((candidate) => candidate !== '' && exists(join(cwd, candidate))) : [];
+  if (matches.length === 0) return [literal];
+  // Bash sorts the complete expansion once.
+  return matches.sort(compareBytes);
+}
