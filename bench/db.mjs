@@ -12,12 +12,17 @@
 //    same way: the extended protocol (one statement per call), the read-only transaction with
 //    its rollback and reset, the tool without its SQL policy, and the whole tool. MySQL/MariaDB
 //    (when a server answers at 127.0.0.1:3306) and SQLite are compared with their bare drivers.
+// 3. The function allowlist (issue 14): PostgreSQL's function catalog (pg_proc) is read once
+//    per connection; its cost is shown against one bare `SELECT 1` round trip and against
+//    opening the connection. Per query, the policy's judgement of every function call against
+//    that catalog is shown against the bare driver running the same query.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { builtinProfile } from '../packages/permissions/dist/index.js';
+import { builtinProfile, checkSql } from '../packages/permissions/dist/index.js';
+import { postgresDriver } from '../packages/tools-db/dist/internal/drivers/postgres-driver.js';
 import { closeDbTools, dbTools } from '../packages/tools-db/dist/index.js';
 // Internal, test-only knob (skip the SQL policy), used for the ladder of layers.
 import { createDbTools } from '../packages/tools-db/dist/db-tools.js';
@@ -138,6 +143,43 @@ async function compareMysql() {
   await closeDbTools(tools);
 }
 
+/** The catalog read (once per connection) and the allowlist's per-query judgement, as ratios. */
+async function measureCatalog(database) {
+  const opens = [];
+  const reads = [];
+  const roundTrips = [];
+  let context;
+  for (let index = 0; index < 15; index += 1) {
+    let started = performance.now();
+    const connection = await postgresDriver.connect(database, { readonly: true });
+    opens.push(performance.now() - started);
+    started = performance.now();
+    context = await connection.serverContext();
+    reads.push(performance.now() - started);
+    const sink = { columns() {}, rows() {} };
+    started = performance.now();
+    await connection.run('SELECT 1', sink, { readonly: false });
+    roundTrips.push(performance.now() - started);
+    await connection.close();
+  }
+  const read = median(reads);
+  console.log(
+    `db.catalog_read.postgres: ${read.toFixed(2)} ms once per connection (${context.functions.byName.size} function names; ratio ${(read / median(roundTrips)).toFixed(1)}x vs one SELECT 1 round trip of ${median(roundTrips).toFixed(2)} ms, ${(read / median(opens)).toFixed(2)}x vs opening the connection ${median(opens).toFixed(2)} ms)`,
+  );
+  const postgres = requireFromTools('postgres');
+  const bareSql = postgres({ host: '127.0.0.1', port: 5432, username: 'postgres', database: 'postgres', max: 1, onnotice: () => {} });
+  // Six function calls to judge, each against the catalog.
+  const query = "SELECT n, md5(n::text) AS hash, upper('row ' || n) AS label, length(md5(n::text)), round(n / 3.0, 2), coalesce(nullif(n, 0), 1) FROM generate_series(1, 100) AS n";
+  const medians = await measureCalls({
+    bare: () => bareSql.unsafe(query),
+    policy: () => checkSql(query, 'postgres', context),
+  });
+  console.log(
+    `db.allowlist_per_query.postgres: ${(medians.policy * 1000).toFixed(0)} us for the policy with the live catalog (6 function calls) (ratio ${(medians.policy / medians.bare).toFixed(2)}x of the bare driver's ${medians.bare.toFixed(3)} ms for the same query)`,
+  );
+  await bareSql.end();
+}
+
 async function main() {
   let failed = false;
   if (await postgresAvailable()) {
@@ -191,6 +233,7 @@ async function main() {
     await layered.end();
     await closeDbTools([unchecked]);
     await closeDbTools(tools);
+    await measureCatalog(database);
   } else {
     console.log('db: PostgreSQL at 127.0.0.1:5432 does not answer: only the SQLite measurements run');
   }
