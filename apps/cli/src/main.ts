@@ -42,6 +42,7 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
             .option('sql', { type: 'string', describe: 'An SQL statement (with --dialect)' })
             .option('dialect', { type: 'string', choices: ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'], describe: 'SQL dialect' })
             .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory for --write (default: current directory)' })
+            .option('via', { type: 'string', choices: ['write', 'edit', 'export_query'], describe: 'The tool that would write, for --write (default: write)' })
             .option('json', { type: 'boolean', default: false, describe: 'Print the decision as JSON' }),
         async (argv) => {
           const { policyCheckCommand } = await import('./commands/policy-command.js');

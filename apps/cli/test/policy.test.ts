@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +42,26 @@ describe('rho policy check', () => {
     const stacked = await rho(['--sql', 'SELECT 1; DROP TABLE Artist', '--dialect', 'postgres', '--json']);
     expect(stacked.code).toBe(1);
     expect(JSON.parse(stacked.stdout)).toMatchObject({ allowed: false, rule: 'sql.stacked-statements' });
+  });
+
+  it('answers for each writing tool what that tool does (--via), export_query included', async () => {
+    const work = realpathSync(mkdtempSync(join(tmpdir(), 'rho-policy-via-')));
+    const conftest = await rho(['--profile', 'readonly', '--write', 'conftest.py', '--via', 'export_query', '--json'], work);
+    expect(conftest.code).toBe(1);
+    expect(JSON.parse(conftest.stdout)).toMatchObject({ kind: 'write', via: 'export_query', allowed: false, rule: 'export.extension' });
+    const csv = await rho(['--profile', 'readonly', '--write', 'out/report.csv', '--via', 'export_query', '--json'], work);
+    expect(csv.code).toBe(0);
+    expect(JSON.parse(csv.stdout)).toMatchObject({ allowed: true, rule: 'export.new_file', realPath: join(work, 'out', 'report.csv') });
+    const write = await rho(['--profile', 'readonly', '--write', 'out/report.csv'], work);
+    expect(write.code).toBe(1);
+    expect(write.stdout).toMatch(/^REFUSED \(write, profile readonly\)\nrule: +file_write\.off\n(.*\n)*tool: +write\n/);
+    const home = await rho(['--profile', 'developer', '--write', '.bash_aliases', '--json'], work);
+    expect(JSON.parse(home.stdout)).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    const edit = await rho(['--profile', 'developer', '--write', 'missing.txt', '--via', 'edit', '--json'], work);
+    expect(JSON.parse(edit.stdout)).toMatchObject({ via: 'edit', allowed: false, rule: 'edit.not_found' });
+    const misplaced = await rho(['--shell', 'ls', '--via', 'edit']);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain('--via goes with --write');
   });
 
   it('asks for exactly one thing to check, exit 2', async () => {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { rhoHome } from '@rho/core';
-import type { PermissionProfile, PolicyExplanation, SqlDialect } from '@rho/permissions';
+import type { PermissionProfile, PolicyExplanation, SqlDialect, WriteTool } from '@rho/permissions';
 import { explainPolicy, formatPolicyExplanation, loadProfile } from '@rho/permissions';
 import { UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
@@ -14,10 +14,12 @@ export interface PolicyCheckArguments {
   sql?: string;
   dialect?: string;
   workingDir?: string;
+  via?: string;
   json: boolean;
 }
 
 const DIALECTS: readonly SqlDialect[] = ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'];
+const WRITE_TOOLS: readonly WriteTool[] = ['write', 'edit', 'export_query'];
 
 /**
  * Validates the arguments and asks `explainPolicy` of `@rho/permissions`; its
@@ -27,8 +29,13 @@ async function explain(argv: PolicyCheckArguments, env: NodeJS.ProcessEnv): Prom
   const given = [argv.shell, argv.write, argv.sql].filter((value) => value !== undefined);
   if (given.length !== 1) throw new UsageError({ message: 'Give exactly one of --shell "CMD", --write PATH or --sql "STATEMENT" --dialect D.' });
   const profile: PermissionProfile = await loadProfile(argv.profile ?? env.RHO_PROFILE ?? 'readonly', { rhoHome: rhoHome(env) });
+  if (argv.via !== undefined && (argv.write === undefined || !WRITE_TOOLS.includes(argv.via as WriteTool))) {
+    throw new UsageError({ message: `--via goes with --write and is one of ${WRITE_TOOLS.join(', ')}${argv.write === undefined ? '' : ` (got '${argv.via}')`}.` });
+  }
   if (argv.shell !== undefined) return explainPolicy({ profile, shell: argv.shell });
-  if (argv.write !== undefined) return explainPolicy({ profile, write: argv.write, workingDir: resolve(argv.workingDir ?? process.cwd()) });
+  if (argv.write !== undefined) {
+    return explainPolicy({ profile, write: argv.write, workingDir: resolve(argv.workingDir ?? process.cwd()), via: (argv.via ?? 'write') as WriteTool });
+  }
   const dialect = argv.dialect as SqlDialect | undefined;
   if (dialect === undefined || !DIALECTS.includes(dialect)) {
     throw new UsageError({ message: `--sql needs --dialect, one of ${DIALECTS.join(', ')}${dialect === undefined ? '' : ` (got '${dialect}')`}.` });
