@@ -92,7 +92,7 @@ export async function openWriteTarget(realPath: string, options: OpenWriteTarget
       const via = useHandle ? `/proc/self/fd/${held.fd}/${component}` : childPath;
       let fd: number;
       try {
-        fd = openSync(via, DIRECTORY_FLAGS);
+        fd = openDirectory(via, useHandle);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' && options.createParents === true) {
@@ -102,7 +102,7 @@ export async function openWriteTarget(realPath: string, options: OpenWriteTarget
             if ((mkdirError as NodeJS.ErrnoException).code !== 'EEXIST') throw mkdirError;
           }
           try {
-            fd = openSync(via, DIRECTORY_FLAGS);
+            fd = openDirectory(via, useHandle);
           } catch (again) {
             throw translate(again, childPath);
           }
@@ -120,6 +120,18 @@ export async function openWriteTarget(realPath: string, options: OpenWriteTarget
   }
   await options.onParentOpened?.();
   return useHandle ? handleTarget(realPath, name, chain) : checkedPathTarget(realPath, name, chain);
+}
+
+/** Linux's `O_PATH`: a handle to a directory the user may search but not list (mode `--x`). */
+const O_PATH = 0o10000000;
+
+function openDirectory(path: string, useHandle: boolean): number {
+  try {
+    return openSync(path, DIRECTORY_FLAGS);
+  } catch (error) {
+    if (!useHandle || (error as NodeJS.ErrnoException).code !== 'EACCES') throw error;
+    return openSync(path, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  }
 }
 
 function translate(error: unknown, path: string): unknown {
