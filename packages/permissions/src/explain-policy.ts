@@ -11,7 +11,7 @@ export type WriteTool = 'write' | 'edit' | 'export_query';
 
 /** What {@link explainPolicy} is asked about: one shell command line, one write path or one SQL statement. */
 export type PolicyRequest = { profile: PermissionProfile } & (
-  | { shell: string; sandboxLookup?: SandboxLookupOptions }
+  | { shell: string; sandboxLookup?: SandboxLookupOptions; workingDir?: string }
   | { write: string; workingDir: string; roots?: string[]; via?: WriteTool }
   | { sql: string; dialect: SqlDialect }
 );
@@ -69,7 +69,8 @@ function approvalOf(profile: PermissionProfile, tool: string, args: Record<strin
 export async function explainPolicy(request: PolicyRequest): Promise<PolicyExplanation> {
   const { profile } = request;
   if ('shell' in request) {
-    const decision = await checkShellCommand(request.shell, { profile });
+    // The same working directory the bash tool would pass: file name patterns expand and `< FILE` resolves there.
+    const decision = await checkShellCommand(request.shell, { profile, ...(request.workingDir === undefined ? {} : { cwd: resolve(request.workingDir) }) });
     // The restricted shell's own decision about the sandbox (restrictedShellGate calls the same).
     const status = profile.shell === 'restricted' ? sandboxStatus(profile, await sandboxWrapper(request.sandboxLookup)) : undefined;
     const refusal = decision.allowed && status?.refusal !== undefined ? status.refusal : undefined;

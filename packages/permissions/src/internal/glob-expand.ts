@@ -101,6 +101,11 @@ function unescape(component: string): string {
   return component.replace(/\\(.)/gs, '$1');
 }
 
+/** A string as its UTF-8 bytes, one character per byte. */
+function bytes(text: string): string {
+  return Buffer.from(text).toString('latin1');
+}
+
 function compareBytes(left: string, right: string): number {
   const a = Buffer.from(left);
   const b = Buffer.from(right);
@@ -156,7 +161,8 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
       continue;
     }
     magic = true;
-    const matcher = componentRegExp(component);
+    // Matched byte by byte, as bash does under LC_ALL=C (the order the matches are sorted in).
+    const matcher = componentRegExp(bytes(component));
     const dotAllowed = component.startsWith('.') || component.startsWith('\\.');
     const next: string[] = [];
     for (const candidate of candidates) {
@@ -170,7 +176,7 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
       for (const name of names.sort(compareBytes)) {
         if (name === '.' || name === '..') continue;
         if (name.startsWith('.') && !dotAllowed) continue;
-        if (!matcher.test(name)) continue;
+        if (!matcher.test(bytes(name))) continue;
         const path = `${candidate}${name}`;
         if (!last) {
           if (isDirectory(join(cwd, path))) next.push(`${path}/`);
