@@ -146,7 +146,7 @@ export function createDatabaseTool(
   // (its function catalog and lexical settings, once per connection).
   async function policy(alias: AliasConnection, sql: string): Promise<string | undefined> {
     if (!readonly || settings.skipSqlPolicy) return undefined;
-    const decision = await checkSql(sql, driver.type, await alias.serverContext());
+    const decision = await checkSql(sql, driver.type, driver.readsServerContext === true ? await alias.serverContext() : {});
     return decision.allowed ? undefined : decision.reason;
   }
 
