@@ -74,6 +74,11 @@ export interface DialectDriver {
   readonly type: DatabaseType;
   /** Display name used in messages ("PostgreSQL"). */
   readonly label: string;
+  /**
+   * The driver's connections read a server context for the SQL policy (`serverContext`): the
+   * readonly tool then opens the connection before it decides. Others are decided without one.
+   */
+  readonly readsServerContext?: boolean;
   /** Opens a connection; `readonly` sets the session read-only where the database supports it. */
   connect(config: DatabaseConfig, settings: { readonly: boolean }): Promise<DriverConnection>;
   /** Tables (and views) whose name matches a LIKE `pattern`: columns table_name, type (and more). */

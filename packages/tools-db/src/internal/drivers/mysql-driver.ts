@@ -181,6 +181,7 @@ class MysqlConnection implements DriverConnection {
 export const mysqlDriver: DialectDriver = {
   type: 'mysql',
   label: 'MySQL',
+  readsServerContext: true,
   async connect(config: DatabaseConfig, settings: { readonly: boolean }): Promise<DriverConnection> {
     const module = await loadDriver<Mysql2Module & { default?: Mysql2Module }>('mysql2', 'MySQL');
     const mysql = module.default ?? module;

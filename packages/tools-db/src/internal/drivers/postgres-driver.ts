@@ -191,6 +191,7 @@ class PostgresConnection implements DriverConnection {
 export const postgresDriver: DialectDriver = {
   type: 'postgres',
   label: 'PostgreSQL',
+  readsServerContext: true,
   async connect(config: DatabaseConfig, settings: { readonly: boolean }): Promise<DriverConnection> {
     const module = await loadDriver<{ default: PostgresFactory }>('postgres', 'PostgreSQL');
     const postgres = module.default;
