@@ -22,13 +22,16 @@ export interface RunRhoOptions {
   /** Written to stdin, then stdin is closed (otherwise stdin is empty). */
   input?: string;
   onSpawn?: (child: ChildProcess) => void;
+  /** Run as this user and group (only root may). */
+  uid?: number;
+  gid?: number;
 }
 
 /** Runs the built `rho` as a person would from a shell, and collects its output. */
 export function runRho(args: string[], options: RunRhoOptions = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...options.env };
-    const child = spawn(process.execPath, [bin, ...args], { env, cwd: options.cwd ?? tmpdir(), stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { env, cwd: options.cwd ?? tmpdir(), stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], ...(options.uid === undefined ? {} : { uid: options.uid }), ...(options.gid === undefined ? {} : { gid: options.gid }) });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => {
