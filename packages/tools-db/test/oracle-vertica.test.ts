@@ -271,7 +271,9 @@ describe('vertica tool at the driver boundary', () => {
     expect(fake.configs[0]).toMatchObject({ host: 'vertica.example', port: 5433, database: 'analytics', user: 'reader' });
     expect(script.log[0]).toBe("SET SESSION RUNTIMECAP '45 SECONDS'");
     expect(script.log[1]).toBe('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY');
-    expect(script.log.slice(3)).toEqual([
+    // log[2]: the account check; log[3]: the user functions the SQL policy judges calls with.
+    expect(script.log[3]).toMatch(/FROM v_catalog\.user_functions/);
+    expect(script.log.slice(4)).toEqual([
       'START TRANSACTION READ ONLY',
       'SELECT region, revenue FROM sales',
       'ROLLBACK',
@@ -307,6 +309,21 @@ describe('vertica tool at the driver boundary', () => {
     expect(result.content).toContain('Primary Key: (id)');
     expect(result.content).toContain('  sales_super (SUPER)');
     expect(result.content).not.toContain('Foreign Keys:');
+  });
+
+  it('refuses a call of a VOLATILE user-defined function (v_catalog.user_functions, read once per connection)', async () => {
+    const script = new Script([
+      [/is_super_user/, { columns: ['S', 'N'], rows: [[false, 0]] }],
+      [/user_functions/, { columns: ['schema_name', 'function_name', 'volatility'], rows: [['public', 'Risky', 'VOLATILE'], ['public', 'tidy', 'STABLE']] }],
+      [/FROM sales/, { columns: ['x'], rows: [[1]] }],
+    ]);
+    const { tool } = verticaTool(script);
+    const refused = await call(tool, { operation: 'query', sql: 'SELECT risky(region) FROM sales' });
+    expect(refused.content).toMatch(/^Query blocked: Refused: risky\(\) may not be called: it is a user-defined VOLATILE function/);
+    const allowed = await call(tool, { operation: 'query', sql: 'SELECT tidy(region) FROM sales' });
+    expect(allowed.success, allowed.content).toBe(true);
+    expect(script.log.filter((line) => line.includes('user_functions'))).toHaveLength(1);
+    expect(script.log.some((line) => line.includes('risky('))).toBe(false);
   });
 
   it('refuses writes through the SQL policy and reports driver errors', async () => {

@@ -1,3 +1,5 @@
+import { buildFunctionCatalog } from '@rho/permissions';
+import type { SqlFunctionRow, SqlServerContext } from '@rho/permissions';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';
@@ -121,6 +123,26 @@ class VerticaConnection implements DriverConnection {
     await this.client.query('SELECT 1');
   }
 
+  /**
+   * Vertica keeps no catalog of its built-in functions; its user-defined functions (SQL macros
+   * and UDxs, `v_catalog.user_functions`) are read so that a VOLATILE one is refused.
+   */
+  async serverContext(): Promise<SqlServerContext> {
+    const result = await this.client.query('SELECT schema_name, function_name, volatility FROM v_catalog.user_functions');
+    const rows: SqlFunctionRow[] = result.rows.map((row) => {
+      const [schema, name, volatility] = (Array.isArray(row) ? row : Object.values(row)).map((value) => String(value ?? ''));
+      const level = (volatility ?? '').toUpperCase();
+      return {
+        schema: (schema ?? '').toLowerCase(),
+        name: (name ?? '').toLowerCase(),
+        volatility: level === 'IMMUTABLE' ? 'i' : level === 'STABLE' ? 's' : 'v',
+        language: 'udx',
+        trusted: true,
+      };
+    });
+    return { functions: buildFunctionCatalog(rows, []) };
+  }
+
   async writeAccess(): Promise<string | undefined> {
     const result = await this.client.query(
       `SELECT u.is_super_user, (SELECT COUNT(*) FROM v_catalog.grants g WHERE g.grantee = CURRENT_USER()
@@ -147,6 +169,7 @@ export function createVerticaDriver(load: VerticaModuleLoader = loadVertica): Di
   return {
     type: 'vertica',
     label: 'Vertica',
+    readsServerContext: true,
     async connect(config: DatabaseConfig, settings: { readonly: boolean }): Promise<DriverConnection> {
       const vertica = await load();
       const client = new vertica.Client({
