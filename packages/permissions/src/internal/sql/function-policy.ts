@@ -183,7 +183,7 @@ export function judgePostgresFunction(nameParts: readonly string[], catalog: Sql
   return undefined;
 }
 
-/** Judges a Vertica call: the refused classes and the Vertica deny list (Vertica has no pg_proc). */
+/** Judges a Vertica call: the refused classes, the Vertica deny list, and VOLATILE user functions. */
 export function judgeVerticaFunction(nameParts: readonly string[], catalog: SqlFunctionCatalog | undefined): FunctionRefusal | undefined {
   const name = nameParts[nameParts.length - 1] ?? '';
   const refused = refusedClass(name.toLowerCase());
@@ -206,7 +206,7 @@ const MYSQL_ALLOWED = new Set(
   from_base64 hex insert instr lcase left length lengthb locate lower lpad ltrim make_set mid natural_sort_key oct
   octet_length ord position quote regexp_instr regexp_replace regexp_substr repeat replace reverse right rpad rtrim
   soundex space strcmp substr substring substring_index to_base64 to_char trim ucase unhex upper weight_string sformat
-  crc32 crc32c format_bytes format_pico_time
+  crc32 crc32c format_bytes format_pico_time bit_count
   abs acos asin atan atan2 ceil ceiling conv cos cot degrees exp floor greatest least ln log log10 log2 mod pi pow power
   radians rand round sign sin sqrt tan truncate
   adddate addtime convert_tz curdate current_date current_time current_timestamp curtime date date_add date_format
@@ -226,7 +226,7 @@ const MYSQL_ALLOWED = new Set(
   row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
   charset coercibility collation connection_id current_role current_user database schema found_rows last_insert_id
   row_count session_user system_user user version
-  uuid uuid_short sys_guid inet_aton inet_ntoa inet6_aton inet6_ntoa is_ipv4 is_ipv6 is_ipv4_compat is_ipv4_mapped
+  uuid uuid_short uuid_v4 uuid_v7 sys_guid inet_aton inet_ntoa inet6_aton inet6_ntoa is_ipv4 is_ipv6 is_ipv4_compat is_ipv4_mapped
   md5 sha sha1 sha2 compress uncompress uncompressed_length aes_encrypt aes_decrypt random_bytes default name_const
   column_json column_get column_list column_exists column_check column_create column_add column_delete
   point linestring polygon multipoint multilinestring multipolygon geometrycollection
