@@ -41,7 +41,7 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
             .option('write', { type: 'string', describe: 'A path the agent would write' })
             .option('sql', { type: 'string', describe: 'An SQL statement (with --dialect)' })
             .option('dialect', { type: 'string', choices: ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'], describe: 'SQL dialect' })
-            .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory for --write (default: current directory)' })
+            .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory for --write and --shell (default: current directory)' })
             .option('via', { type: 'string', choices: ['write', 'edit', 'export_query'], describe: 'The tool that would write, for --write (default: write)' })
             .option('json', { type: 'boolean', default: false, describe: 'Print the decision as JSON' }),
         async (argv) => {
@@ -79,6 +79,9 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
           .option('max-turns', { type: 'number', describe: 'Stop after this many model calls' })
           .option('max-tokens', { type: 'number', describe: 'Stop when the session has used this many tokens' })
           .option('max-cost', { type: 'number', describe: 'Stop when the session has cost this many USD' })
+          .option('first-byte-timeout', { type: 'string', describe: 'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60; a CPU-hosted model may need minutes)' })
+          .option('idle-timeout', { type: 'string', describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)' })
+          .option('max-retries', { type: 'string', describe: 'Retries of a failed model request: rate limits, server errors, timeouts (default: $RHO_MAX_RETRIES or 8)' })
           .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
       async (argv) => {
         const { runCommand } = await import('./commands/run-command.js');

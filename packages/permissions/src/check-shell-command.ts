@@ -82,6 +82,8 @@ export interface CheckShellCommandOptions {
 }
 
 const MAX_COMMAND_LENGTH = 100_000;
+/** `/proc/PID/environ` (or a thread's), any spelling bash would pass on: the environment of another process. */
+const PROC_ENVIRONMENT = /(^|\/)proc\/+[^/]+\/+(task\/+[^/]+\/+)?environ\b/;
 
 class PlanBuilder {
   readonly steps: ShellPlan['steps'] = [];
@@ -248,6 +250,12 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
     throw new ShellRefusal('shell.assignment', 'a command line that only sets variables does nothing in restricted mode (variables do not carry over)');
   }
   builder.commands.push(argv);
+  for (const word of argv.slice(1)) {
+    const candidates = [word, ...(builder.cwd === undefined ? [] : [resolve(builder.cwd, word)])];
+    if (candidates.some((candidate) => PROC_ENVIRONMENT.test(candidate))) {
+      throw new ShellRefusal('shell.environ', `${word} is the environment of a process (which holds secrets such as rho's API keys); restricted mode does not read it`);
+    }
+  }
   const state: RedirectState = { out: 'stdout', error: 'stderr' };
   for (const redirect of [...redirects, ...extraRedirects]) applyRedirect(redirect, state, builder.cwd);
   const checked = checkArgv(argv);

@@ -152,6 +152,9 @@ describe('old-style and positional grammars', () => {
     ['echo env | xargs jq -n', 'program.xargs'],
     ['echo eww | xargs ps', 'program.xargs'],
     ['nslookup', 'program.nslookup'],
+    ['cat /proc/1/environ', 'shell.environ'],
+    ['grep -a KEY /proc//1/task/1/environ', 'shell.environ'],
+    ['cat ../../../../../../proc/self/environ', 'shell.environ'],
   ])('%s is refused by %s', async (command, rule) => {
     expect((await refusal(command)).rule).toBe(rule);
   });

@@ -32,7 +32,7 @@ async function explain(argv: PolicyCheckArguments, env: NodeJS.ProcessEnv): Prom
   if (argv.via !== undefined && (argv.write === undefined || !WRITE_TOOLS.includes(argv.via as WriteTool))) {
     throw new UsageError({ message: `--via goes with --write and is one of ${WRITE_TOOLS.join(', ')}${argv.write === undefined ? '' : ` (got '${argv.via}')`}.` });
   }
-  if (argv.shell !== undefined) return explainPolicy({ profile, shell: argv.shell });
+  if (argv.shell !== undefined) return explainPolicy({ profile, shell: argv.shell, workingDir: resolve(argv.workingDir ?? process.cwd()) });
   if (argv.write !== undefined) {
     return explainPolicy({ profile, write: argv.write, workingDir: resolve(argv.workingDir ?? process.cwd()), via: (argv.via ?? 'write') as WriteTool });
   }
