@@ -103,6 +103,35 @@ describe('one writer per session', () => {
   });
 });
 
+describe('the session lock on every way out', () => {
+  it('is released when rho is stopped by SIGINT twice (quit at once) and by SIGTERM', async () => {
+    for (const signals of [['SIGINT', 'SIGINT'], ['SIGTERM']] as NodeJS.Signals[][]) {
+      const { home, work } = workspace();
+      server = await startLoopbackServer({ steps: [{ type: 'hang' }] });
+      let directory = '';
+      const outcome = await runRho(['--json', '--base-url', server.url, 'wait forever'], {
+        env: { RHO_HOME: home },
+        cwd: work,
+        onSpawn: (child) => {
+          let sent = false;
+          child.stdout!.on('data', (chunk: Buffer) => {
+            // Once the model call is under way (the lock is held), stop the process.
+            if (sent || !chunk.toString().includes('"llm_start"')) return;
+            sent = true;
+            directory = onlySession(home);
+            expect(existsSync(join(directory, 'lock'))).toBe(true);
+            for (const signal of signals) child.kill(signal);
+          });
+        },
+      });
+      expect(outcome.code).toBe(130);
+      expect(existsSync(join(directory, 'lock'))).toBe(false);
+      await server.close();
+      server = undefined;
+    }
+  });
+});
+
 describe('an unusable RHO_HOME', () => {
   it('is a configuration error (exit 2) naming the directory when RHO_HOME is a file', async () => {
     const { root, work } = workspace();
