@@ -1,8 +1,8 @@
 import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { TRACE_RECORD_TYPES } from '@rho/core';
+import { TRACE_RECORD_TYPES, TraceError } from '@rho/core';
 import type { TraceRecord } from '@rho/core';
 
 /**
@@ -35,6 +35,12 @@ export interface FollowTraceOptions {
  * yet, and starts over when the file is truncated or replaced. Wakes on `fs.watch` events of the
  * directory when the platform delivers them, and polls in any case, so it works on file systems
  * that do not (network mounts, containers).
+ *
+ * Only a missing file is waited for: a trace that exists but cannot be read (a directory, a
+ * symbolic-link loop, no permission) ends the iteration with a {@link TraceError} naming the
+ * file and the errno. Work is linear in the size of the trace: it reads in chunks of up to
+ * 4 MiB, keeps only the unfinished last line between chunks, and registers one abort listener
+ * for the whole follow.
  */
 export async function* followTrace(path: string, options: FollowTraceOptions = {}): AsyncGenerator<RawTraceRecord, void, undefined> {
   const { signal } = options;
@@ -42,7 +48,7 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
   let position = options.fromStart === false ? ((await readSize(path)) ?? 0) : 0;
   let pending: Buffer = Buffer.alloc(0);
   let identity: string | undefined;
-  const waker = createWaker(path);
+  const waker = createWaker(path, signal);
   try {
     while (signal?.aborted !== true) {
       const chunk = await readFrom(path, position);
@@ -59,10 +65,14 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
       if (chunk !== undefined && chunk.data.length > 0) {
         position += chunk.data.length;
         pending = pending.length === 0 ? chunk.data : Buffer.concat([pending, chunk.data]);
-        let start = 0;
-        for (let newline = pending.indexOf(0x0a, start); newline !== -1; newline = pending.indexOf(0x0a, start)) {
-          const line = pending.subarray(start, newline).toString('utf8').trim();
-          start = newline + 1;
+        // Whole lines are decoded at once (a newline byte never occurs inside a UTF-8 sequence);
+        // the unfinished last line is carried over to the next chunk.
+        const lastNewline = pending.lastIndexOf(0x0a);
+        if (lastNewline === -1) continue;
+        const text = pending.toString('utf8', 0, lastNewline);
+        pending = pending.subarray(lastNewline + 1);
+        for (const raw of text.split('\n')) {
+          const line = raw.trim();
           if (line === '') continue;
           const record = parseRecord(line);
           if (record === undefined) options.onInvalidLine?.(line);
@@ -70,11 +80,10 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
           // The consumer may have aborted while it held the record.
           if (isAborted(signal)) return;
         }
-        pending = pending.subarray(start);
         continue;
       }
       if (options.onIdle !== undefined && (await options.onIdle())) return;
-      await waker.wait(pollIntervalMs, signal);
+      await waker.wait(pollIntervalMs);
     }
   } finally {
     waker.close();
@@ -115,31 +124,73 @@ async function readSize(path: string): Promise<number | undefined> {
 
 /** Everything after `position`, with the file's size and identity (device and inode). */
 async function readFrom(path: string, position: number): Promise<{ data: Buffer; size: number; identity: string } | undefined> {
+  // stat before open: opening a FIFO for reading would block until a writer appears.
+  let info;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    // Not there (yet): the run may not have started; a dangling symbolic link is the same.
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw unreadable(path, error);
+  }
+  if (!info.isFile()) {
+    throw new TraceError({ message: `Cannot read the trace ${path}: it is ${info.isDirectory() ? 'a directory' : 'not a regular file'}, not a file of trace records.` });
+  }
   let handle;
   try {
     handle = await open(path, 'r');
-  } catch {
-    return undefined;
+  } catch (error) {
+    // Removed between stat and open: wait for its replacement.
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw unreadable(path, error);
   }
   try {
-    const stat = await handle.stat();
-    const identity = `${stat.dev}:${stat.ino}`;
-    if (stat.size <= position) return { data: Buffer.alloc(0), size: stat.size, identity };
-    const data = Buffer.alloc(Math.min(stat.size - position, 4 * 1024 * 1024));
+    const opened = await handle.stat();
+    const identity = `${opened.dev}:${opened.ino}`;
+    if (!opened.isFile()) throw new TraceError({ message: `Cannot read the trace ${path}: it is not a regular file.` });
+    if (opened.size <= position) return { data: Buffer.alloc(0), size: opened.size, identity };
+    const data = Buffer.alloc(Math.min(opened.size - position, 4 * 1024 * 1024));
     let read = 0;
     while (read < data.length) {
       const { bytesRead } = await handle.read(data, read, data.length - read, position + read);
       if (bytesRead === 0) break;
       read += bytesRead;
     }
-    return { data: data.subarray(0, read), size: stat.size, identity };
+    return { data: data.subarray(0, read), size: opened.size, identity };
+  } catch (error) {
+    throw TraceError.isInstance(error) ? error : unreadable(path, error);
   } finally {
     await handle.close();
   }
 }
 
-/** Sleeps until the poll interval passes, the watched file changes, or the signal aborts. */
-function createWaker(path: string): { wait: (ms: number, signal: AbortSignal | undefined) => Promise<void>; close: () => void } {
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const ERRNO_WORDS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ELOOP: 'too many levels of symbolic links',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory',
+  EIO: 'an input/output error',
+  EMFILE: 'too many open files',
+};
+
+function unreadable(path: string, error: unknown): TraceError {
+  const code = errnoOf(error);
+  const words = code === undefined ? (error instanceof Error ? error.message : String(error)) : `${ERRNO_WORDS[code] ?? 'it cannot be read'} (${code})`;
+  return new TraceError({ message: `Cannot read the trace ${path}: ${words}.`, cause: error });
+}
+
+/**
+ * Sleeps until the poll interval passes, the watched file changes, or the signal aborts. One
+ * abort listener serves every wait of a follow, and `close` removes it: a listener per wait would
+ * pile up (a MaxListenersExceededWarning after ten waits, and quadratic time).
+ */
+function createWaker(path: string, signal: AbortSignal | undefined): { wait: (ms: number) => Promise<void>; close: () => void } {
   let wake: (() => void) | undefined;
   let changed = false;
   let watcher: FSWatcher | undefined;
@@ -155,28 +206,29 @@ function createWaker(path: string): { wait: (ms: number, signal: AbortSignal | u
       watcher = undefined;
     });
   } catch {
+    // No fs.watch here (or no such directory yet): polling alone still finds every change.
     watcher = undefined;
   }
+  const onAbort = () => wake?.();
+  signal?.addEventListener('abort', onAbort, { once: true });
   return {
-    wait(ms, signal) {
-      if (changed) {
+    wait(ms) {
+      if (changed || signal?.aborted === true) {
         changed = false;
         return Promise.resolve();
       }
       return new Promise<void>((resolve) => {
-        const done = () => {
+        const timer = setTimeout(() => wake?.(), ms);
+        wake = () => {
           clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
           wake = undefined;
           changed = false;
           resolve();
         };
-        const timer = setTimeout(done, ms);
-        wake = done;
-        signal?.addEventListener('abort', done, { once: true });
       });
     },
     close() {
+      signal?.removeEventListener('abort', onAbort);
       watcher?.close();
       wake?.();
     },
