@@ -1,4 +1,5 @@
-import { appendFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { TraceError } from '@rho/core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -94,5 +95,25 @@ describe('followTrace', () => {
     const pending = iterator.next();
     setTimeout(() => controller.abort(), 30);
     expect(await pending).toEqual({ done: true, value: undefined });
+  });
+
+  it('ends with a TraceError naming the file when the trace exists but cannot be read', async () => {
+    const directoryTrace = tracePath();
+    mkdirSync(directoryTrace);
+    const loop = tracePath();
+    symlinkSync(loop, loop);
+    for (const [path, words] of [
+      [directoryTrace, 'it is a directory'],
+      [loop, 'too many levels of symbolic links (ELOOP)'],
+    ] as const) {
+      // Before: a failed open was taken for a file not written yet, and waited on forever.
+      const controller = new AbortController();
+      const error: unknown = await followTrace(path, { signal: controller.signal, pollIntervalMs: 10_000 })
+        .next()
+        .then(() => undefined, (caught: unknown) => caught);
+      controller.abort();
+      expect(TraceError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toBe(`Cannot read the trace ${path}: ${words}${words.endsWith(')') ? '' : ', not a file of trace records'}.`);
+    }
   });
 });
