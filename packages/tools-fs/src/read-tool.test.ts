@@ -83,10 +83,35 @@ describe('read', () => {
     expect(third).toBe(`     3  ${'y'.repeat(500)}...`);
   });
 
-  it('replaces invalid UTF-8 instead of failing', async () => {
-    await writeFile(join(dir, 'bad.txt'), Buffer.from([0x61, 0xff, 0xfe, 0x62, 0x0a]));
+  it('replaces invalid UTF-8 instead of failing when most of the text is valid', async () => {
+    await writeFile(join(dir, 'bad.txt'), Buffer.concat([Buffer.from('a'), Buffer.from([0xff, 0xfe]), Buffer.from('b is fine\n')]));
     const result = await call(read, { path: 'bad.txt' }, contextFor(dir));
-    expect(result).toMatchObject({ success: true, content: '     1  a\uFFFD\uFFFDb' });
+    expect(result).toMatchObject({ success: true, content: '     1  a\uFFFD\uFFFDb is fine' });
+    // Latin-1 text read as UTF-8: each accented letter is one invalid byte, a small share.
+    await writeFile(join(dir, 'latin1.txt'), Buffer.from('Le café est fermé le lundi; la crème brûlée aussi.\n'.repeat(300), 'latin1'));
+    const latin1 = await call(read, { path: 'latin1.txt' }, contextFor(dir));
+    expect(latin1.success).toBe(true);
+    expect(latin1.content.split('\n')[0]).toBe('     1  Le caf\uFFFD est ferm\uFFFD le lundi; la cr\uFFFDme br\uFFFDl\uFFFDe aussi.');
+  });
+
+  it('refuses a file that is mostly invalid UTF-8 (more than 30% of its first 8 KiB), with no NUL byte', async () => {
+    // Bytes 0x80-0xff never start a valid sequence here (each is followed by ASCII): 50% invalid.
+    const garbage = Buffer.alloc(64 * 1024);
+    for (let index = 0; index < garbage.length; index += 1) garbage[index] = index % 2 === 0 ? 0x80 + (index % 0x7f) : 0x41 + (index % 26);
+    await writeFile(join(dir, 'mostly-invalid.log'), garbage);
+    const result = await call(read, { path: 'mostly-invalid.log' }, contextFor(dir));
+    expect(result).toEqual({
+      content:
+        `Cannot read binary file: ${join(dir, 'mostly-invalid.log')} (50% of its first 8 KiB is not valid UTF-8, so it is not text). ` +
+        "Use shell commands like 'file', 'exiftool', or 'strings' for binary inspection.",
+      success: false,
+    });
+    // A short file is judged on all of it.
+    await writeFile(join(dir, 'short.txt'), Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0x41, 0xe2, 0x28, 0xa1]));
+    expect((await call(read, { path: 'short.txt' }, contextFor(dir))).content).toContain('of its first 8 KiB is not valid UTF-8');
+    // Only the first 8 KiB are sampled: a text file with binary further on is read as text.
+    await writeFile(join(dir, 'text-then-garbage.log'), Buffer.concat([Buffer.from(lines(2000)), garbage]));
+    expect((await call(read, { path: 'text-then-garbage.log', end_line: 2 }, contextFor(dir))).content.split('\n').slice(0, 2)).toEqual(['     1  line 1', '     2  line 2']);
   });
 
   it('refuses binary files by extension and by content', async () => {

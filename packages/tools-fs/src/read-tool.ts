@@ -14,8 +14,14 @@ const MAX_TAIL_LINES = READ_MAX_LINES;
 /** Bytes kept of one line: enough for 500 characters of up to four UTF-8 bytes, plus one. */
 const MAX_LINE_BYTES = READ_MAX_LINE_CHARS * 4 + 4;
 const CHUNK_BYTES = 1024 * 1024;
-/** Bytes inspected for NUL bytes to tell binary files from text. */
+/** Bytes inspected (the file's first) to tell binary files from text. */
 const SNIFF_BYTES = 8192;
+/**
+ * A file whose first {@link SNIFF_BYTES} bytes decode to more than this share of U+FFFD
+ * (replacement characters: bytes that are not valid UTF-8) is taken for binary. Random bytes give
+ * about half; a Latin-1 or Windows-1252 text read as UTF-8 gives a few percent and stays readable.
+ */
+export const READ_MAX_INVALID_UTF8_SHARE = 0.3;
 
 /** Extensions refused without reading (case-insensitive), as in the original. */
 export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set(
@@ -103,9 +109,13 @@ export function createReadTool(options: FsToolOptions = {}) {
       } finally {
         await handle.close().catch(() => {});
       }
-      if (scan.binary) {
+      if (scan.binary !== false) {
+        const why =
+          scan.binary === 'nul'
+            ? 'it contains NUL bytes'
+            : `${Math.round(scan.invalidShare * 100)}% of its first ${SNIFF_BYTES / 1024} KiB is not valid UTF-8`;
         return failure(
-          `Cannot read binary file: ${path} (it contains NUL bytes, so it is not text). ` +
+          `Cannot read binary file: ${path} (${why}, so it is not text). ` +
             "Use shell commands like 'file', 'exiftool', or 'strings' for binary inspection.",
         );
       }
@@ -137,7 +147,20 @@ interface CapturedLine {
 interface ScanResult {
   lines: CapturedLine[];
   totalLines: number;
-  binary: boolean;
+  /** Why the file is taken for binary: NUL bytes, or mostly invalid UTF-8 (see {@link READ_MAX_INVALID_UTF8_SHARE}). */
+  binary: false | 'nul' | 'invalid-utf8';
+  /** The share of replacement characters in the decoded sample. */
+  invalidShare: number;
+}
+
+/** The share of characters of `sample` (the start of a file) that are not valid UTF-8. */
+function invalidUtf8Share(sample: Buffer): number {
+  // stream: true leaves out a character cut at the sample's end rather than counting it invalid.
+  const text = new TextDecoder('utf-8').decode(sample, { stream: true });
+  if (text.length === 0) return 0;
+  let replaced = 0;
+  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) === 0xfffd) replaced += 1;
+  return replaced / text.length;
 }
 
 function formatLine(line: CapturedLine): string {
@@ -174,6 +197,15 @@ async function scanLines(
   let currentCut = false;
   let position = 0;
   let lastByte = -1;
+  // The first SNIFF_BYTES bytes, gathered across reads that may return less.
+  const sample: Buffer[] = [];
+  let sampled = 0;
+  let sampleJudged = false;
+  const judgeSample = (): ScanResult | undefined => {
+    sampleJudged = true;
+    const share = invalidUtf8Share(Buffer.concat(sample, sampled));
+    return share > READ_MAX_INVALID_UTF8_SHARE ? { lines: [], totalLines: 0, binary: 'invalid-utf8', invalidShare: share } : undefined;
+  };
   const beginLine = (lineStart: number): void => {
     if (ringSize > 0) lineStarts[(lineNumber - 1) % ringSize] = lineStart;
     if (!('last' in want) && lineNumber >= want.start && lineNumber <= want.end) {
@@ -206,8 +238,15 @@ async function scanLines(
     const count = await handle.read(buffer, position, buffer.byteLength);
     if (count === 0) break;
     const chunk = buffer.subarray(0, count);
-    if (position < SNIFF_BYTES && chunk.subarray(0, SNIFF_BYTES - position).includes(0)) {
-      return { lines: [], totalLines: 0, binary: true };
+    if (position < SNIFF_BYTES) {
+      const head = chunk.subarray(0, SNIFF_BYTES - position);
+      if (head.includes(0)) return { lines: [], totalLines: 0, binary: 'nul', invalidShare: 0 };
+      sample.push(Buffer.from(head));
+      sampled += head.byteLength;
+      if (sampled >= SNIFF_BYTES) {
+        const verdict = judgeSample();
+        if (verdict !== undefined) return verdict;
+      }
     }
     let offset = 0;
     for (;;) {
@@ -224,6 +263,11 @@ async function scanLines(
     }
     position += count;
     lastByte = chunk[count - 1] ?? lastByte;
+  }
+  // A file shorter than the sample is judged on all of it.
+  if (!sampleJudged) {
+    const verdict = judgeSample();
+    if (verdict !== undefined) return verdict;
   }
   // A last line without a final newline still counts.
   let totalLines = lineNumber - 1;
@@ -243,7 +287,7 @@ async function scanLines(
       kept.push({ bytes: Buffer.from(bytes.subarray(0, lineEnd)), cut: newline === -1 && count > MAX_LINE_BYTES });
     }
   }
-  return { lines: kept, totalLines, binary: false };
+  return { lines: kept, totalLines, binary: false, invalidShare: 0 };
 }
 
 function fileError(error: unknown, path: string) {
