@@ -16,6 +16,8 @@ export function exitCodeForStatus(status: RunStatus): number {
     case 'completed':
       return EXIT.completed;
     case 'error':
+    // The last answer was cut off at the model's output limit: it is not a whole answer.
+    case 'truncated':
       return EXIT.failed;
     case 'limit':
       return EXIT.limit;

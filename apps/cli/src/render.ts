@@ -77,6 +77,10 @@ export function createHumanRenderer(terminal: Terminal, options: { spinner?: boo
         endLine();
         terminal.stderr.write(`${style.red('Error:')} ${event.content}\n`);
         break;
+      case 'retry':
+        endLine();
+        terminal.stderr.write(style.yellow(`${retryLine(event)}\n`));
+        break;
       case 'status':
         if (event.status === 'paused') {
           endLine();
@@ -87,6 +91,7 @@ export function createHumanRenderer(terminal: Terminal, options: { spinner?: boo
         endLine();
         if (event.status === 'cancelled') terminal.stderr.write(style.yellow('Cancelled\n'));
         if (event.status === 'limit') terminal.stderr.write(style.yellow(`Stopped: reached ${event.limit ?? 'a limit'}\n`));
+        if (event.status === 'truncated') terminal.stderr.write(style.red(`${TRUNCATED_NOTE}\n`));
         if (event.usage !== undefined) terminal.stderr.write(style.dim(`${formatUsage({ ...event.usage, cost_usd: event.usage.cost_usd ?? 0 })}\n`));
         break;
       case 'llm_start':
@@ -103,6 +108,16 @@ export function createHumanRenderer(terminal: Terminal, options: { spinner?: boo
       }
     }
   };
+}
+
+/** What a person is told when the last answer stopped at the model's output limit. */
+export const TRUNCATED_NOTE =
+  "Incomplete: the model's answer was cut off at its output-token limit (finish_reason: length); what it wrote is not a whole answer. Resume the session to let it continue.";
+
+/** `rate limited (429), retrying in 4.2 s, attempt 2 of 9` */
+export function retryLine(event: { reason: string; delay_ms: number; attempt: number; max_attempts: number }): string {
+  const delay = event.delay_ms < 1000 ? `${event.delay_ms} ms` : `${(event.delay_ms / 1000).toFixed(event.delay_ms < 10_000 ? 1 : 0)} s`;
+  return `${event.reason}, retrying in ${delay}, attempt ${event.attempt} of ${event.max_attempts}`;
 }
 
 /** Renders every event as one JSON line on stdout. */

@@ -30,6 +30,10 @@ export interface SetupArguments {
   maxTokens?: number;
   maxCost?: number;
   dbConfig?: string;
+  /** Seconds, as typed (validated here, so the message can say what is wrong). */
+  firstByteTimeout?: string;
+  idleTimeout?: string;
+  maxRetries?: string;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -88,6 +92,10 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     throw new UsageError({ message: 'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.' });
   }
   const model = nonEmpty(config.model) ?? nonEmpty(env.OPENAI_MODEL) ?? 'gpt-5-mini';
+  // Flags (already in config) win over the agent config, which wins over the environment.
+  const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
+  const idleTimeout = config.idleTimeout ?? seconds(env.RHO_IDLE_TIMEOUT, 'RHO_IDLE_TIMEOUT');
+  const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
   const workingDir = resolve(config.workingDir ?? process.cwd());
   if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
   config.workingDir = workingDir;
@@ -108,6 +116,9 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
       // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
       apiKey: apiKey ?? 'no-key',
       ...(config.reasoningEffort === undefined ? {} : { reasoningEffort: config.reasoningEffort }),
+      ...(firstByteTimeout === undefined ? {} : { firstByteTimeoutMs: firstByteTimeout * 1000 }),
+      ...(idleTimeout === undefined ? {} : { idleTimeoutMs: idleTimeout * 1000 }),
+      ...(maxRetries === undefined ? {} : { maxRetries }),
       ...(config.serviceTier === undefined ? {} : { serviceTier: config.serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
     },
@@ -149,7 +160,34 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.maxTurns !== undefined) budgets.maxTurns = positive(argv.maxTurns, '--max-turns');
   if (argv.maxTokens !== undefined) budgets.maxTokens = positive(argv.maxTokens, '--max-tokens');
   if (argv.maxCost !== undefined) budgets.maxCostUsd = positive(argv.maxCost, '--max-cost');
+  if (argv.firstByteTimeout !== undefined) config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
+  if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
+  if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
   return config;
+}
+
+/** A timeout in seconds from a flag or variable: a positive number (`90`, `2.5`). */
+function seconds(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (String(value).trim() === '') {
+    if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
+    return undefined;
+  }
+  const number = Number(String(value).trim());
+  if (!Number.isFinite(number) || number <= 0) throw new UsageError({ message: `${name} must be a positive number of seconds, for example 300 (got ${JSON.stringify(String(value))}).` });
+  return number;
+}
+
+/** A retry count from a flag or variable: a whole number, 0 or more. */
+function retries(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (String(value).trim() === '') {
+    if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
+    return undefined;
+  }
+  const number = Number(String(value).trim());
+  if (!Number.isInteger(number) || number < 0) throw new UsageError({ message: `${name} must be a whole number of retries, 0 or more (got ${JSON.stringify(String(value))}).` });
+  return number;
 }
 
 /**
@@ -195,6 +233,9 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   const budgets = Object.entries({ max_turns: config.budgets.maxTurns, max_tokens: config.budgets.maxTokens, max_cost_usd: config.budgets.maxCostUsd, max_duration_ms: config.budgets.maxDurationMs }).filter(([, value]) => value !== undefined);
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   document.auto_approve = config.autoApprove ?? false;
+  if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
+  if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
+  if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
   // Round-trip through the parser so what is saved is exactly what a resume will read.
   parseAgentConfig({ ...document, ...config.extras });
   return { ...document, ...config.extras };

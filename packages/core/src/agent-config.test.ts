@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from './testing/fixtures.js';
-import { loadAgentConfig, parseAgentConfig, saveAgentConfig } from './agent-config.js';
+import { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig } from './agent-config.js';
 
 const fixtures = pythonTracesDir;
 
@@ -22,6 +22,15 @@ describe('agent config', () => {
     expect(config).toMatchObject({ systemPrompt: 'prompt.md', vars: { env: 'prod', n: '3' }, budgets: { maxTurns: 5, maxCostUsd: 0.5 }, extras: { labels: ['x'] } });
     saveAgentConfig(path, config);
     expect(loadAgentConfig(path)).toEqual(config);
+  });
+
+  it('reads the model timeouts and retry count, refusing bad values, and writes them back', () => {
+    const config = parseAgentConfig({ first_byte_timeout: 300, idle_timeout: 2.5, max_retries: 0 });
+    expect(config).toMatchObject({ firstByteTimeout: 300, idleTimeout: 2.5, maxRetries: 0, extras: {} });
+    expect(agentConfigToDocument(config)).toMatchObject({ first_byte_timeout: 300, idle_timeout: 2.5, max_retries: 0 });
+    expect(() => parseAgentConfig({ first_byte_timeout: 0 }, 'a.yaml')).toThrow("a.yaml: 'first_byte_timeout' must be a positive number of seconds (got 0).");
+    expect(() => parseAgentConfig({ idle_timeout: '5s' }, 'a.yaml')).toThrow("a.yaml: 'idle_timeout' must be a positive number of seconds (got \"5s\").");
+    expect(() => parseAgentConfig({ max_retries: 1.5 }, 'a.yaml')).toThrow("a.yaml: 'max_retries' must be a whole number, 0 or more (got 1.5).");
   });
 
   it('says which field is wrong and what it must be', () => {

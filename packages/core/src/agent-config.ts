@@ -27,6 +27,12 @@ export interface AgentConfig {
   databases?: Record<string, unknown>;
   budgets: Budgets;
   autoApprove?: boolean;
+  /** Seconds to wait for a model answer to start (`first_byte_timeout`). */
+  firstByteTimeout?: number;
+  /** Seconds to wait between two chunks of a streamed answer (`idle_timeout`). */
+  idleTimeout?: number;
+  /** Retries of a failed model request (`max_retries`, 0 for none). */
+  maxRetries?: number;
   /** Keys this version does not know, kept so saving loses nothing. */
   extras: Record<string, unknown>;
 }
@@ -72,6 +78,12 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
       if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping', value);
       if (key === 'response_format') config.responseFormat = value as Record<string, unknown>;
       else config.databases = value as Record<string, unknown>;
+    } else if (key === 'first_byte_timeout' || key === 'idle_timeout') {
+      if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0)) fail(key, 'a positive number of seconds', value);
+      config[key === 'first_byte_timeout' ? 'firstByteTimeout' : 'idleTimeout'] = value as number;
+    } else if (key === 'max_retries') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail(key, 'a whole number, 0 or more', value);
+      config.maxRetries = value as number;
     } else if (key === 'auto_approve') {
       if (typeof value !== 'boolean') fail(key, 'true or false', value);
       config.autoApprove = value as boolean;
@@ -122,6 +134,9 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   const budgets = Object.entries(BUDGET_FIELDS).flatMap(([key, field]) => (config.budgets[field] === undefined ? [] : [[key, config.budgets[field]]]));
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   if (config.autoApprove !== undefined) document.auto_approve = config.autoApprove;
+  if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
+  if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
+  if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
   return { ...document, ...config.extras };
 }
 

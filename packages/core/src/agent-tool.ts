@@ -75,7 +75,7 @@ export async function runChild(child: import('./session.js').Session, task: stri
     ...(result.limit === undefined ? {} : { child_limit: result.limit }),
   };
   if (result.status === 'completed') return { success: true, content: result.text, metadata };
-  const why = result.status === 'error' ? `failed: ${result.error?.message ?? 'unknown error'}` : result.status === 'limit' ? `stopped at its ${result.limit ?? 'limit'}` : 'was cancelled';
+  const why = result.status === 'error' ? `failed: ${result.error?.message ?? 'unknown error'}` : result.status === 'limit' ? `stopped at its ${result.limit ?? 'limit'}` : result.status === 'truncated' ? 'was cut off at the model\'s output limit (its answer is incomplete)' : 'was cancelled';
   return { success: false, content: `${label}: the sub-agent ${why}.${result.text === '' ? '' : ` Its last answer:\n${result.text}`}`, metadata };
 }
 

@@ -12,8 +12,11 @@ export interface UsageTotals {
   unpriced_calls?: number;
 }
 
-/** How a run ended. */
-export type RunStatus = 'completed' | 'error' | 'cancelled' | 'limit';
+/**
+ * How a run ended. `truncated`: the model's last answer stopped at its output-token limit
+ * (`finish_reason: length`), so the final text is incomplete.
+ */
+export type RunStatus = 'completed' | 'error' | 'cancelled' | 'limit' | 'truncated';
 
 /** Status of a session in `meta.json` and `State`. */
 export type SessionStatus = 'created' | 'running' | 'paused' | 'waiting_approval' | RunStatus;
@@ -102,8 +105,31 @@ export interface DirectiveEvent extends Base {
   /** Position in the control channel after this directive; a resumed session continues from it. */
   cursor?: number;
 }
+/**
+ * A model call's attempt failed before any output and is repeated after `delay_ms`. Written for
+ * people and monitors; replay ignores it (it changes no state).
+ */
+export interface RetryEvent extends Base {
+  type: 'retry';
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  /** Attempts allowed in all (the retry count + 1). */
+  max_attempts: number;
+  /** The wait before that attempt, in milliseconds. */
+  delay_ms: number;
+  /** Why: `rate limited (429)`, `server error 503`, `no response from ... within 5 s`, ... */
+  reason: string;
+  /** HTTP status of the failed attempt, when there was one. */
+  status_code?: number;
+}
 /** Something failed; `content` says what. */
-export interface ErrorEvent extends Base { type: 'error'; content: string; code?: string }
+export interface ErrorEvent extends Base {
+  type: 'error';
+  content: string;
+  code?: string;
+  /** Text the model had streamed (and the user had seen) when its call failed; not in the history. */
+  partial_text?: string;
+}
 /** Cumulative usage snapshot (written by `State.toJsonl()`). */
 export interface UsageEvent extends Base, UsageTotals { type: 'usage'; status?: SessionStatus; run_count?: number }
 /** Usage as reported at the end of a run: `cost_usd` is null when no call was priced. */
@@ -125,6 +151,8 @@ export interface RunEndEvent extends Base {
   usage?: ReportedUsage;
   /** For `limit`: which limit ended the run. */
   limit?: string;
+  /** For `truncated`: the finish reason of the last answer (`length`). */
+  finish_reason?: string;
 }
 /** The session's status changed (paused, waiting for approval, running again). */
 export interface StatusEvent extends Base { type: 'status'; status: SessionStatus }
@@ -141,6 +169,7 @@ export type TraceRecord =
   | CompactEvent
   | DirectiveEvent
   | ErrorEvent
+  | RetryEvent
   | UsageEvent
   | RunEndEvent
   | StatusEvent;
@@ -156,7 +185,7 @@ export type SessionEvent = TraceRecord | TransientEvent;
 /** Record types written to the trace. */
 export const TRACE_RECORD_TYPES: ReadonlySet<string> = new Set([
   'run_start', 'message', 'llm_start', 'llm_end', 'tool_start', 'tool_end', 'tool_blocked',
-  'compact', 'directive', 'error', 'usage', 'run_end', 'status',
+  'compact', 'directive', 'error', 'retry', 'usage', 'run_end', 'status',
 ]);
 
 /** The current time as a UTC ISO-8601 string. */

@@ -30,6 +30,7 @@ export type {
   CompactEvent,
   DirectiveEvent,
   ErrorEvent,
+  RetryEvent,
   LlmEndEvent,
   LlmStartEvent,
   MessageEvent,

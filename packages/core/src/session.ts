@@ -248,7 +248,11 @@ export class Session {
           break;
         }
         if (outcome.text !== '') finalText = outcome.text;
-        if (outcome.toolCalls.length === 0) break;
+        if (outcome.toolCalls.length === 0) {
+          // An answer cut off at the model's output limit is not a finished answer.
+          if (outcome.finishReason === 'length') status = 'truncated';
+          break;
+        }
         const toolOutcome = await this.runToolCalls(outcome.toolCalls, controller);
         if (toolOutcome === 'cancelled') {
           status = 'cancelled';
@@ -266,7 +270,7 @@ export class Session {
       stopPolling();
       external?.removeEventListener('abort', onExternalAbort);
       const runUsage = difference(this.state.usage, usageBefore);
-      this.safeAppend({ type: 'run_end', status, usage: reportedUsage(this.state.usage), ...(limit === undefined ? {} : { limit }) });
+      this.safeAppend({ type: 'run_end', status, usage: reportedUsage(this.state.usage), ...(limit === undefined ? {} : { limit }), ...(status === 'truncated' ? { finish_reason: 'length' } : {}) });
       removeObserver?.();
       try {
         this.writeMeta({ status, cost_usd: this.state.usage.cost_usd, ...(limit === undefined ? {} : { limit }) });
@@ -366,7 +370,7 @@ export class Session {
     listeners: ((event: SessionEvent) => void)[],
     withTools: boolean,
     extraMessages: ChatMessage[] = [],
-  ): Promise<{ kind: 'ok'; text: string; toolCalls: ModelToolCall[] } | { kind: 'cancelled' } | { kind: 'error'; error: RhoError }> {
+  ): Promise<{ kind: 'ok'; text: string; toolCalls: ModelToolCall[]; finishReason: string | null } | { kind: 'cancelled' } | { kind: 'error'; error: RhoError }> {
     const request: ModelRequest = {
       messages: [{ role: 'system', content: this.agent.systemPrompt }, ...this.state.messages, ...extraMessages],
       ...(withTools && this.agent.registry.size > 0 ? { tools: this.agent.registry.specs() } : {}),
@@ -401,6 +405,10 @@ export class Session {
           case 'error':
             error = event.error;
             break;
+          case 'retry':
+            // The failed attempt produced nothing; the record makes the wait visible (replay ignores it).
+            this.state.append({ type: 'retry', attempt: event.attempt, max_attempts: event.maxAttempts, delay_ms: event.delayMs, reason: event.reason, ...(event.statusCode === undefined ? {} : { status_code: event.statusCode }) });
+            break;
           default: {
             const unknown: never = event;
             void unknown;
@@ -431,7 +439,9 @@ export class Session {
       return { kind: 'cancelled' };
     }
     if (error !== undefined) {
-      this.state.append({ type: 'error', content: error.message, code: error.code });
+      // Text already streamed to the user is kept with the error (it is not an answer, so it does
+      // not enter the history).
+      this.state.append({ type: 'error', content: error.message, code: error.code, ...(text === '' ? {} : { partial_text: text }) });
       return { kind: 'error', error };
     }
     if (toolCalls.length > 0) {
@@ -441,7 +451,7 @@ export class Session {
     } else {
       this.state.addMessage({ role: 'assistant', content: text });
     }
-    return { kind: 'ok', text, toolCalls };
+    return { kind: 'ok', text, toolCalls, finishReason };
   }
 
   /** Runs the tool calls of one response. Every call gets exactly one result. */

@@ -27,7 +27,7 @@ export const DIRECTIVE_PREFIX = '[Operator directive] ';
 export const INTERRUPTED_TOOL_RESULT = 'Error: this tool call was interrupted (the agent process stopped before it finished). Its effects, if any, are unknown; check before repeating it.';
 
 /** A run ended by the same `limit`/`budget` and similar. */
-const RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'error', 'cancelled', 'limit']);
+const RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'error', 'cancelled', 'limit', 'truncated']);
 
 function emptyUsage(): UsageTotals {
   return { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0, unpriced_calls: 0 };
@@ -185,6 +185,7 @@ export class State {
       case 'tool_end':
       case 'tool_blocked':
       case 'error':
+      case 'retry':
         break;
       default: {
         // Unknown record types are ignored: newer writers may add types.
@@ -264,7 +265,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 
 const SKIP = Symbol('skip');
 // Record types that do not change the state; their lines are not parsed at all on replay.
-const INERT_PREFIX = /\{\s*"type"\s*:\s*"(?:llm_start|tool_start|tool_end|tool_blocked|error|text)"/y;
+const INERT_PREFIX = /\{\s*"type"\s*:\s*"(?:llm_start|tool_start|tool_end|tool_blocked|error|retry|text)"/y;
 
 function parseLine(text: string, start: number, end: number): TraceRecord | typeof SKIP | undefined {
   // Avoid parsing the records replay ignores: a sticky match at the line's start, no copy.

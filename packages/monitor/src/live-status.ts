@@ -2,7 +2,7 @@ import { hostname as osHostname } from 'node:os';
 import type { SessionMeta } from '@rho/core';
 
 /** A session's status as the monitor shows it: what meta.json says, or `dead` when its process is gone. */
-export type LiveStatus = 'created' | 'running' | 'paused' | 'waiting_approval' | 'completed' | 'error' | 'cancelled' | 'limit' | 'dead' | 'unknown';
+export type LiveStatus = 'created' | 'running' | 'paused' | 'waiting_approval' | 'completed' | 'error' | 'cancelled' | 'limit' | 'truncated' | 'dead' | 'unknown';
 
 /** Statuses that mean "an agent process should be working on this session right now". */
 export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(['running', 'paused', 'waiting_approval']);

@@ -79,6 +79,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   if (argv.output !== undefined && result.status === 'completed') {
     writeNewFile(resolve(argv.output), result.text.endsWith('\n') ? result.text : `${result.text}\n`);
     if (!argv.json) terminal.stderr.write(`Output written to: ${resolve(argv.output)}\n`);
+  } else if (argv.output !== undefined && result.status === 'truncated') {
+    // A cut-off answer written to a file would pass for a whole one: it is not written.
+    terminal.stderr.write(`rho: ${resolve(argv.output)} was not written: the answer is incomplete (cut off at the model's output limit).\n`);
   }
   return exitCodeForStatus(result.status);
 }

@@ -52,6 +52,7 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
       case 'waiting_approval':
       case 'limit':
         return style.yellow;
+      case 'truncated':
       case 'error':
       case 'dead':
         return style.red;

@@ -1,6 +1,7 @@
 import type { RawTraceRecord } from '@rho/monitor';
 import { isKnownRecord } from '@rho/monitor';
 import { formatElapsed, formatTokens, toolSignature } from '../../format.js';
+import { retryLine } from '../../render.js';
 import { styles } from '../../terminal.js';
 
 /**
@@ -54,6 +55,9 @@ export function createWatchRenderer(write: (text: string) => void, color: boolea
         break;
       case 'error':
         say(`${style.red('error:')} ${preview(record.content, 300)}`);
+        break;
+      case 'retry':
+        say(style.yellow(retryLine({ reason: preview(record.reason, 200), delay_ms: count(record.delay_ms), attempt: count(record.attempt), max_attempts: count(record.max_attempts) })));
         break;
       case 'status':
         say(style.yellow(`status: ${record.status}`));
