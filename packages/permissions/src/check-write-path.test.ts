@@ -166,6 +166,15 @@ describe('checkWritePath: locations that run code later, when the working direct
     expect(await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home, roots: [home] })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
   });
 
+  it('matches on the real path when the working directory is a link to the home', async () => {
+    const alias = join(root, 'home-alias');
+    symlinkSync(home, alias);
+    for (const path of ['.bash_aliases', '.gitconfig', '.pam_environment', '.vscode/tasks.json']) {
+      expect(await checkWritePath(path, { profile: full, workingDir: alias, home: alias })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    }
+    expect(await checkWritePath('notes.md', { profile: full, workingDir: alias, home: alias })).toMatchObject({ allowed: true, realPath: join(home, 'notes.md') });
+  });
+
   it('proves the effect of .git/config: core.fsmonitor runs a command on the next git status', async () => {
     const git = spawnSync('git', ['--version']);
     if (git.status !== 0) return expect(process.env.CI).not.toBe('true');

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -117,6 +117,19 @@ describe.each(methods)('openWriteTarget (%s)', (method) => {
     }
     expect(statSync(join(work, 'd', 'victim.txt')).isDirectory()).toBe(true);
     expect(readdirSync(join(work, 'd')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('replacing a hard link to an outside file replaces the name, never the outside content', async () => {
+    rmSync(join(work, 'd', 'victim.txt'));
+    linkSync(join(outside, 'victim.txt'), join(work, 'd', 'victim.txt'));
+    const target = await openWriteTarget(await decide('d/victim.txt'), { method });
+    try {
+      await target.replace(Buffer.from('agent data\n'));
+    } finally {
+      target.close();
+    }
+    expect(readFileSync(join(work, 'd', 'victim.txt'), 'utf8')).toBe('agent data\n');
+    outsideUntouched();
   });
 
   it('replaces atomically, keeping the permission bits, and reads what it replaces', async () => {
