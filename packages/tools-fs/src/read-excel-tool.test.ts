@@ -2,8 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseCsv } from './internal/csv.js';
-import { columnLetter, createReadExcelTool, formatNumber } from './read-excel-tool.js';
+import { columnLetter, createReadExcelTool, EXCEL_MAX_INFLATED_BYTES, formatNumber } from './read-excel-tool.js';
 import { call, contextFor, temporaryDirectory } from './test-support/harness.js';
+import { sheetXml, workbookMembers, writeZip } from './test-support/xlsx-writer.js';
 
 const tool = createReadExcelTool();
 let dir: string;
@@ -139,5 +140,56 @@ describe('read_excel', () => {
     expect(columnLetter(27)).toBe('AA');
     expect(columnLetter(703)).toBe('AAA');
     expect(parseCsv('a,b\n1,2')).toEqual([['a', 'b'], ['1', '2']]);
+  });
+
+  describe('bounded work on hostile workbooks', () => {
+    /** Sheet XML of `bytes` bytes: the same row over and over, which deflate shrinks about a thousandfold. */
+    const repetitiveSheet = (bytes: number): Buffer => {
+      const head = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>');
+      const tail = Buffer.from('</sheetData></worksheet>');
+      const row = '<row><c t="inlineStr"><is><t>bomb</t></is></c></row>';
+      const body = Buffer.alloc(bytes - head.length - tail.length, row);
+      return Buffer.concat([head, body, tail]);
+    };
+
+    it('reads a workbook written by the same zip writer the hostile cases use', async () => {
+      // So the refusals below are about size, not about a malformed archive.
+      await writeFile(join(dir, 'small.xlsx'), writeZip(workbookMembers(Buffer.from(sheetXml(1000)))));
+      const result = await call(tool, { path: 'small.xlsx', action: 'read_sheet', end_row: 2 }, contextFor(dir));
+      expect(result.success).toBe(true);
+      expect(result.content).toContain('r2c1\tr2c2\tr2c3');
+      expect(result.metadata).toMatchObject({ total_rows: 1000 });
+    });
+
+    it('refuses a workbook whose zip directory declares more XML than the limit, before parsing any', async () => {
+      const inflated = EXCEL_MAX_INFLATED_BYTES + 8 * 1024 * 1024;
+      const archive = writeZip(workbookMembers(repetitiveSheet(inflated)));
+      expect(archive.length).toBeLessThan(inflated / 100);
+      await writeFile(join(dir, 'bomb.xlsx'), archive);
+      for (const action of ['list_sheets', 'get_info', 'read_sheet']) {
+        const result = await call(tool, { path: 'bomb.xlsx', action, end_row: 5 }, contextFor(dir));
+        expect(result.success).toBe(false);
+        expect(result.content).toMatch(
+          /^Error reading Excel file: bomb\.xlsx inflates to 40 MB of XML \(0\.\d MB compressed; xl\/worksheets\/sheet1\.xml alone is 40 MB\), more than read_excel's limit of 32 MB\. Export the sheet you need to CSV/,
+        );
+      }
+    });
+
+    it('refuses a workbook whose zip member inflates to more than it declares (a lying zip bomb)', async () => {
+      const archive = writeZip(workbookMembers(repetitiveSheet(EXCEL_MAX_INFLATED_BYTES * 2), 4096));
+      await writeFile(join(dir, 'liar.xlsx'), archive);
+      const result = await call(tool, { path: 'liar.xlsx', action: 'read_sheet', end_row: 5 }, contextFor(dir));
+      expect(result).toEqual({
+        content:
+          'Error reading Excel file: liar.xlsx is not a valid .xlsx file: the zip member xl/worksheets/sheet1.xml declares 4096 bytes but holds more (a zip bomb?); read_excel does not load it',
+        success: false,
+      });
+    });
+
+    it('refuses a file that is not a zip archive with a message, not a parser error', async () => {
+      await writeFile(join(dir, 'text.xlsx'), 'just text, not a workbook\n');
+      const result = await call(tool, { path: 'text.xlsx', action: 'list_sheets' }, contextFor(dir));
+      expect(result).toEqual({ content: 'Error reading Excel file: text.xlsx is not a valid .xlsx file (it is not a zip archive)', success: false });
+    });
   });
 });

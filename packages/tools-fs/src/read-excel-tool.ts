@@ -4,12 +4,19 @@ import type { CellValue, Worksheet } from 'exceljs';
 import { parseCsv } from './internal/csv.js';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
 import { failure } from './internal/result.js';
+import { checkWorkbookBounds } from './internal/xlsx-bounds.js';
 import type { FsToolOptions } from './read-tool.js';
 
 /** Rows shown when `end_row` is not given. */
 export const EXCEL_DEFAULT_ROWS = 500;
 /** Largest workbook or CSV file loaded. */
 export const EXCEL_MAX_BYTES = 100 * 1024 * 1024;
+/**
+ * Most bytes an .xlsx workbook may inflate to (all its zip members together). exceljs builds the
+ * whole workbook in memory, at roughly 15-20 times the XML's size, so this bounds the memory one
+ * call can take; a zip bomb is refused before any XML is parsed.
+ */
+export const EXCEL_MAX_INFLATED_BYTES = 32 * 1024 * 1024;
 
 /** A sheet reduced to what the tool shows: cell texts, hidden rows and columns, merged ranges. */
 interface SheetView {
@@ -182,10 +189,13 @@ async function loadWorkbook(path: string, bytes: Uint8Array): Promise<WorkbookVi
   if (extension === '.xls') {
     throw new Error(`${basename(path)} is in the old Excel 97-2003 format (.xls), which is not supported; convert it to .xlsx or .csv`);
   }
+  // Before any XML is parsed: a workbook that inflates beyond the limit is refused.
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  checkWorkbookBounds(buffer, basename(path), EXCEL_MAX_INFLATED_BYTES);
   // exceljs is CommonJS: under Node's ESM loader its exports arrive as `default`.
   const module = (await import('exceljs')) as unknown as { default: typeof import('exceljs') };
   const workbook = new module.default.Workbook();
-  await workbook.xlsx.load(Buffer.from(bytes) as unknown as ArrayBuffer);
+  await workbook.xlsx.load(buffer as unknown as ArrayBuffer);
   const active = workbook.views?.[0]?.activeTab ?? 0;
   return { sheets: workbook.worksheets.map(excelSheet), active };
 }
