@@ -51,7 +51,7 @@ const mysqlProbe = await probeMysql();
 
 describe.skipIf(!pgProbe.available)(`PostgreSQL reads every corpus statement as the policy does${pgProbe.available ? '' : ` (skipped: ${pgProbe.reason})`}`, () => {
   let sql: Sql;
-  const statements = [
+  const statements: CorpusEntry[] = [
     ...corpus.filter((entry) => entry.dialect === 'postgres'),
     ...postgresHostile('/nonexistent-dir', 'rho_test_differential_pg').map((text) => ({ dialect: 'postgres', sql: text, allowed: false })),
     ...POSTGRES_READS.map((text) => ({ dialect: 'postgres', sql: text, allowed: true })),
@@ -112,7 +112,7 @@ describe.skipIf(!pgProbe.available)(`PostgreSQL reads every corpus statement as 
 describe.skipIf(!mysqlProbe.available)(`MariaDB reads every corpus statement as the policy does${mysqlProbe.available ? '' : ` (skipped: ${mysqlProbe.reason})`}`, () => {
   let connection: Connection;
   let defaultMode = '';
-  const statements = [
+  const statements: CorpusEntry[] = [
     ...corpus.filter((entry) => entry.dialect === 'mysql'),
     ...mysqlHostile('/nonexistent-dir', 'rho_test_differential_mysql', 1).map((text) => ({ dialect: 'mysql', sql: text, allowed: false })),
     ...MYSQL_READS.map((text) => ({ dialect: 'mysql', sql: text, allowed: true })),
