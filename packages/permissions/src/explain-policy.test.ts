@@ -52,6 +52,19 @@ describe('explainPolicy', () => {
     expect(refused.allowed).toBe(false);
   });
 
+  test('write --via: each writing tool gets its own decision from the same function', async () => {
+    const workingDir = await mkdtemp(join(tmpdir(), 'rho-explain-via-'));
+    const viaExport = await explainPolicy({ profile: readonly, write: 'out.csv', workingDir, via: 'export_query' });
+    expect(viaExport).toMatchObject({ kind: 'write', via: 'export_query', allowed: true, rule: 'export.new_file' });
+    expect(viaExport.approval).toBeUndefined();
+    expect(await explainPolicy({ profile: readonly, write: 'conftest.py', workingDir, via: 'export_query' })).toMatchObject({ allowed: false, rule: 'export.extension' });
+    const viaWrite = await explainPolicy({ profile: readonly, write: 'out.csv', workingDir });
+    expect(viaWrite).toMatchObject({ via: 'write', allowed: false, rule: 'file_write.off' });
+    expect(formatPolicyExplanation(viaWrite)).toMatch(/^REFUSED \(write, profile readonly\)\nrule: +file_write\.off\nreason: .*\ntool: +write\n/);
+    const developer = parseProfile({ profile: 'dev', file_write: 'full', approval: 'none' });
+    expect(await explainPolicy({ profile: developer, write: 'missing.md', workingDir, via: 'edit' })).toMatchObject({ allowed: false, rule: 'edit.not_found', approval: { required: false } });
+  });
+
   test('sql: statement type and refusals; mutations profiles allow everything', async () => {
     const read = await explainPolicy({ profile: readonly, sql: "select 'DROP TABLE x' as s", dialect: 'postgres' });
     expect(read).toMatchObject({ kind: 'sql', allowed: true, dialect: 'postgres', statementType: expect.any(String), approval: { required: true } });
