@@ -13,6 +13,7 @@ import { readSessionMeta } from './session-meta.js';
 import { SessionStore } from './session-store.js';
 import { State } from './state.js';
 import { createScriptedModelClient } from './testing/scripted-model-client.js';
+import type { ScriptedStepSource } from './testing/scripted-model-client.js';
 import { defineTool } from './tool.js';
 
 const echo = defineTool({
@@ -156,8 +157,8 @@ describe('the loop', () => {
 });
 
 describe('directives', () => {
-  function directiveSession(directory: string, steps: Parameters<typeof createScriptedModelClient>[0]['steps']) {
-    const client = createScriptedModelClient({ steps: steps ?? [] });
+  function directiveSession(directory: string, steps: ScriptedStepSource[]) {
+    const client = createScriptedModelClient({ steps });
     return { client, session: new Agent({ tools: [echo], client }).createSession({ directory }) };
   }
 
