@@ -224,7 +224,11 @@ function handleTarget(realPath: string, name: string, chain: { path: string; fd:
         await handle.writeFile(data);
       } catch (error) {
         await handle.close();
-        unlinkSync(at(name));
+        try {
+          unlinkSync(at(name));
+        } catch {
+          // Already gone; the write's error is the one to report.
+        }
         throw error;
       }
       await handle.close();
