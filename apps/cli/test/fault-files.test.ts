@@ -1,14 +1,18 @@
-// Real `rho` processes against hostile files: traces `rho watch` cannot read, a trace too long to
-// follow record by record in quadratic time. (The files are made here; chmod 000 does not stop
+// Real `rho` processes against hostile files: a zip-bomb workbook and a file that is mostly invalid
+// UTF-8 handed to the tools, traces `rho watch` cannot read, a trace too long to follow record by
+// record in quadratic time. (The files are made here; chmod 000 does not stop
 // root, so the unreadable cases are ones that bite root too: a directory, a symbolic-link loop.)
 import { getEventListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ChatMessage } from '@rho/core';
+import { startLoopbackServer } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
 import { watchWithChildren } from '../src/commands/monitor/watch-with-children.js';
 import type { Outcome } from './support/run-rho.js';
 import { runRho } from './support/run-rho.js';
+import { workbookMembers, writeZip } from './support/xlsx-writer.js';
 
 const SESSION_ID = '5e55104d2b7c4a0f9d61c3a8e0f7b2aa';
 
@@ -45,6 +49,49 @@ function expectNoStackTrace(stderr: string): void {
   expect(stderr).not.toMatch(/^\s+at /m);
   expect(stderr).not.toContain('node:internal');
 }
+
+describe('hostile files handed to the tools', () => {
+  it('refuses a zip-bomb workbook and a mostly-invalid-UTF-8 file, and the run goes on', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'rho-fault-files-work-'));
+    // 123 MB of sheet XML in an archive of a few hundred KB, as in the report that found the bug.
+    const head = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>');
+    const tail = Buffer.from('</sheetData></worksheet>');
+    const inflated = 123 * 1024 * 1024;
+    const sheet = Buffer.concat([head, Buffer.alloc(inflated - head.length - tail.length, '<row><c t="inlineStr"><is><t>bomb</t></is></c></row>'), tail]);
+    writeFileSync(join(work, 'bomb.xlsx'), writeZip(workbookMembers(sheet)));
+    // No NUL byte, but every other byte is a stray UTF-8 continuation or lead byte.
+    const garbage = Buffer.alloc(32 * 1024);
+    for (let index = 0; index < garbage.length; index += 1) garbage[index] = index % 2 === 0 ? 0x80 + (index % 0x7f) : 0x41 + (index % 26);
+    writeFileSync(join(work, 'capture.log'), garbage);
+    const server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [{ name: 'read_excel', arguments: JSON.stringify({ path: 'bomb.xlsx', action: 'read_sheet', end_row: 5 }) }] },
+        { type: 'response', toolCalls: [{ name: 'read', arguments: JSON.stringify({ path: 'capture.log' }) }] },
+        { type: 'response', text: 'Neither file could be read.' },
+      ],
+    });
+    try {
+      const home = join(work, 'home');
+      // A heap of 192 MB: loading the workbook (2.27 GB before the fix) would end the process.
+      const outcome = await runRho(['--base-url', server.url, '-y', 'Show me the first rows of bomb.xlsx and capture.log'], {
+        cwd: work,
+        env: { RHO_HOME: home, NODE_OPTIONS: '--max-old-space-size=192' },
+      });
+      expect(outcome.stderr).not.toMatch(/heap out of memory|^\s+at /m);
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).toContain('Neither file could be read.');
+      const toolResult = (request: number) => (server.requests[request]!.body as { messages: ChatMessage[] }).messages.at(-1)!;
+      expect(toolResult(1)).toMatchObject({ role: 'tool' });
+      expect(toolResult(1).content).toMatch(/^Error reading Excel file: bomb\.xlsx inflates to 123 MB of XML \(0\.\d MB compressed; xl\/worksheets\/sheet1\.xml alone is 123 MB\), more than read_excel's limit of 32 MB\./);
+      expect(toolResult(2).content).toBe(
+        `Cannot read binary file: ${join(work, 'capture.log')} (50% of its first 8 KiB is not valid UTF-8, so it is not text). ` +
+          "Use shell commands like 'file', 'exiftool', or 'strings' for binary inspection.",
+      );
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
 
 describe('rho watch on a trace it cannot read', () => {
   it('says the trace is a directory and exits 1, without a stack trace', async () => {
