@@ -31,7 +31,8 @@ interface Attack {
   sql: () => string;
   happened: (result: ToolResult) => Promise<boolean>;
   undo?: () => Promise<void>;
-  rule: string;
+  /** What the refusal must say (the rule's wording). */
+  reason: RegExp;
   statementTimeoutSeconds?: number;
 }
 
@@ -53,27 +54,27 @@ describe.skipIf(!probe.available)(`issue 14 MariaDB bypasses against a real serv
       sql: () => `SELECT Name --1 INTO OUTFILE '${hostileDir}/outfile.txt' FROM Artist`,
       happened: async () => (await readdir(hostileDir)).includes('outfile.txt'),
       undo: () => rm(join(hostileDir, 'outfile.txt'), { force: true }),
-      rule: 'sql.select-into',
+      reason: /SELECT \.\.\. INTO writes a file/,
     },
     {
       name: 'SELECT name --1 INTO DUMPFILE writes a server file',
       sql: () => `SELECT Name --1 INTO DUMPFILE '${hostileDir}/dumpfile.txt' FROM Artist LIMIT 1`,
       happened: async () => (await readdir(hostileDir)).includes('dumpfile.txt'),
       undo: () => rm(join(hostileDir, 'dumpfile.txt'), { force: true }),
-      rule: 'sql.select-into',
+      reason: /SELECT \.\.\. INTO writes a file/,
     },
     {
       name: 'LOAD_FILE after --1 reads a server file',
       sql: () => `SELECT Name --1, CONVERT(LOAD_FILE('${hostileDir}/secret.txt') USING utf8mb4) AS f FROM Artist LIMIT 1`,
       happened: async (result) => result.success && result.content.includes('rhosecretword'),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'a SLEEP hidden after --1 runs (it outlasts a one-second statement timeout)',
       sql: () => 'SELECT Name --1 + SLEEP(5) FROM Artist LIMIT 1',
       happened: async (result) => !result.success && /max_statement_time|interrupted/i.test(result.content),
       statementTimeoutSeconds: 1,
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'a SLEEP after --<no-break space> runs (MariaDB: no comment there)',
@@ -81,19 +82,19 @@ describe.skipIf(!probe.available)(`issue 14 MariaDB bypasses against a real serv
       // MariaDB reads `1 - -<nbsp>x`: an unknown column, so the statement fails before SLEEP; the
       // proof is that MariaDB saw the column at all (a comment would have returned 1).
       happened: async (result) => !result.success && /Unknown column/i.test(result.content),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'mysql.user is readable (password hashes)',
       sql: () => 'SELECT User, Host, Password FROM mysql.user',
       happened: async (result) => result.success && result.content.includes('root'),
-      rule: 'sql.sensitive-catalog',
+      reason: /exposes .* not readable in readonly mode/,
     },
     {
       name: 'mysql.global_priv is readable (authentication strings)',
       sql: () => 'SELECT User, Priv FROM mysql.global_priv',
       happened: async (result) => result.success && result.content.includes('root'),
-      rule: 'sql.sensitive-catalog',
+      reason: /exposes .* not readable in readonly mode/,
     },
   ];
 
@@ -114,6 +115,7 @@ describe.skipIf(!probe.available)(`issue 14 MariaDB bypasses against a real serv
         expect(result.success, result.content).toBe(false);
         expect(result.metadata?.blocked).toBe(true);
         expect(result.content).toContain('Refused:');
+        expect(result.content).toMatch(attack.reason);
         expect(await attack.happened(result)).toBe(false);
       } finally {
         await attack.undo?.();

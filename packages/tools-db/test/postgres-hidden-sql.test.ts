@@ -46,8 +46,8 @@ interface Attack {
   happened: (result: ToolResult) => Promise<boolean>;
   /** Undoes the effect after the proof run. */
   undo?: () => Promise<void>;
-  /** The refusal's rule. */
-  rule: string;
+  /** What the refusal must say (the rule's wording). */
+  reason: RegExp;
 }
 
 describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real server${probe.available ? '' : ` (skipped: ${probe.reason})`}`, () => {
@@ -56,6 +56,8 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
     admin = await postgresAdmin(DATABASE);
     // dblink ships with PostgreSQL's contrib modules (postgresql-15 on Debian); the proof needs it.
     await admin.unsafe('CREATE EXTENSION IF NOT EXISTS dblink');
+    // A volatile function of the table's row type: `a.probe_row_write` calls it (attribute notation).
+    await admin.unsafe(`CREATE OR REPLACE FUNCTION probe_row_write(artist) RETURNS text LANGUAGE sql VOLATILE AS $f$ SELECT ${dblinkInsert('via attribute notation')} $f$`);
     const [row] = await admin<{ oid: number }[]>`SELECT lo_from_bytea(0, 'large object contents')::int AS oid`;
     largeObject = row?.oid ?? 0;
     hostileDir = await mkdtemp(join(tmpdir(), 'rho-hidden-pg-'));
@@ -75,21 +77,28 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
       sql: () => viaTsStat(dblinkInsert('via ts_stat')),
       happened: async () => (await notes('via ts_stat')) > 0,
       undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via ts_stat'`),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'dblink_exec inside query_to_xml writes a row',
       sql: () => `SELECT query_to_xml($q$SELECT ${dblinkInsert('via query_to_xml')}$q$, true, false, '')`,
       happened: async () => (await notes('via query_to_xml')) > 0,
       undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via query_to_xml'`),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'dblink_exec inside ts_rewrite writes a row (even though ts_rewrite then fails)',
       sql: () => `SELECT ts_rewrite('a'::tsquery, $q$SELECT to_tsquery(${dblinkInsert('via ts_rewrite')}), 'b'::tsquery$q$)`,
       happened: async () => (await notes('via ts_rewrite')) > 0,
       undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via ts_rewrite'`),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
+    },
+    {
+      name: 'a volatile function called by attribute notation (a.f, no parentheses) writes a row through dblink',
+      sql: () => 'SELECT a.probe_row_write FROM artist a WHERE a.artist_id = 1',
+      happened: async () => (await notes('via attribute notation')) > 0,
+      undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via attribute notation'`),
+      reason: /declared VOLATILE/,
     },
     (() => {
       let victim: Sql | undefined;
@@ -109,7 +118,7 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
         undo: async () => {
           await victim?.end({ timeout: 0 }).catch(() => undefined);
         },
-        rule: 'sql.side-effect-function',
+        reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
       } satisfies Attack;
     })(),
     {
@@ -117,38 +126,38 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
       sql: () => viaTsStat(`lo_export(${largeObject}, '${hostileDir}/large-object')`),
       happened: async () => (await readdir(hostileDir)).includes('large-object'),
       undo: () => rm(join(hostileDir, 'large-object'), { force: true }),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'a replication slot created inside ts_stat persists after the rollback',
       sql: () => viaTsStat(`pg_create_physical_replication_slot('${SLOT}', true)`),
       happened: async () => (await admin`SELECT 1 FROM pg_replication_slots WHERE slot_name = ${SLOT}`).length > 0,
       undo: async () => void (await admin.unsafe(`SELECT pg_drop_replication_slot('${SLOT}')`)),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'pg_read_file inside ts_stat reads a server file',
       sql: () => viaTsStat(`pg_read_file('${hostileDir}/secret.txt')`),
       happened: async (result) => result.success && result.content.includes('rhosecretword'),
-      rule: 'sql.side-effect-function',
+      reason: /may not be called: it (runs SQL|opens a connection|reads or writes|manages replication|acts on|takes locks|changes settings|reads server files|takes locks, reads)/,
     },
     {
       name: 'pg_authid is readable (password hashes)',
       sql: () => 'SELECT rolname, rolpassword FROM pg_authid',
       happened: async (result) => result.success && result.content.includes('postgres'),
-      rule: 'sql.sensitive-catalog',
+      reason: /exposes .* not readable in readonly mode/,
     },
     {
       name: 'pg_hba_file_rules is readable (the server pg_hba.conf)',
       sql: () => 'SELECT type, database, user_name, auth_method FROM pg_hba_file_rules',
       happened: async (result) => result.success && /trust|md5|scram|peer/.test(result.content),
-      rule: 'sql.sensitive-catalog',
+      reason: /exposes .* not readable in readonly mode/,
     },
     {
       name: 'pg_file_settings is readable (the server configuration files)',
       sql: () => 'SELECT sourcefile, name, setting FROM pg_file_settings',
       happened: async (result) => result.success && result.content.includes('.conf'),
-      rule: 'sql.sensitive-catalog',
+      reason: /exposes .* not readable in readonly mode/,
     },
   ];
 
@@ -168,6 +177,7 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
         expect(result.success, result.content).toBe(false);
         expect(result.metadata?.blocked).toBe(true);
         expect(result.content).toContain('Refused:');
+        expect(result.content).toMatch(attack.reason);
         expect(await attack.happened(result)).toBe(false);
       } finally {
         await attack.undo?.().catch(() => undefined);

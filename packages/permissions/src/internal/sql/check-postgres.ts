@@ -118,6 +118,19 @@ function inspectKey(key: string, value: unknown, dialect: SqlDialect): void {
       throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
     }
   }
+  // Attribute notation calls a function too: `t.f` and `(t).f` are `f(t)` when the table has no
+  // column f. Judged only when the name is a function the catalog knows (else it is a column).
+  if (key === 'ColumnRef' || key === 'A_Indirection') {
+    const fields = (value as { fields?: unknown; indirection?: unknown })[key === 'ColumnRef' ? 'fields' : 'indirection'];
+    const last = Array.isArray(fields) && (key === 'A_Indirection' || fields.length >= 2) ? (fields[fields.length - 1] as { String?: { sval?: string } }).String?.sval : undefined;
+    const catalog = dialect === 'vertica' ? activeCatalog : (activeCatalog ?? builtinPostgresCatalog());
+    if (last !== undefined && catalog?.byName.has(last)) {
+      const refusal = dialect === 'vertica' ? judgeVerticaFunction([last], catalog) : judgePostgresFunction([last], catalog);
+      if (refusal !== undefined) {
+        throw new SqlRefusal(refusal.rule, `Refused: .${last} calls the function ${last}() (attribute notation), which may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
+      }
+    }
+  }
   if (key === 'RangeVar') {
     const relation = value as { relname?: string; schemaname?: string };
     const secret = sensitivePostgresRelation(relation.relname ?? '');
