@@ -152,11 +152,32 @@ describe('old-style and positional grammars', () => {
     ['echo env | xargs jq -n', 'program.xargs'],
     ['echo eww | xargs ps', 'program.xargs'],
     ['nslookup', 'program.nslookup'],
+    ['git log --no-such-option', 'program.git'],
+    ['git log --onel', 'program.git'],
+    ['git status --porcelai', 'program.git'],
+    ['git diff -K', 'program.git'],
+    ['git show --show-signature HEAD', 'program.git'],
+    ['git rev-parse --parseopt', 'program.git'],
+    ['git annotate --output x a.txt', 'program.git'],
     ['cat /proc/1/environ', 'shell.environ'],
     ['grep -a KEY /proc//1/task/1/environ', 'shell.environ'],
     ['cat ../../../../../../proc/self/environ', 'shell.environ'],
   ])('%s is refused by %s', async (command, rule) => {
     expect((await refusal(command)).rule).toBe(rule);
+  });
+  test.each([
+    'git log -p -3 --stat --no-color --format=%h --since=2000-01-01 --author=x -Sfoo -G bar --diff-filter=M -M50% --follow -- a.txt',
+    'git diff --cached --word-diff -U5 --no-ext-diff HEAD~1',
+    'git status -sb -uno --porcelain=v2',
+    'git grep -n -i -3 --heading -e x',
+    'git show -h',
+    'git blame -L 1,2 a.txt',
+    'git ls-files -s --others --exclude-standard',
+    'git rev-parse --abbrev-ref --symbolic-full-name HEAD',
+    'git shortlog -sn --no-merges HEAD',
+  ])('%s is allowed (git read options are written out)', async (command) => {
+    const decision = await checkShellCommand(command);
+    expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
   });
   test.each(['unzip -l z.zip -x d/e.txt -l', 'ps aux', 'ps -ef', 'ps -u root -o pid,comm', 'printenv HOME LC_ALL', 'jq .env f.json', 'git describe --always'])(
     '%s is allowed',

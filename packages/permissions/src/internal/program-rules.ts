@@ -1,4 +1,5 @@
 import { awkProgramProblem } from './awk-program.js';
+import { gitOptionProblem } from './git-options.js';
 import { abbreviatesAny, parseOptions, type OptionSpec, type ParsedOption } from './option-parser.js';
 import { PRINTABLE_VARIABLES, READER_SPECS } from './reader-specs.js';
 import { sedScriptProblem } from './sed-script.js';
@@ -204,6 +205,15 @@ const git: Validator = (argv) => {
   }
   const args = rest.slice(1);
   gitGenericOptions(subcommand, args);
+  if (!['branch', 'tag', 'remote', 'config', 'help'].includes(subcommand)) {
+    // Deny by default: every option of the read subcommands is in its written-out grammar.
+    for (const argument of args) {
+      if (argument === '--') break;
+      if (!argument.startsWith('-') || argument === '-') continue;
+      const problem = gitOptionProblem(subcommand, argument);
+      if (problem) refuse('git', problem);
+    }
+  }
   switch (subcommand) {
     case 'branch':
       // --abbrev takes its value only with `=`: `git branch --abbrev NAME` creates NAME.
