@@ -60,6 +60,11 @@ describe('explainPolicy', () => {
     expect(await explainPolicy({ profile: readonly, write: 'conftest.py', workingDir, via: 'export_query' })).toMatchObject({ allowed: false, rule: 'export.extension' });
     const viaWrite = await explainPolicy({ profile: readonly, write: 'out.csv', workingDir });
     expect(viaWrite).toMatchObject({ via: 'write', allowed: false, rule: 'file_write.off' });
+    expect(viaWrite.otherTools).toEqual([
+      { tool: 'edit', allowed: false, rule: 'file_write.edit' },
+      { tool: 'export_query', allowed: true, rule: 'export.new_file' },
+    ]);
+    expect(formatPolicyExplanation(viaWrite)).toContain('\nothers:   edit refused (file_write.edit), export_query allowed (export.new_file)');
     expect(formatPolicyExplanation(viaWrite)).toMatch(/^REFUSED \(write, profile readonly\)\nrule: +file_write\.off\nreason: .*\ntool: +write\n/);
     const developer = parseProfile({ profile: 'dev', file_write: 'full', approval: 'none' });
     expect(await explainPolicy({ profile: developer, write: 'missing.md', workingDir, via: 'edit' })).toMatchObject({ allowed: false, rule: 'edit.not_found', approval: { required: false } });

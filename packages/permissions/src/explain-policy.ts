@@ -9,6 +9,8 @@ import { commandNeedsNetwork, sandboxStatus, sandboxWrapper, type SandboxLookupO
 /** The tools that write files: `rho policy check --write PATH --via TOOL` asks about one of them. */
 export type WriteTool = 'write' | 'edit' | 'export_query';
 
+const WRITE_TOOLS: readonly WriteTool[] = ['write', 'edit', 'export_query'];
+
 /** What {@link explainPolicy} is asked about: one shell command line, one write path or one SQL statement. */
 export type PolicyRequest = { profile: PermissionProfile } & (
   | { shell: string; sandboxLookup?: SandboxLookupOptions; workingDir?: string }
@@ -51,6 +53,8 @@ export interface PolicyExplanation {
   workingDir?: string;
   /** Write: the tool asked about (`write`, `edit` or `export_query`). */
   via?: WriteTool;
+  /** Write: what the other writing tools would decide for the same path (so `readonly` shows that `export_query` may create a `.csv`). */
+  otherTools?: { tool: WriteTool; allowed: boolean; rule: string }[];
   /** SQL: the dialect. */
   dialect?: SqlDialect;
   /** SQL: the kind of statement, when it was recognised. */
@@ -94,12 +98,19 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
     const workingDir = resolve(request.workingDir);
     const via = request.via ?? 'write';
     // The very function the tools call: the answer here is the answer there.
-    const decision = await checkWritePath(request.write, {
-      profile,
-      workingDir,
-      writer: via === 'export_query' ? 'export' : via,
-      ...(request.roots ? { roots: request.roots } : {}),
-    });
+    const decide = (tool: WriteTool) =>
+      checkWritePath(request.write, {
+        profile,
+        workingDir,
+        writer: tool === 'export_query' ? 'export' : tool,
+        ...(request.roots ? { roots: request.roots } : {}),
+      });
+    const decision = await decide(via);
+    const others: NonNullable<PolicyExplanation['otherTools']> = [];
+    for (const tool of WRITE_TOOLS.filter((candidate) => candidate !== via)) {
+      const other = await decide(tool);
+      others.push({ tool, allowed: other.allowed, rule: other.rule });
+    }
     return {
       kind: 'write',
       profile: profile.name,
@@ -111,6 +122,7 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
       ...(decision.allowed ? { realPath: decision.realPath } : { reason: decision.reason }),
       // export_query's approval is the database tool's, which depends on the statement.
       ...(via === 'export_query' ? {} : { approval: approvalOf(profile, via, { path: request.write }) }),
+      otherTools: others,
     };
   }
   const approval = approvalOf(profile, request.dialect, { sql: request.sql });
@@ -140,6 +152,9 @@ export function formatPolicyExplanation(explanation: PolicyExplanation): string 
   const lines = [`${explanation.allowed ? 'ALLOWED' : 'REFUSED'} (${explanation.kind}, profile ${explanation.profile})`, `rule:     ${explanation.rule}`];
   if (explanation.reason !== undefined) lines.push(`reason:   ${explanation.reason}`);
   if (explanation.via !== undefined) lines.push(`tool:     ${explanation.via}`);
+  if (explanation.otherTools !== undefined && explanation.otherTools.length > 0) {
+    lines.push(`others:   ${explanation.otherTools.map((other) => `${other.tool} ${other.allowed ? 'allowed' : 'refused'} (${other.rule})`).join(', ')}`);
+  }
   if (explanation.realPath !== undefined) lines.push(`writes:   ${explanation.realPath}`);
   if (explanation.sandbox !== undefined) {
     const { sandbox } = explanation;
