@@ -58,6 +58,10 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
     await admin.unsafe('CREATE EXTENSION IF NOT EXISTS dblink');
     // A volatile function of the table's row type: `a.probe_row_write` calls it (attribute notation).
     await admin.unsafe(`CREATE OR REPLACE FUNCTION probe_row_write(artist) RETURNS text LANGUAGE sql VOLATILE AS $f$ SELECT ${dblinkInsert('via attribute notation')} $f$`);
+    // An aggregate is marked IMMUTABLE by PostgreSQL whatever its transition function does.
+    await admin.unsafe(`CREATE OR REPLACE FUNCTION probe_dblink_sfunc(int, int) RETURNS int LANGUAGE sql VOLATILE AS $f$ SELECT $1 + length(${dblinkInsert('via aggregate')}) $f$`);
+    await admin.unsafe('DROP AGGREGATE IF EXISTS probe_agg_write(int)');
+    await admin.unsafe("CREATE AGGREGATE probe_agg_write(int) (SFUNC = probe_dblink_sfunc, STYPE = int, INITCOND = '0')");
     const [row] = await admin<{ oid: number }[]>`SELECT lo_from_bytea(0, 'large object contents')::int AS oid`;
     largeObject = row?.oid ?? 0;
     hostileDir = await mkdtemp(join(tmpdir(), 'rho-hidden-pg-'));
@@ -98,6 +102,13 @@ describe.skipIf(!probe.available)(`issue 14 PostgreSQL bypasses against a real s
       sql: () => 'SELECT a.probe_row_write FROM artist a WHERE a.artist_id = 1',
       happened: async () => (await notes('via attribute notation')) > 0,
       undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via attribute notation'`),
+      reason: /declared VOLATILE/,
+    },
+    {
+      name: 'an aggregate (always marked IMMUTABLE) whose transition function writes a row through dblink',
+      sql: () => 'SELECT probe_agg_write(artist_id) FROM artist WHERE artist_id = 1',
+      happened: async () => (await notes('via aggregate')) > 0,
+      undo: async () => void (await admin`DELETE FROM probe_log WHERE note = 'via aggregate'`),
       reason: /declared VOLATILE/,
     },
     (() => {
