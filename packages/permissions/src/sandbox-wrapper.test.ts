@@ -55,6 +55,23 @@ describe('the bubblewrap sandbox', () => {
     for (const name of names) expect(name).toMatch(/^(PWD|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/);
   });
 
+  test('/proc shows nothing of the processes outside: their environment cannot be read', async (context) => {
+    const wrapper = await sandbox(context);
+    // Stands for rho: a process outside with a secret in its environment.
+    const outsider = spawn('sleep', ['30.75'], { env: { ...process.env, OPENAI_API_KEY: 'sk-outside-5531' }, stdio: 'ignore' });
+    try {
+      const read = ['cat', `/proc/${outsider.pid}/environ`];
+      const inside = await run(wrapper.wrap(read, { cwd: scratch, allowNetwork: false }));
+      expect(inside.code).not.toBe(0);
+      expect(inside.stderr).toMatch(/No such file or directory/);
+      expect(inside.stdout).not.toContain('sk-outside-5531');
+      // The same read outside the sandbox shows it: the check above can fail.
+      expect((await run(read)).stdout).toContain('sk-outside-5531');
+    } finally {
+      outsider.kill('SIGKILL');
+    }
+  });
+
   test('the root is read-only, including the working directory', async (context) => {
     const wrapper = await sandbox(context);
     const result = await run(wrapper.wrap(['touch', join(scratch, 'written')], { cwd: scratch, allowNetwork: false }));

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { createLocalBackend, type ExecutionBackend, type SpawnOptions } from '@rho/core';
 import { builtinProfile, explainPolicy, sandboxWrapper } from '@rho/permissions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBashTool } from './bash-tool.js';
@@ -87,12 +88,14 @@ describe('restrictedShellGate', () => {
       expect(listed(insidePs)).not.toContain(String(process.pid));
       // The sandbox's own init, ps, and nothing else.
       expect(insidePs.trim().split('\n').length).toBeLessThanOrEqual(4);
-      const insideEnviron = output((await call(sandboxed, { command: `cat /proc/${pid}/environ` }, contextFor(dir))).content);
-      expect(insideEnviron).not.toContain('tok-outside-7781');
-      expect(insideEnviron).toContain('No such file');
+      // Its /proc entry does not exist either (the validators refuse /proc/PID/environ by name; the
+      // sandbox alone hides it too, see the permissions package's sandbox tests).
+      const insideCmdline = output((await call(sandboxed, { command: `cat /proc/${pid}/cmdline` }, contextFor(dir))).content);
+      expect(insideCmdline).toContain('No such file');
+      expect(insideCmdline).not.toContain('30.5');
       // The same commands without the sandbox do see them: the checks above can fail.
       expect(listed(output((await call(unsandboxed, { command: 'ps -eo pid,args' }, contextFor(dir))).content))).toContain(pid);
-      expect(output((await call(unsandboxed, { command: `cat /proc/${pid}/environ` }, contextFor(dir))).content)).toContain('tok-outside-7781');
+      expect(output((await call(unsandboxed, { command: `cat /proc/${pid}/cmdline` }, contextFor(dir))).content)).toContain('30.5');
     } finally {
       outsider.kill('SIGKILL');
     }
@@ -122,7 +125,7 @@ describe('restrictedShellGate', () => {
     }
   });
 
-  it('commands see only the allowlisted environment: no key, token or other secret of rho', async () => {
+  it('commands get only the allowlisted environment: no key, token or other secret of rho', async () => {
     const secrets: Record<string, string> = {
       OPENAI_API_KEY: 'sk-rho-test-1',
       AWS_SECRET_ACCESS_KEY: 'aws-rho-test-2',
@@ -131,15 +134,24 @@ describe('restrictedShellGate', () => {
       STRIPE_SK: 'sk_live_rho_test_4',
       SENTRY_DSN: 'https://rho-test-5@sentry.example/1',
     };
+    // The local backend, watched: every process the tool starts, with the environment it gets.
+    const local = createLocalBackend();
+    const spawned: SpawnOptions[] = [];
+    const backend: ExecutionBackend = { ...local, spawn: (options) => (spawned.push(options), local.spawn(options)) };
     Object.assign(process.env, secrets);
     try {
-      for (const tool of [sandboxed, unsandboxed]) {
-        const result = await call(tool, { command: 'cat /proc/self/environ' }, contextFor(dir));
-        const names = output(result.content).split('\0').map((entry) => entry.slice(0, entry.indexOf('=')));
-        expect(names).toContain('PATH');
-        for (const [name, value] of Object.entries(secrets)) {
-          expect(names).not.toContain(name);
-          expect(result.content).not.toContain(value);
+      for (const sandbox of ['required', 'off'] as const) {
+        spawned.length = 0;
+        const tool = createBashTool({ backend, mode: 'restricted', gate: restrictedShellGate(profile, { sandbox }) });
+        const result = await call(tool, { command: 'printenv HOME | wc -l' }, contextFor(dir));
+        if (sandbox === 'required' && !result.success && result.content.includes('no sandbox')) continue;
+        expect(output(result.content)).toBe('1\n');
+        expect(spawned).toHaveLength(2);
+        for (const options of spawned) {
+          const names = Object.keys(options.env ?? {});
+          expect(names).toContain('PATH');
+          for (const name of names) expect(name).toMatch(/^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/);
+          for (const value of Object.values(secrets)) expect(JSON.stringify(options)).not.toContain(value);
         }
       }
     } finally {
