@@ -166,7 +166,7 @@ describe('read_excel', () => {
       const archive = writeZip(workbookMembers(repetitiveSheet(inflated)));
       expect(archive.length).toBeLessThan(inflated / 100);
       await writeFile(join(dir, 'bomb.xlsx'), archive);
-      for (const action of ['list_sheets', 'get_info', 'read_sheet']) {
+      for (const action of ['list_sheets', 'get_info', 'read_sheet'] as const) {
         const result = await call(tool, { path: 'bomb.xlsx', action, end_row: 5 }, contextFor(dir));
         expect(result.success).toBe(false);
         expect(result.content).toMatch(
