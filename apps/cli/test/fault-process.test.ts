@@ -182,6 +182,31 @@ describe.skipIf(process.platform !== 'linux')('rho: the restricted shell sandbox
     expect(result).not.toContain('bin.js');
   });
 
+  it('without bubblewrap on PATH, readonly refuses bash commands with how to install it, and warns at start', async () => {
+    server = await startLoopbackServer({ steps: [toolCall({ command: 'ls' }), answer('No shell here.')] });
+    const home = mkdtempSync(join(tmpdir(), 'rho-fault-process-home-'));
+    const work = mkdtempSync(join(tmpdir(), 'rho-fault-process-work-'));
+    writeFileSync(join(work, 'visible.txt'), 'x');
+    // node is started by its absolute path; bwrap (like ls) lives where this PATH does not look.
+    const child = spawn(process.execPath, [bin, '--base-url', server.url, '--profile', 'readonly', '-y', 'List the files.'], {
+      cwd: work,
+      env: { PATH: home, HOME: process.env.HOME, RHO_HOME: home, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.resume();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(stderr).toContain('Warning: every bash command will be refused: restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap;');
+    const state = State.fromJsonl(readFileSync(join(home, 'sessions', readdirSync(join(home, 'sessions'))[0]!, 'trace.jsonl')));
+    const [result] = toolResults(state);
+    expect(result).toMatch(/^Command blocked: no sandbox: restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: install bubblewrap/);
+    expect(result).not.toContain('visible.txt');
+    // The model was told the same.
+    expect(JSON.stringify(server.requests.at(-1)?.body)).toContain('Command blocked: no sandbox');
+  });
+
   it('a profile with `sandbox: off` warns on every run', async () => {
     const profileDir = mkdtempSync(join(tmpdir(), 'rho-fault-process-profile-'));
     const profile = join(profileDir, 'lab.yaml');
