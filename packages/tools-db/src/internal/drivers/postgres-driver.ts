@@ -144,15 +144,17 @@ class PostgresConnection implements DriverConnection {
     if (this.broken !== undefined) throw this.broken;
     const [functions, settings] = await Promise.all([
       // An aggregate is always marked immutable, whatever its support functions are: it takes
-      // the worst volatility of its transition, final, combine and (de)serial functions.
-      this.sql.unsafe(`SELECT n.nspname, p.proname,
-          CASE WHEN p.prokind = 'a' THEN COALESCE((
-            SELECT CASE WHEN bool_or(f.provolatile = 'v') THEN 'v' WHEN bool_or(f.provolatile = 's') THEN 's' ELSE 'i' END
-            FROM pg_catalog.pg_aggregate a JOIN pg_catalog.pg_proc f ON f.oid IN (a.aggtransfn, a.aggfinalfn, a.aggcombinefn,
-              a.aggserialfn, a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn)
-            WHERE a.aggfnoid = p.oid), p.provolatile::text) ELSE p.provolatile::text END,
-          l.lanname, l.lanpltrusted
-        FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace JOIN pg_catalog.pg_language l ON l.oid = p.prolang`).values(),
+      // the worst volatility of its transition, final, combine and (de)serial functions
+      // ('i' < 's' < 'v', so the greatest letter is the worst).
+      this.sql.unsafe(`SELECT n.nspname, p.proname, GREATEST(p.provolatile::text, COALESCE(agg.vol, 'i')), l.lanname, l.lanpltrusted
+        FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+        JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+        LEFT JOIN (SELECT a.aggfnoid, max(f.provolatile::text) AS vol FROM pg_catalog.pg_aggregate a
+            CROSS JOIN LATERAL unnest(ARRAY[a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn, a.aggdeserialfn,
+              a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::oid[]) AS s(fn)
+            JOIN pg_catalog.pg_proc f ON f.oid = s.fn
+            GROUP BY a.aggfnoid) agg ON agg.aggfnoid = p.oid`).values(),
       this.sql.unsafe(`SELECT pg_catalog.array_to_string(pg_catalog.current_schemas(true), ','), pg_catalog.current_setting('standard_conforming_strings')`).values(),
     ]);
     const rows: SqlFunctionRow[] = (functions as unknown as [string, string, string, string, boolean][]).map(([schema, name, volatility, language, trusted]) => ({
