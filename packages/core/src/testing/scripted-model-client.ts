@@ -1,4 +1,4 @@
-import type { ModelClient, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, Usage } from '@rho/model-client';
+import type { ModelClient, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, RetryNotice, Usage } from '@rho/model-client';
 import { costOf, ModelApiError } from '@rho/model-client';
 import { InternalError } from '../errors.js';
 
@@ -17,6 +17,10 @@ export type ScriptedStep =
       delayMs?: number;
       /** Size of text pieces. Default: the whole text at once. */
       chunkSize?: number;
+      /** The finish reason reported (`length` for an answer cut off). Default `tool_calls` or `stop`. */
+      finishReason?: string;
+      /** Retry notices yielded before the answer, as the real client does before each retry's wait. */
+      retries?: RetryNotice[];
     }
   | { error: { message: string; statusCode?: number; isRetryable?: boolean } }
   | { hang: true };
@@ -113,6 +117,7 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
         yield { type: 'error', error: new ModelApiError({ message: step.error.message, isRetryable: step.error.isRetryable ?? false, ...(step.error.statusCode === undefined ? {} : { statusCode: step.error.statusCode }) }) };
         return;
       }
+      for (const notice of step.retries ?? []) yield { type: 'retry', ...notice };
       if (step.delayMs !== undefined) await sleep(step.delayMs, signal);
       if (signal?.aborted) return;
       if (step.reasoning !== undefined) yield { type: 'reasoning', text: step.reasoning };
@@ -124,7 +129,7 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
       }
       const toolCalls = toolCallsOf(step);
       for (const toolCall of toolCalls) yield { type: 'tool_call', toolCall };
-      yield { type: 'done', usage: usageOf(step), finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop', model: request.model ?? model };
+      yield { type: 'done', usage: usageOf(step), finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'), model: request.model ?? model };
     },
     async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
       const step = next(request);
@@ -135,7 +140,7 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
       if ('error' in step) throw new ModelApiError({ message: step.error.message, isRetryable: step.error.isRetryable ?? false, ...(step.error.statusCode === undefined ? {} : { statusCode: step.error.statusCode }) });
       if (step.delayMs !== undefined) await sleep(step.delayMs, signal);
       const toolCalls = toolCallsOf(step);
-      return { text: step.text ?? '', toolCalls, usage: usageOf(step), finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop', model: request.model ?? model };
+      return { text: step.text ?? '', toolCalls, usage: usageOf(step), finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'), model: request.model ?? model };
     },
   };
 }
