@@ -3,7 +3,8 @@ import type { BackendProcess } from '@rho/core';
 /** Why a supervised run was stopped before it finished. */
 export type StopReason = 'timeout' | 'cancelled';
 
-/** How often the process groups are looked at while they are given time to end. */
+/** How often the process groups are looked at while they are given time to end: soon at first, then every 50 ms. */
+const FIRST_POLL_MS = 2;
 const POLL_MS = 50;
 /** How long to wait for the groups to disappear after SIGKILL before giving up on them. */
 const AFTER_KILL_MS = 2000;
@@ -89,6 +90,7 @@ export class ProcessSupervisor {
 
   private async waitUntilGone(limitMs: number): Promise<void> {
     const started = performance.now();
+    let pause = FIRST_POLL_MS;
     for (;;) {
       const unknown = this.processes.some((child) => child.groupAlive === undefined);
       const alive = this.processes.some((child) => child.groupAlive?.() === true);
@@ -96,8 +98,9 @@ export class ProcessSupervisor {
       const left = limitMs - (performance.now() - started);
       if (left <= 0) return;
       await new Promise<void>((resolve) => {
-        setTimeout(resolve, Math.min(POLL_MS, left));
+        setTimeout(resolve, Math.min(pause, left));
       });
+      pause = Math.min(pause * 2, POLL_MS);
     }
   }
 }
