@@ -24,7 +24,8 @@ const afterMissingFile = loaded();
 const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
 const { tmpdir } = await import('node:os');
 const dir = mkdtempSync(tmpdir() + '/rho-lazy-');
-writeFileSync(dir + '/book.xlsx', 'not a zip');
+// An empty zip archive: it passes read_excel's size check, so exceljs is loaded to parse it.
+writeFileSync(dir + '/book.xlsx', Buffer.from('504b0506' + '00'.repeat(18), 'hex'));
 await tool.handle({ callId: 'c', toolName: 'read_excel', arguments: { path: dir + '/book.xlsx', action: 'get_info' } },
   { signal: new AbortController().signal, sessionId: 's', workingDir: '/', backend: createLocalBackend() });
 rmSync(dir, { recursive: true, force: true });
