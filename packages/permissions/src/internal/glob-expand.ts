@@ -106,10 +106,13 @@ function bytes(text: string): string {
   return Buffer.from(text).toString('latin1');
 }
 
-function compareBytes(left: string, right: string): number {
-  const a = Buffer.from(left);
-  const b = Buffer.from(right);
-  return Buffer.compare(a, b);
+/** `names` sorted by their UTF-8 bytes (each encoded once). */
+function sortedByBytes(names: readonly string[]): string[] {
+  // Comparing the one-character-per-byte strings with < is comparing the bytes.
+  return names
+    .map((name) => ({ name, key: bytes(name) }))
+    .sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0))
+    .map((entry) => entry.name);
 }
 
 function exists(path: string): boolean {
@@ -150,12 +153,15 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
   }
   let candidates: string[] = [''];
   let magic = false;
+  // A literal component after a wildcard one names paths nobody listed: they must be checked.
+  let literalAfterMagic = false;
   for (const [position, component] of components.entries()) {
     const last = position === components.length - 1;
     // A trailing or doubled slash: the candidates already end with `/` (directories only).
     if (component === '') continue;
     if (!hasMagic(component)) {
       const name = unescape(component);
+      if (magic) literalAfterMagic = true;
       candidates = candidates.map((candidate) => `${candidate}${name}`);
       if (!last) candidates = candidates.map((candidate) => `${candidate}/`);
       continue;
@@ -173,7 +179,7 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
       } catch {
         continue;
       }
-      for (const name of names.sort(compareBytes)) {
+      for (const name of sortedByBytes(names)) {
         if (name === '.' || name === '..') continue;
         if (name.startsWith('.') && !dotAllowed) continue;
         if (!matcher.test(bytes(name))) continue;
@@ -189,8 +195,8 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
     candidates = next;
   }
   // Literal components after a wildcard name paths that must exist, as in bash.
-  const matches = magic ? candidates.filter((candidate) => candidate !== '' && exists(join(cwd, candidate))) : [];
+  const matches = magic ? candidates.filter((candidate) => candidate !== '' && (!literalAfterMagic || exists(join(cwd, candidate)))) : [];
   if (matches.length === 0) return [literal];
   // Bash sorts the complete expansion once.
-  return matches.sort(compareBytes);
+  return sortedByBytes(matches);
 }
