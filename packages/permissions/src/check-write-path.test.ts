@@ -147,6 +147,12 @@ describe('checkWritePath: locations that run code later, when the working direct
     '.config/autostart/evil.desktop',
     '.CONFIG/AutoStart/evil.desktop',
     '.Bash_Aliases',
+    '.Rprofile',
+    '.gdbinit',
+    '.ghci',
+    '.ipython/profile_default/startup/00.py',
+    '.jupyter/jupyter_notebook_config.py',
+    '.julia/config/startup.jl',
   ];
 
   it.each(homeFiles)('refuses %s in full mode with the home as working directory', async (path) => {

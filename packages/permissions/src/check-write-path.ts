@@ -10,24 +10,28 @@ import { openWriteTarget } from './write-target.js';
  * entries, systemd user units, git's and fish's configuration; `.local` holds `.local/bin`, which
  * is on `PATH`), version-control internals (`.git/config` and `.git/hooks` run commands on the
  * user's next `git status` or commit) and editor workspaces that run commands when the folder is
- * opened (`.vscode/tasks.json`, `.idea` run configurations, `.devcontainer`).
+ * opened (`.vscode/tasks.json`, `.idea` run configurations, `.devcontainer`), and interpreters'
+ * start-up directories (`.ipython/profile_default/startup`, `.jupyter`, `.julia/config`).
  */
 export const SENSITIVE_DIRECTORIES: readonly string[] = [
   '.ssh', '.aws', '.gnupg', '.config', '.kube', '.docker', '.azure', '.gcloud', '.password-store',
-  '.git', '.hg', '.svn', '.vscode', '.idea', '.devcontainer', '.direnv', '.local',
+  '.git', '.hg', '.svn', '.vscode', '.idea', '.devcontainer', '.direnv', '.local', '.ipython', '.jupyter', '.julia',
 ];
 
 /**
  * File names that are sensitive wherever they appear, in every write mode: shell and session
  * start-up files, per-user configuration of programs that can run commands (git, psql, sqlite3,
- * vim, curl, wget, readline macros), direnv's `.envrc`, and credentials.
+ * vim, curl, wget, readline macros, gdb, lldb), interpreters' start-up files (R's `.Rprofile`,
+ * GHCi's `.ghci`, Erlang's `.erlang`, all read from the current directory too), direnv's
+ * `.envrc`, and credentials.
  */
 export const SENSITIVE_FILES: readonly string[] = [
   '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases', '.profile', '.zshrc', '.zshenv', '.zprofile',
   '.zlogin', '.zlogout', '.cshrc', '.tcshrc', '.login', '.logout', '.kshrc', '.mkshrc', '.pam_environment', '.inputrc',
   '.xprofile', '.xsession', '.xsessionrc', '.xinitrc', '.envrc',
   '.gitconfig', '.hgrc', '.psqlrc', '.sqliterc', '.my.cnf', '.mylogin.cnf', '.vimrc', '.exrc', '.nvimrc', '.gvimrc',
-  '.emacs', '.tmux.conf', '.screenrc', '.curlrc', '.wgetrc', '.irbrc', '.pryrc', '.gemrc',
+  '.emacs', '.tmux.conf', '.screenrc', '.curlrc', '.wgetrc', '.irbrc', '.pryrc', '.gemrc', '.rprofile', '.gdbinit', '.lldbinit',
+  '.ghci', '.erlang',
   '.netrc', '.npmrc', '.pypirc', '.git-credentials', '.pgpass',
 ];
 
