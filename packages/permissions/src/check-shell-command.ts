@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { parseBash } from './internal/bash-parser.js';
 import { assignmentAllowed, checkArgv } from './internal/program-rules.js';
+import { gitDriverOverrides } from './internal/git-drivers.js';
 import { expandGlob } from './internal/glob-expand.js';
 import { ShellRefusal, wordText, wordValue } from './internal/shell-words.js';
 import type { PermissionProfile } from './permission-profile.js';
@@ -261,7 +262,12 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
   const checked = checkArgv(argv);
   builder.commands.pop();
   builder.commands.push(...checked.checked);
-  const command: ShellCommand = { argv: checked.argv };
+  let finalArgv = checked.argv;
+  if (builder.cwd !== undefined && finalArgv[checked.programIndex] === 'git') {
+    const overrides = gitDriverOverrides(finalArgv, checked.programIndex, builder.cwd);
+    if (overrides.length > 0) finalArgv = [...finalArgv.slice(0, checked.programIndex + 1), ...overrides, ...finalArgv.slice(checked.programIndex + 1)];
+  }
+  const command: ShellCommand = { argv: finalArgv };
   if (checked.programIndex > 0) command.programIndex = checked.programIndex;
   if (state.stdin) command.stdin = state.stdin;
   if (Object.keys(environment).length > 0) command.env = environment;

@@ -230,3 +230,44 @@ describe('git hardening neutralises the help viewer even without the validator',
     rmSync(protectedRepository, { recursive: true, force: true });
   });
 });
+
+describe('filter and diff drivers of the repository are switched off', () => {
+  test('git diff runs the planted clean filter bare, and not as planned in the working directory', async () => {
+    const repository = () => {
+      const directory = mkdtempSync(join(tmpdir(), 'rho-grammar-filter-'));
+      const setup = spawnSync(
+        'bash',
+        [
+          '-c',
+          [
+            'git init -q . && printf "a\\n" > a.txt && git add a.txt',
+            'git -c user.email=t@example.com -c user.name=t commit -q -m first',
+            `git config filter.planted.clean 'touch ${join(directory, 'pwned')}; cat'`,
+            `git config filter.other.process 'touch ${join(directory, 'pwned')}'`,
+            "printf '*.txt filter=planted\\n' > .gitattributes && printf 'b\\n' >> a.txt",
+          ].join(' && '),
+        ],
+        { cwd: directory, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' },
+      );
+      expect(setup.status, setup.stderr).toBe(0);
+      return directory;
+    };
+    const bare = repository();
+    spawnSync('git', ['diff'], { cwd: bare, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' });
+    expect(existsSync(join(bare, 'pwned')), 'the planted filter should run without the override').toBe(true);
+
+    const directory = repository();
+    const decision = await checkShellCommand('git diff', { cwd: directory });
+    if (!decision.allowed) throw new Error(decision.reason);
+    const hardened = hardenPlan(decision.plan);
+    const command = hardened.plan.steps[0]?.pipeline[0];
+    const argv = command?.argv ?? [];
+    expect(argv).toEqual(expect.arrayContaining(['filter.planted.clean=', 'filter.other.process=']));
+    const result = spawnSync(argv[0] as string, argv.slice(1), { cwd: directory, env: { ...hardened.env(process.env), ...command?.env }, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain('+b');
+    expect(existsSync(join(directory, 'pwned')), `${argv.join(' ')} ran the planted filter`).toBe(false);
+    rmSync(bare, { recursive: true, force: true });
+    rmSync(directory, { recursive: true, force: true });
+  });
+});
