@@ -129,7 +129,7 @@ export function createBashTool(options: BashToolOptions) {
       } catch (error) {
         return failure(`Error executing command: ${errorMessage(error)}`);
       } finally {
-        supervisor.dispose();
+        await supervisor.finish();
       }
       const durationSeconds = Math.round((performance.now() - started) / 100) / 10;
       const out = stdout.text();

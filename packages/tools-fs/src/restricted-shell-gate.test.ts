@@ -125,6 +125,20 @@ describe('restrictedShellGate', () => {
     }
   });
 
+  it('each process of a line is wrapped on its own: --share-net for the network program only', async (test) => {
+    await requireSandbox(test);
+    const gated = await restrictedShellGate(profile)('curl -s http://127.0.0.1:1/ | wc -c; ls; timeout 5 wget -qO- http://127.0.0.1:1/', dir);
+    if (!gated.allowed) throw new Error(gated.reason);
+    const wrapped = gated.plan.steps.flatMap((step) => step.pipeline).map((command) => ({ program: command.argv[command.programIndex ?? 0], argv: gated.wrap!(command, dir) }));
+    expect(wrapped.map(({ program, argv }) => [program, argv.includes('--share-net')])).toEqual([
+      ['curl', true],
+      ['wc', false],
+      ['ls', false],
+      ['wget', true],
+    ]);
+    for (const { argv } of wrapped) expect(argv).toEqual(expect.arrayContaining(['--unshare-all', '--cap-drop', '--die-with-parent', '--new-session']));
+  });
+
   it('commands get only the allowlisted environment: no key, token or other secret of rho', async () => {
     const secrets: Record<string, string> = {
       OPENAI_API_KEY: 'sk-rho-test-1',
