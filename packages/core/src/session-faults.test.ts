@@ -150,9 +150,26 @@ describe('the loop', () => {
     expect(replay(directory).usage.unpriced_calls).toBe(3);
     const end = readTrace(directory).at(-1)!;
     expect(end).toMatchObject({ type: 'run_end', usage: { cost_usd: null, unpriced_calls: 3 } });
+    expect(readSessionMeta(directory)?.cost_usd).toBeNull();
+    expect(store.list().find((info) => info.id === id)?.costUsd).toBeUndefined();
     const atif = traceToAtif(readFileSync(join(directory, 'trace.jsonl')));
     expect(atif.final_metrics?.total_cost_usd).toBeNull();
     expect(atif.final_metrics?.extra).toMatchObject({ unpriced_calls: 3 });
+  });
+});
+
+describe('SessionStore', () => {
+  it('lists a session whose meta.json cannot be read as unknown, not completed', () => {
+    const store = new SessionStore(tempDir());
+    const { directory } = store.create({});
+    writeFileSync(join(directory, 'meta.json'), '{"status": "runn');
+    expect(store.list()[0]?.status).toBe('unknown');
+  });
+
+  it('reports a sessions directory it cannot create as a ConfigError naming it (exit 2 in the CLI)', () => {
+    const file = join(tempDir(), 'file');
+    writeFileSync(file, '');
+    expect(() => new SessionStore(join(file, 'sessions')).create({})).toThrow(expect.objectContaining({ name: 'ConfigError', code: 'rho_home_unusable', message: expect.stringContaining(`Cannot create sessions in ${join(file, 'sessions')}: ENOTDIR`) }));
   });
 });
 

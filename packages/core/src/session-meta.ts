@@ -18,8 +18,8 @@ export interface SessionMeta {
   first_prompt?: string;
   parent_id?: string | null;
   working_dir?: string;
-  /** Cumulative cost in USD, refreshed at the end of every run. */
-  cost_usd?: number;
+  /** Cumulative cost in USD, refreshed at the end of every run; null when unknown (no call had a price). */
+  cost_usd?: number | null;
   /** The limit that ended the last run, for status `limit`. */
   limit?: string;
 }

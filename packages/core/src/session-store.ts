@@ -142,18 +142,21 @@ export class SessionStore {
     } catch {
       return undefined;
     }
-    const meta = readSessionMeta(directory) ?? {};
+    const read = readSessionMeta(directory);
+    const meta = read ?? {};
     const id = directory.split(/[\\/]/).pop() ?? directory;
+    // A meta.json that exists but cannot be read says nothing about how the session ended.
+    const unreadable = read === undefined && existsSync(join(directory, 'meta.json'));
     return {
       id,
       directory,
-      status: meta.status ?? 'completed',
+      status: unreadable ? 'unknown' : (meta.status ?? 'completed'),
       model: meta.model,
       profile: meta.profile,
       startedAt: meta.started_at ?? startedFallback,
       updatedAt: meta.updated_at,
       firstPrompt: meta.first_prompt ?? firstPromptFromTrace(directory),
-      costUsd: meta.cost_usd,
+      costUsd: meta.cost_usd ?? undefined,
       parentId: meta.parent_id ?? undefined,
       meta,
     };

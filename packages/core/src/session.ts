@@ -273,7 +273,7 @@ export class Session {
       this.safeAppend({ type: 'run_end', status, usage: reportedUsage(this.state.usage), ...(limit === undefined ? {} : { limit }), ...(status === 'truncated' ? { finish_reason: 'length' } : {}) });
       removeObserver?.();
       try {
-        this.writeMeta({ status, cost_usd: this.state.usage.cost_usd, ...(limit === undefined ? {} : { limit }) });
+        this.writeMeta({ status, cost_usd: reportedUsage(this.state.usage).cost_usd, ...(limit === undefined ? {} : { limit }) });
         await this.control?.clearCancel();
       } catch {
         // Meta and control files are best effort; the trace is the source of truth.
