@@ -64,6 +64,26 @@ describe('rho policy check', () => {
     expect(misplaced.stderr).toContain('--via goes with --write');
   });
 
+  it('shows whether the sandbox is active, and refuses shell lines when it is missing', async (context) => {
+    const { sandboxWrapper } = await import('@rho/permissions');
+    const wrapper = await sandboxWrapper();
+    if (!wrapper.available) {
+      if (process.env.CI === 'true') throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
+      context.skip('bubblewrap is not available here');
+    }
+    const line = 'curl -s http://127.0.0.1:1/ | wc -c';
+    const active = await rho(['--shell', line]);
+    expect(active.code).toBe(0);
+    expect(active.stdout).toMatch(/^sandbox: {2}active: bubblewrap \(\S*bwrap\), read-only, network for curl only$/m);
+    expect(JSON.parse((await rho(['--shell', line, '--json'])).stdout)).toMatchObject({ allowed: true, sandbox: { mode: 'required', active: true, network: ['curl'] } });
+    // A PATH without bwrap (rho itself is started by node's absolute path).
+    const home = mkdtempSync(join(tmpdir(), 'rho-policy-home-'));
+    const missing = await runRho(['policy', 'check', '--shell', line, '--json'], { env: { RHO_HOME: home, PATH: home } });
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ allowed: false, rule: 'sandbox.missing', sandbox: { active: false } });
+    expect(JSON.parse(missing.stdout).reason).toMatch(/bwrap was not found on PATH: install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap;/);
+  });
+
   it('asks for exactly one thing to check, exit 2', async () => {
     const none = await rho([]);
     expect(none.code).toBe(2);
