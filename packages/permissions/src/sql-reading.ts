@@ -13,6 +13,13 @@ export interface SqlSpan {
 export interface SqlReading {
   /** Statements in the text, or undefined when the text does not parse (PostgreSQL) or lex (MySQL). */
   statements: number | undefined;
+  /**
+   * What the first statement is and whether it returns rows: PostgreSQL's parse-node name
+   * (`SelectStmt`, `InsertStmt`, ...) and whether it yields a result set (a SELECT without
+   * INTO, EXPLAIN, SHOW, a write with RETURNING); MySQL its first keyword.
+   */
+  statementType?: string;
+  returnsRows?: boolean;
   /** Every token (comments and whitespace excluded), in order. */
   tokens: SqlSpan[];
   /** Comments. */
@@ -34,6 +41,7 @@ export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgre
       const { tokens, comments } = lexMysql(sql, { backslashEscapes: !flags.has('NO_BACKSLASH_ESCAPES'), ansiQuotes: flags.has('ANSI_QUOTES') || flags.has('ANSI') });
       return {
         statements: splitStatements(tokens).length,
+        ...(tokens[0]?.kind === 'word' ? { statementType: tokens[0].text.toUpperCase() } : {}),
         tokens: tokens.map(({ start, end }) => ({ start, end })),
         comments,
         strings: tokens.filter((token) => token.kind === 'string').map(({ start, end }) => ({ start, end })),
@@ -48,8 +56,21 @@ export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgre
   const bytes = Buffer.from(sql, 'utf8');
   const toChar = (byte: number): number => bytes.subarray(0, byte).toString('utf8').length;
   let statements: number | undefined;
+  let statementType: string | undefined;
+  let returnsRows: boolean | undefined;
   try {
-    statements = (parser.parseSync(sql).stmts ?? []).length;
+    const parsed = parser.parseSync(sql).stmts ?? [];
+    statements = parsed.length;
+    const [key, node] = Object.entries(parsed[0]?.stmt ?? {})[0] ?? [];
+    if (key !== undefined) {
+      const body = (node ?? {}) as { intoClause?: unknown; returningList?: unknown[] };
+      statementType = key;
+      returnsRows =
+        (key === 'SelectStmt' && body.intoClause === undefined) ||
+        key === 'ExplainStmt' ||
+        key === 'VariableShowStmt' ||
+        (['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt'].includes(key) && (body.returningList?.length ?? 0) > 0);
+    }
   } catch {
     // libpg-query refuses an empty text, which PostgreSQL reads as an empty query.
     statements = sql.trim() === '' ? 0 : undefined;
@@ -64,6 +85,7 @@ export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgre
   const isComment = (name: string): boolean => name === 'SQL_COMMENT' || name === 'C_COMMENT';
   return {
     statements,
+    ...(statementType === undefined ? {} : { statementType, returnsRows }),
     tokens: scanned.filter((token) => !isComment(token.tokenName)).map(span),
     comments: scanned.filter((token) => isComment(token.tokenName)).map(span),
     strings: scanned.filter((token) => /^(?:[eEbBxXnN]|[uU]&)?'|^\$/.test(token.text)).map(span),

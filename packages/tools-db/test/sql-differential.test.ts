@@ -1,9 +1,11 @@
 // Differential test of the SQL policy's reading against the real servers. For every PostgreSQL
 // and MySQL statement of the SQL corpus (packages/permissions/test/sql-corpus.json and this
-// package's hostile and read corpora), the policy's reading (readSql: how many statements,
-// where every token, comment and string starts and ends) must be the server's:
+// package's hostile and read corpora), the policy's reading (readSql: how many statements, what
+// kind, where every token, comment and string starts and ends) must be the server's:
 //   - statement count: PostgreSQL's extended-protocol Parse refuses several commands; MariaDB's
 //     COM_STMT_PREPARE refuses the whole text as a syntax error but accepts each piece;
+//   - kind (PostgreSQL): a statement the server describes returns rows exactly when the policy's
+//     parse says it is a row-returning one;
 //   - tokens: the text rebuilt from the policy's tokens alone (comments dropped) is prepared by
 //     the server with the same outcome as the original (same error, same column and parameter
 //     types), so no comment hid anything and no token was cut differently;
@@ -51,6 +53,7 @@ const mysqlProbe = await probeMysql();
 
 describe.skipIf(!pgProbe.available)(`PostgreSQL reads every corpus statement as the policy does${pgProbe.available ? '' : ` (skipped: ${pgProbe.reason})`}`, () => {
   let sql: Sql;
+  const kindsChecked: string[] = [];
   const statements: CorpusEntry[] = [
     ...corpus.filter((entry) => entry.dialect === 'postgres'),
     ...postgresHostile('/nonexistent-dir', 'rho_test_differential_pg').map((text) => ({ dialect: 'postgres', sql: text, allowed: false })),
@@ -97,6 +100,12 @@ describe.skipIf(!pgProbe.available)(`PostgreSQL reads every corpus statement as 
     } else {
       expect(whole).not.toContain('cannot insert multiple commands');
       expect(await describeText(rebuilt(entry.sql, reading)), 'the text rebuilt from the policy tokens').toBe(whole);
+      // The statement's kind: a described statement returns rows exactly when the policy's parse
+      // says it is a row-returning one (a SELECT without INTO, EXPLAIN, SHOW, RETURNING).
+      if (whole.startsWith('ok ') && reading.returnsRows !== undefined) {
+        expect(whole.startsWith('ok []'), `${reading.statementType}: ${whole}`).toBe(!reading.returnsRows);
+        kindsChecked.push(reading.statementType ?? '');
+      }
     }
     for (const string of reading.strings) {
       const probe = await describeText(`SELECT ${entry.sql.slice(string.start, string.end)} AS rho_probe`);
@@ -106,6 +115,11 @@ describe.skipIf(!pgProbe.available)(`PostgreSQL reads every corpus statement as 
       const probe = await describeText(`SELECT 1 ${entry.sql.slice(comment.start, comment.end)}\n AS rho_probe`);
       expect(probe, `comment at ${comment.start}-${comment.end}`).toMatch(/^ok \[\["rho_probe",/);
     }
+  });
+
+  it('compared the kind of every statement the server could describe (at least 100, of several kinds)', () => {
+    expect(kindsChecked.length).toBeGreaterThanOrEqual(100);
+    expect(new Set(kindsChecked).size).toBeGreaterThanOrEqual(4);
   });
 });
 
