@@ -42,14 +42,14 @@ describe('listSessions', () => {
     expect(cancelled.startedAt).toBe('2026-11-21T21:16:16.693Z');
   });
 
-  it('skips directories that are not sessions and survives a corrupt meta.json', () => {
+  it('skips directories that are not sessions and lists a session with a corrupt meta.json as unknown', () => {
     const base = temporarySessions();
     mkdirSync(join(base, 'not-a-session'), { recursive: true });
     writeFileSync(join(base, 'stray-file'), 'x');
     const broken = makeSession(base, { id: 'broken00', status: 'running' }, [{ type: 'run_start', prompt: 'from the trace', ts: '2026-11-21T10:00:00Z' }]);
     writeFileSync(join(broken, 'meta.json'), '{"status": "runn');
     const sessions = listSessions(base);
-    expect(sessions.map((session) => [session.id, session.status, session.firstPrompt])).toEqual([['broken00', 'completed', 'from the trace']]);
+    expect(sessions.map((session) => [session.id, session.status, session.firstPrompt])).toEqual([['broken00', 'unknown', 'from the trace']]);
     expect(listSessions(join(base, 'missing'))).toEqual([]);
   });
 
