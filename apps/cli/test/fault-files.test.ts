@@ -2,8 +2,9 @@
 // UTF-8 handed to the tools, traces `rho watch` cannot read, a trace too long to follow record by
 // record in quadratic time. (The files are made here; chmod 000 does not stop
 // root, so the unreadable cases are ones that bite root too: a directory, a symbolic-link loop.)
+import { spawn, spawnSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, constants, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage } from '@rho/core';
@@ -11,7 +12,7 @@ import { startLoopbackServer } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
 import { watchWithChildren } from '../src/commands/monitor/watch-with-children.js';
 import type { Outcome } from './support/run-rho.js';
-import { runRho } from './support/run-rho.js';
+import { bin, runRho } from './support/run-rho.js';
 import { workbookMembers, writeZip } from './support/xlsx-writer.js';
 
 const SESSION_ID = '5e55104d2b7c4a0f9d61c3a8e0f7b2aa';
@@ -114,10 +115,40 @@ describe('rho watch on a trace it cannot read', () => {
     expectNoStackTrace(outcome.stderr);
   });
 
+  it('says permission denied (EACCES) for a trace it may not read', async (context) => {
+    // chmod 000 does not stop root: as root, rho runs as nobody (uid 65534), where it can.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      const probe = spawnSync(process.execPath, ['-e', `require('node:fs').accessSync(${JSON.stringify(bin)}, ${constants.R_OK})`], { uid: 65534, gid: 65534 });
+      if (probe.status !== 0) context.skip('running as root, and user nobody cannot read the built rho here');
+    }
+    const { home, directory } = sessionHome('running');
+    const trace = join(directory, 'trace.jsonl');
+    writeFileSync(trace, '{"type": "run_start", "prompt": "secret"}\n');
+    chmodSync(trace, 0o000);
+    for (const path of [home, join(home, 'sessions'), directory]) chmodSync(path, 0o755);
+    const outcome = await new Promise<Outcome>((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, 'watch', SESSION_ID.slice(0, 8)], {
+        env: { PATH: process.env.PATH, HOME: tmpdir(), NO_COLOR: '1', RHO_HOME: home },
+        cwd: tmpdir(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(outcome.stderr).toContain(`rho: Cannot read the trace ${trace}: permission denied (EACCES).`);
+    expect(outcome.code).toBe(1);
+    expectNoStackTrace(outcome.stderr);
+  });
+
   it('does not wait forever on a running session whose trace is a FIFO', async () => {
     // Opening a FIFO for reading blocks until a writer appears: the follower must never open one.
     const { home, directory } = sessionHome('running');
-    const { spawnSync } = await import('node:child_process');
     const made = spawnSync('mkfifo', [join(directory, 'trace.jsonl')]);
     if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr.toString()}`);
     const outcome = await watch(home);
