@@ -340,7 +340,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         let choiceCount = 0;
         let textCharacters = 0;
         let toolCallsSeen = 0;
-        controller.arm();
+        // The first-byte watchdog armed with the request keeps running until the first chunk.
         for await (const chunk of stream) {
           controller.answered();
           chunkCount += 1;
