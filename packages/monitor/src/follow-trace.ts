@@ -36,8 +36,8 @@ export interface FollowTraceOptions {
  * directory when the platform delivers them, and polls in any case, so it works on file systems
  * that do not (network mounts, containers).
  *
- * Only a missing file is waited for: a trace that exists but cannot be read (a directory, a
- * symbolic-link loop, no permission) ends the iteration with a {@link TraceError} naming the
+ * Only a missing file is waited for: a trace that exists but cannot be read (a directory, a FIFO,
+ * a symbolic-link loop, no permission) ends the iteration with a {@link TraceError} naming the
  * file and the errno. Work is linear in the size of the trace: it reads in chunks of up to
  * 4 MiB, keeps only the unfinished last line between chunks, and registers one abort listener
  * for the whole follow.
@@ -187,8 +187,8 @@ function unreadable(path: string, error: unknown): TraceError {
 
 /**
  * Sleeps until the poll interval passes, the watched file changes, or the signal aborts. One
- * abort listener serves every wait of a follow, and `close` removes it: a listener per wait would
- * pile up (a MaxListenersExceededWarning after ten waits, and quadratic time).
+ * abort listener serves every wait of a follow, and `close` removes it (a listener added per wait
+ * and not removed was what made `rho watch` quadratic, in its merge of child sessions).
  */
 function createWaker(path: string, signal: AbortSignal | undefined): { wait: (ms: number) => Promise<void>; close: () => void } {
   let wake: (() => void) | undefined;
