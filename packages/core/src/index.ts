@@ -1,6 +1,6 @@
-export { RhoError, ModelApiError } from '@rho/model-client';
+export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
 export { contextWindowFor, costOf, createModelClient, priceFor } from '@rho/model-client';
-export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ToolSpec, Usage } from '@rho/model-client';
+export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ModelResponseKind, RetryNotice, ToolSpec, Usage } from '@rho/model-client';
 export {
   ConfigError,
   InternalError,
