@@ -311,7 +311,15 @@ function tarArguments(args: readonly string[]): string[] {
 
 const tar: Validator = (argv) => {
   const normalized = tarArguments(argv.slice(1));
-  const { options } = parseOptions('tar', normalized, tarSpec);
+  const first = argv[1];
+  let options: ParsedOption[];
+  try {
+    ({ options } = parseOptions('tar', normalized, tarSpec));
+  } catch (error) {
+    if (!(error instanceof ShellRefusal) || first === undefined || first.startsWith('-')) throw error;
+    // Say how the bundle was read: its value letters take the following words in order.
+    throw new ShellRefusal(error.rule, `${error.reason}; the old-style bundle ${first} reads as: tar ${normalized.join(' ')}`);
+  }
   const names = new Set(options.map((option) => option.name));
   const listing = names.has('-t') || names.has('--list');
   const extracting = names.has('-x') || names.has('--extract') || names.has('--get');
