@@ -75,6 +75,55 @@ function functionName(node: AstNode): string[] {
   return [];
 }
 
+// Words that may stand before `(` without calling a function (MariaDB syntax).
+const NOT_CALLS = new Set([
+  'IN', 'EXISTS', 'AS', 'OVER', 'USING', 'ON', 'AND', 'OR', 'NOT', 'XOR', 'WHERE', 'FROM', 'JOIN', 'SELECT', 'UNION',
+  'INTERSECT', 'EXCEPT', 'ALL', 'ANY', 'SOME', 'DISTINCT', 'DISTINCTROW', 'CASE', 'WHEN', 'THEN', 'ELSE', 'LIKE', 'RLIKE',
+  'REGEXP', 'BETWEEN', 'IS', 'BY', 'VALUES', 'VALUE', 'WITH', 'RECURSIVE', 'LIMIT', 'OFFSET', 'HAVING', 'ROW', 'AGAINST',
+  'MATCH', 'DIV', 'KEY', 'INDEX', 'FORCE', 'IGNORE', 'USE', 'PARTITION', 'COLUMNS', 'WITHIN', 'GROUP', 'ORDER', 'LATERAL',
+  'ESCAPE', 'SEPARATOR', 'INTERVAL', 'RETURNING', 'NESTED', 'PATH', 'FOR', 'SET', 'ROLLUP', 'TABLE', 'EXPLAIN', 'DESCRIBE',
+  'DESC', 'SHOW', 'STRAIGHT_JOIN', 'LEFT', 'RIGHT', 'INNER', 'OUTER', 'CROSS', 'NATURAL', 'ASC', 'NULL', 'TRUE', 'FALSE',
+  'BINARY', 'COLLATE', 'CHARACTER', 'WINDOW', 'ROWS', 'RANGE', 'PRECEDING', 'FOLLOWING', 'UNBOUNDED', 'CURRENT', 'SQL_CALC_FOUND_ROWS',
+  // Type names with a length or precision (CAST(x AS DECIMAL(10, 2)), JSON_TABLE columns).
+  'DECIMAL', 'DEC', 'NUMERIC', 'FIXED', 'VARCHAR', 'NCHAR', 'NVARCHAR', 'VARBINARY', 'FLOAT', 'DOUBLE', 'REAL', 'DATETIME',
+  'INT', 'INTEGER', 'BIGINT', 'SMALLINT', 'TINYINT', 'MEDIUMINT', 'BIT', 'TEXT', 'BLOB', 'SIGNED', 'UNSIGNED',
+]);
+
+/**
+ * A backstop under the grammar: every `name (` in the server's tokens that is a call must be a
+ * read-only built-in, whatever node the grammar makes of it. (`LEFT(`, `RIGHT(`, `INTERVAL(`
+ * and the like are built-ins the grammar judges; a CTE's column list `t (a) AS (` is no call.)
+ */
+function refuseUnknownCalls(tokens: readonly { kind: string; text: string }[]): void {
+  tokens.forEach((token, index) => {
+    const next = tokens[index + 1];
+    if (!(next?.kind === 'punct' && next.text === '(')) return;
+    if (token.kind !== 'word' && token.kind !== 'quoted') return;
+    if (token.kind === 'word' && NOT_CALLS.has(token.text.toUpperCase())) return;
+    let depth = 0;
+    for (let position = index + 1; position < tokens.length; position += 1) {
+      const current = tokens[position];
+      if (current?.kind === 'punct' && current.text === '(') depth += 1;
+      if (current?.kind === 'punct' && current.text === ')') {
+        depth -= 1;
+        if (depth === 0) {
+          const after = tokens[position + 1];
+          const then = tokens[position + 2];
+          if (after?.kind === 'word' && after.text.toUpperCase() === 'AS' && then?.kind === 'punct' && then.text === '(') return;
+          break;
+        }
+      }
+    }
+    const previous = tokens[index - 1];
+    const qualifier = previous?.kind === 'punct' && previous.text === '.' ? tokens[index - 2]?.text : undefined;
+    const name = qualifier === undefined ? [token.text] : [qualifier, token.text];
+    const refusal = judgeMysqlFunction(name);
+    if (refusal !== undefined) {
+      throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead('mysql')}`);
+    }
+  });
+}
+
 /** SHOW statements that print password hashes or other sessions' statements. */
 function refuseSensitiveShow(statement: readonly { kind: string; text: string }[]): void {
   const words = statement.slice(0, 4).map((token) => keyword(token as never) ?? '');
@@ -194,6 +243,7 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
       throw new SqlRefusal('sql.side-effect-function', `Refused: ${token.text}() may not be called: it takes locks, reads server files, stalls the server or changes sequences. Query without it. ${allowedInstead('mysql')}`);
     }
   });
+  refuseUnknownCalls(tokens);
   refuseSensitiveShow(statements[0] ?? []);
   // SHOW only reads. Without parentheses it calls no function (SHOW ... WHERE f(x) goes through
   // the grammar below); the grammar lacks many SHOW forms (VARIABLES LIKE, TABLE STATUS, ...).
