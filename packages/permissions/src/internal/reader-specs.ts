@@ -73,13 +73,14 @@ export const READER_SPECS: Readonly<Record<string, OptionSpec>> = {
   comm: { flags: '123z', long: ['check-order', 'help', 'nocheck-order', 'output-delimiter=', 'total', 'version', 'zero-terminated'] },
   cmp: { flags: 'blsv', valued: 'in', long: ['bytes=', 'help', 'ignore-initial=', 'print-bytes', 'quiet', 'silent', 'verbose', 'version'] },
   diff: {
-    flags: 'qscuenyptTlrNiEZbwBadv',
+    // Not -l/--paginate: they pipe the output through pr, another program.
+    flags: 'qscuenyptTrNiEZbwBadv',
     valued: 'CUWFxXSID',
     long: [
       'brief', 'color?', 'context?', 'ed', 'exclude-from=', 'exclude=', 'expand-tabs', 'from-file=', 'help', 'horizon-lines=', 'ifdef=',
       'ignore-all-space', 'ignore-blank-lines', 'ignore-case', 'ignore-file-name-case', 'ignore-matching-lines=', 'ignore-space-change',
       'ignore-tab-expansion', 'ignore-trailing-space', 'initial-tab', 'label=', 'left-column', 'line-format=', 'minimal', 'new-file',
-      'no-dereference', 'no-ignore-file-name-case', 'normal', 'paginate', 'palette=', 'rcs', 'recursive', 'report-identical-files',
+      'no-dereference', 'no-ignore-file-name-case', 'normal', 'palette=', 'rcs', 'recursive', 'report-identical-files',
       'show-c-function', 'show-function-line=', 'side-by-side', 'speed-large-files', 'starting-file=', 'strip-trailing-cr',
       'suppress-blank-empty', 'suppress-common-lines', 'tabsize=', 'text', 'to-file=', 'unidirectional-new-file', 'unified?', 'version', 'width=',
       'old-line-format=', 'new-line-format=', 'unchanged-line-format=', 'old-group-format=', 'new-group-format=', 'changed-group-format=',
