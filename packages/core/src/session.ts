@@ -188,7 +188,11 @@ export class Session {
     });
   }
 
-  /** Runs one task to completion (or cancellation, a limit, an error). Never throws for run failures. */
+  /**
+   * Runs one task to completion (or cancellation, a limit, an error). Never throws for run
+   * failures; throws `SessionLockedError` before doing anything when another process runs the
+   * session (it holds the session directory's lock).
+   */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.running) throw new ConfigError({ message: 'This session is already running; wait for run() to finish or cancel() it first.', code: 'session_busy' });
     // One writer per session directory: another process running it makes this throw SessionLockedError.
