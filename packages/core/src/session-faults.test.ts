@@ -316,6 +316,13 @@ describe('SessionLock', () => {
     SessionLock.acquire(directory).release();
   });
 
+  it('adds one exit hook for any number of locks held at once', () => {
+    const before = process.listenerCount('exit');
+    const locks = Array.from({ length: 20 }, () => SessionLock.acquire(tempDir()));
+    expect(process.listenerCount('exit') - before).toBeLessThanOrEqual(1);
+    for (const lock of locks) lock.release();
+  });
+
   it('takes over a lock whose owner is provably dead: gone, or its pid reused by another process', async () => {
     const directory = tempDir();
     const dead = await exitedPid();

@@ -29,7 +29,6 @@ export interface LockOwner {
  */
 export class SessionLock {
   private released = false;
-  private readonly onExit = () => this.release();
 
   private constructor(
     /** The lock file. */
@@ -38,8 +37,14 @@ export class SessionLock {
     readonly owner: LockOwner,
   ) {
     // Released on every way out of the process that runs JavaScript (not SIGKILL: that is what
-    // the stale-lock check is for).
-    process.once('exit', this.onExit);
+    // the stale-lock check is for). One listener for all locks, however many a process holds.
+    held.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const lock of [...held]) lock.release();
+      });
+    }
   }
 
   /** Takes the lock of a session directory, or throws {@link SessionLockedError}. */
@@ -63,13 +68,17 @@ export class SessionLock {
   release(): void {
     if (this.released) return;
     this.released = true;
-    process.off('exit', this.onExit);
+    held.delete(this);
     const current = readOwner(this.path);
     if (typeof current === 'object' && current.pid === this.owner.pid && current.since === this.owner.since && current.hostname === this.owner.hostname) {
       rmSync(this.path, { force: true });
     }
   }
 }
+
+/** Locks this process holds, released at exit. */
+const held = new Set<SessionLock>();
+let exitHookInstalled = false;
 
 /** Who holds the lock of a session directory, or undefined when nobody holds a live lock. */
 export function sessionLockOwner(directory: string): LockOwner | undefined {
