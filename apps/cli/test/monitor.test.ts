@@ -163,7 +163,8 @@ describe('monitor commands against real rho processes', () => {
     const watcher = start(['watch', session.id.slice(0, 5)], rhoHome);
     // The tool call is shown while the agent is still waiting for its second model answer.
     await waitFor('the tool call in watch', () => watcher.stdout().includes("✓ list ok"));
-    expect(agentsOf(loopback.requests, 'Look around')).toHaveLength(2);
+    // The watcher can show the tool's result before the agent has sent its next request.
+    await waitFor('the second model call', () => agentsOf(loopback.requests, 'Look around').length === 2);
     expect(watcher.child.exitCode).toBeNull();
     const sofar = watcher.stdout();
     expect(sofar).toContain('▶ run started: Look around');

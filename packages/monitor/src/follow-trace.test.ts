@@ -116,4 +116,14 @@ describe('followTrace', () => {
       expect((error as Error).message).toBe(`Cannot read the trace ${path}: ${words}${words.endsWith(')') ? '' : ', not a file of trace records'}.`);
     }
   });
+
+  it('reassembles a record longer than the 4 MiB it reads at a time', async () => {
+    const path = tracePath();
+    const content = 'x'.repeat(9 * 1024 * 1024) + 'é';
+    writeFileSync(path, `{"type": "a"}\n${JSON.stringify({ type: 'message', content })}\n{"type": "b"}\n`);
+    const records: RawTraceRecord[] = [];
+    for await (const record of followTrace(path, { onIdle: () => true })) records.push(record);
+    expect(records.map((record) => record.type)).toEqual(['a', 'message', 'b']);
+    expect(records[1]!.content).toBe(content);
+  });
 });

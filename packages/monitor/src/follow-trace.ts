@@ -46,7 +46,9 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
   const { signal } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 200;
   let position = options.fromStart === false ? ((await readSize(path)) ?? 0) : 0;
-  let pending: Buffer = Buffer.alloc(0);
+  // The unfinished last line, as the chunks it came in (joined once its newline arrives, so a
+  // line longer than many chunks is copied once, not once per chunk).
+  let pending: Buffer[] = [];
   let identity: string | undefined;
   const waker = createWaker(path, signal);
   try {
@@ -56,7 +58,7 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
         if (identity !== undefined && (chunk.identity !== identity || chunk.size < position)) {
           // Replaced or truncated: what was pending belonged to the old content.
           position = 0;
-          pending = Buffer.alloc(0);
+          pending = [];
           identity = chunk.identity;
           continue;
         }
@@ -64,13 +66,16 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
       }
       if (chunk !== undefined && chunk.data.length > 0) {
         position += chunk.data.length;
-        pending = pending.length === 0 ? chunk.data : Buffer.concat([pending, chunk.data]);
         // Whole lines are decoded at once (a newline byte never occurs inside a UTF-8 sequence);
         // the unfinished last line is carried over to the next chunk.
-        const lastNewline = pending.lastIndexOf(0x0a);
-        if (lastNewline === -1) continue;
-        const text = pending.toString('utf8', 0, lastNewline);
-        pending = pending.subarray(lastNewline + 1);
+        const lastNewline = chunk.data.lastIndexOf(0x0a);
+        if (lastNewline === -1) {
+          pending.push(chunk.data);
+          continue;
+        }
+        const complete = chunk.data.subarray(0, lastNewline);
+        const text = (pending.length === 0 ? complete : Buffer.concat([...pending, complete])).toString('utf8');
+        pending = lastNewline + 1 < chunk.data.length ? [chunk.data.subarray(lastNewline + 1)] : [];
         for (const raw of text.split('\n')) {
           const line = raw.trim();
           if (line === '') continue;
