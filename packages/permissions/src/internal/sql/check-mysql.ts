@@ -129,7 +129,7 @@ function refuseSensitiveShow(statement: readonly { kind: string; text: string }[
   const words = statement.slice(0, 4).map((token) => keyword(token as never) ?? '');
   if (words[0] !== 'SHOW') return;
   const rest = words.slice(1).join(' ');
-  if (/^(FULL )?PROCESSLIST|^CREATE USER|^(BINLOG|RELAYLOG) EVENTS|^GRANTS|^ENGINE \S+ STATUS/.test(rest)) {
+  if (/^(FULL )?PROCESSLIST|^CREATE USER|^(BINLOG|RELAYLOG) EVENTS|^GRANTS|^ENGINE \S+ STATUS|^(EXPLAIN|ANALYZE) FOR/.test(rest)) {
     throw new SqlRefusal('sql.sensitive-catalog', `Refused: SHOW ${rest.trim()} exposes account secrets or other sessions' statements. ${allowedInstead('mysql')}`, 'SHOW');
   }
 }
