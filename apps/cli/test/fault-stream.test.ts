@@ -216,6 +216,11 @@ describe('rho against a faulty model server', () => {
     expect(state.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     expect(meta.status).toBe('completed');
 
+    // `rho watch` shows the retries of a session, as the run itself did.
+    const watched = await runRho(['watch', String(meta.id)], { env: { RHO_HOME: json.home } });
+    expect(watched.code).toBe(0);
+    expect(watched.stdout.match(/rate limited \(429\), retrying in [\d.]+ m?s, attempt \d of 9/g)).toHaveLength(3);
+
     // Resuming a trace with retry records: they change nothing in the history sent to the model.
     const resumed = await runRho(['--base-url', server!.url, '-r', 'latest', 'Once more'], { cwd: json.work, env: { RHO_HOME: json.home } });
     expect(resumed.code).toBe(0);
