@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { builtinProfile, sandboxWrapper } from '@rho/permissions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBashTool } from './bash-tool.js';
+import { restrictedShellGate } from './restricted-shell-gate.js';
 import { call, contextFor, temporaryDirectory } from './test-support/harness.js';
 
 // A bash call that is stopped (timeout, cancel) returns only once nothing it started is left:
@@ -70,4 +73,48 @@ describe('stopping bash kills every process it started', () => {
     expect(result.metadata).toMatchObject({ cancelled: true, exit_code: -1 });
     expect(groupMembers(group)).toEqual([]);
   });
+
+  it.skipIf(process.platform !== 'linux')('restricted: a sandboxed command, in a session of its own, dies with its sandbox on timeout', async (test) => {
+    const wrapper = await sandboxWrapper();
+    if (!wrapper.available) {
+      if (process.env['CI'] === 'true') throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
+      test.skip('bubblewrap is not available here');
+    }
+    // A server that accepts and never answers: curl waits until it is killed.
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => {
+      sockets.push(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hang`;
+    try {
+      const restricted = createBashTool({ mode: 'restricted', gate: restrictedShellGate(builtinProfile('readonly')!), killGraceSeconds: 0.5 });
+      const running = call(restricted, { command: `curl -s ${url}`, timeout: 1 }, contextFor(dir));
+      const result = await running;
+      expect(result.metadata).toMatchObject({ timed_out: true });
+      // curl ran in a new session inside the sandbox, so not in the group rho signalled; the
+      // sandbox's PID namespace took it along.
+      expect(processesNaming(url)).toEqual([]);
+      expect(sockets.length).toBe(1);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    }
+  });
 });
+
+/** Running (not zombie) processes whose command line contains `text`. */
+function processesNaming(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes(text)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
