@@ -121,6 +121,8 @@ export interface RetryEvent extends Base {
   reason: string;
   /** HTTP status of the failed attempt, when there was one. */
   status_code?: number;
+  /** Set when the call is not a turn of this conversation (`compaction`), as on its `llm_start`. */
+  purpose?: string;
 }
 /** Something failed; `content` says what. */
 export interface ErrorEvent extends Base {

@@ -60,4 +60,19 @@ describe('how a run ends when the model answer is not whole', () => {
     expect(replayed.messages).toEqual(State.fromJsonl(withoutRetries).messages);
     expect(replayed.usage).toEqual(State.fromJsonl(withoutRetries).usage);
   });
+
+  it('records the retries of a compaction call too, marked with its purpose', async () => {
+    const client = createScriptedModelClient({
+      steps: [{ text: 'First answer.' }, { text: 'Summary of the work.', retries: [{ attempt: 2, maxAttempts: 3, delayMs: 500, reason: 'server error 502', statusCode: 502 }] }],
+    });
+    const directory = mkdtempSync(join(tmpdir(), 'rho-compact-retry-'));
+    const session = new Agent({ systemPrompt: 'x', model: 'scripted-model' }).createSession({ client, directory });
+    await session.run('Hi');
+    const compacted = await session.compact();
+    client.assertDone();
+    expect(compacted.ok).toBe(true);
+    expect(traceOf(directory).filter((record) => record.type === 'retry')).toEqual([
+      { type: 'retry', ts: expect.any(String), attempt: 2, max_attempts: 3, delay_ms: 500, reason: 'server error 502', status_code: 502, purpose: 'compaction' },
+    ]);
+  });
 });

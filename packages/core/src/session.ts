@@ -332,7 +332,9 @@ export class Session {
     let summary: string;
     let ended = false;
     try {
-      const response = await this.client.complete(request, options.signal);
+      const response = await this.client.complete(request, options.signal, {
+        onRetry: (notice) => this.state.append({ type: 'retry', attempt: notice.attempt, max_attempts: notice.maxAttempts, delay_ms: notice.delayMs, reason: notice.reason, ...(notice.statusCode === undefined ? {} : { status_code: notice.statusCode }), purpose: 'compaction' }),
+      });
       ended = true;
       this.state.append({
         type: 'llm_end',

@@ -52,8 +52,8 @@ export interface ModelClientOptions {
   /** Retries after the first attempt (so up to `maxRetries + 1` requests). Default 8. */
   maxRetries?: number;
   /**
-   * Called before each retry's wait, for calls made with `complete()` (streamed calls report
-   * their retries as `retry` events instead).
+   * Called before each retry's wait, for calls made with `complete()` that bring no `onRetry` of
+   * their own (streamed calls report their retries as `retry` events instead).
    */
   onRetry?: (notice: RetryNotice) => void;
   /** Backoff ceiling of the first retry, doubled on each further retry. Default 500 ms. */
@@ -457,8 +457,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
       return streamEvents(request, signal);
     },
-    async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
-      const completion = await completeWithRetries(request, signal, options.onRetry);
+    async complete(request: ModelRequest, signal?: AbortSignal, callOptions: { onRetry?: (notice: RetryNotice) => void } = {}): Promise<ModelResponse> {
+      const onRetry = callOptions.onRetry ?? options.onRetry;
+      const completion = await completeWithRetries(request, signal, onRetry);
       return responseOf(completion, request.model ?? options.model);
     },
   };

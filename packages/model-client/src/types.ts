@@ -135,7 +135,7 @@ export interface ModelClient {
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent>;
   /**
    * One non-streamed call; throws {@link ModelApiError} on failure, or the signal's reason (an
-   * `AbortError`) when `signal` aborts.
+   * `AbortError`) when `signal` aborts. `onRetry` is told of each retry before its wait.
    */
-  complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse>;
+  complete(request: ModelRequest, signal?: AbortSignal, options?: { onRetry?: (notice: RetryNotice) => void }): Promise<ModelResponse>;
 }

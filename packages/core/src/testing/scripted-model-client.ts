@@ -131,8 +131,9 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
       for (const toolCall of toolCalls) yield { type: 'tool_call', toolCall };
       yield { type: 'done', usage: usageOf(step), finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'), model: request.model ?? model };
     },
-    async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
+    async complete(request: ModelRequest, signal?: AbortSignal, options: { onRetry?: (notice: RetryNotice) => void } = {}): Promise<ModelResponse> {
       const step = next(request);
+      if (!('hang' in step) && !('error' in step)) for (const notice of step.retries ?? []) options.onRetry?.(notice);
       if ('hang' in step) {
         await sleep(Number.POSITIVE_INFINITY, signal);
         throw new ModelApiError({ message: 'The request was aborted.', isRetryable: false });
