@@ -147,6 +147,8 @@ describe('old-style and positional grammars', () => {
     ['jq -n "\\$ENV"', 'program.jq'],
     ['jq -n \'import "m" as m; 1\'', 'program.jq'],
     ['yq -n env', 'program.yq'],
+    ["yq --arg x y -n '$ENV'", 'program.yq'],
+    ['ps aux --format environ', 'program.ps'],
     ["awk 'BEGIN{print ENVIRON[\"HOME\"]}'", 'program.awk'],
     ['strings @opts', 'program.strings'],
     ['echo env | xargs jq -n', 'program.xargs'],
@@ -179,7 +181,7 @@ describe('old-style and positional grammars', () => {
     const decision = await checkShellCommand(command);
     expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
   });
-  test.each(['unzip -l z.zip -x d/e.txt -l', 'ps aux', 'ps -ef', 'ps -u root -o pid,comm', 'printenv HOME LC_ALL', 'jq .env f.json', 'git describe --always'])(
+  test.each(['unzip -l z.zip -x d/e.txt -l', 'ps aux --sort -rss', 'ps aux', 'ps -ef', 'ps -u root -o pid,comm', 'printenv HOME LC_ALL', 'jq .env f.json', 'git describe --always'])(
     '%s is allowed',
     async (command) => {
       expect((await checkShellCommand(command)).allowed).toBe(true);

@@ -524,21 +524,21 @@ const top = simple('top', { flags: 'bcHiSs1', valued: 'ndpuUwoOE', long: [] }, (
 const ping = simple('ping', { flags: 'nq46vDOa', valued: 'ciWwstI', long: [] }, (options) => {
   if (!options.some((option) => option.name === '-c')) refuse('ping', 'ping without -c never ends; use ping -c COUNT');
 });
-const yqSimple = simple('yq', {
+const yqSpec: OptionSpec = {
   flags: 'yYrcsneSjCMa',
   valued: 'w',
   long: [
     'yaml-output', 'yaml-roundtrip', 'indentless-lists', 'explicit-start', 'explicit-end', 'width=', 'arg:2', 'argjson:2', 'raw-output',
     'compact-output', 'slurp', 'null-input', 'exit-status', 'sort-keys', 'join-output', 'tab', 'indent=', 'ascii-output', 'help', 'version',
   ],
-});
+};
 
 const yq: Validator = (argv) => {
-  const result = yqSimple(argv);
-  const filter = argv.slice(1).find((word, index, words) => !word.startsWith('-') && !['-w', '--width', '--indent'].includes(words[index - 1] ?? ''));
+  // The filter is the first operand once option values (--arg NAME VALUE, -w N) are consumed.
+  const filter = parseOptions('yq', argv.slice(1), yqSpec).operands[0];
   const problem = filter === undefined ? undefined : jqFilterProblem(filter);
   if (problem) refuse('yq', `yq filter ${JSON.stringify(filter)} refused: ${problem}`);
-  return result;
+  return { argv, programIndex: 0, checked: [argv] };
 };
 
 // ---------- processes and the environment ----------
@@ -568,8 +568,12 @@ const ps: Validator = (argv) => {
   for (let index = 0; index < args.length; index += 1) {
     const word = args[index] as string;
     if (word.startsWith('--')) {
-      const { options } = parseOptions('ps', [word], PS_UNIX);
-      for (const option of options) if (option.name === '--format' || option.name === '--sort') psFormat(option.value ?? '');
+      const next = args[index + 1];
+      const { options } = parseOptions('ps', next === undefined ? [word] : [word, next], PS_UNIX);
+      const option = options[0];
+      if (option && (option.name === '--format' || option.name === '--sort')) psFormat(option.value ?? '');
+      // A value given as the next word (`--sort -rss`) was consumed with it.
+      if (option?.value !== undefined && !word.includes('=')) index += 1;
       continue;
     }
     if (word.startsWith('-')) {
