@@ -33,8 +33,11 @@ ${script}
 // The hook's messages arrive in order: once a last, marker import is seen, every earlier one is.
 const marker = 'data:text/javascript,export default 1';
 const markerSeen = new Promise((resolve) => port1.on('message', (url) => { if (url === marker) resolve(); }));
+// The port is unref'd: hold the process open until the marker arrives.
+port1.ref();
 await import(marker);
 await markerSeen;
+port1.unref();
 process.stdout.write(JSON.stringify(seen.filter((url) => url !== marker)));`);
   const { stdout } = await run(process.execPath, [main], { cwd: directory });
   return JSON.parse(stdout) as string[];
