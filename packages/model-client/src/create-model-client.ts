@@ -342,7 +342,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         let toolCallsSeen = 0;
         // The first-byte watchdog armed with the request keeps running until the first chunk.
         for await (const chunk of stream) {
+          // A chunk arrived: from now on (and from now) the idle timeout applies.
           controller.answered();
+          controller.arm();
           chunkCount += 1;
           if (chunk.model) model = chunk.model;
           if (chunk.usage) rawUsage = chunk.usage;
