@@ -10,8 +10,9 @@ import { AttemptController } from './internal/attempt-controller.js';
 import { classifyFailure, retryReason, toModelApiError } from './internal/failure.js';
 import type { Failure, FailureContext } from './internal/failure.js';
 import { backoffDelayMs, sleep } from './internal/retry-policy.js';
+import { readChoice, reasoningField } from './internal/chunk.js';
+import { outputTokensOf } from './internal/dialects/xai.js';
 import { ToolCallAssembler } from './internal/tool-call-assembler.js';
-import type { ToolCallDelta } from './internal/tool-call-assembler.js';
 import { costOf, DEFAULT_PRICE_TABLE } from './pricing.js';
 import type { PriceTable } from './pricing.js';
 import type {
@@ -20,7 +21,6 @@ import type {
   ModelRequest,
   ModelResponse,
   ModelStreamEvent,
-  ModelToolCall,
   RetryNotice,
   Usage,
 } from './types.js';
@@ -190,9 +190,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   function usageOf(raw: ChatCompletion['usage'] | null | undefined, model: string, requestModel: string): Usage | null {
     if (raw === undefined || raw === null) return null;
     const inputTokens = raw.prompt_tokens ?? 0;
-    const outputTokens = raw.completion_tokens ?? 0;
     const cachedTokens = raw.prompt_tokens_details?.cached_tokens ?? 0;
     const reasoningTokens = raw.completion_tokens_details?.reasoning_tokens ?? 0;
+    const outputTokens = outputTokensOf(inputTokens, raw.completion_tokens ?? 0, reasoningTokens, raw.total_tokens);
     const counts = { inputTokens, outputTokens, cachedTokens };
     // The provider's model name is usually a dated snapshot of the requested one; either may be priced.
     const costUsd = costOf(model, counts, priceTable) ?? costOf(requestModel, counts, priceTable);
@@ -256,11 +256,16 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   function responseOf(completion: ChatCompletion, requestModel: string): ModelResponse {
     const choice = completion.choices[0];
     const model = completion.model || requestModel;
-    const toolCalls: ModelToolCall[] = (choice?.message.tool_calls ?? []).flatMap((call) =>
-      call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }] : [],
-    );
+    // A plain answer goes through the same assembler as a stream, so every dialect is read alike.
+    const assembler = new ToolCallAssembler();
+    for (const call of choice?.message.tool_calls ?? []) if (call.type === 'function' || call.type === undefined) assembler.add(call);
+    const toolCalls = assembler.flush(choice?.finish_reason ?? null);
+    const message = (choice?.message ?? {}) as Record<string, unknown>;
+    const content = readChoice({ delta: { content: message['content'] } });
+    const refusal = typeof message['refusal'] === 'string' && message['refusal'] !== '' ? message['refusal'] : undefined;
     return {
-      text: choice?.message.content ?? '',
+      text: content.text,
+      ...(refusal === undefined ? {} : { refusal }),
       toolCalls,
       usage: usageOf(completion.usage, model, requestModel),
       finishReason: choice?.finish_reason ?? null,
@@ -308,9 +313,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       }
       const completion = result.completion;
       const message = completion.choices[0]?.message as (ChatCompletion.Choice['message'] & Record<string, unknown>) | undefined;
-      const reasoning = reasoningOf(message);
-      if (reasoning !== undefined) yield { type: 'reasoning', text: reasoning };
+      const reasoning = reasoningField(message) + readChoice({ delta: { content: message?.content } }).reasoning;
+      if (reasoning !== '') yield { type: 'reasoning', text: reasoning };
       const response = responseOf(completion, requestModel);
+      if (response.refusal !== undefined) yield { type: 'refusal', text: response.refusal };
       if (response.text !== '') yield { type: 'text', text: response.text };
       for (const toolCall of response.toolCalls) yield { type: 'tool_call', toolCall };
       yield { type: 'done', usage: response.usage, finishReason: response.finishReason, model: response.model };
@@ -352,17 +358,17 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
           if (choice !== undefined) {
             choiceCount += 1;
-            const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice['delta'] & Record<string, unknown>;
-            const reasoning = reasoningOf(delta);
-            if (reasoning !== undefined) events.push({ type: 'reasoning', text: reasoning });
-            if (typeof delta.content === 'string' && delta.content !== '') {
-              textCharacters += delta.content.length;
-              events.push({ type: 'text', text: delta.content });
+            const delta = readChoice(choice);
+            if (delta.reasoning !== '') events.push({ type: 'reasoning', text: delta.reasoning });
+            if (delta.refusal !== '') events.push({ type: 'refusal', text: delta.refusal });
+            if (delta.text !== '') {
+              textCharacters += delta.text.length;
+              events.push({ type: 'text', text: delta.text });
             }
-            for (const toolDelta of delta.tool_calls ?? []) assembler.add(toolDelta as ToolCallDelta);
-            if (choice.finish_reason) {
-              finishReason = choice.finish_reason;
-              const calls = assembler.flush();
+            for (const toolDelta of delta.toolCalls) assembler.add(toolDelta);
+            if (delta.finishReason !== null) {
+              finishReason = delta.finishReason;
+              const calls = assembler.flush(finishReason);
               toolCallsSeen += calls.length;
               for (const toolCall of calls) events.push({ type: 'tool_call', toolCall });
             }
@@ -403,7 +409,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             isRetryable: true,
           });
         }
-        for (const toolCall of assembler.flush()) {
+        for (const toolCall of assembler.flush(finishReason)) {
           outputStarted = true;
           yield { type: 'tool_call', toolCall };
         }
@@ -476,16 +482,6 @@ function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
   else if (!hasToolCalls) wire.content = '';
   if (hasToolCalls) wire.tool_calls = message.tool_calls;
   return wire;
-}
-
-/** Reasoning text as providers send it: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama). */
-function reasoningOf(source: Record<string, unknown> | undefined): string | undefined {
-  if (source === undefined) return undefined;
-  for (const field of ['reasoning_content', 'reasoning']) {
-    const value = source[field];
-    if (typeof value === 'string' && value !== '') return value;
-  }
-  return undefined;
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -11,6 +11,12 @@ export interface ChatToolCall {
     /** The arguments exactly as the model produced them: a JSON string, possibly malformed. */
     arguments: string;
   };
+  /**
+   * Provider data that must be sent back with the call in the next request, for example
+   * Gemini's `{ google: { thought_signature } }` (its OpenAI-compatible endpoint answers 400
+   * without it). Kept as the provider sent it.
+   */
+  extra_content?: Record<string, unknown>;
 }
 
 /** One chat message (OpenAI wire shape, as stored in `trace.jsonl`). */
@@ -67,6 +73,16 @@ export interface ModelToolCall {
   name: string;
   /** Raw argument text; the caller parses it and reports malformed JSON to the model. */
   arguments: string;
+  /**
+   * Provider data to send back with the call (the `extra_content` of {@link ChatToolCall}), for
+   * example Gemini's thought signature. Absent when the provider sent none.
+   */
+  extraContent?: Record<string, unknown>;
+  /**
+   * `true` when the answer stopped at the output limit (`finish_reason: length`) while this
+   * call's arguments were not yet a complete JSON value: the call was cut, not malformed.
+   */
+  truncated?: true;
 }
 
 /** A failed attempt that will be repeated: what failed, and when the next attempt starts. */
@@ -86,6 +102,7 @@ export interface RetryNotice {
 /**
  * Events yielded by {@link ModelClient.stream}: `retry` when an attempt failed before any output
  * and is repeated (before the wait), `text` and `reasoning` deltas as they arrive, each
+ * `refusal` deltas when the model declines, each
  * `tool_call` once complete (when the choice finishes), then exactly one `done` or one `error`
  * last. `done` always carries the provider's finish reason: a stream that ends without one is an
  * `error` ({@link ModelResponseError}), never an answer. An aborted stream ends with neither.
@@ -93,6 +110,8 @@ export interface RetryNotice {
 export type ModelStreamEvent =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
+  /** The model declined to answer (OpenAI's `refusal`, with structured outputs): the refusal's text. */
+  | { type: 'refusal'; text: string }
   | { type: 'tool_call'; toolCall: ModelToolCall }
   | ({ type: 'retry' } & RetryNotice)
   | {
@@ -115,6 +134,8 @@ export interface ModelResponse {
   text: string;
   /** The tool calls, in order. */
   toolCalls: ModelToolCall[];
+  /** The model's refusal (OpenAI's `message.refusal`), when it declined to answer. */
+  refusal?: string;
   /** Usage of the call, or `null` when the provider sent none. */
   usage: Usage | null;
   /** The provider's finish reason, if any. */
