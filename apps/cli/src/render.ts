@@ -81,6 +81,10 @@ export function createHumanRenderer(terminal: Terminal, options: { spinner?: boo
         endLine();
         terminal.stderr.write(style.yellow(`${retryLine(event)}\n`));
         break;
+      case 'refusal':
+        endLine();
+        terminal.stderr.write(`${style.red('Refused:')} ${event.content}\n`);
+        break;
       case 'status':
         if (event.status === 'paused') {
           endLine();

@@ -124,6 +124,15 @@ export interface RetryEvent extends Base {
   /** Set when the call is not a turn of this conversation (`compaction`), as on its `llm_start`. */
   purpose?: string;
 }
+/**
+ * The model declined to answer (OpenAI's `refusal`, sent with structured outputs): `content` is
+ * its refusal text. Written before the assistant message of that turn; replay ignores it (the
+ * history keeps the assistant message, whose content is the answer text, often empty).
+ */
+export interface RefusalEvent extends Base {
+  type: 'refusal';
+  content: string;
+}
 /** Something failed; `content` says what. */
 export interface ErrorEvent extends Base {
   type: 'error';
@@ -172,6 +181,7 @@ export type TraceRecord =
   | DirectiveEvent
   | ErrorEvent
   | RetryEvent
+  | RefusalEvent
   | UsageEvent
   | RunEndEvent
   | StatusEvent;
@@ -187,7 +197,7 @@ export type SessionEvent = TraceRecord | TransientEvent;
 /** Record types written to the trace. */
 export const TRACE_RECORD_TYPES: ReadonlySet<string> = new Set([
   'run_start', 'message', 'llm_start', 'llm_end', 'tool_start', 'tool_end', 'tool_blocked',
-  'compact', 'directive', 'error', 'retry', 'usage', 'run_end', 'status',
+  'compact', 'directive', 'error', 'retry', 'refusal', 'usage', 'run_end', 'status',
 ]);
 
 /** The current time as a UTC ISO-8601 string. */

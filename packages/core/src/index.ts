@@ -31,6 +31,7 @@ export type {
   DirectiveEvent,
   ErrorEvent,
   RetryEvent,
+  RefusalEvent,
   LlmEndEvent,
   LlmStartEvent,
   MessageEvent,

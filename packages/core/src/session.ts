@@ -385,6 +385,7 @@ export class Session {
     this.state.append({ type: 'llm_start', model, context_size: this.state.lastInputTokens ?? this.state.estimateTokens(this.agent.systemPrompt) });
     const started = performance.now();
     let text = '';
+    let refusal = '';
     const toolCalls: ModelToolCall[] = [];
     let usage: Usage | null = null;
     let finishReason: string | null = null;
@@ -399,6 +400,9 @@ export class Session {
             break;
           case 'reasoning':
             if (listeners.length > 0) emit(listeners, { type: 'reasoning', ts: timestamp(), text: event.text });
+            break;
+          case 'refusal':
+            refusal += event.text;
             break;
           case 'tool_call':
             toolCalls.push(event.toolCall);
@@ -439,6 +443,8 @@ export class Session {
       finish_reason: finishReason,
       ...(usage === null ? { usage_reported: false } : {}),
     });
+    // A refusal is recorded whatever happens next: it is what the model said instead of an answer.
+    if (refusal !== '') this.state.append({ type: 'refusal', content: refusal });
     if (controller.signal.aborted) {
       // Keep what the model already said; drop tool calls that were never acted on.
       if (text !== '') this.state.addMessage({ role: 'assistant', content: text });
@@ -451,7 +457,8 @@ export class Session {
       return { kind: 'error', error };
     }
     if (toolCalls.length > 0) {
-      const calls: ChatToolCall[] = toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+      // extra_content (Gemini's thought signature) stays on the call: the provider needs it back.
+      const calls: ChatToolCall[] = toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments }, ...(call.extraContent === undefined ? {} : { extra_content: call.extraContent }) }));
       // Text streamed alongside tool calls is part of the answer: keep it in history.
       this.state.addMessage({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls });
     } else {
@@ -463,7 +470,7 @@ export class Session {
   /** Runs the tool calls of one response. Every call gets exactly one result. */
   private async runToolCalls(toolCalls: ModelToolCall[], controller: AbortController): Promise<'done' | 'cancelled' | 'rejected'> {
     const registry = this.agent.registry;
-    const prepared = toolCalls.map((call) => registry.prepare({ id: call.id, name: call.name, arguments: call.arguments }));
+    const prepared = toolCalls.map((call) => registry.prepare({ id: call.id, name: call.name, arguments: call.arguments, ...(call.truncated === true ? { truncated: true } : {}) }));
     const context: ToolContext = { signal: controller.signal, sessionId: this.id, workingDir: this.agent.workingDir, backend: this.agent.backend, session: this };
     const concurrent = prepared.length > 1 && prepared.every((call) => call.ok && call.tool.annotations?.readOnly === true);
     const results = new Map<string, { result: ToolResult; started: number; ran: boolean }>();

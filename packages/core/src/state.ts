@@ -186,6 +186,7 @@ export class State {
       case 'tool_blocked':
       case 'error':
       case 'retry':
+      case 'refusal':
         break;
       default: {
         // Unknown record types are ignored: newer writers may add types.
@@ -329,6 +330,8 @@ function messageFromRecord(record: Record<string, unknown>): ChatMessage | undef
             name: String(call.function?.name ?? ''),
             arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function?.arguments ?? {}),
           },
+          // Provider data sent back with the call (Gemini's thought signature) survives a resume.
+          ...(call.extra_content !== null && typeof call.extra_content === 'object' && !Array.isArray(call.extra_content) ? { extra_content: call.extra_content } : {}),
         }));
       }
       return message;

@@ -10,6 +10,8 @@ export interface RawToolCall {
   name: string;
   /** The raw JSON text of the arguments, or an already parsed value. */
   arguments: string | Record<string, unknown>;
+  /** The answer stopped at the model's output limit before these arguments were complete. */
+  truncated?: boolean;
 }
 
 /** A tool call whose arguments were parsed and validated, ready to run. */
@@ -87,6 +89,19 @@ export class ToolRegistry {
   prepare(call: RawToolCall): PreparedToolCall {
     const tool = this.tools.get(call.name);
     let parsed: unknown = call.arguments;
+    if (call.truncated === true) {
+      return {
+        ok: false,
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        result: {
+          success: false,
+          content: `Error: your call to '${call.name}' was cut off: the answer reached the output token limit (finish_reason length) before its arguments were complete. Nothing was run. Call the tool again with shorter arguments (for example, write a large file in several smaller calls).\nArguments received: ${truncateOutput(typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments), 2_000)}`,
+          metadata: { error: 'truncated_arguments' },
+        },
+      };
+    }
     if (typeof call.arguments === 'string') {
       const text = call.arguments.trim();
       if (text === '') {

@@ -59,6 +59,9 @@ export function createWatchRenderer(write: (text: string) => void, color: boolea
       case 'retry':
         say(style.yellow(retryLine({ reason: preview(record.reason, 200), delay_ms: count(record.delay_ms), attempt: count(record.attempt), max_attempts: count(record.max_attempts) })));
         break;
+      case 'refusal':
+        say(`${style.red('refused:')} ${preview(record.content, 300)}`);
+        break;
       case 'status':
         say(style.yellow(`status: ${record.status}`));
         break;
