@@ -1,15 +1,16 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig, AnyTool, Budgets, Session } from '@rho/core';
-import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore } from '@rho/core';
+import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
-import { loadProfile, requiresApproval } from '@rho/permissions';
+import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
 import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
-import { buildTools } from './tools.js';
+import type { ToolPackageReference } from './tool-packages.js';
+import { approvalPolicy, buildTools, loadPackageTools } from './tools.js';
 
 /** Command-line options that shape an agent and its session. */
 export interface SetupArguments {
@@ -30,6 +31,8 @@ export interface SetupArguments {
   maxTokens?: number;
   maxCost?: number;
   dbConfig?: string;
+  /** `--tool-package` (repeatable): package names or paths, added to the config's `tool_packages`. */
+  toolPackage?: string[];
   /** Seconds, as typed (validated here, so the message can say what is wrong). */
   firstByteTimeout?: string;
   idleTimeout?: string;
@@ -71,6 +74,9 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
 
   let config: AgentConfig = { vars: {}, budgets: {}, extras: {} };
   let resumedDirectory: string | undefined;
+  /** The directory of the agent config file (a resumed session's own directory), where its tool packages resolve from. */
+  let configDir: string | undefined;
+  let configOrigin = 'agent config';
   // This process is the session's only writer until it exits: a resumed session's lock is taken
   // first (a refused resume does nothing else) and before the trace is replayed (so the replayed
   // history is the whole history); close() releases it, and so does any exit.
@@ -81,14 +87,29 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');
     if (existsSync(saved)) config = loadAgentConfig(saved);
+    configDir = resumedDirectory;
+    configOrigin = saved;
   } else if (argv.config !== undefined) {
     config = loadAgentConfig(resolve(argv.config));
+    configDir = dirname(resolve(argv.config));
+    configOrigin = resolve(argv.config);
+  }
+  for (const { key, suggestion } of unknownAgentConfigKeys(config)) {
+    hooks.onWarning?.(`${configOrigin}: unknown key '${key}' is ignored${suggestion === undefined ? '' : ` (did you mean '${suggestion}'?)`}.`);
   }
   config = applyFlags(config, argv);
+  // Tools never run anywhere but where the user was told: a backend this version cannot provide
+  // stops the run before the first model call instead of running the tools on this machine.
+  const backend = nonEmpty(config.backend) ?? nonEmpty(env.RHO_AGENT_BACKEND);
+  if (backend !== undefined && backend !== 'local') {
+    throw new UsageError({ message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). Remove 'backend' from ${config.backend === undefined ? 'RHO_AGENT_BACKEND' : configOrigin} or set it to local.` });
+  }
 
   const baseURL = nonEmpty(config.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL);
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
-  if (baseURL === undefined && apiKey === undefined) {
+  // `gguf:PATH` runs a local model in this process (@rho/model-gguf, loaded only then).
+  const ggufPath = nonEmpty(config.model)?.startsWith('gguf:') === true ? config.model!.slice('gguf:'.length) : undefined;
+  if (ggufPath === undefined && baseURL === undefined && apiKey === undefined) {
     throw new UsageError({ message: 'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.' });
   }
   const model = nonEmpty(config.model) ?? nonEmpty(env.OPENAI_MODEL) ?? 'gpt-5-mini';
@@ -104,13 +125,23 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   config.profile = config.profile ?? profile.name;
 
   const { systemPrompt, initialPrompt } = resolveSystemPrompt(config, argv, { home, workingDir, profile });
+  const toolPackages: ToolPackageReference[] = [
+    ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [configDir ?? process.cwd(), workingDir], origin: configOrigin })),
+    ...(argv.toolPackage ?? []).filter((spec) => spec.trim() !== '').map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
+  ];
   const tools: AnyTool[] = await buildTools({ profile, workingDir, home, env, ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }), ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }), ...(config.databases === undefined ? {} : { databases: config.databases }) });
+  const packageTools = await loadPackageTools(toolPackages, { profile, workingDir, takenNames: tools.map((tool) => tool.name), ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }) });
+  tools.push(...packageTools.tools);
+  // Saved with the session so a resume loads the same packages (paths made absolute).
+  if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
+  const localClient = ggufPath === undefined ? undefined : await loadGgufClient(ggufPath, env);
   const agent = new Agent({
     systemPrompt,
     model,
     tools,
     workingDir,
     budgets: config.budgets,
+    ...(localClient === undefined ? {} : { client: localClient }),
     clientOptions: {
       ...(baseURL === undefined ? {} : { baseURL }),
       // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
@@ -122,7 +153,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
       ...(config.serviceTier === undefined ? {} : { serviceTier: config.serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
     },
-    approvalPolicy: (tool, args) => requiresApproval(profile, tool.name, args),
+    approvalPolicy: approvalPolicy(profile, packageTools),
   });
 
   let session: Session;
@@ -141,6 +172,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const heldLock = lock;
   const close = async () => {
     heldLock.release();
+    await localClient?.close();
     const { closeDbTools } = await import('@rho/tools-db');
     await closeDbTools(tools);
   };
@@ -230,6 +262,7 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.reasoningEffort !== undefined) document.reasoning_effort = config.reasoningEffort;
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined) document.databases = config.databases;
+  if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
   const budgets = Object.entries({ max_turns: config.budgets.maxTurns, max_tokens: config.budgets.maxTokens, max_cost_usd: config.budgets.maxCostUsd, max_duration_ms: config.budgets.maxDurationMs }).filter(([, value]) => value !== undefined);
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   document.auto_approve = config.autoApprove ?? false;
@@ -239,6 +272,13 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   // Round-trip through the parser so what is saved is exactly what a resume will read.
   parseAgentConfig({ ...document, ...config.extras });
   return { ...document, ...config.extras };
+}
+
+/** A path reference made absolute (names stay names). */
+function absoluteSpec(reference: ToolPackageReference): string {
+  const { spec } = reference;
+  if (spec.startsWith('~') || isAbsolute(spec) || !spec.startsWith('.')) return spec;
+  return resolve(reference.baseDirs[0] ?? process.cwd(), spec);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -261,4 +301,22 @@ function isDirectory(path: string): boolean {
 function platformName(): string {
   const names: Record<string, string> = { linux: 'Linux', darwin: 'macOS', win32: 'Windows' };
   return names[platform()] ?? platform();
+}
+
+/** The in-process GGUF client of `--model gguf:PATH`; its package is imported only here. */
+async function loadGgufClient(path: string, env: Record<string, string | undefined>): Promise<import('@rho/model-gguf').GgufModelClient> {
+  if (path.trim() === '') throw new UsageError({ message: 'The model gguf: needs a path: --model gguf:PATH (a .gguf file).' });
+  let module: typeof import('@rho/model-gguf');
+  try {
+    module = await import('@rho/model-gguf');
+  } catch (error) {
+    throw new UsageError({ message: `--model gguf:${path} needs the package @rho/model-gguf (it brings node-llama-cpp and llama.cpp's prebuilt binaries): install it next to rho, for example \`npm install -g @rho/model-gguf\`. (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` });
+  }
+  const modelPath = resolve(path);
+  if (!existsSync(modelPath)) throw new UsageError({ message: `GGUF model not found: ${modelPath}. Pass the path of a .gguf file to --model gguf:PATH.` });
+  const toolChoice = nonEmpty(env['RHO_GGUF_TOOL_CHOICE']);
+  if (toolChoice !== undefined && toolChoice !== 'auto' && toolChoice !== 'required' && toolChoice !== 'none') {
+    throw new UsageError({ message: `RHO_GGUF_TOOL_CHOICE must be auto, required or none (got ${JSON.stringify(toolChoice)}).` });
+  }
+  return module.createGgufModelClient({ modelPath, ...(toolChoice === undefined ? {} : { toolChoice }) });
 }
