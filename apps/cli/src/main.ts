@@ -72,6 +72,7 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
           .option('resume', { alias: 'r', type: 'string', describe: 'Continue a session: latest, an id, a unique id prefix, or a session directory' })
           .option('list', { alias: 'l', type: 'boolean', default: false, describe: 'List saved sessions and exit' })
           .option('db-config', { type: 'string', describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)' })
+          .option('tool-package', { type: 'string', array: true, describe: 'Load tools from this package name or path (repeatable; adds to the config\'s tool_packages)' })
           .option('reasoning-effort', { type: 'string', describe: 'Reasoning effort for reasoning models (low, medium, high)' })
           .option('auto-approve', { alias: 'y', type: 'boolean', default: false, describe: 'Approve every tool call without asking' })
           .option('output', { alias: 'o', type: 'string', describe: 'Write the final answer to this file (never overwrites)' })

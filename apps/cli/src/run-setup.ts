@@ -102,7 +102,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   // stops the run before the first model call instead of running the tools on this machine.
   const backend = nonEmpty(config.backend) ?? nonEmpty(env.RHO_AGENT_BACKEND);
   if (backend !== undefined && backend !== 'local') {
-    throw new UsageError({ message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). Remove 'backend' from ${config.backend === undefined ? 'RHO_AGENT_BACKEND' : configOrigin} or set it to local.` });
+    throw new UsageError({ message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). ${config.backend === undefined ? 'Unset RHO_AGENT_BACKEND' : `Remove 'backend' from ${configOrigin}`} or set it to local.` });
   }
 
   const baseURL = nonEmpty(config.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL);

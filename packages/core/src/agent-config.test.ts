@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from './testing/fixtures.js';
-import { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig } from './agent-config.js';
+import { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 
 const fixtures = pythonTracesDir;
 
@@ -14,6 +14,22 @@ describe('agent config', () => {
       expect(config.model).toBe('gpt-5-mini');
       expect(typeof config.profile).toBe('string');
     }
+  });
+
+  it('names unknown keys with the known key they most likely mean', () => {
+    for (const name of readdirSync(fixtures)) expect(unknownAgentConfigKeys(loadAgentConfig(join(fixtures, name, 'config.yaml')))).toEqual([]);
+    const config = parseAgentConfig({ tools: ['x'], plugins: ['y'], modle: 'gpt-4o', 'base-url': 'http://x', max_turns: 3, labels: ['x'], tool_packages: ['./tools.js'] });
+    expect(config.toolPackages).toEqual(['./tools.js']);
+    expect(unknownAgentConfigKeys(config)).toEqual([
+      { key: 'tools', suggestion: 'tool_packages' },
+      { key: 'plugins', suggestion: 'tool_packages' },
+      { key: 'modle', suggestion: 'model' },
+      { key: 'base-url', suggestion: 'base_url' },
+      { key: 'max_turns', suggestion: 'budgets' },
+      { key: 'labels' },
+    ]);
+    expect(agentConfigToDocument(config)).toMatchObject({ tool_packages: ['./tools.js'] });
+    expect(() => parseAgentConfig({ tool_packages: 'word-count' }, 'a.yaml')).toThrow("a.yaml: 'tool_packages' must be a list of package names or paths (got \"word-count\").");
   });
 
   it('round-trips through YAML, keeping unknown keys', () => {

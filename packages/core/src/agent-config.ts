@@ -25,6 +25,8 @@ export interface AgentConfig {
   responseFormat?: Record<string, unknown>;
   /** Database aliases, in the format of `databases.yaml`. */
   databases?: Record<string, unknown>;
+  /** Tool packages to load (`tool_packages`): package names or paths, as written. */
+  toolPackages?: string[];
   budgets: Budgets;
   autoApprove?: boolean;
   /** Seconds to wait for a model answer to start (`first_byte_timeout`). */
@@ -84,6 +86,9 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
     } else if (key === 'max_retries') {
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail(key, 'a whole number, 0 or more', value);
       config.maxRetries = value as number;
+    } else if (key === 'tool_packages') {
+      if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item.trim() === '')) fail(key, 'a list of package names or paths', value);
+      config.toolPackages = (value as string[]).map((item) => item.trim());
     } else if (key === 'auto_approve') {
       if (typeof value !== 'boolean') fail(key, 'true or false', value);
       config.autoApprove = value as boolean;
@@ -99,6 +104,76 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
     }
   }
   return config;
+}
+
+/** Every key an agent configuration knows, as written in YAML. */
+const KNOWN_KEYS: readonly string[] = [
+  ...Object.keys(STRING_FIELDS),
+  'vars',
+  'response_format',
+  'databases',
+  'tool_packages',
+  'budgets',
+  'auto_approve',
+  'first_byte_timeout',
+  'idle_timeout',
+  'max_retries',
+];
+
+/** Names people reach for that mean a known key. */
+const KEY_ALIASES: Readonly<Record<string, string>> = {
+  tools: 'tool_packages',
+  plugins: 'tool_packages',
+  packages: 'tool_packages',
+  extensions: 'tool_packages',
+  prompt: 'system_prompt',
+  database: 'databases',
+  approve: 'auto_approve',
+  vars_file: 'vars',
+  // Budgets are nested: `budgets: {max_turns: 20}`.
+  max_turns: 'budgets',
+  max_tokens: 'budgets',
+  max_cost_usd: 'budgets',
+  max_duration_ms: 'budgets',
+};
+
+/** A key of an agent configuration this version does not know, and the known key it may mean. */
+export interface UnknownAgentConfigKey {
+  key: string;
+  suggestion?: string;
+}
+
+/**
+ * The keys of `config` this version does not know (kept in `extras`, so they are saved and do
+ * nothing), each with the known key it most likely means, for a "did you mean" warning.
+ */
+export function unknownAgentConfigKeys(config: AgentConfig): UnknownAgentConfigKey[] {
+  return Object.keys(config.extras).map((key) => {
+    const normalized = key.trim().toLowerCase().replace(/-/g, '_');
+    const alias = KEY_ALIASES[normalized];
+    if (alias !== undefined) return { key, suggestion: alias };
+    let best: { name: string; distance: number } | undefined;
+    for (const name of KNOWN_KEYS) {
+      const distance = editDistance(normalized, name);
+      if (best === undefined || distance < best.distance) best = { name, distance };
+    }
+    return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 4)) ? { key, suggestion: best.name } : { key };
+  });
+}
+
+/** Edits (insert, delete, replace, swap two neighbours) that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, index) => index)];
+  for (let i = 1; i <= a.length; i += 1) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      let best = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      row[j] = best;
+    }
+    rows.push(row);
+  }
+  return rows[a.length]![b.length]!;
 }
 
 /** Reads an agent configuration from a YAML file. */
@@ -131,6 +206,7 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   }
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined && Object.keys(config.databases).length > 0) document.databases = config.databases;
+  if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
   const budgets = Object.entries(BUDGET_FIELDS).flatMap(([key, field]) => (config.budgets[field] === undefined ? [] : [[key, config.budgets[field]]]));
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   if (config.autoApprove !== undefined) document.auto_approve = config.autoApprove;

@@ -1,0 +1,171 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startLoopbackServer } from '@rho/core/testing';
+import type { LoopbackServer } from '@rho/core/testing';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runRho } from './support/run-rho.js';
+
+/** The example third-party package of this repository (built by `pnpm build`). */
+const examplePackage = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'examples', 'tool-package');
+
+interface SentRequest {
+  messages: { role: string; content: string | null }[];
+  tools?: { function: { name: string } }[];
+}
+
+let server: LoopbackServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+beforeAll(() => {
+  if (!existsSync(join(examplePackage, 'dist', 'index.js'))) throw new Error('examples/tool-package is not built: run pnpm build (pnpm test does) first.');
+});
+
+/** A project the way a user has one: the example package installed in its node_modules, a README to count. */
+function project(): { home: string; work: string } {
+  const root = mkdtempSync(join(tmpdir(), 'rho-toolpkg-'));
+  const work = join(root, 'project');
+  mkdirSync(join(work, 'node_modules'), { recursive: true });
+  symlinkSync(examplePackage, join(work, 'node_modules', 'rho-example-word-count'), 'dir');
+  writeFileSync(join(work, 'README.md'), 'one two three\nfour\n');
+  return { home: join(root, 'home'), work };
+}
+
+const sent = (index: number): SentRequest => server!.requests[index]!.body as SentRequest;
+const toolNames = (index: number): string[] => (sent(index).tools ?? []).map((tool) => tool.function.name);
+const lastMessage = (index: number) => sent(index).messages.at(-1)!;
+
+const countReadme = () => [
+  { type: 'response' as const, toolCalls: [{ name: 'word_count', arguments: '{"path": "README.md"}' }] },
+  { type: 'response' as const, text: 'README.md has 4 words.' },
+];
+
+describe('tool packages in the CLI', () => {
+  it('loads examples/tool-package by name from the agent config and runs its tool', async () => {
+    const { home, work } = project();
+    // The config lives in a subfolder: the name resolves upwards from there, as Node resolves it.
+    mkdirSync(join(work, 'agents'));
+    writeFileSync(join(work, 'agents', 'counter.yaml'), 'profile: readonly\ntool_packages:\n  - rho-example-word-count\n');
+    server = await startLoopbackServer({ steps: countReadme() });
+    const outcome = await runRho(['--base-url', server.url, '--config', join(work, 'agents', 'counter.yaml'), '-p', 'How many words are in README.md?'], { env: { RHO_HOME: home }, cwd: work });
+    expect(outcome.stderr).not.toMatch(/Warning|Error/);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toContain('README.md has 4 words.');
+    expect(toolNames(0)).toContain('word_count');
+    expect(toolNames(0)).toContain('read');
+    expect(lastMessage(1)).toMatchObject({ role: 'tool', content: `2 lines, 4 words, 19 bytes: ${join(work, 'README.md')}` });
+    // The session remembers its packages, so a resume has the same tools.
+    const sessions = readdirSync(join(home, 'sessions'));
+    expect(readFileSync(join(home, 'sessions', sessions[0]!, 'config.yaml'), 'utf8')).toMatch(/tool_packages:\n {2}- rho-example-word-count\n/);
+  });
+
+  it('passes package tools through the profile\'s approval: refused without an approver, run with --auto-approve', async () => {
+    const { home, work } = project();
+    const profile = join(work, 'ask.yaml');
+    writeFileSync(profile, 'profile: ask-for-word-count\ndescription: Asks before counting\napproval:\n  mode: granular\n  required_tools: [word_count]\n');
+    writeFileSync(join(work, 'agent.yaml'), `profile: ${profile}\ntool_packages: [rho-example-word-count]\n`);
+
+    server = await startLoopbackServer({ steps: [countReadme()[0]!, { type: 'response', text: 'It needs approval.' }] });
+    const refused = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'Count README.md'], { env: { RHO_HOME: home }, cwd: work });
+    expect(refused.code).toBe(0);
+    expect(lastMessage(1).role).toBe('tool');
+    expect(lastMessage(1).content).toMatch(/^Not run: 'word_count' needs approval \(profile ask-for-word-count requires approval for word_count.*nobody can approve/);
+    await server.close();
+
+    server = await startLoopbackServer({ steps: countReadme() });
+    const approved = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '--auto-approve', '-p', 'Count README.md'], { env: { RHO_HOME: home }, cwd: work });
+    expect(approved.code).toBe(0);
+    expect(lastMessage(1)).toMatchObject({ role: 'tool', content: `2 lines, 4 words, 19 bytes: ${join(work, 'README.md')}` });
+  });
+
+  it('takes --tool-package paths, and denies a package tool not declared read-only by default', async () => {
+    const { home, work } = project();
+    // A second package, a plain module file: one tool without annotations, made by a factory.
+    writeFileSync(join(work, 'stamp.mjs'), [
+      'import { writeFileSync } from "node:fs";',
+      'import { join } from "node:path";',
+      'export function createTools({ profile, workingDir }) {',
+      '  return [{',
+      '    name: "stamp", description: `Writes STAMP (profile ${profile.name})`,',
+      '    parameters: { type: "object", properties: {} },',
+      '    async handle() { writeFileSync(join(workingDir, "STAMP"), "x"); return { success: true, content: "stamped" }; },',
+      '  }];',
+      '}',
+      '',
+    ].join('\n'));
+    const flags = ['--tool-package', './stamp.mjs', '--tool-package', examplePackage];
+
+    // readonly: the tool is not offered at all (file_write: off), the read-only one is.
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'ok' }] });
+    const readonly = await runRho(['--base-url', server.url, ...flags, '-p', 'stamp it'], { env: { RHO_HOME: home }, cwd: work });
+    expect(readonly.code).toBe(0);
+    expect(readonly.stderr).toContain('Warning: tool stamp of package ./stamp.mjs is not offered: it is not declared read-only (annotations.readOnly) and profile readonly allows no writes.');
+    expect(toolNames(0)).toContain('word_count');
+    expect(toolNames(0)).not.toContain('stamp');
+    await server.close();
+
+    // developer: offered, but each call needs approval; without an approver nothing is written.
+    server = await startLoopbackServer({ steps: [{ type: 'response', toolCalls: [{ name: 'stamp', arguments: '{}' }] }, { type: 'response', text: 'refused' }] });
+    const developer = await runRho(['--base-url', server.url, '--profile', 'developer', ...flags, '-p', 'stamp it'], { env: { RHO_HOME: home }, cwd: work });
+    expect(developer.code).toBe(0);
+    expect(sent(0).tools?.find((tool) => tool.function.name === 'stamp')).toMatchObject({ function: { description: 'Writes STAMP (profile developer)' } });
+    expect(lastMessage(1).content).toContain("'stamp' needs approval (stamp comes from tool package ./stamp.mjs and is not declared read-only)");
+    expect(existsSync(join(work, 'STAMP'))).toBe(false);
+    await server.close();
+
+    // unrestricted (approval: none): it runs like any built-in tool would.
+    server = await startLoopbackServer({ steps: [{ type: 'response', toolCalls: [{ name: 'stamp', arguments: '{}' }] }, { type: 'response', text: 'done' }] });
+    const unrestricted = await runRho(['--base-url', server.url, '--profile', 'unrestricted', ...flags, '-p', 'stamp it'], { env: { RHO_HOME: home }, cwd: work });
+    expect(unrestricted.code).toBe(0);
+    expect(lastMessage(1)).toMatchObject({ role: 'tool', content: 'stamped' });
+    expect(existsSync(join(work, 'STAMP'))).toBe(true);
+  });
+
+  it('says which package is missing or clashes, exit 2, before any model call', async () => {
+    const { home, work } = project();
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'never' }] });
+    const missing = await runRho(['--base-url', server.url, '--tool-package', 'rho-no-such-tools', '-p', 'x'], { env: { RHO_HOME: home }, cwd: work });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('Tool package rho-no-such-tools (--tool-package) is not installed: no node_modules/rho-no-such-tools above');
+    writeFileSync(join(work, 'clash.mjs'), 'export const read = { name: "read", description: "mine", parameters: { type: "object" }, annotations: { readOnly: true }, async handle() { return { success: true, content: "" }; } };\n');
+    const clash = await runRho(['--base-url', server.url, '--tool-package', './clash.mjs', '-p', 'x'], { env: { RHO_HOME: home }, cwd: work });
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('Tool package ./clash.mjs has a tool named read, which is already a built-in tool.');
+    writeFileSync(join(work, 'empty.mjs'), 'export const answer = 42;\n');
+    const empty = await runRho(['--base-url', server.url, '--tool-package', './empty.mjs', '-p', 'x'], { env: { RHO_HOME: home }, cwd: work });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('Tool package ./empty.mjs (--tool-package) exports no tools');
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('agent config checks', () => {
+  it('warns about unknown keys with a did-you-mean, and still runs', async () => {
+    const { home, work } = project();
+    writeFileSync(join(work, 'agent.yaml'), 'tools:\n  - rho-example-word-count\nmodle: gpt-4o\n');
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'ok' }] });
+    const outcome = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'hi'], { env: { RHO_HOME: home }, cwd: work });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toContain(`Warning: ${join(work, 'agent.yaml')}: unknown key 'tools' is ignored (did you mean 'tool_packages'?).`);
+    expect(outcome.stderr).toContain("unknown key 'modle' is ignored (did you mean 'model'?).");
+    expect(toolNames(0)).not.toContain('word_count');
+  });
+
+  it('stops with exit 2 on a backend it cannot provide instead of running the tools locally', async () => {
+    const { home, work } = project();
+    writeFileSync(join(work, 'agent.yaml'), 'backend: daytona\n');
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'never' }] });
+    const outcome = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'hi'], { env: { RHO_HOME: home }, cwd: work });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain("Backend 'daytona' is not available: this version of rho runs tools only on the local machine (backend: local).");
+    const fromEnvironment = await runRho(['--base-url', server.url, '-p', 'hi'], { env: { RHO_HOME: home, RHO_AGENT_BACKEND: 'daytona' }, cwd: work });
+    expect(fromEnvironment.code).toBe(2);
+    expect(fromEnvironment.stderr).toContain('Unset RHO_AGENT_BACKEND or set it to local.');
+    expect(server.requests).toHaveLength(0);
+    expect(existsSync(join(home, 'sessions'))).toBe(false);
+  });
+});
