@@ -11,6 +11,7 @@ import { classifyFailure, retryReason, toModelApiError } from './internal/failur
 import type { Failure, FailureContext } from './internal/failure.js';
 import { backoffDelayMs, sleep } from './internal/retry-policy.js';
 import { readChoice, reasoningField } from './internal/chunk.js';
+import { choiceUsageOf, topLevelCachedTokens } from './internal/dialects/moonshot.js';
 import { outputTokensOf } from './internal/dialects/xai.js';
 import { ToolCallAssembler } from './internal/tool-call-assembler.js';
 import { costOf, DEFAULT_PRICE_TABLE } from './pricing.js';
@@ -190,7 +191,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   function usageOf(raw: ChatCompletion['usage'] | null | undefined, model: string, requestModel: string): Usage | null {
     if (raw === undefined || raw === null) return null;
     const inputTokens = raw.prompt_tokens ?? 0;
-    const cachedTokens = raw.prompt_tokens_details?.cached_tokens ?? 0;
+    const cachedTokens = raw.prompt_tokens_details?.cached_tokens ?? topLevelCachedTokens(raw as unknown as Record<string, unknown>) ?? 0;
     const reasoningTokens = raw.completion_tokens_details?.reasoning_tokens ?? 0;
     const outputTokens = outputTokensOf(inputTokens, raw.completion_tokens ?? 0, reasoningTokens, raw.total_tokens);
     const counts = { inputTokens, outputTokens, cachedTokens };
@@ -258,7 +259,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const model = completion.model || requestModel;
     // A plain answer goes through the same assembler as a stream, so every dialect is read alike.
     const assembler = new ToolCallAssembler();
-    for (const call of choice?.message.tool_calls ?? []) if (call.type === 'function' || call.type === undefined) assembler.add(call);
+    assembler.addAll((choice?.message.tool_calls ?? []).filter((call) => call.type === 'function' || call.type === undefined));
     const toolCalls = assembler.flush(choice?.finish_reason ?? null);
     const message = (choice?.message ?? {}) as Record<string, unknown>;
     const content = readChoice({ delta: { content: message['content'] } });
@@ -341,6 +342,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         let finishReason: string | null = null;
         let model = '';
         let rawUsage: ChatCompletionChunk['usage'] | undefined;
+        // Usage sent inside a choice (Moonshot), used when no chunk carries its own.
+        let choiceUsage: ChatCompletionChunk['usage'] | undefined;
         // What arrived, to say so when the stream ends before the answer is finished.
         let chunkCount = 0;
         let choiceCount = 0;
@@ -358,6 +361,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
           if (choice !== undefined) {
             choiceCount += 1;
+            if (rawUsage === undefined) choiceUsage = (choiceUsageOf(choice) as ChatCompletionChunk['usage'] | undefined) ?? choiceUsage;
             const delta = readChoice(choice);
             if (delta.reasoning !== '') events.push({ type: 'reasoning', text: delta.reasoning });
             if (delta.refusal !== '') events.push({ type: 'refusal', text: delta.refusal });
@@ -365,7 +369,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
               textCharacters += delta.text.length;
               events.push({ type: 'text', text: delta.text });
             }
-            for (const toolDelta of delta.toolCalls) assembler.add(toolDelta);
+            if (delta.toolCalls.length > 0) assembler.addAll(delta.toolCalls);
             if (delta.finishReason !== null) {
               finishReason = delta.finishReason;
               const calls = assembler.flush(finishReason);
@@ -414,7 +418,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           yield { type: 'tool_call', toolCall };
         }
         const reportedModel = model || requestModel;
-        yield { type: 'done', usage: usageOf(rawUsage, reportedModel, requestModel), finishReason, model: reportedModel };
+        yield { type: 'done', usage: usageOf(rawUsage ?? choiceUsage, reportedModel, requestModel), finishReason, model: reportedModel };
         return;
       } catch (error) {
         if (signal?.aborted) return;

@@ -36,9 +36,19 @@ export class ToolCallAssembler {
   private readonly byIndex = new Map<number, PartialCall>();
   private last: PartialCall | undefined;
 
-  /** Adds one delta. */
-  add(delta: ToolCallDelta): void {
-    const call = this.callFor(delta);
+  /**
+   * Adds the tool-call fragments of one delta. Fragments without `index` or id in a list of
+   * several are told apart by their position in it (Moonshot sends the arguments of all calls in
+   * one delta that way).
+   */
+  addAll(deltas: readonly ToolCallDelta[]): void {
+    if (deltas.length === 1) this.add(deltas[0]!);
+    else for (let position = 0; position < deltas.length; position += 1) this.add(deltas[position]!, position);
+  }
+
+  /** Adds one delta; `position` is its place in a list of several fragments. */
+  add(delta: ToolCallDelta, position?: number): void {
+    const call = this.callFor(delta, position);
     this.last = call;
     if (typeof delta.id === 'string' && delta.id !== '') call.id = delta.id;
     const fn = delta.function;
@@ -96,14 +106,16 @@ export class ToolCallAssembler {
     return this.calls.length < 2 ? this.calls : [...this.calls].sort((left, right) => left.index - right.index);
   }
 
-  private callFor(delta: ToolCallDelta): PartialCall {
-    if (typeof delta.index === 'number') {
-      const current = this.byIndex.get(delta.index);
+  private callFor(delta: ToolCallDelta, position: number | undefined): PartialCall {
+    const hasId = typeof delta.id === 'string' && delta.id !== '';
+    const index = typeof delta.index === 'number' ? delta.index : position !== undefined && !hasId ? position : undefined;
+    if (index !== undefined) {
+      const current = this.byIndex.get(index);
       if (current !== undefined && !startsNewCallAtSameIndex(current.id, current.name, delta.id)) return current;
-      return this.start(delta.index);
+      return this.start(index);
     }
     // Providers that omit `index`: a new id starts a new call, anything else continues the last.
-    if (typeof delta.id === 'string' && delta.id !== '') {
+    if (hasId) {
       for (const call of this.calls) if (call.id === delta.id) return call;
       return this.start(this.calls.length === 0 ? 0 : Math.max(...this.calls.map((call) => call.index)) + 1);
     }
