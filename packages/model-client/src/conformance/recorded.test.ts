@@ -74,6 +74,21 @@ const RECORDED: Expected[] = [
   // Usage on every chunk: the last one counts.
   { file: 'mistral/mistral-usage-details.chunks.txt', text: 'OK', usage: { inputTokens: 20, outputTokens: 2, reasoningTokens: 7, cachedTokens: 0 }, finishReason: 'stop', model: 'mistral-small-latest' },
   { file: 'openai/issue-15789-step-1.chunks.txt', text: 'PRE_TOOL', toolCalls: [{ id: 'call_NZa7xqfefoaMI2YYHowVXVlU', name: 'weather', arguments: '{}' }], usage: { inputTokens: 58, outputTokens: 12, reasoningTokens: 0, cachedTokens: 0 }, finishReason: 'tool_calls', model: 'gpt-4o-2024-08-06' },
+  { file: 'openai/issue-15789-step-2.chunks.txt', text: 'POST_TOOL', usage: { inputTokens: 86, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0 }, finishReason: 'stop', model: 'gpt-4o-2024-08-06' },
+  { file: 'groq/groq-json-tool-call.chunks.txt', text: '', toolCalls: [{ id: 'ax9fskhew', name: 'json', arguments: '{"value":"Sparkle Day"}' }], usage: { inputTokens: 45, outputTokens: 20 }, finishReason: 'tool_calls', model: 'gemma2-9b-it' },
+  // xAI through a gateway: a delta with only provider metadata, usage with cost fields.
+  { file: 'xai/issue-19639-stream.chunks.txt', text: 'OK', usage: { inputTokens: 675, outputTokens: 1, reasoningTokens: 0, cachedTokens: 674 }, finishReason: 'stop', model: 'spacexai/grok-4.1-fast-non-reasoning' },
+  { file: 'moonshot/moonshotai-tool-call.chunks.txt', text: '', toolCalls: [{ id: 'call_abc123', name: 'get_weather', arguments: '{"city":"Paris"}' }], usage: { inputTokens: 30, outputTokens: 12 }, finishReason: 'tool_calls', model: 'kimi-k3' },
+  // Perplexity: usage (with cost objects) on every chunk; the last chunk's object is chat.completion.done.
+  { file: 'perplexity/perplexity-usage-raw-live.chunks.txt', text: 'OK', usage: { inputTokens: 6, outputTokens: 1 }, finishReason: 'stop', model: 'sonar' },
+  { file: 'mistral/mistral-usage-raw-live.chunks.txt', text: 'OK', usage: { inputTokens: 19, outputTokens: 2, cachedTokens: 0 }, finishReason: 'stop', model: 'mistral-small-latest' },
+  { file: 'moonshot/moonshotai-usage-live.chunks.txt', text: 'OK', reasoning: 'The user is asking me to reply with exactly "OK". This is a simple request with no ambiguity. I should just respond with "OK" and nothing else.', usage: { inputTokens: 90, outputTokens: 50, reasoningTokens: 33, cachedTokens: 90 }, finishReason: 'stop', model: 'kimi-k3' },
+  { file: 'moonshot/moonshotai-max-completion-tokens.chunks.txt', text: 'OK', usage: { inputTokens: 11, outputTokens: 2 }, finishReason: 'stop', model: 'moonshot-v1-8k' },
+  { file: 'openai-compatible/tiny-chunks.chunks.txt', text: 'Hi there!', reasoning: 'First, the user said: "Hello." That is simple.', usage: null, finishReason: 'stop', model: 'test-model' },
+  { file: 'deepseek/issue-19381-thinking-reasoning.chunks.txt', text: '', reasoning: 'We need', usage: { inputTokens: 87, outputTokens: 2, reasoningTokens: 2, cachedTokens: 0 }, finishReason: 'length', model: 'deepseek-v4-pro' },
+  { file: 'deepseek/deepseek-system-fingerprint.chunks.txt', text: 'OK', usage: { inputTokens: 9, outputTokens: 1, cachedTokens: 0 }, finishReason: 'stop', model: 'deepseek-v4-flash' },
+  // Azure: a first chunk with no choices, an empty id and model (prompt filter results).
+  { file: 'azure/azure-model-router.1.chunks.txt', text: 'Capital of Denmark.', usage: { inputTokens: 15, outputTokens: 78, reasoningTokens: 64, cachedTokens: 0 }, finishReason: 'stop', model: 'gpt-5-nano-2025-08-07' },
   { file: 'openai-compatible/placeholder-first-chunk.chunks.txt', text: 'Hello', usage: { inputTokens: 10, outputTokens: 1 }, finishReason: 'stop', model: 'actual-model-name' },
 ];
 
