@@ -9,7 +9,8 @@ import type { ModelStreamEvent, ModelToolCall, Usage } from '../types.js';
 
 // Streams recorded from real providers (see fixtures/streams/README.md for each one's source and
 // licence), replayed byte for byte by the loopback server: each `.chunks.txt` line is one event's
-// data, sent as `data: <line>\n\n` exactly as recorded, then `data: [DONE]`.
+// data, sent as `data: <line>\n\n` exactly as recorded, then `data: [DONE]`; a `.sse` file is the
+// raw event stream and is sent unchanged.
 
 const streams = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'streams');
 
@@ -21,6 +22,8 @@ interface Expected {
   usage: Partial<Usage> | null;
   finishReason: string;
   model: string;
+  /** The stream fails after its text: the error event's message contains this. */
+  error?: string;
 }
 
 const weatherSF = (id: string, spaced = false): ModelToolCall => ({ id, name: 'weather', arguments: spaced ? '{"location": "San Francisco"}' : '{"location":"San Francisco"}' });
@@ -89,6 +92,21 @@ const RECORDED: Expected[] = [
   { file: 'deepseek/deepseek-system-fingerprint.chunks.txt', text: 'OK', usage: { inputTokens: 9, outputTokens: 1, cachedTokens: 0 }, finishReason: 'stop', model: 'deepseek-v4-flash' },
   // Azure: a first chunk with no choices, an empty id and model (prompt filter results).
   { file: 'azure/azure-model-router.1.chunks.txt', text: 'Capital of Denmark.', usage: { inputTokens: 15, outputTokens: 78, reasoningTokens: 64, cachedTokens: 0 }, finishReason: 'stop', model: 'gpt-5-nano-2025-08-07' },
+  // Qwen3-Coder wrote its call as text inside the reasoning: it stays reasoning, it is not run.
+  { file: 'alibaba/alibaba-reasoning-tool-call-qwen3-coder.chunks.txt', text: '', reasoning: 'Need weather for planning.\\n<tool_call><function=get_weather>{"city":"Lisbon"}</function></tool_call>', usage: { inputTokens: 10, outputTokens: 20, reasoningTokens: 12, cachedTokens: 0 }, finishReason: 'stop', model: 'qwen3-coder-plus' },
+  // Usage both inside the choice and on the chunk: the chunk's own wins.
+  { file: 'moonshot/moonshotai-stream.chunks.txt', text: 'Hello!', reasoning: 'Thinking aloud. ', usage: { inputTokens: 9, outputTokens: 12, reasoningTokens: 7 }, finishReason: 'stop', model: 'kimi-k3' },
+  { file: 'moonshot/moonshot-text.chunks.txt', text: 'Hello', usage: { inputTokens: 50, outputTokens: 5 }, finishReason: 'stop', model: 'kimi-k2.5' },
+  { file: 'perplexity/perplexity-text.chunks.txt', text: '**EcoVista Day**[1][5]', usage: { inputTokens: 11, outputTokens: 434 }, finishReason: 'stop', model: 'sonar' },
+  { file: 'alibaba/alibaba-reasoning-tool-call.chunks.txt', text: '', reasoning: '```json\n{"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\\"city\\":\\"Lisbon\\"}"}}]}\n```', usage: { inputTokens: 10, outputTokens: 20, reasoningTokens: 12, cachedTokens: 0 }, finishReason: 'stop', model: 'qwen3.5-plus' },
+  // xAI again: completion_tokens 1 + reasoning 290 (total 303 = 12 + 1 + 290).
+  { file: 'xai/xai-text.chunks.txt', text: 'Hello', reasoning: 'First, the user said', usage: { inputTokens: 12, outputTokens: 291, reasoningTokens: 290, cachedTokens: 11 }, finishReason: 'stop', model: 'grok-3-mini' },
+  // A raw SSE recording (data: lines and [DONE] as sent); a single call at index 1.
+  { file: 'anthropic/anthropic-fallback-tool-call.sse', text: 'Reading it.', toolCalls: [{ id: 'toolu_sanitized', name: 'read_file', arguments: '{"path": "a.txt"}' }], usage: null, finishReason: 'tool_calls', model: 'claude-haiku-4-5-20251001' },
+  { file: 'moonshot/moonshotai-logprobs.chunks.txt', text: 'OK!', usage: { inputTokens: 11, outputTokens: 3 }, finishReason: 'stop', model: 'moonshot-v1-8k' },
+  { file: 'deepseek/issue-19377-logprobs.chunks.txt', text: 'OK', usage: { inputTokens: 9, outputTokens: 1, cachedTokens: 0 }, finishReason: 'stop', model: 'deepseek-v4-flash' },
+  // An error object in the middle of the stream, after text went out: an error event, no retry.
+  { file: 'moonshot/moonshotai-stream-error.chunks.txt', text: 'Partial', usage: null, finishReason: '', model: '', error: 'Stream failed' },
   { file: 'openai-compatible/placeholder-first-chunk.chunks.txt', text: 'Hello', usage: { inputTokens: 10, outputTokens: 1 }, finishReason: 'stop', model: 'actual-model-name' },
 ];
 
@@ -97,8 +115,9 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-/** The recorded lines as an SSE body, each line's bytes unchanged. */
+/** The recorded lines as an SSE body, each line's bytes unchanged; a `.sse` file is sent as it is. */
 function sseOf(file: string): string {
+  if (file.endsWith('.sse')) return readFileSync(join(streams, file), 'utf8');
   const lines = readFileSync(join(streams, file), 'utf8').split('\n').filter((line) => line !== '');
   return `${lines.map((line) => `data: ${line}\n\n`).join('')}data: [DONE]\n\n`;
 }
@@ -116,6 +135,12 @@ describe('recorded provider streams, replayed byte for byte', () => {
   it.each(RECORDED)('$file', async (expected) => {
     const events = await replay(sseOf(expected.file));
     const error = events.find((event) => event.type === 'error');
+    if (expected.error !== undefined) {
+      expect(events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('')).toBe(expected.text);
+      expect(events.at(-1)).toBe(error);
+      expect(error?.type === 'error' ? error.error.message : '').toContain(expected.error);
+      return;
+    }
     expect(error === undefined ? undefined : error.error.message).toBeUndefined();
     expect(events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('')).toBe(expected.text);
     expect(events.flatMap((event) => (event.type === 'reasoning' ? [event.text] : [])).join('')).toBe(expected.reasoning ?? '');
@@ -129,7 +154,8 @@ describe('recorded provider streams, replayed byte for byte', () => {
     else expect(done.usage).toMatchObject(expected.usage);
   });
 
-  it('covers at least 8 providers', () => {
+  it('has at least 40 recorded streams from at least 8 providers', () => {
+    expect(RECORDED.length).toBeGreaterThanOrEqual(40);
     expect(new Set(RECORDED.map((entry) => entry.file.split('/')[0])).size).toBeGreaterThanOrEqual(8);
   });
 });
