@@ -1,10 +1,10 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLoopbackServer } from '@rho/core/testing';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * What a user gets from the registry: every workspace package packed (`pnpm pack`, which turns
@@ -43,6 +43,11 @@ const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
 const npmAvailable = npm.status === 0;
 const packDir = mkdtempSync(join(tmpdir(), 'rho-pack-'));
 const packed = new Map<string, Packed>();
+/** Temporary folders (the app holds a whole node_modules), removed at the end. */
+const made: string[] = [packDir];
+afterAll(() => {
+  for (const directory of made) rmSync(directory, { recursive: true, force: true });
+});
 
 beforeAll(() => {
   for (const directory of workspaceDirs) {
@@ -89,6 +94,7 @@ describe('packed packages', () => {
       context.skip('npm is not available here');
     }
     const app = realpathSync(mkdtempSync(join(tmpdir(), 'rho-packed-app-')));
+    made.push(app);
     const tarball = (name: string) => `file:${packed.get(name)!.tarball}`;
     // Only these four come from the pack; npm must find everything else in the registry.
     const local = ['@rho/core', '@rho/model-client', 'rho-example-word-count', 'rho-example-embed'];
@@ -108,6 +114,7 @@ describe('packed packages', () => {
     expect(Number(testingFixtures)).toBeGreaterThan(0);
 
     const workingDir = mkdtempSync(join(tmpdir(), 'rho-packed-work-'));
+    made.push(workingDir);
     mkdirSync(join(workingDir, 'docs'));
     writeFileSync(join(workingDir, 'docs', 'notes.md'), 'alpha beta\ngamma\ndelta epsilon zeta\n');
     const server = await startLoopbackServer({
