@@ -126,7 +126,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
 
   const { systemPrompt, initialPrompt } = resolveSystemPrompt(config, argv, { home, workingDir, profile });
   const toolPackages: ToolPackageReference[] = [
-    ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [configDir ?? process.cwd(), workingDir], origin: configOrigin })),
+    // (A resumed session's config lives in its session directory: names also resolve from the current directory.)
+    ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [...new Set([configDir ?? process.cwd(), workingDir, process.cwd()])], origin: configOrigin })),
     ...(argv.toolPackage ?? []).filter((spec) => spec.trim() !== '').map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
   ];
   const tools: AnyTool[] = await buildTools({ profile, workingDir, home, env, ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }), ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }), ...(config.databases === undefined ? {} : { databases: config.databases }) });

@@ -61,6 +61,12 @@ describe('tool packages in the CLI', () => {
     // The session remembers its packages, so a resume has the same tools.
     const sessions = readdirSync(join(home, 'sessions'));
     expect(readFileSync(join(home, 'sessions', sessions[0]!, 'config.yaml'), 'utf8')).toMatch(/tool_packages:\n {2}- rho-example-word-count\n/);
+    await server.close();
+    server = await startLoopbackServer({ steps: countReadme() });
+    const resumed = await runRho(['--base-url', server.url, '-r', sessions[0]!, '-p', 'Count it again.'], { env: { RHO_HOME: home }, cwd: work });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(toolNames(0)).toContain('word_count');
+    expect(lastMessage(1)).toMatchObject({ role: 'tool', content: `2 lines, 4 words, 19 bytes: ${join(work, 'README.md')}` });
   });
 
   it('passes package tools through the profile\'s approval: refused without an approver, run with --auto-approve', async () => {
