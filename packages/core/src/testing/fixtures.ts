@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
  * (`<package>/fixtures/python-traces`, one sub-folder per session with `trace.jsonl`,
  * `meta.json` and `config.yaml`). Tests of any package read them through this path.
  *
- * The folder is part of the repository, not of the published package: in an installed
- * `@rho/core` the path does not exist.
+ * The folder ships with the package (`files` lists `fixtures`), so the path also exists in an
+ * installed `@rho/core`.
  */
 // This module lives in src/testing/ (tests) or dist/testing/ (built): both are two levels
 // below the package root.
