@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ModelApiError } from '@rho/model-client';
@@ -31,7 +32,12 @@ export interface GgufModelClientOptions {
   seed?: number;
   /** See {@link GgufToolChoice}. Default `auto`. */
   toolChoice?: GgufToolChoice;
-  /** CPU threads for inference. Default: node-llama-cpp's choice (all cores). */
+  /**
+   * CPU threads for inference. Default: half the available cores (at least 1). llama.cpp's own
+   * default (every core) slows to a crawl when other processes want the CPU too: its threads
+   * spin-wait for each other (measured on a loaded 2-core machine: 256 tokens in 0.9 s with one
+   * thread, no answer within minutes with two).
+   */
   threads?: number;
   /** Use the GPU when node-llama-cpp finds one. Default `false` (CPU only, same result everywhere). */
   gpu?: boolean;
@@ -84,7 +90,8 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
         throw new ModelApiError({ message: `Cannot load the GGUF model ${modelPath}: ${error instanceof Error ? error.message : String(error)}. Is it a GGUF file llama.cpp can read?`, isRetryable: false, attempts: 0, cause: error });
       }
       const contextSize = options.contextSize ?? Math.min(model.trainContextSize, MAX_DEFAULT_CONTEXT);
-      const context = await model.createContext({ contextSize, ...(options.threads === undefined ? {} : { threads: options.threads }) });
+      const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / 2));
+      const context = await model.createContext({ contextSize, threads });
       const chat = new Chat({ contextSequence: context.getSequence() });
       return { llama, model, context, chat };
     })();
