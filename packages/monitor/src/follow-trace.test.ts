@@ -19,25 +19,53 @@ function reader(iterator: AsyncGenerator<RawTraceRecord, void, undefined>) {
   };
 }
 
+/**
+ * Counts a follower's onIdle calls, so a test can wait until the follower has read everything
+ * written so far instead of sleeping and hoping it has.
+ */
+function idleWatch() {
+  let count = 0;
+  return {
+    onIdle: () => {
+      count += 1;
+      return false;
+    },
+    /**
+     * Resolves at the second idle from now: the read before it started after the first one, so
+     * after whatever the test wrote before calling this.
+     */
+    async caughtUp(what: string): Promise<void> {
+      const target = count + 2;
+      const deadline = Date.now() + 10_000;
+      while (count < target) {
+        if (Date.now() > deadline) throw new Error(`The follower did not come back idle after ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+  };
+}
+
 describe('followTrace', () => {
   it('waits for a file that does not exist yet and reassembles lines appended in pieces', async () => {
     const path = tracePath();
     const controller = new AbortController();
-    const next = reader(followTrace(path, { signal: controller.signal, pollIntervalMs: 20 }));
+    const idle = idleWatch();
+    const next = reader(followTrace(path, { signal: controller.signal, pollIntervalMs: 20, onIdle: idle.onIdle }));
     const first = next();
     const line = `${JSON.stringify({ type: 'message', role: 'assistant', content: 'héllo — ✓ wörld', ts: 't1' })}\n`;
     const bytes = Buffer.from(line, 'utf8');
-    // Split inside a multi-byte character, and write the pieces with pauses between them.
+    // Split inside a multi-byte character; the follower reads each piece before the next is written.
     const cuts = [0, 5, 33, 34, 40, bytes.length];
     for (let index = 0; index < cuts.length - 1; index += 1) {
       appendFileSync(path, bytes.subarray(cuts[index], cuts[index + 1]));
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // The last piece completes the line: the follower then yields instead of going idle.
+      if (index < cuts.length - 2) await idle.caughtUp(`piece ${index + 1}`);
     }
     expect(await first).toEqual({ type: 'message', role: 'assistant', content: 'héllo — ✓ wörld', ts: 't1' });
     appendFileSync(path, '{"type": "run_end", "status": "completed"}\n{"type": "llm_st');
     expect(await next()).toEqual({ type: 'run_end', status: 'completed' });
     const third = next();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await idle.caughtUp('the partial llm_start line');
     appendFileSync(path, 'art", "model": "m"}\n');
     expect(await third).toEqual({ type: 'llm_start', model: 'm' });
     controller.abort();
@@ -47,9 +75,11 @@ describe('followTrace', () => {
     const path = tracePath();
     writeFileSync(path, '{"type": "run_start", "prompt": "old"}\n');
     const controller = new AbortController();
-    const iterator = followTrace(path, { fromStart: false, signal: controller.signal, pollIntervalMs: 20 });
+    const idle = idleWatch();
+    const iterator = followTrace(path, { fromStart: false, signal: controller.signal, pollIntervalMs: 20, onIdle: idle.onIdle });
     const pending = iterator.next();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Appending before the follower has taken the file's end would skip the new line too.
+    await idle.caughtUp('starting at the end');
     appendFileSync(path, '{"type": "run_start", "prompt": "new"}\n');
     expect((await pending).value).toEqual({ type: 'run_start', prompt: 'new' });
     controller.abort();
@@ -72,7 +102,8 @@ describe('followTrace', () => {
     const path = tracePath();
     writeFileSync(path, '{"type": "a"}\n{"type": "b"}\n');
     const controller = new AbortController();
-    const next = reader(followTrace(path, { signal: controller.signal, pollIntervalMs: 20 }));
+    const idle = idleWatch();
+    const next = reader(followTrace(path, { signal: controller.signal, pollIntervalMs: 20, onIdle: idle.onIdle }));
     expect((await next()).type).toBe('a');
     expect((await next()).type).toBe('b');
     writeFileSync(`${path}.new`, '{"type": "c"}\n');
@@ -82,7 +113,7 @@ describe('followTrace', () => {
     // same size while nobody reads is indistinguishable from an unchanged one (as with tail -f).
     const fourth = next();
     writeFileSync(path, '');
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await idle.caughtUp('the truncation');
     appendFileSync(path, '{"type": "d"}\n');
     expect((await fourth).type).toBe('d');
     controller.abort();
@@ -93,6 +124,7 @@ describe('followTrace', () => {
     const controller = new AbortController();
     const iterator = followTrace(path, { signal: controller.signal, pollIntervalMs: 10_000 });
     const pending = iterator.next();
+    // Not a race: whether the abort lands before or during the 10 s wait, the follower must end.
     setTimeout(() => controller.abort(), 30);
     expect(await pending).toEqual({ done: true, value: undefined });
   });
