@@ -38,7 +38,20 @@ port1.unref();
 register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { port: port2 }, transferList: [port2] });
 const tools = await import(${JSON.stringify(pathToFileURL(built).href)});
 ${script}
-await new Promise((resolve) => setTimeout(resolve, 200));
+// The hook's messages arrive asynchronously: import a sentinel last and wait for its message,
+// which the port delivers after every earlier one.
+const sentinel = 'data:text/javascript,export{}';
+const flushed = new Promise((resolve, reject) => {
+  const timer = setTimeout(() => reject(new Error('the module hook never reported the sentinel import')), 10000);
+  port1.on('message', (url) => {
+    if (url === sentinel) {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+});
+await import(sentinel);
+await flushed;
 process.stdout.write(JSON.stringify(seen));`,
   );
   const { stdout } = await run(process.execPath, [main], { cwd: directory });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalBackend, type ExecutionBackend } from '@rho/core';
@@ -88,8 +89,15 @@ describe('bash (unrestricted)', () => {
   it('kills the command when the run is cancelled', async () => {
     const controller = new AbortController();
     const pidFile = join(dir, 'pid');
-    setTimeout(() => controller.abort(), 500);
-    const result = await call(bash, { command: `sleep 60 & echo $! > ${pidFile}; wait` }, contextFor(dir, controller.signal));
+    const running = call(bash, { command: `sleep 60 & echo $! > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; wait` }, contextFor(dir, controller.signal));
+    // Cancel once the background sleep has started and its pid is written whole.
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(pidFile)) {
+      if (Date.now() > deadline) throw new Error(`The command did not write ${pidFile}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    controller.abort();
+    const result = await running;
     expect(result.success).toBe(false);
     expect(parse(result.content).output).toBe('\n\n[Command was cancelled and killed]');
     expect(result.metadata).toMatchObject({ cancelled: true, exit_code: -1 });
@@ -195,6 +203,7 @@ describe('bash (restricted plan execution, no shell)', () => {
     const timedOut = await call(restricted, { command: 'sleep 30', timeout: 1 }, contextFor(dir));
     expect(timedOut.metadata).toMatchObject({ timed_out: true, exit_code: -1 });
     const controller = new AbortController();
+    // Not a race: cancelled before or after the command starts, the result says cancelled.
     setTimeout(() => controller.abort(), 300);
     const cancelled = await call(restricted, { command: 'sleep 30' }, contextFor(dir, controller.signal));
     expect(cancelled.metadata).toMatchObject({ cancelled: true });

@@ -63,7 +63,9 @@ describe('stopping bash kills every process it started', () => {
     const controller = new AbortController();
     const running = call(bash, { command: command(pidFile) }, contextFor(dir, controller.signal));
     // Cancel once both processes are there.
+    const deadline = Date.now() + 20_000;
     while (!(await readFile(pidFile, 'utf8').then((text) => text.trim().split(' ').length === 2, () => false))) {
+      if (Date.now() > deadline) throw new Error(`The command did not write both pids to ${pidFile}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const { group } = await pids(pidFile);
