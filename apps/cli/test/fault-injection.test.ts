@@ -43,7 +43,7 @@ async function respond(request: RecordedRequest) {
   const delayMs = 2 + Math.floor(Math.random() * 12);
   const last = messages.at(-1);
   if (typeof last?.content === 'string' && last.content.startsWith('CONTEXT CHECKPOINT COMPACTION')) {
-    // A summary takes a moment, so kills land during it.
+    // A summary takes a moment, so kills land during it (deliberate pacing of the fake server, not a race).
     await new Promise((resolve) => setTimeout(resolve, 5 + Math.floor(Math.random() * 30)));
     return { type: 'response' as const, text: `Progress so far: rounds=${rounds}.` };
   }
@@ -201,6 +201,7 @@ function killWhen(when: (event: { type: string; purpose?: string }, running: Run
     armed = false;
     const wait = delay();
     if (wait <= 0) running.child.kill('SIGKILL');
+    // A random kill point on purpose: every point must leave a consistent session, so no timing is wrong.
     else setTimeout(() => running.child.kill('SIGKILL'), wait);
   };
 }

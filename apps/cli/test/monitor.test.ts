@@ -262,7 +262,8 @@ describe('monitor commands against real rho processes', () => {
     await sessionWithStatus(rhoHome, 'Pause me', 'paused');
     const trace = () => readFileSync(join(session.directory, 'trace.jsonl'), 'utf8');
     expect(trace()).not.toContain('"tool_start"');
-    // Still held a moment later: no tool ran, no second model call.
+    // Still held a moment later: no tool ran, no second model call. A fixed wait, not a race:
+    // it proves something does not happen, and there is no event to wait for.
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(trace()).not.toContain('"tool_start"');
     expect(loopback.requests).toHaveLength(1);

@@ -126,6 +126,7 @@ describe('Session', () => {
       parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
       async handle({ arguments: { id } }) {
         order.push(`start ${id}`);
+        // Not a race: a window for a concurrent call to start; in-order calls give one order however long it is.
         await new Promise((resolve) => setTimeout(resolve, 5));
         order.push(`end ${id}`);
         return { content: id, success: true };

@@ -31,6 +31,7 @@ describe('directives', () => {
       description: 'Waits a moment.',
       parameters: { type: 'object', properties: {} },
       async handle() {
+        // Pacing only, not a race: the agent keeps calling this until the writers are done.
         await new Promise((resolve) => setTimeout(resolve, 2));
         return { content: 'tick', success: true };
       },

@@ -230,6 +230,7 @@ describe('createModelClient streaming', () => {
     const events: ModelStreamEvent[] = [];
     for await (const event of client(server, { timeoutMs: 300, maxRetries: 0 }).stream(ask)) {
       events.push(event);
+      // Deliberate slowness, not a race: the consumer dawdles past the 300 ms timeout.
       await new Promise((resolve) => setTimeout(resolve, 600));
     }
     expect(events.map((event) => event.type)).toEqual(['text', 'text', 'done']);
@@ -476,10 +477,15 @@ describe('createModelClient retries and errors', () => {
   it('ends without an error event when aborted while waiting to retry', async () => {
     const server = await serve({ type: 'http_error', status: 429, retryAfter: 30 }, { type: 'response', text: 'unused' });
     const controller = new AbortController();
-    const collecting = collect(client(server).stream(ask, controller.signal));
-    await waitFor(() => server.requests.length === 1);
-    controller.abort();
-    expect((await collecting).map((event) => event.type)).toEqual(['retry']);
+    const types: string[] = [];
+    for await (const event of client(server).stream(ask, controller.signal)) {
+      types.push(event.type);
+      // Abort once the client has told of the retry (before: once the server saw the request,
+      // which could cancel the request itself). Landing just before or during the 30 s wait, the
+      // abort must end the stream without an error event.
+      if (event.type === 'retry') setTimeout(() => controller.abort(), 0);
+    }
+    expect(types).toEqual(['retry']);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -596,6 +602,7 @@ describe('createModelClient retries and errors', () => {
     // The answer starts after 600 ms: longer than the idle timeout, within the first-byte one.
     const late = await startLoopbackServer({
       respond: async () => {
+        // Deliberate delay of a slow server, not a race: it must outlast the idle timeout.
         await new Promise((resolve) => setTimeout(resolve, 600));
         return { type: 'response', text: 'abcdefgh', chunkSize: 2 };
       },
