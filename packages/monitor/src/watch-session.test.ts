@@ -25,6 +25,7 @@ describe('watchSession', () => {
       for await (const event of watchSession(directory, { pollIntervalMs: 20 })) {
         types.push(event.type);
         if (event.type === 'run_start') {
+          // A simulated writer's pacing, not a race: the watcher follows until meta.json says the run ended.
           setTimeout(() => appendFileSync(join(directory, 'trace.jsonl'), `${JSON.stringify(record('tool_start', { tool_name: 'list', tool_call_id: 'c1', tool_args: {} }))}\n`), 50);
         }
         if (event.type === 'tool_start') {
@@ -49,6 +50,7 @@ describe('watchSession', () => {
     const directory = makeSession(temporarySessions(), { id: 'follow01', status: 'completed' }, [record('run_end', { status: 'completed' })]);
     const controller = new AbortController();
     const types: string[] = [];
+    // A simulated writer's pacing, not a race: a following watcher reads the record whenever it lands.
     setTimeout(() => appendFileSync(join(directory, 'trace.jsonl'), `${JSON.stringify(record('run_start', { prompt: 'resumed' }))}\n`), 60);
     for await (const event of watchSession(directory, { follow: true, signal: controller.signal, pollIntervalMs: 20 })) {
       types.push(event.type);
