@@ -134,6 +134,19 @@ describe.skipIf(!probe.available)(`mysql tool against a real MariaDB${probe.avai
     expect(after.content).toMatch(/^1$/m);
   });
 
+  it('does not start a statement whose run was cancelled while the connection opened', async () => {
+    const tool = mysqlTool('readonly', { skipSqlPolicy: true });
+    const controller = new AbortController();
+    controller.abort();
+    // Before the fix the listener was added after the abort fired, and SLEEP(20) ran to the end
+    // (the test then runs into vitest's timeout).
+    const cancelled = await call(tool, { operation: 'query', sql: 'SELECT SLEEP(20)' }, exportDir, controller.signal);
+    expect(cancelled.success).toBe(false);
+    expect(cancelled.content).toMatch(/cancelled/);
+    const after = await call(tool, { operation: 'query', sql: 'SELECT 1 AS one' });
+    expect(after.content).toMatch(/^1$/m);
+  });
+
   it('reconnects without a failed call when the server ends an idle session', async () => {
     const tool = mysqlTool('readonly');
     const idOf = async (): Promise<string> => {

@@ -172,6 +172,20 @@ describe.skipIf(!probe.available)(`postgres tool against a real server${probe.av
     expect(after.content).toMatch(/^1$/m);
   });
 
+  it('does not start a statement whose run was cancelled while the connection opened', async () => {
+    const tool = postgresTool('readonly', { skipSqlPolicy: true });
+    const controller = new AbortController();
+    controller.abort();
+    // Before the fix the listener was added after the abort fired, postgres.js cannot cancel an
+    // unsent query, and pg_sleep(20) ran to the end (the test then runs into vitest's timeout).
+    const cancelled = await call(tool, { operation: 'query', sql: 'SELECT pg_sleep(20)' }, exportDir, controller.signal);
+    expect(cancelled.success).toBe(false);
+    // Refused before anything was sent, not a server-side cancel or timeout of a started statement.
+    expect(cancelled.content).toMatch(/the statement was cancelled/);
+    const after = await call(tool, { operation: 'query', sql: 'SELECT 1 AS one' });
+    expect(after.content).toMatch(/^1$/m);
+  });
+
   it('runs writes normally in mutations mode', async () => {
     const tool = postgresTool('unrestricted');
     const insert = await call(tool, { operation: 'query', sql: "INSERT INTO probe_log (note) VALUES ('mutations') RETURNING id" });

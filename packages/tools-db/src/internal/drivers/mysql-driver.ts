@@ -96,6 +96,8 @@ class MysqlConnection implements DriverConnection {
         fail(new StatementError('the statement was cancelled'));
       };
       options.signal?.addEventListener('abort', abort, { once: true });
+      // A cancel that came while the connection opened fired before this listener existed.
+      if (options.signal?.aborted === true) abort();
       const flush = (): void => {
         const rows = batch;
         batch = [];

@@ -4,7 +4,7 @@ import type { SqlFunctionRow, SqlServerContext } from '@rho/permissions';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';
-import { ROW_BATCH_SIZE } from '../run-error.js';
+import { ROW_BATCH_SIZE, StatementError } from '../run-error.js';
 
 type PostgresFactory = typeof import('postgres');
 
@@ -41,6 +41,9 @@ class PostgresConnection implements DriverConnection {
     // reset marks the connection broken, and the statement is refused rather than run on it.
     await this.reset;
     if (this.broken !== undefined) throw this.broken;
+    // A cancel that came while the connection opened (or its catalog was read) fired before
+    // the listener below existed, and postgres.js cannot cancel a query it has not sent yet.
+    if (options.signal?.aborted === true) throw new StatementError('the statement was cancelled');
     const sql = this.sql;
     // BEGIN and the statement are pipelined (written together): no round trip waits on BEGIN.
     const begin = options.readonly ? sql.unsafe('BEGIN READ ONLY').execute() : undefined;
