@@ -107,6 +107,15 @@ const RECORDED: Expected[] = [
   { file: 'deepseek/issue-19377-logprobs.chunks.txt', text: 'OK', usage: { inputTokens: 9, outputTokens: 1, cachedTokens: 0 }, finishReason: 'stop', model: 'deepseek-v4-flash' },
   // An error object in the middle of the stream, after text went out: an error event, no retry.
   { file: 'moonshot/moonshotai-stream-error.chunks.txt', text: 'Partial', usage: null, finishReason: '', model: '', error: 'Stream failed' },
+  // Mistral Small sending its thinking as content parts; the last parts chunk holds both the end of the thinking and the first text.
+  {
+    file: 'mistral/issue-13703-mistral-thinking.chunks.txt',
+    text: '391',
+    reasoning: 'Okay, the user is asking for the product of 17 and 23. I need to calculate this multiplication. Let me break it down:\n\nFirst, I recall that 17 multiplied by 20 is 340 (since 17 * 20 = 340).\nThen, I need to add 17 multiplied by 3, which is 51 (since 17 * 3 = 51).\nNow, add these two results together: 340 + 51 = 391.\n\nSo, 17 * 23 = 391.',
+    usage: { inputTokens: 28, outputTokens: 139, cachedTokens: 0 },
+    finishReason: 'stop',
+    model: 'mistral-small-latest',
+  },
   { file: 'openai-compatible/placeholder-first-chunk.chunks.txt', text: 'Hello', usage: { inputTokens: 10, outputTokens: 1 }, finishReason: 'stop', model: 'actual-model-name' },
 ];
 
