@@ -116,6 +116,18 @@ const RECORDED: Expected[] = [
     finishReason: 'stop',
     model: 'mistral-small-latest',
   },
+  // DeepSeek cut off by max_tokens while still reasoning: the last chunk's content is empty.
+  { file: 'deepseek/deepseek-v4-sampling-live.chunks.txt', text: '', reasoning: 'We need to respond with OK.', usage: { inputTokens: 87, outputTokens: 8, reasoningTokens: 7, cachedTokens: 0 }, finishReason: 'length', model: 'deepseek-v4-flash' },
+  // Reasoning, then a call whose arguments arrive one token at a time; the file has no final newline.
+  {
+    file: 'deepseek/deepseek-tool-call.chunks.txt',
+    text: '',
+    reasoning: 'The user asks about the weather in San Francisco. I should use the weather tool.',
+    toolCalls: [{ id: 'call_00_IhCAliIHtM9gKpgfqbBV9873', name: 'weather', arguments: '{"location": "San Francisco"}' }],
+    usage: { inputTokens: 374, outputTokens: 61, reasoningTokens: 17, cachedTokens: 256 },
+    finishReason: 'tool_calls',
+    model: 'deepseek-v4-flash',
+  },
   { file: 'openai-compatible/placeholder-first-chunk.chunks.txt', text: 'Hello', usage: { inputTokens: 10, outputTokens: 1 }, finishReason: 'stop', model: 'actual-model-name' },
 ];
 
