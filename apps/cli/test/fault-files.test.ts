@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { watchWithChildren } from '../src/commands/monitor/watch-with-children.js';
 import type { Outcome } from './support/run-rho.js';
 import { bin, runRho } from './support/run-rho.js';
-import { workbookMembers, writeZip } from './support/xlsx-writer.js';
+import { workbookMembers, writeZip } from '@rho/tools-fs/testing';
 
 const SESSION_ID = '5e55104d2b7c4a0f9d61c3a8e0f7b2aa';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { State } from '@rho/core';
-import { startLoopbackServer } from '@rho/core/testing';
+import { processGroupMembers, startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, LoopbackStep } from '@rho/core/testing';
 import { sandboxWrapper } from '@rho/permissions';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,21 +21,7 @@ afterEach(async () => {
 });
 
 /** Running (not zombie) processes whose process group is `pgid`, from /proc. */
-function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
-  }
-  return members;
-}
+const groupMembers = (pgid: number): number[] => processGroupMembers(pgid) ?? [];
 
 const toolCall = (args: Record<string, unknown>): LoopbackStep => ({ type: 'response', toolCalls: [{ name: 'bash', arguments: JSON.stringify(args) }] });
 const answer = (text: string): LoopbackStep => ({ type: 'response', text });

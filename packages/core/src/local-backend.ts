@@ -178,12 +178,23 @@ export function processGroupAlive(pgid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
   if (process.platform !== 'linux') return true;
+  const members = processGroupMembers(pgid);
+  // An unreadable /proc tells nothing: the group is there (signal 0 said so).
+  return members === undefined || members.length > 0;
+}
+
+/**
+ * The running (not zombie) members of process group `pgid`, read from Linux's `/proc`;
+ * `undefined` where `/proc` cannot be listed.
+ */
+export function processGroupMembers(pgid: number): number[] | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return true;
+    return undefined;
   }
+  const members: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -194,9 +205,9 @@ export function processGroupAlive(pgid: number): boolean {
     }
     // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
   }
-  return false;
+  return members;
 }
 
 /** Interleaves two streams into one, ending when both have ended. */

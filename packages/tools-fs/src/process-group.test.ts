@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { processGroupMembers } from '@rho/core/testing';
 import { builtinProfile, sandboxWrapper } from '@rho/permissions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBashTool } from './bash-tool.js';
@@ -24,21 +25,7 @@ afterEach(async () => {
 });
 
 /** Running (not zombie) processes whose process group is `pgid`, from /proc. */
-function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
-  }
-  return members;
-}
+const groupMembers = (pgid: number): number[] => processGroupMembers(pgid) ?? [];
 
 /** The shell writes its own pid (the group's id: it leads the group) and its child's, then waits. */
 const command = (pidFile: string): string => `(trap '' TERM; exec sleep 61.5) & echo "$$ $!" > ${pidFile}; echo started; wait`;

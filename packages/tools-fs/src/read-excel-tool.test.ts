@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseCsv } from './internal/csv.js';
 import { columnLetter, createReadExcelTool, EXCEL_MAX_INFLATED_BYTES, formatNumber } from './read-excel-tool.js';
 import { call, contextFor, temporaryDirectory } from './test-support/harness.js';
-import { sheetXml, workbookMembers, writeZip } from './test-support/xlsx-writer.js';
+import { sheetXml, workbookMembers, writeZip } from './testing/xlsx-writer.js';
 
 const tool = createReadExcelTool();
 let dir: string;

@@ -3,3 +3,4 @@ export type { ScriptedModelClient, ScriptedStep, ScriptedStepSource } from './sc
 export { startLoopbackServer } from '@rho/model-client/testing';
 export type { LoopbackServer, LoopbackStep, RecordedRequest } from '@rho/model-client/testing';
 export { pythonTracesDir } from './fixtures.js';
+export { processGroupMembers } from '../local-backend.js';
