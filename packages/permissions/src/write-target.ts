@@ -192,18 +192,53 @@ async function writeAndClose(handle: FileHandle, data: Uint8Array, mode?: number
   }
 }
 
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Replaces `name` (a regular file or nothing) with `data` through a temporary file in the same
+ * directory, keeping the old file's mode; `create` opens the temporary file, `beforeRename`
+ * proves the directory is still the decided one. Both ways of reaching the directory use it.
+ */
+async function replaceThrough(
+  realPath: string,
+  name: string,
+  at: (entry: string) => string,
+  data: Uint8Array,
+  create: (entry: string, mode: number) => Promise<FileHandle>,
+  beforeRename: () => void = () => undefined,
+): Promise<void> {
+  const existing = lstatOrUndefined(at(name));
+  if (existing?.isSymbolicLink() === true) throw changed(realPath, 'is now a symbolic link');
+  if (existing !== undefined && !existing.isFile()) throw Object.assign(new Error(`EISDIR: ${realPath} is not a regular file`), { code: 'EISDIR', path: realPath });
+  const mode = existing === undefined ? undefined : existing.mode & 0o7777;
+  const temporary = temporaryName(name);
+  const handle = await create(temporary, mode ?? 0o666);
+  try {
+    await writeAndClose(handle, data, mode);
+    beforeRename();
+    renameSync(at(temporary), at(name));
+  } catch (error) {
+    try {
+      unlinkSync(at(temporary));
+    } catch {
+      // Already renamed or never created.
+    }
+    throw error;
+  }
+}
+
 /** Linux: the parent is `/proc/self/fd/N`; only the final name is ever resolved. */
 function handleTarget(realPath: string, name: string, chain: { path: string; fd: number }[]): WriteTarget {
   const directory = `/proc/self/fd/${chain.at(-1)!.fd}`;
   const at = (entry: string) => `${directory}/${entry}`;
-  const statAt = (entry: string): Stats | undefined => {
-    try {
-      return lstatSync(at(entry));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-  };
+  const statAt = (entry: string): Stats | undefined => lstatOrUndefined(at(entry));
   return {
     realPath,
     method: 'handle',
@@ -234,25 +269,7 @@ function handleTarget(realPath: string, name: string, chain: { path: string; fd:
       await handle.close();
     },
     openExclusive: async (mode = 0o666) => open(at(name), CREATE_FLAGS, mode),
-    async replace(data) {
-      const existing = statAt(name);
-      if (existing?.isSymbolicLink() === true) throw changed(realPath, 'is now a symbolic link');
-      if (existing !== undefined && !existing.isFile()) throw Object.assign(new Error(`EISDIR: ${realPath} is not a regular file`), { code: 'EISDIR', path: realPath });
-      const mode = existing === undefined ? undefined : existing.mode & 0o7777;
-      const temporary = temporaryName(name);
-      const handle = await open(at(temporary), CREATE_FLAGS, mode ?? 0o666);
-      try {
-        await writeAndClose(handle, data, mode);
-        renameSync(at(temporary), at(name));
-      } catch (error) {
-        try {
-          unlinkSync(at(temporary));
-        } catch {
-          // Already renamed or never created.
-        }
-        throw error;
-      }
-    },
+    replace: (data) => replaceThrough(realPath, name, at, data, (entry, mode) => open(at(entry), CREATE_FLAGS, mode)),
     async remove() {
       unlinkSync(at(name));
     },
@@ -264,14 +281,7 @@ function handleTarget(realPath: string, name: string, chain: { path: string; fd:
 function checkedPathTarget(realPath: string, name: string, chain: { path: string; fd: number }[]): WriteTarget {
   const directory = chain.at(-1)!.path;
   const at = (entry: string) => join(directory, entry);
-  const statAt = (entry: string): Stats | undefined => {
-    try {
-      return lstatSync(at(entry));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-  };
+  const statAt = (entry: string): Stats | undefined => lstatOrUndefined(at(entry));
   /** Opens a new file by path, then proves it is where the held handles say before any data goes in. */
   const createChecked = async (entry: string, mode: number): Promise<FileHandle> => {
     verifyChain(chain);
@@ -313,25 +323,7 @@ function checkedPathTarget(realPath: string, name: string, chain: { path: string
       }
     },
     openExclusive: async (mode = 0o666) => createChecked(name, mode),
-    async replace(data) {
-      const existing = statAt(name);
-      if (existing?.isSymbolicLink() === true) throw changed(realPath, 'is now a symbolic link');
-      const mode = existing === undefined ? undefined : existing.mode & 0o7777;
-      const temporary = temporaryName(name);
-      const handle = await createChecked(temporary, mode ?? 0o666);
-      try {
-        await writeAndClose(handle, data, mode);
-        verifyChain(chain);
-        renameSync(at(temporary), at(name));
-      } catch (error) {
-        try {
-          unlinkSync(at(temporary));
-        } catch {
-          // Already renamed or never created.
-        }
-        throw error;
-      }
-    },
+    replace: (data) => replaceThrough(realPath, name, at, data, createChecked, () => verifyChain(chain)),
     async remove() {
       verifyChain(chain);
       unlinkSync(at(name));
