@@ -1,4 +1,4 @@
-import { SqlLexError } from './sql-lexer.js';
+import { quotedEnd, SqlLexError } from './sql-lexer.js';
 import type { SqlToken } from './sql-lexer.js';
 
 // MariaDB's own lexical rules (sql/sql_lex.cc of MariaDB 10.11), so that the policy reads a
@@ -44,25 +44,8 @@ export function lexMysql(sql: string, mode: MysqlLexMode): MysqlLexResult {
   const length = sql.length;
   let index = 0;
 
-  const readQuoted = (start: number, quote: string, backslash: boolean): number => {
-    let position = start + 1;
-    while (position < length) {
-      const character = sql[position];
-      if (backslash && character === '\\') {
-        position += 2;
-        continue;
-      }
-      if (character === quote) {
-        if (sql[position + 1] === quote) {
-          position += 2;
-          continue;
-        }
-        return position + 1;
-      }
-      position += 1;
-    }
-    throw new SqlLexError(`unterminated ${quote === '`' ? 'quoted name' : 'string literal'} starting at offset ${start}`);
-  };
+  const readQuoted = (start: number, quote: string, backslash: boolean): number =>
+    quotedEnd(sql, start, backslash, quote === '`' ? 'quoted name' : 'string literal');
 
   while (index < length) {
     const code = sql.charCodeAt(index);

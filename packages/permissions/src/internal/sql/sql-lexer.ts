@@ -70,6 +70,32 @@ const DIGIT = /[0-9]/;
 const ORACLE_CLOSERS: Record<string, string> = { '[': ']', '{': '}', '(': ')', '<': '>' };
 
 /**
+ * The offset just past the quoted text that starts at `start` (its opening quote): a doubled
+ * quote stays inside, and so does a backslash-escaped character when `backslash` is set.
+ * `what` names the text in the error for an unterminated one.
+ */
+export function quotedEnd(sql: string, start: number, backslash: boolean, what: string): number {
+  const quote = sql[start];
+  let position = start + 1;
+  while (position < sql.length) {
+    const character = sql[position];
+    if (backslash && character === '\\') {
+      position += 2;
+      continue;
+    }
+    if (character === quote) {
+      if (sql[position + 1] === quote) {
+        position += 2;
+        continue;
+      }
+      return position + 1;
+    }
+    position += 1;
+  }
+  throw new SqlLexError(`unterminated ${what} starting at offset ${start}`);
+}
+
+/**
  * Splits SQL into tokens, skipping whitespace and comments, so that words inside literals,
  * quoted identifiers and comments are never mistaken for keywords.
  */
@@ -78,25 +104,8 @@ export function tokenizeSql(sql: string, rules: SqlLexicalRules): SqlToken[] {
   let index = 0;
   const length = sql.length;
 
-  const readQuoted = (start: number, quote: string, allowBackslash: boolean): number => {
-    let position = start + 1;
-    while (position < length) {
-      const character = sql[position];
-      if (allowBackslash && character === '\\') {
-        position += 2;
-        continue;
-      }
-      if (character === quote) {
-        if (sql[position + 1] === quote) {
-          position += 2;
-          continue;
-        }
-        return position + 1;
-      }
-      position += 1;
-    }
-    throw new SqlLexError(`unterminated ${quote === "'" ? 'string literal' : 'quoted name'} starting at offset ${start}`);
-  };
+  const readQuoted = (start: number, quote: string, allowBackslash: boolean): number =>
+    quotedEnd(sql, start, allowBackslash, quote === "'" ? 'string literal' : 'quoted name');
 
   while (index < length) {
     const character = sql[index] as string;
