@@ -2,15 +2,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Agent } from './agent.js';
-import type { Budgets } from './session-options.js';
-import type { TraceRecord } from './events.js';
-import { Session } from './session.js';
-import { SessionStore } from './session-store.js';
-import { State } from './state.js';
-import { createScriptedModelClient } from './testing/scripted-model-client.js';
-import type { ToolContext } from './tool.js';
-import { defineTool } from './tool.js';
+// Only the public entry, as a third-party tool package would import `@rho/core`.
+import type { Budgets, ToolContext, TraceRecord } from './index.js';
+import { Agent, defineTool, Session, SessionStore, State } from './index.js';
+import { createScriptedModelClient } from './testing/index.js';
 
 /**
  * A tool as a third party would write it: it knows nothing of Session or Agent internals, only

@@ -14,13 +14,21 @@ import { tighterBudgets } from './budgets.js';
 
 /** The parts of a running session its children are made from (a `Session` has them). */
 export interface ParentSession {
+  /** Becomes the child's `parent_id`. */
   readonly id: string;
+  /** Copied (with `derive()`) for a child of the running agent. */
   readonly agent: Agent;
+  /** Its messages seed a child with `copyHistory`. */
   readonly state: State;
+  /** A child of the running agent gets a directory beside this one. */
   readonly directory: string | undefined;
+  /** Its model is recorded in the child's meta.json. */
   readonly client: ModelClient;
+  /** Read when the child is spawned: the child asks the same approver. */
   readonly approver: Approver | undefined;
+  /** What is left of the parent's budgets now. */
   remainingBudgets(): Budgets;
+  /** Adds a child's usage to the parent's totals and trace. */
   recordChildUsage(childSessionId: string, usage: UsageTotals, model: string): void;
 }
 
@@ -48,7 +56,7 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
   }
   // A copy of the agent runs under the parent session's budgets, which is what is left of them.
   const budgets = tighterBudgets(copy ? {} : agent.budgets, parent.remainingBudgets());
-  const place = copy && parent.directory !== undefined && options.session?.directory === undefined ? childDirectory(parent, parent.directory) : undefined;
+  const place = copy && parent.directory !== undefined && options.session?.directory === undefined ? childDirectory(parent, parent.directory, options.session?.id) : undefined;
   const child = agent.createSession({
     ...(place === undefined ? {} : place),
     ...(parent.approver === undefined ? {} : { approver: parent.approver }),
@@ -62,9 +70,10 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
 }
 
 /** A new session directory beside the parent's, with the parent's configuration and `parent_id`. */
-function childDirectory(parent: ParentSession, directory: string): { id: string; directory: string } {
+function childDirectory(parent: ParentSession, directory: string, id: string | undefined): { id: string; directory: string } {
   const meta = readSessionMeta(directory);
   return new SessionStore(dirname(directory)).create({
+    ...(id === undefined ? {} : { id }),
     config: parentConfig(directory),
     parentId: parent.id,
     model: parent.client.model,

@@ -7,10 +7,15 @@ import { DIRECTIVE_PREFIX } from '../../state.js';
 
 /** What {@link RunControl} works on. */
 export interface RunControlOptions {
+  /** Written into meta.json with every patch. */
   sessionId: string;
+  /** Where status changes and directives are recorded. */
   state: State;
+  /** The session directory (meta.json), if any. */
   directory: string | undefined;
+  /** Where pause, cancel and directives come from, if anywhere. */
   control: ControlChannel | undefined;
+  /** How often to poll for cancel and resume while running or paused. */
   pollIntervalMs: number;
 }
 

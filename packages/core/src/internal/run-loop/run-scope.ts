@@ -11,14 +11,19 @@ export type EventListener = (event: SessionEvent) => void;
 
 /** What the parts of the loop share during one run of a session. */
 export interface RunScope {
+  /** The running session's id (tool contexts and approval requests carry it). */
   readonly sessionId: string;
+  /** System prompt, tools, approval decision, working directory and backend. */
   readonly agent: Agent;
+  /** The conversation; every change goes through it to the trace. */
   readonly state: State;
+  /** The session's model client. */
   readonly client: ModelClient;
   /** Aborted when the run is cancelled (by `cancel()`, the caller's signal or the control channel). */
   readonly controller: AbortController;
   /** The session's and the run's listeners, for transient events (text and reasoning deltas). */
   readonly listeners: readonly EventListener[];
+  /** Pause, cancel, directives, status and heartbeat. */
   readonly control: RunControl;
   /** Read at each call that needs approval: the approver may be replaced between runs. */
   readonly approver: Approver | undefined;
