@@ -633,7 +633,7 @@ export class Session {
   private setStatus(status: SessionStatus): void {
     if (this.state.status === status) return;
     this.state.append({ type: 'status', status });
-    this.writeMeta({ status, heartbeat_at: timestamp() });
+    void this.control?.reportStatus(status).catch(() => {});
   }
 
   private writeMeta(patch: Parameters<typeof updateSessionMeta>[1]): void {
@@ -655,7 +655,7 @@ export class Session {
       void this.control?.isCancelRequested().then((cancelled) => {
         if (cancelled) controller.abort();
       }, () => {});
-      if (ticks % heartbeatEvery === 0) this.writeMeta({ heartbeat_at: timestamp() });
+      if (ticks % heartbeatEvery === 0) void this.control?.heartbeat().catch(() => {});
     }, this.pollIntervalMs);
     timer.unref();
     return () => clearInterval(timer);
