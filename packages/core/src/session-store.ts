@@ -150,7 +150,7 @@ export class SessionStore {
   lookup(reference: string): SessionRef {
     if (reference === '') throw new SessionNotFoundError({ message: 'Give a session id or a prefix of one (rho ps lists the sessions).' });
     if (reference === 'latest') {
-      const latest = this.list().find((info) => info.parentId === undefined);
+      const latest = this.list({ promptFromTrace: false }).find((info) => info.parentId === undefined);
       if (latest === undefined) throw new SessionNotFoundError({ message: `No sessions in ${this.baseDir} yet; run a task first.` });
       return { id: latest.id, directory: latest.directory };
     }
