@@ -74,9 +74,13 @@ export interface SessionListOptions {
 export interface CreateSessionOptions {
   /** The agent configuration to save as `config.yaml` (the resume source). */
   config?: Record<string, unknown>;
+  /** The model, recorded in `meta.json` for listings. */
   model?: string;
+  /** The permission profile's name, recorded in `meta.json`. */
   profile?: string;
+  /** The parent session's id, for a child agent (delegate, agent-as-tool). */
   parentId?: string;
+  /** The working directory the session's tools run in. */
   workingDir?: string;
   /** A chosen id; by default 8 random hex characters. */
   id?: string;
