@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ConfigError } from '@rho/core';
+import { ConfigError, rhoHome } from '@rho/core';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
 
@@ -248,8 +248,7 @@ export async function loadDatabaseConfig(options: LoadDatabaseConfigOptions = {}
       throw new ConfigError({ message: `Database config file not found: ${file} (from ${source}). Check the path.`, file });
     }
   } else {
-    const rhoHome = options.rhoHome ?? (env.RHO_HOME === undefined || env.RHO_HOME === '' ? join(homedir(), '.config', 'rho') : env.RHO_HOME);
-    file = join(expandHome(rhoHome), 'databases.yaml');
+    file = join(expandHome(options.rhoHome ?? rhoHome(env)), 'databases.yaml');
     if (!existsSync(file)) return [];
   }
   let document: unknown;

@@ -75,7 +75,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'cancel'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        setExit(actions.controlAction('cancel', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('cancel', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -84,7 +84,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'pause'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        setExit(actions.controlAction('pause', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('pause', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -93,7 +93,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'resume'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        setExit(actions.controlAction('resume', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('resume', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -107,7 +107,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const text = Array.isArray(argv.text) ? argv.text.join(' ') : String(argv.text);
-        setExit(actions.directiveAction(directory, String(argv.prefix), text, io));
+        setExit(await actions.directiveAction(directory, String(argv.prefix), text, io));
       },
     );
 }
