@@ -20,7 +20,7 @@ export const DELEGATE_TOOL_NAME = 'delegate';
  * stays within what is left of the parent's budgets, is cancelled with the parent, and its usage
  * is added to the parent's.
  */
-export function createDelegateTool(options: { requiresApproval?: boolean } = {}): AnyTool {
+export function createDelegateTool(): AnyTool {
   return defineTool({
     name: DELEGATE_TOOL_NAME,
     description:
@@ -35,7 +35,6 @@ export function createDelegateTool(options: { requiresApproval?: boolean } = {})
       },
       required: ['instruction'],
     },
-    ...(options.requiresApproval === undefined ? {} : { requiresApproval: options.requiresApproval }),
     async handle({ arguments: { instruction, full_context: fullContext } }, context): Promise<ToolResult> {
       if (instruction.trim() === '') return { success: false, content: 'Delegate requires a non-empty instruction.' };
       const parent = context.session;
