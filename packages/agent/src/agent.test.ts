@@ -101,6 +101,7 @@ describe('Agent from a profile', () => {
   it('says what to do with a profile name it cannot resolve without reading files, and reads them in Agent.create', async () => {
     expect(() => new Agent({ profile: 'careful', client: createScriptedModelClient({ steps: [] }) })).toThrow(ConfigError);
     expect(() => new Agent({ profile: 'careful', client: createScriptedModelClient({ steps: [] }) })).toThrow(/use `await Agent.create\(\{ profile: "careful" \}\)`/);
+    expect(() => new Agent({ databaseConfig: 'databases.yaml' } as never)).toThrow('Agent: databaseConfig is read from files; use `await Agent.create({ databaseConfig, ... })` instead of new Agent().');
     const workingDir = project();
     writeFileSync(join(workingDir, 'careful.yaml'), 'profile: careful\nfile_write: create-only\n');
     writeFileSync(join(workingDir, 'databases.yaml'), 'databases:\n  shop:\n    type: sqlite\n    path: ./shop.sqlite\n');

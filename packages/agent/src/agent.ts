@@ -45,6 +45,10 @@ export class Agent extends CoreAgent {
 
   /** @throws ConfigError for a profile name that is not built in (use {@link Agent.create}) or a bad `databases` entry. */
   constructor(options: AgentOptions = {}) {
+    for (const key of ['databaseConfig', 'rhoHome'] as const) {
+      // Reading files needs waiting, which a constructor cannot do (JavaScript callers get no type error).
+      if (key in options) throw new ConfigError({ message: `Agent: ${key} is read from files; use \`await Agent.create({ ${key}, ... })\` instead of new Agent().`, field: key });
+    }
     const toolset = options.toolset ?? toolsetOf(options);
     if (options.toolset !== undefined) {
       const clashing = TOOLSET_KEYS.filter((key) => options[key] !== undefined);
