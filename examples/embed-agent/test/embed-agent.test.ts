@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLoopbackServer } from '@rho/core/testing';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { createShopDatabase, orderCount } from './support/shop-database.js';
 
 const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 
@@ -15,11 +15,9 @@ interface SentRequest {
 }
 
 /** A project with a SQLite database (made before rho opens it, as a user's would be) and a Makefile. */
-function project(): string {
+async function project(): Promise<string> {
   const directory = mkdtempSync(join(tmpdir(), 'rho-embed-agent-'));
-  const database = new Database(join(directory, 'shop.sqlite'));
-  database.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, total REAL); INSERT INTO orders (customer, total) VALUES ('ada', 12.5), ('grace', 30)");
-  database.close();
+  await createShopDatabase(directory);
   writeFileSync(join(directory, 'Makefile'), 'clean:\n\trm -rf dist\n');
   return directory;
 }
@@ -39,7 +37,7 @@ function run(args: string[], options: { cwd: string; baseURL: string; input: str
 
 describe('an app that installs @rho/agent alone', () => {
   it('builds an Agent from the developer profile with a SQLite database and runs db and file tools through approval', async () => {
-    const workingDir = project();
+    const workingDir = await project();
     const server = await startLoopbackServer({
       steps: [
         { type: 'response', toolCalls: [{ name: 'sqlite', arguments: JSON.stringify({ operation: 'query', sql: 'SELECT customer, total FROM orders ORDER BY id' }) }] },
@@ -67,9 +65,7 @@ describe('an app that installs @rho/agent alone', () => {
       expect(toolResults[0]).toContain('grace');
       // Approved by the person, refused by the database layer: developer's databases are read-only.
       expect(toolResults[1]).toMatch(/read-only|not allowed|refused/i);
-      const database = new Database(join(workingDir, 'shop.sqlite'), { readonly: true });
-      expect((database.prepare('SELECT count(*) AS n FROM orders').get() as { n: number }).n).toBe(2);
-      database.close();
+      expect(await orderCount(workingDir)).toBe(2);
       expect(readFileSync(join(workingDir, 'Makefile'), 'utf8')).toBe('clean:\n\trm -rf dist build\n');
       expect(readFileSync(join(workingDir, 'report.md'), 'utf8')).toBe('2 orders, 42.5 in total\n');
     } finally {
@@ -78,7 +74,7 @@ describe('an app that installs @rho/agent alone', () => {
   });
 
   it('does not run a call the person rejects', async () => {
-    const workingDir = project();
+    const workingDir = await project();
     const server = await startLoopbackServer({
       steps: [
         { type: 'response', toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'rm -rf Makefile' }) }] },

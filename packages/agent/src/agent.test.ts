@@ -4,32 +4,21 @@ import { join } from 'node:path';
 import type { ApprovalRequest } from '@rho/core';
 import { Agent as CoreAgent, ConfigError, defineTool } from '@rho/core';
 import { createScriptedModelClient } from '@rho/core/testing';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Agent } from './agent.js';
 import { createToolset } from './create-toolset.js';
+import { createShopDatabase, orderCount } from './test-support/shop-database.js';
 
-function project(): string {
+async function project(): Promise<string> {
   const directory = mkdtempSync(join(tmpdir(), 'rho-agent-'));
-  const database = new Database(join(directory, 'shop.sqlite'));
-  database.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, total REAL); INSERT INTO orders (customer, total) VALUES ('ada', 12.5), ('grace', 30)");
-  database.close();
+  await createShopDatabase(directory);
   writeFileSync(join(directory, 'Makefile'), 'clean:\n\trm -rf dist\n');
   return directory;
 }
 
-function orderCount(directory: string): number {
-  const database = new Database(join(directory, 'shop.sqlite'), { readonly: true });
-  try {
-    return (database.prepare('SELECT count(*) AS n FROM orders').get() as { n: number }).n;
-  } finally {
-    database.close();
-  }
-}
-
 describe('Agent from a profile', () => {
   it('runs developer with a SQLite database: plain calls run, calls with dangerous patterns ask the approver', async () => {
-    const workingDir = project();
+    const workingDir = await project();
     const client = createScriptedModelClient({
       steps: [
         { toolCalls: [{ id: 'q', name: 'sqlite', arguments: { operation: 'query', sql: 'SELECT customer, total FROM orders ORDER BY id' } }] },
@@ -60,13 +49,13 @@ describe('Agent from a profile', () => {
     expect(toolMessages[0]).toContain('grace');
     // Approved, yet the database stays read-only under developer (database: readonly).
     expect(toolMessages[1]).toMatch(/read-only|not allowed|refused/i);
-    expect(orderCount(workingDir)).toBe(2);
+    expect(await orderCount(workingDir)).toBe(2);
     expect(readFileSync(join(workingDir, 'Makefile'), 'utf8')).toBe('clean:\n\trm -rf dist build\n');
     expect(readFileSync(join(workingDir, 'report.md'), 'utf8')).toBe('2 orders, 42.5 in total\n');
   });
 
   it('refuses what needs approval when the session has no approver, and a readonly agent never writes', async () => {
-    const workingDir = project();
+    const workingDir = await project();
     const client = createScriptedModelClient({ steps: [{ toolCalls: [{ id: 'b', name: 'bash', arguments: { command: 'ls' } }] }, { text: 'I could not run it.' }] });
     const agent = new Agent({ workingDir, client });
     expect(agent.profile.name).toBe('readonly');
@@ -76,24 +65,24 @@ describe('Agent from a profile', () => {
     expect(String(session.state.messages[2]!.content)).toMatch(/^Not run: 'bash' needs approval \(bash is a dangerous tool and profile readonly requires approval/);
   });
 
-  it('offers the application\'s own tools under the profile\'s rules', () => {
+  it('offers the application\'s own tools under the profile\'s rules', async () => {
     const lookup = defineTool({ name: 'lookup', description: 'Looks up a word.', parameters: { type: 'object', properties: {} }, annotations: { readOnly: true }, handle: async () => ({ content: 'found', success: true }) });
     const publish = defineTool({ name: 'publish', description: 'Publishes.', parameters: { type: 'object', properties: {} }, handle: async () => ({ content: 'published', success: true }) });
     const warnings: string[] = [];
-    const readonly = new Agent({ workingDir: project(), tools: [lookup, publish], onWarning: (message) => warnings.push(message), client: createScriptedModelClient({ steps: [] }) });
+    const readonly = new Agent({ workingDir: await project(), tools: [lookup, publish], onWarning: (message) => warnings.push(message), client: createScriptedModelClient({ steps: [] }) });
     expect(readonly.registry.names()).toContain('lookup');
     expect(readonly.registry.names()).not.toContain('publish');
     expect(warnings).toContain('tool publish (from the tools option) is not offered: it is not declared read-only (annotations.readOnly) and profile readonly allows no writes.');
-    const developer = new Agent({ profile: 'developer', workingDir: project(), tools: [lookup, publish], client: createScriptedModelClient({ steps: [] }) });
+    const developer = new Agent({ profile: 'developer', workingDir: await project(), tools: [lookup, publish], client: createScriptedModelClient({ steps: [] }) });
     expect(developer.approvalFor(developer.registry.get('publish')!, {})).toEqual({ required: true, reason: 'publish (from the tools option) is not declared read-only (annotations.readOnly), so profile developer asks before it runs' });
     expect(developer.approvalFor(developer.registry.get('lookup')!, {}).required).toBe(false);
   });
 
-  it('keeps the policy in derived agents (delegate\'s child) and withholds what nobody could approve', () => {
-    const agent = new Agent({ workingDir: project(), client: createScriptedModelClient({ steps: [] }) });
+  it('keeps the policy in derived agents (delegate\'s child) and withholds what nobody could approve', async () => {
+    const agent = new Agent({ workingDir: await project(), client: createScriptedModelClient({ steps: [] }) });
     const child = agent.derive();
     expect(child.approvalFor(child.registry.get('bash')!, { command: 'ls' }).required).toBe(true);
-    const headless = new Agent({ workingDir: project(), approvals: 'none', client: createScriptedModelClient({ steps: [] }) });
+    const headless = new Agent({ workingDir: await project(), approvals: 'none', client: createScriptedModelClient({ steps: [] }) });
     expect(headless.registry.names()).not.toContain('delegate');
     expect(headless.toolset.withheld.map((tool) => tool.name)).toEqual(['bash', 'delegate']);
   });
@@ -102,7 +91,7 @@ describe('Agent from a profile', () => {
     expect(() => new Agent({ profile: 'careful', client: createScriptedModelClient({ steps: [] }) })).toThrow(ConfigError);
     expect(() => new Agent({ profile: 'careful', client: createScriptedModelClient({ steps: [] }) })).toThrow(/use `await Agent.create\(\{ profile: "careful" \}\)`/);
     expect(() => new Agent({ databaseConfig: 'databases.yaml' } as never)).toThrow('Agent: databaseConfig is read from files; use `await Agent.create({ databaseConfig, ... })` instead of new Agent().');
-    const workingDir = project();
+    const workingDir = await project();
     writeFileSync(join(workingDir, 'careful.yaml'), 'profile: careful\nfile_write: create-only\n');
     writeFileSync(join(workingDir, 'databases.yaml'), 'databases:\n  shop:\n    type: sqlite\n    path: ./shop.sqlite\n');
     const agent = await Agent.create({ profile: join(workingDir, 'careful.yaml'), workingDir, databaseConfig: join(workingDir, 'databases.yaml'), client: createScriptedModelClient({ steps: [] }) });
@@ -113,7 +102,7 @@ describe('Agent from a profile', () => {
   });
 
   it('takes a ready toolset, and refuses toolset options next to it', async () => {
-    const workingDir = project();
+    const workingDir = await project();
     const toolset = await createToolset({ profile: 'developer', workingDir });
     const agent = new Agent({ toolset, client: createScriptedModelClient({ steps: [] }) });
     expect(agent.registry.names()).toEqual(toolset.tools.map((tool) => tool.name).sort());

@@ -5,9 +5,9 @@ import type { AnyTool, ToolAnnotations } from '@rho/core';
 import { Agent as CoreAgent, ConfigError, defineTool } from '@rho/core';
 import { createScriptedModelClient } from '@rho/core/testing';
 import { builtinProfile } from '@rho/permissions';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createToolset } from './create-toolset.js';
+import { createShopDatabase } from './test-support/shop-database.js';
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'rho-toolset-'));
@@ -35,15 +35,6 @@ const byName = (tools: readonly AnyTool[], name: string): AnyTool => {
   return found;
 };
 
-/** A SQLite file with one table, made the way a user's database exists before rho opens it. */
-function shopDatabase(directory: string): string {
-  const path = join(directory, 'shop.sqlite');
-  const database = new Database(path);
-  database.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, total REAL); INSERT INTO orders (customer, total) VALUES ('ada', 12.5), ('grace', 30)");
-  database.close();
-  return path;
-}
-
 describe('createToolset', () => {
   it('gives readonly the restricted shell, the readers and delegate, and approval as the original readonly had it', async () => {
     const workingDir = tempDir();
@@ -61,7 +52,7 @@ describe('createToolset', () => {
 
   it('gives developer write, edit and the database tools; dangerous patterns ask, plain calls do not', async () => {
     const workingDir = tempDir();
-    shopDatabase(workingDir);
+    await createShopDatabase(workingDir);
     const toolset = await createToolset({ profile: 'developer', workingDir, databases: { shop: { type: 'sqlite', path: 'shop.sqlite' } } });
     expect(names(toolset.tools)).toEqual(['read', 'grep', 'glob', 'list', 'read_excel', 'bash', 'write', 'edit', 'delegate', 'sqlite']);
     expect(toolset.databases).toEqual([expect.objectContaining({ alias: 'shop', type: 'sqlite', path: join(workingDir, 'shop.sqlite') })]);
@@ -83,7 +74,7 @@ describe('createToolset', () => {
 
   it('reads a databases.yaml, and a profile from a YAML file', async () => {
     const workingDir = tempDir();
-    const path = shopDatabase(workingDir);
+    const path = await createShopDatabase(workingDir);
     writeFileSync(join(workingDir, 'databases.yaml'), `databases:\n  shop:\n    type: sqlite\n    path: \${SHOP_DB}\n`);
     writeFileSync(join(workingDir, 'careful.yaml'), 'profile: careful\nfile_write: create-only\napproval:\n  mode: granular\n  required_tools: [write]\n');
     const toolset = await createToolset({ profile: join(workingDir, 'careful.yaml'), workingDir, databaseConfig: join(workingDir, 'databases.yaml'), env: { SHOP_DB: path } });
