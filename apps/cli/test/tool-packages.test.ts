@@ -37,6 +37,7 @@ function project(): { home: string; work: string } {
 }
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+if (!hasTmux && process.env.CI === 'true') throw new Error('tmux is required for the approval-on-a-terminal test in CI (apt-get install tmux).');
 
 /** Waits until a tmux pane shows the pattern (the run happens in a real terminal there). */
 async function waitForScreen(name: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
