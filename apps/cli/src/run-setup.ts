@@ -1,8 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import type { AgentConfig, AnyTool, Budgets, Session } from '@rho/core';
-import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import type { ApprovalAvailability } from '@rho/agent';
+import { Agent } from '@rho/agent';
+import type { AgentConfig, Budgets, Session } from '@rho/core';
+import { loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -10,7 +12,7 @@ import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
-import { approvalPolicy, buildTools, loadPackageTools } from './tools.js';
+import { buildToolset } from './tools.js';
 
 /** Command-line options that shape an agent and its session. */
 export interface SetupArguments {
@@ -55,8 +57,20 @@ export interface RunSetup {
   close(): Promise<void>;
 }
 
+/** How {@link prepareRun} reports and what it is told about the run. */
+export interface SetupHooks {
+  /** Told what the user should know before the run (printed by the caller). */
+  onWarning?: (message: string) => void;
+  /**
+   * Whether approvals can be obtained in this run. Default: `auto` with `--auto-approve` (or
+   * `auto_approve: true`), `ask` on an interactive terminal, otherwise `none`, where tools whose
+   * every call needs approval are not offered.
+   */
+  approvals?: ApprovalAvailability;
+}
+
 /** Resolves flags (which win), the agent config or resumed session, and the environment. */
-export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: { onWarning?: (message: string) => void } = {}): Promise<RunSetup> {
+export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: SetupHooks = {}): Promise<RunSetup> {
   const held: { lock?: SessionLock } = {};
   try {
     return await prepareLockedRun(argv, env, hooks, held);
@@ -67,7 +81,7 @@ export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, h
   }
 }
 
-async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: { onWarning?: (message: string) => void }, held: { lock?: SessionLock }): Promise<RunSetup> {
+async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: SetupHooks, held: { lock?: SessionLock }): Promise<RunSetup> {
   loadDotenv(env);
   const home = rhoHome(env);
   const store = new SessionStore(join(home, 'sessions'));
@@ -130,17 +144,33 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [...new Set([configDir ?? process.cwd(), workingDir, process.cwd()])], origin: configOrigin })),
     ...(argv.toolPackage ?? []).filter((spec) => spec.trim() !== '').map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
   ];
-  const tools: AnyTool[] = await buildTools({ profile, workingDir, home, env, ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }), ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }), ...(config.databases === undefined ? {} : { databases: config.databases }) });
-  const packageTools = await loadPackageTools(toolPackages, { profile, workingDir, takenNames: tools.map((tool) => tool.name), ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }) });
-  tools.push(...packageTools.tools);
+  // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).
+  const approvals: ApprovalAvailability = hooks.approvals ?? (config.autoApprove === true ? 'auto' : process.stdin.isTTY === true && process.stdout.isTTY === true ? 'ask' : 'none');
+  const toolset = await buildToolset({
+    profile,
+    workingDir,
+    home,
+    env,
+    toolPackages,
+    approvals,
+    ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
+    ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
+    ...(config.databases === undefined ? {} : { databases: config.databases }),
+  });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
-  const localClient = ggufPath === undefined ? undefined : await loadGgufClient(ggufPath, env);
+  let localClient: Awaited<ReturnType<typeof loadGgufClient>> | undefined;
+  try {
+    localClient = ggufPath === undefined ? undefined : await loadGgufClient(ggufPath, env);
+  } catch (error) {
+    await toolset.close();
+    throw error;
+  }
+  // The profile's tools and its approval policy (the one decision of which calls need approval).
   const agent = new Agent({
+    toolset,
     systemPrompt,
     model,
-    tools,
-    workingDir,
     budgets: config.budgets,
     ...(localClient === undefined ? {} : { client: localClient }),
     clientOptions: {
@@ -154,7 +184,6 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
       ...(config.serviceTier === undefined ? {} : { serviceTier: config.serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
     },
-    approvalPolicy: approvalPolicy(profile, packageTools),
   });
 
   let session: Session;
@@ -174,8 +203,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const close = async () => {
     heldLock.release();
     await localClient?.close();
-    const { closeDbTools } = await import('@rho/tools-db');
-    await closeDbTools(tools);
+    await agent.close();
   };
   return { agent, session, store, profile, config, model, prompt, resumed: resumedDirectory !== undefined, home, close };
 }

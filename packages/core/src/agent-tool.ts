@@ -14,8 +14,7 @@ export interface AgentToolOptions {
   parameters?: JsonObjectSchema;
   /** Turns the arguments into the child's task. Default: `instruction` alone, else one `key: value` line per argument. */
   formatInput?: (args: Record<string, unknown>) => string;
-  /** Whether a call needs approval. */
-  requiresApproval?: boolean;
+  /** Effects of the wrapped agent, for the caller's approval policy (the child's own tools are approved on their own). */
   annotations?: ToolAnnotations;
   /** Options of each child session (for example a directory); called once per call. */
   sessionOptions?: (args: Record<string, unknown>, context: ToolContext) => SessionOptions;
@@ -47,7 +46,6 @@ export function createAgentTool(agent: ChildAgent, options: AgentToolOptions): A
     name: options.name,
     description: options.description,
     parameters: options.parameters ?? DEFAULT_PARAMETERS,
-    ...(options.requiresApproval === undefined ? {} : { requiresApproval: options.requiresApproval }),
     ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     async handle({ arguments: args }, context): Promise<ToolResult> {
       const task = format(args as Record<string, unknown>).trim();

@@ -13,7 +13,7 @@ export const DELEGATE_TOOL_NAME = 'delegate';
  * stays within what is left of the parent's budgets, is cancelled with the parent, and its usage
  * is added to the parent's. It uses only `ToolContext.children`.
  */
-export function createDelegateTool(options: { requiresApproval?: boolean } = {}): AnyTool {
+export function createDelegateTool(): AnyTool {
   return defineTool({
     name: DELEGATE_TOOL_NAME,
     description:
@@ -28,7 +28,6 @@ export function createDelegateTool(options: { requiresApproval?: boolean } = {})
       },
       required: ['instruction'],
     },
-    ...(options.requiresApproval === undefined ? {} : { requiresApproval: options.requiresApproval }),
     async handle({ arguments: { instruction, full_context: fullContext } }, context): Promise<ToolResult> {
       if (instruction.trim() === '') return { success: false, content: 'Delegate requires a non-empty instruction.' };
       if (context.children === undefined) return { success: false, content: 'delegate can only run inside a session.' };

@@ -50,6 +50,7 @@ export type {
 export { reportedUsage } from './events.js';
 export type { ReportedUsage } from './events.js';
 export { Agent } from './agent.js';
+export { approvalRequestedByTool, defaultApprovalPolicy } from './approval-policy.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';
 export { Session } from './session.js';
 export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';

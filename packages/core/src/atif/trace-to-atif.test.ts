@@ -206,7 +206,7 @@ describe('traceToAtif on traces of rho runs', () => {
 
   it('exports calls that were refused, interrupted or left without usage', async () => {
     const directory = tempDir();
-    const guarded = defineTool({ ...echo, name: 'guarded', requiresApproval: true });
+    const guarded = defineTool({ ...echo, name: 'guarded', annotations: { destructive: true } });
     const client = createScriptedModelClient({
       model: 'no-such-priced-model',
       steps: [

@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { defineTool } from '@rho/core';
 import type { Tool, ToolResult } from '@rho/core';
-import { checkSql, checkWritePath, openWriteTarget, requiresApproval } from '@rho/permissions';
+import { checkSql, checkWritePath, openWriteTarget } from '@rho/permissions';
 import type { PermissionProfile, WriteTarget } from '@rho/permissions';
 import type { DatabaseConfig, DatabaseType } from '../database-config.js';
 import { AliasConnection } from './connection-cache.js';
@@ -161,7 +161,6 @@ export function createDatabaseTool(
     description,
     parameters,
     annotations: readonly ? { readOnly: true } : { destructive: true },
-    requiresApproval: (args) => requiresApproval(settings.profile, driver.type, args as Record<string, unknown>).required,
     async handle({ arguments: args }, context): Promise<ToolResult> {
       let alias: string;
       if (args.database !== undefined && args.database !== '') {
