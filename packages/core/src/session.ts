@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { ChatMessage, ChatToolCall, ModelClient, ModelRequest, ModelToolCall, Usage } from '@rho/model-client';
-import { contextWindowFor, ModelApiError, RhoError } from '@rho/model-client';
+import type { ChatMessage, ChatToolCall, ContextWindowInfo, ModelClient, ModelRequest, ModelToolCall, Usage } from '@rho/model-client';
+import { ModelApiError, resolveContextWindow, RhoError } from '@rho/model-client';
 import type { CompactResult } from './compaction.js';
 import { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, messagesToKeep, SUMMARY_PREFIX } from './compaction.js';
 import type { Agent, ApprovalDecision } from './agent.js';
@@ -123,6 +123,8 @@ export class Session {
   private running = false;
   private runStartedAt = 0;
   private readonly heldLock: SessionLock | undefined;
+  private windowInfo: ContextWindowInfo | undefined;
+  private windowPending: Promise<ContextWindowInfo> | undefined;
 
   constructor(agent: Agent, options: SessionOptions = {}) {
     this.agent = agent;
@@ -233,7 +235,7 @@ export class Session {
           finalText = await this.finalTurnAtLimit(reached, controller, listeners);
           break;
         }
-        if (this.compactionDue()) {
+        if (await this.compactionDue(controller.signal)) {
           await this.compactNow({ trigger: 'auto', signal: controller.signal });
           if (controller.signal.aborted) {
             status = 'cancelled';
@@ -299,21 +301,55 @@ export class Session {
     if (this.running) throw new ConfigError({ message: 'Cannot compact while a run is in progress; wait for it to finish.', code: 'session_busy' });
     const lock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
     try {
+      await this.resolveContextWindow(options.signal);
       return await this.compactNow({ trigger: 'manual', ...options });
     } finally {
       lock?.release();
     }
   }
 
-  /** The context window used for automatic compaction, if known. */
+  /** The context window used for automatic compaction, once resolved (the first run resolves it). */
   get contextWindow(): number | undefined {
-    return this.agent.compaction.contextWindow ?? contextWindowFor(this.client.model);
+    return this.windowInfo?.tokens;
   }
 
-  private compactionDue(): boolean {
+  /** The context window and where it came from (flag, env, config, discovered, table, default), once resolved. */
+  get contextWindowInfo(): ContextWindowInfo | undefined {
+    return this.windowInfo;
+  }
+
+  /**
+   * Resolves the context window once per session: the agent's setting, else the server's answer
+   * (bounded by a short timeout), the table of known models, the default. Never throws.
+   */
+  async resolveContextWindow(signal?: AbortSignal): Promise<ContextWindowInfo> {
+    if (this.windowInfo !== undefined) return this.windowInfo;
+    this.windowPending ??= (async () => {
+      const { contextWindow, contextWindowSource = 'config', contextWindows, discover = true } = this.agent.compaction;
+      const client = this.client;
+      const info = await resolveContextWindow({
+        model: client.model,
+        ...(contextWindow === undefined ? {} : { explicit: { tokens: contextWindow, source: contextWindowSource } }),
+        ...(contextWindows === undefined ? {} : { perModel: contextWindows }),
+        ...(discover && client.discoverContextWindow !== undefined ? { discover: () => client.discoverContextWindow!(signal) } : {}),
+      });
+      // A cancelled run's discovery was cut short: the next run asks again.
+      if (signal?.aborted !== true) this.windowInfo = info;
+      return info;
+    })().finally(() => {
+      this.windowPending = undefined;
+    });
+    return this.windowPending;
+  }
+
+  private windowFields(): { context_window?: number; context_window_source?: string } {
+    return this.windowInfo === undefined ? {} : { context_window: this.windowInfo.tokens, context_window_source: this.windowInfo.source };
+  }
+
+  private async compactionDue(signal: AbortSignal): Promise<boolean> {
     const { auto = true, threshold = AUTO_COMPACT_THRESHOLD } = this.agent.compaction;
-    const window = this.contextWindow;
-    if (!auto || window === undefined || this.state.messages.length < 2) return false;
+    const window = (await this.resolveContextWindow(signal)).tokens;
+    if (!auto || this.state.messages.length < 2) return false;
     const current = this.state.lastInputTokens ?? this.state.estimateTokens(this.agent.systemPrompt);
     return current > Math.floor(window * threshold);
   }
@@ -327,7 +363,7 @@ export class Session {
       messages: [{ role: 'system', content: this.agent.systemPrompt }, ...this.state.messages, { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` }],
       ...(this.agent.registry.size > 0 ? { tools: this.agent.registry.specs() } : {}),
     };
-    this.state.append({ type: 'llm_start', model: this.client.model, context_size: tokensBefore, purpose: 'compaction' });
+    this.state.append({ type: 'llm_start', model: this.client.model, context_size: tokensBefore, ...this.windowFields(), purpose: 'compaction' });
     const started = performance.now();
     let summary: string;
     let ended = false;
@@ -382,7 +418,7 @@ export class Session {
       ...(withTools && this.agent.registry.size > 0 ? { tools: this.agent.registry.specs() } : {}),
     };
     const model = this.client.model;
-    this.state.append({ type: 'llm_start', model, context_size: this.state.lastInputTokens ?? this.state.estimateTokens(this.agent.systemPrompt) });
+    this.state.append({ type: 'llm_start', model, context_size: this.state.lastInputTokens ?? this.state.estimateTokens(this.agent.systemPrompt), ...this.windowFields() });
     const started = performance.now();
     let text = '';
     let refusal = '';
