@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import type { AgentConfig, AnyTool, Budgets, Session } from '@rho/core';
+import type { AgentConfig, AnyTool, Budgets, CompactionOptions, Session } from '@rho/core';
 import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
@@ -37,6 +37,8 @@ export interface SetupArguments {
   firstByteTimeout?: string;
   idleTimeout?: string;
   maxRetries?: string;
+  /** `--context-window`: tokens, as typed. */
+  contextWindow?: string;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -117,6 +119,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
   const idleTimeout = config.idleTimeout ?? seconds(env.RHO_IDLE_TIMEOUT, 'RHO_IDLE_TIMEOUT');
   const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
+  const compaction = compactionOptions(argv, env, config);
   const workingDir = resolve(config.workingDir ?? process.cwd());
   if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
   config.workingDir = workingDir;
@@ -142,6 +145,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     tools,
     workingDir,
     budgets: config.budgets,
+    compaction,
     ...(localClient === undefined ? {} : { client: localClient }),
     clientOptions: {
       ...(baseURL === undefined ? {} : { baseURL }),
@@ -196,7 +200,34 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.firstByteTimeout !== undefined) config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
   if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
   if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
+  if (argv.contextWindow !== undefined) config.contextWindow = tokens(argv.contextWindow, '--context-window');
   return config;
+}
+
+/**
+ * The context window settings, by precedence: `--context-window` (saved in the config, so a resume
+ * keeps it), `$RHO_CONTEXT_WINDOW`, the config's `context_window`, its `context_windows` for the
+ * model; without any, core asks the server, then the table of known models, then its default.
+ */
+function compactionOptions(argv: SetupArguments, env: NodeJS.ProcessEnv, config: AgentConfig): CompactionOptions {
+  const fromEnv = tokens(env.RHO_CONTEXT_WINDOW, 'RHO_CONTEXT_WINDOW');
+  const perModel = config.contextWindows === undefined ? {} : { contextWindows: config.contextWindows };
+  if (argv.contextWindow !== undefined && config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'flag', ...perModel };
+  if (fromEnv !== undefined) return { contextWindow: fromEnv, contextWindowSource: 'env', ...perModel };
+  if (config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'config', ...perModel };
+  return perModel;
+}
+
+/** A number of tokens from a flag or variable: a whole number above 0. */
+function tokens(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (String(value).trim() === '') {
+    if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
+    return undefined;
+  }
+  const number = Number(String(value).trim().replace(/_/g, ''));
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError({ message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).` });
+  return number;
 }
 
 /** A timeout in seconds from a flag or variable: a positive number (`90`, `2.5`). */
@@ -270,6 +301,8 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
   if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
   if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
+  if (config.contextWindow !== undefined) document.context_window = config.contextWindow;
+  if (config.contextWindows !== undefined) document.context_windows = config.contextWindows;
   // Round-trip through the parser so what is saved is exactly what a resume will read.
   parseAgentConfig({ ...document, ...config.extras });
   return { ...document, ...config.extras };
