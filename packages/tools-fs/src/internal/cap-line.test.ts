@@ -31,6 +31,6 @@ describe('capLine', () => {
     const text = `${'😀'.repeat(10)}`;
     const capped = capLine(text, { maxChars: 5, focus: { start: 10, end: 10 } });
     expect(capped).toBe('[... 8 chars omitted] 😀😀 [8 chars omitted ...]');
-    expect(capLine(text, { maxChars: 5, focus: { start: 11, end: 11 } })).toBe('[... 8 chars omitted] 😀😀 [8 chars omitted ...]');
+    expect(capLine(text, { maxChars: 5, focus: { start: 11, end: 11 } })).toBe('[... 10 chars omitted] 😀😀 [6 chars omitted ...]');
   });
 });
