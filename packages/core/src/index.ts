@@ -71,6 +71,7 @@ export { SessionStore, rhoHome } from './session-store.js';
 export type { CreateSessionOptions, SessionInfo } from './session-store.js';
 export { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, KEPT_RECENT_USER_MESSAGES, SUMMARY_PREFIX } from './compaction.js';
 export type { CompactionOptions, CompactResult } from './compaction.js';
+export { mustBeOneOf, oneOf, requiredOneOf } from './choices.js';
 export { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
 export { ATIF_ACCEPTED_VERSIONS, ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
