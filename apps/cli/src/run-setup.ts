@@ -124,8 +124,11 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
   config.workingDir = workingDir;
   config.model = model;
-  const profile = await loadProfile(nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? 'readonly', { rhoHome: home });
-  config.profile = config.profile ?? profile.name;
+  const profileName = nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? 'readonly';
+  const profile = await loadProfile(profileName, { rhoHome: home });
+  // `eval` works as `unrestricted` but is saved as the user wrote it, for scripts that check the name.
+  const savedProfileName = profileName === 'eval' ? 'eval' : profile.name;
+  config.profile = config.profile ?? savedProfileName;
 
   const { systemPrompt, initialPrompt } = resolveSystemPrompt(config, argv, { home, workingDir, profile });
   const toolPackages: ToolPackageReference[] = [
@@ -166,7 +169,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
     session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
   } else {
-    const { id, directory } = store.create({ config: configDocument(config), model, profile: profile.name, workingDir });
+    const { id, directory } = store.create({ config: configDocument(config), model, profile: savedProfileName, workingDir });
     lock = SessionLock.acquire(directory);
     held.lock = lock;
     session = agent.createSession({ id, directory, lock });

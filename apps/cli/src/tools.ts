@@ -5,7 +5,7 @@ import type { ApprovalRequirement } from '@rho/permissions';
 import { requiresApproval, sandboxStatus, sandboxWrapper } from '@rho/permissions';
 import { fsTools } from '@rho/tools-fs';
 import type { DatabaseWarning } from '@rho/tools-db';
-import { dbTools, loadDatabaseConfig, parseDatabaseConfig } from '@rho/tools-db';
+import { dbTools, parseDatabaseConfig, resolveDatabaseConfig } from '@rho/tools-db';
 import { UsageError } from './exit-codes.js';
 import type { ToolPackageReference } from './tool-packages.js';
 import { loadToolPackages } from './tool-packages.js';
@@ -26,6 +26,9 @@ export interface ToolSetup {
   onWarning?: (message: string) => void;
 }
 
+/** Notices already shown by this process (a REPL builds tools again on /resume). */
+const shownNotices = new Set<string>();
+
 /**
  * The tools a profile allows: the file and shell tools, `delegate` (a child agent with the same
  * tools and profile), and the database tools when databases are configured.
@@ -39,9 +42,13 @@ export async function buildTools(setup: ToolSetup): Promise<AnyTool[]> {
   }
   tools.push(createDelegateTool({ requiresApproval: requiresApproval(profile, 'delegate', {}).required }));
   // Agent config `databases` wins over --db-config / RHO_DB_CONFIG / $RHO_HOME/databases.yaml.
-  const databases = setup.databases !== undefined
-    ? parseDatabaseConfig(setup.databases, { env: setup.env, baseDir: workingDir })
-    : await loadDatabaseConfig({ rhoHome: setup.home, env: setup.env, ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }) });
+  // Without rho's own, rho-agent's RHO_AGENT_DB_CONFIG or ~/.config/rho-agent/databases.yaml, said once.
+  const resolved = setup.databases !== undefined ? undefined : await resolveDatabaseConfig({ rhoHome: setup.home, env: setup.env, ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }) });
+  if (resolved?.notice !== undefined && !shownNotices.has(resolved.notice)) {
+    shownNotices.add(resolved.notice);
+    setup.onWarning?.(resolved.notice);
+  }
+  const databases = resolved?.databases ?? parseDatabaseConfig(setup.databases, { env: setup.env, baseDir: workingDir });
   if (databases.length > 0) {
     tools.push(...(dbTools({ profile, databases, workingDir, ...(setup.onDatabaseWarning === undefined ? {} : { onWarning: setup.onDatabaseWarning }) }) as AnyTool[]));
   }
