@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig, AnyTool, Budgets, CompactionOptions, Session } from '@rho/core';
-import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, resolveSessionWithRhoAgent, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -84,7 +84,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   // history is the whole history); close() releases it, and so does any exit.
   let lock: SessionLock | undefined;
   if (argv.resume !== undefined) {
-    resumedDirectory = store.resolve(argv.resume);
+    // Also finds sessions of the Python rho-agent in ~/.config/rho-agent/sessions.
+    resumedDirectory = resolveSessionWithRhoAgent(store, argv.resume).directory;
     lock = SessionLock.acquire(resumedDirectory);
     held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');

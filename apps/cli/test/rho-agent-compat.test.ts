@@ -1,7 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLoopbackServer } from '@rho/core/testing';
+import { State } from '@rho/core';
+import type { ChatMessage } from '@rho/core';
+import { pythonTracesDir, startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';
@@ -70,5 +72,79 @@ describe('coming from rho-agent', () => {
     const second = await runRho(['--base-url', server.url, '--model', 'gpt-4o-mini', 'Say again'], { env: { HOME: home, RHO_HOME: viaEnv, RHO_PROFILE: 'eval' }, cwd: work });
     expect(second.code, second.stderr).toBe(0);
     expect(readFileSync(join(onlySession(viaEnv), 'config.yaml'), 'utf8')).toMatch(/^profile: eval$/m);
+  });
+
+  describe("sessions in ~/.config/rho-agent/sessions", () => {
+    /** Two sessions the Python rho-agent wrote (the fixtures), where its CLI kept them. */
+    function withRhoAgentSessions(): ReturnType<typeof workspace> & { sessions: string } {
+      const space = workspace();
+      const sessions = join(space.rhoAgentHome, 'sessions');
+      cpSync(join(pythonTracesDir, 'a-readonly-text'), join(sessions, '3f9a2c1e'), { recursive: true });
+      cpSync(join(pythonTracesDir, 'e-multiturn-resume'), join(sessions, '7b1d0e55'), { recursive: true });
+      return { ...space, sessions };
+    }
+
+    it('are listed by --list and ps, after rho\'s own and marked as rho-agent\'s', async () => {
+      const { home, work, sessions } = withRhoAgentSessions();
+      const list = await runRho(['--list'], { env: { HOME: home }, cwd: work });
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).toContain(`No saved sessions found.\n\nSessions of rho-agent (${sessions}):\n`);
+      expect(list.stdout).toMatch(/^7b1d0e55 +completed +gpt-5-mini .*What is 2\+2\?/m);
+      expect(list.stdout).toMatch(/^3f9a2c1e +completed +gpt-5-mini /m);
+      const listJson = JSON.parse((await runRho(['--list', '--json'], { env: { HOME: home }, cwd: work })).stdout) as { id: string; source: string; directory: string }[];
+      expect(listJson.map((entry) => [entry.id, entry.source, entry.directory])).toEqual([
+        ['7b1d0e55', 'rho-agent', join(sessions, '7b1d0e55')],
+        ['3f9a2c1e', 'rho-agent', join(sessions, '3f9a2c1e')],
+      ]);
+
+      const ps = await runRho(['ps'], { env: { HOME: home }, cwd: work });
+      expect(ps.code, ps.stderr).toBe(0);
+      expect(ps.stdout).toContain(`Sessions of rho-agent (${sessions}):\n`);
+      expect(ps.stdout).toMatch(/^7b1d0e55 +completed/m);
+      const psJson = JSON.parse((await runRho(['ps', '--json'], { env: { HOME: home }, cwd: work })).stdout) as { id: string; source?: string }[];
+      expect(psJson.map((entry) => [entry.id, entry.source])).toEqual([
+        ['7b1d0e55', 'rho-agent'],
+        ['3f9a2c1e', 'rho-agent'],
+      ]);
+      // An explicit DIR lists only that directory.
+      const explicit = JSON.parse((await runRho(['ps', '--json', join(home, '.config', 'rho', 'none')], { env: { HOME: home }, cwd: work })).stdout || '[]') as unknown[];
+      expect(explicit).toEqual([]);
+    });
+
+    it('are exported by id prefix', async () => {
+      const { home, work } = withRhoAgentSessions();
+      const exported = await runRho(['export', '7b1d'], { env: { HOME: home }, cwd: work });
+      expect(exported.code, exported.stderr).toBe(0);
+      const trajectory = JSON.parse(exported.stdout) as { session_id: string; steps: { source: string; message: string }[] };
+      expect(trajectory.session_id).toBe('7b1d0e55');
+      expect(trajectory.steps.some((step) => step.source === 'user' && step.message === 'What is 2+2?')).toBe(true);
+      const missing = await runRho(['export', 'ffff'], { env: { HOME: home }, cwd: work });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain("rho-agent's sessions in");
+    });
+
+    it('are resumed by id prefix, and rho\'s own sessions win over them', async () => {
+      const { home, rhoHome, work, sessions } = withRhoAgentSessions();
+      const directory = join(sessions, '7b1d0e55');
+      const before = State.fromJsonl(readFileSync(join(directory, 'trace.jsonl')));
+      server = await startLoopbackServer({ steps: [{ type: 'response', text: 'Continuing from rho-agent.' }, { type: 'response', text: 'Own.' }, { type: 'response', text: 'Own again.' }] });
+      const resumed = await runRho(['--base-url', server.url, '--working-dir', work, '-r', '7b1d', 'One more thing.'], { env: { HOME: home }, cwd: work });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const sent = (server.requests[0]!.body as { messages: ChatMessage[] }).messages.slice(1);
+      expect(sent.length).toBe(before.messages.length + 1);
+      expect(sent[0]).toEqual(before.messages[0]);
+      expect(sent.at(-1)).toEqual({ role: 'user', content: 'One more thing.' });
+      const after = State.fromJsonl(readFileSync(join(directory, 'trace.jsonl')));
+      expect(after.messages.at(-1)).toEqual({ role: 'assistant', content: 'Continuing from rho-agent.' });
+
+      // A session of rho's own whose id shares the prefix is the one resumed.
+      const own = await runRho(['--base-url', server.url, '--working-dir', work, 'hello'], { env: { HOME: home }, cwd: work });
+      expect(own.code, own.stderr).toBe(0);
+      const ownId = readdirSync(join(rhoHome, 'sessions'))[0]!;
+      const again = await runRho(['--base-url', server.url, '--working-dir', work, '-r', 'latest', 'again'], { env: { HOME: home }, cwd: work });
+      expect(again.code, again.stderr).toBe(0);
+      const ownTrace = State.fromJsonl(readFileSync(join(rhoHome, 'sessions', ownId, 'trace.jsonl')));
+      expect(ownTrace.messages.at(-1)).toEqual({ role: 'assistant', content: 'Own again.' });
+    });
   });
 });

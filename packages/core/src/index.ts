@@ -69,6 +69,8 @@ export { readSessionMeta, updateSessionMeta } from './session-meta.js';
 export type { SessionMeta } from './session-meta.js';
 export { SessionStore, rhoHome } from './session-store.js';
 export type { CreateSessionOptions, SessionInfo } from './session-store.js';
+export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from './rho-agent-sessions.js';
+export type { FoundSession } from './rho-agent-sessions.js';
 export { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, KEPT_RECENT_USER_MESSAGES, SUMMARY_PREFIX } from './compaction.js';
 export type { CompactionOptions, CompactResult } from './compaction.js';
 export { mustBeOneOf, oneOf, requiredOneOf } from './choices.js';
