@@ -125,7 +125,10 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
   config.workingDir = workingDir;
   config.model = model;
-  const profileName = nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? 'readonly';
+  // rho-agent's variables (RHO_AGENT_*) count when rho's own are not set.
+  const profileName = nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? nonEmpty(env.RHO_AGENT_PROFILE) ?? 'readonly';
+  const reasoningEffort = config.reasoningEffort ?? nonEmpty(env.RHO_AGENT_REASONING_EFFORT);
+  const serviceTier = config.serviceTier ?? nonEmpty(env.RHO_AGENT_SERVICE_TIER);
   const profile = await loadProfile(profileName, { rhoHome: home });
   // `eval` works as `unrestricted` but is saved as the user wrote it, for scripts that check the name.
   const savedProfileName = profileName === 'eval' ? 'eval' : profile.name;
@@ -155,11 +158,11 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
       ...(baseURL === undefined ? {} : { baseURL }),
       // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
       apiKey: apiKey ?? 'no-key',
-      ...(config.reasoningEffort === undefined ? {} : { reasoningEffort: config.reasoningEffort }),
+      ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
       ...(firstByteTimeout === undefined ? {} : { firstByteTimeoutMs: firstByteTimeout * 1000 }),
       ...(idleTimeout === undefined ? {} : { idleTimeoutMs: idleTimeout * 1000 }),
       ...(maxRetries === undefined ? {} : { maxRetries }),
-      ...(config.serviceTier === undefined ? {} : { serviceTier: config.serviceTier as never }),
+      ...(serviceTier === undefined ? {} : { serviceTier: serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
     },
     approvalPolicy: approvalPolicy(profile, packageTools),

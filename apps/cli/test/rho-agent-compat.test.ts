@@ -74,6 +74,20 @@ describe('coming from rho-agent', () => {
     expect(readFileSync(join(onlySession(viaEnv), 'config.yaml'), 'utf8')).toMatch(/^profile: eval$/m);
   });
 
+  it('reads RHO_AGENT_PROFILE, RHO_AGENT_REASONING_EFFORT and RHO_AGENT_SERVICE_TIER when rho\'s own are not set', async () => {
+    const { home, rhoHome, work } = workspace();
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'ok' }, { type: 'response', text: 'ok' }] });
+    const env = { HOME: home, RHO_AGENT_PROFILE: 'developer', RHO_AGENT_REASONING_EFFORT: 'low', RHO_AGENT_SERVICE_TIER: 'flex' };
+    const outcome = await runRho(['--base-url', server.url, '--model', 'gpt-5-mini', 'hi'], { env, cwd: work });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(onlySession(rhoHome), 'meta.json'), 'utf8'))).toMatchObject({ profile: 'developer' });
+    expect(server.requests[0]!.body).toMatchObject({ reasoning_effort: 'low', service_tier: 'flex' });
+    const ownHome = mkdtempSync(join(home, 'own-'));
+    const own = await runRho(['--base-url', server.url, 'hi'], { env: { ...env, RHO_HOME: ownHome, RHO_PROFILE: 'readonly' }, cwd: work });
+    expect(own.code, own.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(onlySession(ownHome), 'meta.json'), 'utf8'))).toMatchObject({ profile: 'readonly' });
+  });
+
   describe("sessions in ~/.config/rho-agent/sessions", () => {
     /** Two sessions the Python rho-agent wrote (the fixtures), where its CLI kept them. */
     function withRhoAgentSessions(): ReturnType<typeof workspace> & { sessions: string } {
