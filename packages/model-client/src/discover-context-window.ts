@@ -1,8 +1,9 @@
 /**
  * Where a discovered context window was read: the OpenAI-compatible model list (vLLM,
- * OpenRouter, LM Studio, Groq), llama.cpp's `/props`, or Ollama's `/api/show`.
+ * OpenRouter, LM Studio, Groq), llama.cpp's `/props`, Ollama's `/api/show`, or `in-process` for a
+ * client that runs the model itself (the context it allocated).
  */
-export type ContextWindowEndpoint = '/v1/models' | '/props' | '/api/show';
+export type ContextWindowEndpoint = '/v1/models' | '/props' | '/api/show' | 'in-process';
 
 /** A context window the server reported. */
 export interface DiscoveredContextWindow {
