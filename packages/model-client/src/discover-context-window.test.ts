@@ -61,13 +61,26 @@ describe('discoverContextWindow', () => {
     expect(loopback.discoveryRequests.filter((request) => request.path === '/api/show').map((request) => request.body)).toEqual([{ model: 'qwen3:8b' }, { model: 'llama3.1' }]);
   });
 
+  it("asks LM Studio's /api/v0/models/<id>: the loaded context wins over the maximum", async () => {
+    const loopback = await serve({
+      models: [{ id: 'qwen2.5-7b-instruct' }],
+      lmStudioModels: [
+        { id: 'qwen2.5-7b-instruct', type: 'llm', state: 'loaded', max_context_length: 32_768, loaded_context_length: 8192 },
+        { id: 'publisher/other', type: 'llm', state: 'not-loaded', max_context_length: 131_072 },
+      ],
+    });
+    expect(await discoverContextWindow({ baseURL: loopback.url, model: 'qwen2.5-7b-instruct' })).toEqual({ tokens: 8192, endpoint: '/api/v0/models', field: 'loaded_context_length' });
+    expect(await discoverContextWindow({ baseURL: loopback.url, model: 'publisher/other' })).toEqual({ tokens: 131_072, endpoint: '/api/v0/models', field: 'max_context_length' });
+    expect(loopback.discoveryRequests.at(-1)!.path).toBe('/api/v0/models/publisher%2Fother');
+  });
+
   it('answers undefined when no endpoint tells, and caches the answer per base URL and model', async () => {
     const loopback = await serve({ models: [{ id: 'plain' }] });
     expect(await discoverContextWindow({ baseURL: loopback.url, model: 'plain' })).toBeUndefined();
     expect(await discoverContextWindow({ baseURL: `${loopback.url}/`, model: 'plain' })).toBeUndefined();
-    expect(loopback.discoveryRequests.map((request) => request.path)).toEqual(['/v1/models', '/props', '/api/show']);
+    expect(loopback.discoveryRequests.map((request) => request.path)).toEqual(['/v1/models', '/props', '/api/show', '/api/v0/models/plain']);
     await discoverContextWindow({ baseURL: loopback.url, model: 'plain', refresh: true });
-    expect(loopback.discoveryRequests).toHaveLength(6);
+    expect(loopback.discoveryRequests).toHaveLength(8);
   });
 
   it('gives up at the timeout when the server stalls, without throwing', async () => {

@@ -1,9 +1,10 @@
 /**
  * Where a discovered context window was read: the OpenAI-compatible model list (vLLM,
- * OpenRouter, LM Studio, Groq), llama.cpp's `/props`, Ollama's `/api/show`, or `in-process` for a
+ * OpenRouter, LM Studio, Groq), llama.cpp's `/props`, Ollama's `/api/show`, LM Studio's
+ * `/api/v0/models/<id>`, or `in-process` for a
  * client that runs the model itself (the context it allocated).
  */
-export type ContextWindowEndpoint = '/v1/models' | '/props' | '/api/show' | 'in-process';
+export type ContextWindowEndpoint = '/v1/models' | '/props' | '/api/show' | '/api/v0/models' | 'in-process';
 
 /** A context window the server reported. */
 export interface DiscoveredContextWindow {
@@ -44,7 +45,9 @@ const cache = new Map<string, Promise<DiscoveredContextWindow | undefined>>();
  * `max_context_length`, `context_window` or `top_provider.context_length`), llama.cpp's
  * `GET <origin>/props` (`default_generation_settings.n_ctx`, else `n_ctx`) and Ollama's
  * `POST <origin>/api/show` (the `num_ctx` parameter when set, else `model_info`'s
- * `<architecture>.context_length`). `<origin>` is the base URL without a trailing `/v1`.
+ * `<architecture>.context_length`), then LM Studio's `GET <origin>/api/v0/models/<model>`
+ * (`loaded_context_length`, else `max_context_length`). `<origin>` is the base URL without a
+ * trailing `/v1`.
  *
  * Never throws: an unreachable server, an error status, unexpected JSON or the timeout all give
  * `undefined`. Answers (including "no answer") are cached per base URL and model for the life of
@@ -98,7 +101,20 @@ async function discover(options: DiscoverContextWindowOptions): Promise<Discover
   const props = fromProps(await getJson(`${origin}/props`));
   if (props !== undefined) return props;
 
-  return fromOllamaShow(await getJson(`${origin}/api/show`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: options.model }) }));
+  const ollama = fromOllamaShow(await getJson(`${origin}/api/show`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: options.model }) }));
+  if (ollama !== undefined) return ollama;
+
+  return fromLmStudio(await getJson(`${origin}/api/v0/models/${encodeURIComponent(options.model)}`));
+}
+
+/** LM Studio's `/api/v0/models/<id>`: the context the model was loaded with, else its maximum. */
+export function fromLmStudio(document: unknown): DiscoveredContextWindow | undefined {
+  if (!isRecord(document)) return undefined;
+  for (const field of ['loaded_context_length', 'max_context_length'] as const) {
+    const tokens = positiveInteger(document[field]);
+    if (tokens !== undefined) return { tokens, endpoint: '/api/v0/models', field };
+  }
+  return undefined;
 }
 
 const LIST_FIELDS = ['max_model_len', 'context_length', 'max_context_length', 'context_window'] as const;

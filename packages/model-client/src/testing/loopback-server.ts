@@ -189,7 +189,7 @@ export interface LoopbackServer {
    * received, in order, including the ones that got an error.
    */
   readonly requests: RecordedRequest[];
-  /** Requests to the discovery endpoints (`…/models`, `/props`, `/api/show`), in order. */
+  /** Requests to the discovery endpoints (`…/models`, `/props`, `/api/show`, `/api/v0/models/<id>`), in order. */
   readonly discoveryRequests: RecordedRequest[];
   /** Appends steps to the queue. */
   push(...steps: LoopbackStep[]): void;
@@ -220,6 +220,8 @@ export interface LoopbackServerOptions {
    * function of the requested model. Without it, 404.
    */
   ollamaShow?: LoopbackDiscoveryAnswer<Record<string, unknown> | ((model: string) => Record<string, unknown> | undefined)>;
+  /** LM Studio's `GET /api/v0/models/<id>` entries (`max_context_length`, `loaded_context_length`), by id. Unknown ids get 404. */
+  lmStudioModels?: LoopbackModel[];
 }
 
 const DEFAULT_CHUNK_SIZE = 7;
@@ -231,7 +233,8 @@ const DEFAULT_CHUNK_SIZE = 7;
  * `/chat/completions` is served, so a base URL may carry a path prefix (`<origin>/cerebras/v1`).
  *
  * It also serves the endpoints servers use to describe their models, when given: the model list
- * (`GET …/models`), llama.cpp's `GET /props` and Ollama's `POST /api/show`; those requests are
+ * (`GET …/models`), llama.cpp's `GET /props`, Ollama's `POST /api/show` and LM Studio's
+ * `GET /api/v0/models/<id>`; those requests are
  * recorded in `discoveryRequests`, not `requests`.
  *
  * A request with no step left gets HTTP 500 with an error saying so, so a test fails loudly.
@@ -306,6 +309,9 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
           : { object: 'list', data: options.models.map((model) => ({ object: 'model', created: 0, owned_by: 'loopback', ...model })) };
     } else if (method === 'GET' && path === '/props') {
       answer = options.props;
+    } else if (method === 'GET' && path.startsWith('/api/v0/models/')) {
+      const id = decodeURIComponent(path.slice('/api/v0/models/'.length));
+      answer = options.lmStudioModels?.find((model) => model.id === id);
     } else if (method === 'POST' && path === '/api/show') {
       const show = options.ollamaShow;
       const requested = typeof recorded.body === 'object' && recorded.body !== null ? (recorded.body as Record<string, unknown>)['model'] : undefined;
