@@ -52,7 +52,7 @@ describe('rho --context-window', () => {
       [1000, 'discovered', 'compaction'],
       [1000, 'discovered', undefined],
     ]);
-    expect(server.discoveryRequests.map((request) => request.path)).toEqual(['/v1/models', '/props']);
+    expect(server.discoveryRequests.map((request) => request.path).sort()).toEqual(['/api/show', '/api/v0/models/my-gguf-q4', '/props', '/v1/models']);
   });
 
   it('takes the flag over the environment over the config, and saves the flag with the session', async () => {

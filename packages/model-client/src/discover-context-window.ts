@@ -40,14 +40,14 @@ export const DISCOVERY_TIMEOUT_MS = 2_000;
 const cache = new Map<string, Promise<DiscoveredContextWindow | undefined>>();
 
 /**
- * Asks the server behind `baseURL` how large `model`'s context window is. Tries, in order, the
- * model list (`GET <base>/models`: an entry's `max_model_len`, `context_length`,
- * `max_context_length`, `context_window` or `top_provider.context_length`), llama.cpp's
- * `GET <origin>/props` (`default_generation_settings.n_ctx`, else `n_ctx`) and Ollama's
- * `POST <origin>/api/show` (the `num_ctx` parameter when set, else `model_info`'s
- * `<architecture>.context_length`), then LM Studio's `GET <origin>/api/v0/models/<model>`
- * (`loaded_context_length`, else `max_context_length`). `<origin>` is the base URL without a
- * trailing `/v1`.
+ * Asks the server behind `baseURL` how large `model`'s context window is. First the model list
+ * (`GET <base>/models`: an entry's `max_model_len`, `context_length`, `max_context_length`,
+ * `context_window` or `top_provider.context_length`); when it does not tell, the servers' own
+ * endpoints together, taken in this order: llama.cpp's `GET <origin>/props`
+ * (`default_generation_settings.n_ctx`, else `n_ctx`), Ollama's `POST <origin>/api/show` (the
+ * `num_ctx` parameter when set, else `model_info`'s `<architecture>.context_length`) and LM
+ * Studio's `GET <origin>/api/v0/models/<model>` (`loaded_context_length`, else
+ * `max_context_length`). `<origin>` is the base URL without a trailing `/v1`.
  *
  * Never throws: an unreachable server, an error status, unexpected JSON or the timeout all give
  * `undefined`. Answers (including "no answer") are cached per base URL and model for the life of
@@ -98,13 +98,14 @@ async function discover(options: DiscoverContextWindowOptions): Promise<Discover
   const fromList = fromModelList(list, options.model);
   if (fromList !== undefined) return fromList;
 
-  const props = fromProps(await getJson(`${origin}/props`));
-  if (props !== undefined) return props;
-
-  const ollama = fromOllamaShow(await getJson(`${origin}/api/show`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: options.model }) }));
-  if (ollama !== undefined) return ollama;
-
-  return fromLmStudio(await getJson(`${origin}/api/v0/models/${encodeURIComponent(options.model)}`));
+  // The servers' own endpoints are asked together (one round trip more, not three), and the
+  // first that tells, in this order, wins.
+  const [props, ollama, lmStudio] = await Promise.all([
+    getJson(`${origin}/props`).then(fromProps),
+    getJson(`${origin}/api/show`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: options.model }) }).then(fromOllamaShow),
+    getJson(`${origin}/api/v0/models/${encodeURIComponent(options.model)}`).then(fromLmStudio),
+  ]);
+  return props ?? ollama ?? lmStudio;
 }
 
 /** LM Studio's `/api/v0/models/<id>`: the context the model was loaded with, else its maximum. */
