@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { ChatMessage, ChatToolCall, ContextWindowInfo, ModelClient, ModelRequest, ModelToolCall, Usage } from '@rho/model-client';
-import { ModelApiError, resolveContextWindow, RhoError } from '@rho/model-client';
+import { ModelApiError, RhoError } from '@rho/model-client';
 import type { CompactResult } from './compaction.js';
 import { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, messagesToKeep, SUMMARY_PREFIX } from './compaction.js';
+import { ContextWindowResolver } from './context-window-resolver.js';
 import type { Agent, ApprovalDecision } from './agent.js';
 import type { ControlChannel } from './control-channel.js';
 import { FileControlChannel } from './control-channel.js';
@@ -123,8 +124,7 @@ export class Session {
   private running = false;
   private runStartedAt = 0;
   private readonly heldLock: SessionLock | undefined;
-  private windowInfo: ContextWindowInfo | undefined;
-  private windowPending: Promise<ContextWindowInfo> | undefined;
+  private readonly window: ContextWindowResolver;
 
   constructor(agent: Agent, options: SessionOptions = {}) {
     this.agent = agent;
@@ -140,6 +140,7 @@ export class Session {
     this.budgets = options.budgets ?? agent.budgets;
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.heldLock = options.lock;
+    this.window = new ContextWindowResolver(agent.compaction, this.client);
   }
 
   /** Whether a run is in progress. */
@@ -310,40 +311,20 @@ export class Session {
 
   /** The context window used for automatic compaction, once resolved (the first run resolves it). */
   get contextWindow(): number | undefined {
-    return this.windowInfo?.tokens;
+    return this.window.info?.tokens;
   }
 
   /** The context window and where it came from (flag, env, config, discovered, table, default), once resolved. */
   get contextWindowInfo(): ContextWindowInfo | undefined {
-    return this.windowInfo;
+    return this.window.info;
   }
 
   /**
    * Resolves the context window once per session: the agent's setting, else the server's answer
    * (bounded by a short timeout), the table of known models, the default. Never throws.
    */
-  async resolveContextWindow(signal?: AbortSignal): Promise<ContextWindowInfo> {
-    if (this.windowInfo !== undefined) return this.windowInfo;
-    this.windowPending ??= (async () => {
-      const { contextWindow, contextWindowSource = 'config', contextWindows, discover = true } = this.agent.compaction;
-      const client = this.client;
-      const info = await resolveContextWindow({
-        model: client.model,
-        ...(contextWindow === undefined ? {} : { explicit: { tokens: contextWindow, source: contextWindowSource } }),
-        ...(contextWindows === undefined ? {} : { perModel: contextWindows }),
-        ...(discover && client.discoverContextWindow !== undefined ? { discover: () => client.discoverContextWindow!(signal) } : {}),
-      });
-      // A cancelled run's discovery was cut short: the next run asks again.
-      if (signal?.aborted !== true) this.windowInfo = info;
-      return info;
-    })().finally(() => {
-      this.windowPending = undefined;
-    });
-    return this.windowPending;
-  }
-
-  private windowFields(): { context_window?: number; context_window_source?: string } {
-    return this.windowInfo === undefined ? {} : { context_window: this.windowInfo.tokens, context_window_source: this.windowInfo.source };
+  resolveContextWindow(signal?: AbortSignal): Promise<ContextWindowInfo> {
+    return this.window.resolve(signal);
   }
 
   private async compactionDue(signal: AbortSignal): Promise<boolean> {
@@ -363,7 +344,7 @@ export class Session {
       messages: [{ role: 'system', content: this.agent.systemPrompt }, ...this.state.messages, { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` }],
       ...(this.agent.registry.size > 0 ? { tools: this.agent.registry.specs() } : {}),
     };
-    this.state.append({ type: 'llm_start', model: this.client.model, context_size: tokensBefore, ...this.windowFields(), purpose: 'compaction' });
+    this.state.append({ type: 'llm_start', model: this.client.model, context_size: tokensBefore, ...this.window.traceFields(), purpose: 'compaction' });
     const started = performance.now();
     let summary: string;
     let ended = false;
@@ -418,7 +399,7 @@ export class Session {
       ...(withTools && this.agent.registry.size > 0 ? { tools: this.agent.registry.specs() } : {}),
     };
     const model = this.client.model;
-    this.state.append({ type: 'llm_start', model, context_size: this.state.lastInputTokens ?? this.state.estimateTokens(this.agent.systemPrompt), ...this.windowFields() });
+    this.state.append({ type: 'llm_start', model, context_size: this.state.lastInputTokens ?? this.state.estimateTokens(this.agent.systemPrompt), ...this.window.traceFields() });
     const started = performance.now();
     let text = '';
     let refusal = '';
