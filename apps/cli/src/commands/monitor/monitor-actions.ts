@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
 import { FileOperatorChannel, SessionStore } from '@rho/core';
 import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
@@ -25,27 +26,51 @@ export function requireDirectory(directory: string, explicit: boolean): void {
 /**
  * `ps`: every session as a JSON array with `json` (or the newest `limit`), else a table of the
  * newest `limit` sessions plus any older ones that are still active, so a long-running agent
- * never drops out of sight.
+ * never drops out of sight. With `rhoAgentDirectory`, the Python rho-agent's sessions follow,
+ * marked (`source: "rho-agent"` in JSON, their own titled table otherwise).
  */
-export function psAction(directory: string, options: { json: boolean; limit?: number }, io: MonitorIo): number {
+export function psAction(directory: string, options: { json: boolean; limit?: number; rhoAgentDirectory?: string }, io: MonitorIo): number {
   const all = listSessions(directory);
+  // The Python rho-agent's sessions, listed after rho's and marked as such.
+  const legacyDirectory = options.rhoAgentDirectory !== undefined && resolve(options.rhoAgentDirectory) !== resolve(directory) && isDirectory(options.rhoAgentDirectory) ? options.rhoAgentDirectory : undefined;
+  const legacy = legacyDirectory === undefined ? [] : listSessions(legacyDirectory);
   if (options.json) {
     const chosen = options.limit === undefined ? all : all.slice(0, options.limit);
-    io.out(`${JSON.stringify(chosen.map(toJson))}\n`);
+    const chosenLegacy = options.limit === undefined ? legacy : legacy.slice(0, options.limit);
+    io.out(`${JSON.stringify([...chosen.map(toJson), ...chosenLegacy.map((session) => ({ ...toJson(session), source: 'rho-agent' }))])}\n`);
+    return MONITOR_EXIT.ok;
+  }
+  if (legacy.length > 0) {
+    if (all.length === 0) io.out(`No sessions found in ${directory}\n`);
+    else psTable(all, options.limit, io);
+    io.out(`\nSessions of rho-agent (${legacyDirectory}):\n`);
+    psTable(legacy, options.limit, io);
     return MONITOR_EXIT.ok;
   }
   if (all.length === 0) {
     io.out(`No sessions found in ${directory}\n`);
     return MONITOR_EXIT.ok;
   }
-  const limit = options.limit ?? all.length;
-  const shown = all.filter((session, index) => index < limit || ACTIVE_STATUSES.has(session.status));
+  psTable(all, options.limit, io);
+  return MONITOR_EXIT.ok;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The newest `limit` sessions plus any older ones still active, then what could not be read. */
+function psTable(all: MonitoredSession[], limit: number | undefined, io: MonitorIo): void {
+  const shown = all.filter((session, index) => index < (limit ?? all.length) || ACTIVE_STATUSES.has(session.status));
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   io.out(`${formatSessionTable(shown, { color: io.color, width })}\n`);
   if (shown.length < all.length) io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
   // Sessions that cannot be read are listed (status unknown), and why is said here.
   for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
-  return MONITOR_EXIT.ok;
 }
 
 /** A listed session in `ps --json`: the meta.json field names (snake_case), plus the live status. */
