@@ -1,0 +1,75 @@
+/**
+ * The program of a query process (see `sql-executor.ts`), run with `node -e` (CommonJS, so `require` loads the SQLite engine by its resolved path).
+ * It is plain JavaScript kept as text so that the same code runs from `src` under test and from
+ * `dist` when installed, without a second build output. argv[1]: the resolved path of
+ * better-sqlite3 (used before Node 24; from Node 24 on, Node's own `node:sqlite`, because
+ * better-sqlite3 objects reclaimed by the garbage collector abort Node 24 processes).
+ *
+ * Messages in: `{ id, path, sql, maxRows }`. Out: `{ id, ok: true, columns, rows }` or
+ * `{ id, ok: false, message }`. Integers stay exact (bigint); the channel uses Node's advanced
+ * serialization, which carries bigint and Uint8Array.
+ */
+export const QUERY_WORKER_SOURCE = String.raw`
+const betterSqlitePath = process.argv[1];
+const useNodeSqlite = Number(process.versions.node.split('.')[0]) >= 24;
+const databases = new Map();
+
+function open(path) {
+  let database = databases.get(path);
+  if (database !== undefined) return database;
+  if (useNodeSqlite) {
+    const { DatabaseSync } = require('node:sqlite');
+    const native = new DatabaseSync(path, { readOnly: true });
+    native.exec('PRAGMA query_only = ON');
+    database = {
+      query(sql, maxRows) {
+        const statement = native.prepare(sql);
+        const columns = statement.columns().map((column) => column.name);
+        if (columns.length === 0) throw new Error('the statement returns no rows; only a query (SELECT or WITH ... SELECT) can be evaluated');
+        statement.setReadBigInts(true);
+        if (typeof statement.setReturnArrays === 'function') statement.setReturnArrays(true);
+        const rows = [];
+        for (const row of statement.iterate()) {
+          rows.push(Array.isArray(row) ? row : Object.values(row));
+          if (rows.length > maxRows) throw new Error('the query returned more than ' + maxRows + ' rows');
+        }
+        return { columns, rows };
+      },
+    };
+  } else {
+    const Database = require(betterSqlitePath);
+    const native = new Database(path, { readonly: true, fileMustExist: true });
+    native.pragma('query_only = ON');
+    database = {
+      query(sql, maxRows) {
+        const statement = native.prepare(sql);
+        if (!statement.reader) throw new Error('the statement returns no rows; only a query (SELECT or WITH ... SELECT) can be evaluated');
+        if (!statement.readonly) throw new Error('the statement would write to the database');
+        statement.raw(true);
+        statement.safeIntegers(true);
+        const columns = statement.columns().map((column) => column.name);
+        const rows = [];
+        for (const row of statement.iterate()) {
+          rows.push(row);
+          if (rows.length > maxRows) throw new Error('the query returned more than ' + maxRows + ' rows');
+        }
+        return { columns, rows };
+      },
+    };
+  }
+  databases.set(path, database);
+  return database;
+}
+
+process.on('message', (message) => {
+  let reply;
+  try {
+    const { columns, rows } = open(message.path).query(message.sql, message.maxRows);
+    reply = { id: message.id, ok: true, columns, rows };
+  } catch (error) {
+    reply = { id: message.id, ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+  process.send(reply);
+});
+process.on('disconnect', () => process.exit(0));
+`;
