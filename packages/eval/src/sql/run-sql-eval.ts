@@ -171,6 +171,10 @@ async function runQuestion(question: SqlQuestion, options: SqlEvalOptions, store
     tools: [...tools, submit.tool],
     workingDir,
     budgets,
+    // Unattended, as the original ran BIRD with auto-approve: nobody is there to answer, and the
+    // tools are read-only by construction (the database tool runs every statement in a
+    // read-only connection under the readonly profile; submit_sql only records).
+    approvalPolicy: () => false,
     ...(options.createClient === undefined ? {} : { client: () => options.createClient!(question) }),
     ...(options.clientOptions === undefined ? {} : { clientOptions: options.clientOptions }),
   });

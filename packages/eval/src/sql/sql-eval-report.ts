@@ -62,7 +62,10 @@ export interface SqlEvalReport {
 const DIFFICULTY_ORDER = ['simple', 'moderate', 'challenging'];
 
 /** Builds the report of a run from its results. */
-export function buildSqlEvalReport(header: SqlRunHeader, results: readonly SqlQuestionResult[], options: { resultsPath: string; planned?: number }): SqlEvalReport {
+export function buildSqlEvalReport(header: SqlRunHeader, unordered: readonly SqlQuestionResult[], options: { resultsPath: string; planned?: number }): SqlEvalReport {
+  // Results are written as questions finish; reports list them by id, so two reports of the
+  // same results (one returned by the run, one rebuilt from its file) are equal.
+  const results = [...unordered].sort((a, b) => a.question_id.localeCompare(b.question_id, 'en', { numeric: true }));
   const planned = options.planned ?? results.length;
   const statuses = Object.fromEntries(SQL_RESULT_STATUSES.map((status) => [status, 0])) as Record<SqlResultStatus, number>;
   const usage: SqlEvalUsage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0 };

@@ -30,6 +30,8 @@ export interface SqlExecutor {
 interface Worker {
   child: ChildProcess;
   busy: boolean;
+  /** Resolves when the process has loaded SQLite (false when it died first). */
+  ready: Promise<boolean>;
 }
 
 /**
@@ -55,7 +57,16 @@ export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor
     const child = spawn(process.execPath, ['-e', QUERY_WORKER_SOURCE, betterSqlitePath], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
     // Drained so a chatty process cannot block on a full pipe; kept for error messages.
     child.stderr?.resume();
-    const worker: Worker = { child, busy: false };
+    const ready = new Promise<boolean>((resolve) => {
+      const onMessage = (message: { ready?: boolean }) => {
+        if (message.ready !== true) return;
+        child.off('message', onMessage);
+        resolve(true);
+      };
+      child.on('message', onMessage);
+      child.once('exit', () => resolve(false));
+    });
+    const worker: Worker = { child, busy: false, ready };
     workers.add(worker);
     child.once('exit', () => workers.delete(worker));
     return worker;
@@ -100,6 +111,11 @@ export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor
       if (closed) return { ok: false, kind: 'error', message: 'the executor is closed' };
       const worker = await acquire();
       const id = nextId++;
+      // The timeout is the query's own: it starts once the process can run it.
+      if (!(await worker.ready)) {
+        release(worker, false);
+        return { ok: false, kind: 'error', message: 'the query process could not start SQLite (is better-sqlite3 installed?)' };
+      }
       return new Promise<SqlQueryOutcome>((resolve) => {
         const { child } = worker;
         let settled = false;

@@ -5,8 +5,8 @@
  * better-sqlite3 (used before Node 24; from Node 24 on, Node's own `node:sqlite`, because
  * better-sqlite3 objects reclaimed by the garbage collector abort Node 24 processes).
  *
- * Messages in: `{ id, path, sql, maxRows }`. Out: `{ id, ok: true, columns, rows }` or
- * `{ id, ok: false, message }`. Integers stay exact (bigint); the channel uses Node's advanced
+ * Messages in: `{ id, path, sql, maxRows }`. Out: `{ ready: true }` once, when it can take
+ * queries; then `{ id, ok: true, columns, rows }` or `{ id, ok: false, message }` per query. Integers stay exact (bigint); the channel uses Node's advanced
  * serialization, which carries bigint and Uint8Array.
  */
 export const QUERY_WORKER_SOURCE = String.raw`
@@ -72,4 +72,7 @@ process.on('message', (message) => {
   process.send(reply);
 });
 process.on('disconnect', () => process.exit(0));
+// Loading the engine first, so a query's timeout never counts this process's start-up.
+if (!useNodeSqlite) require(betterSqlitePath);
+process.send({ ready: true });
 `;
