@@ -63,7 +63,7 @@ export interface SqlEvalOptions {
   resume?: boolean;
   /** Where each question's session directory goes (the CLI uses `$RHO_HOME/sessions`). */
   sessionsDir: string;
-  /** Only the first N questions of the dataset. */
+  /** Only the first N questions of the dataset (a resumed run keeps its own unless this is given). */
   limit?: number;
   /** Questions in flight at once (default 4). */
   concurrency?: number;
@@ -93,8 +93,10 @@ export interface SqlEvalOptions {
 export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport> {
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) throw new ConfigError({ message: `limit must be a whole number of questions, 1 or more (got ${options.limit}).` });
-  const selected = options.limit === undefined ? options.dataset.questions : options.dataset.questions.slice(0, options.limit);
   const { header, finished, writer } = openResults(options);
+  // A resumed run keeps the limit it was started with, unless one is given again.
+  const limit = options.limit ?? header.limit;
+  const selected = limit === undefined ? options.dataset.questions : options.dataset.questions.slice(0, limit);
   const selectedIds = new Set(selected.map((question) => question.id));
   const results = new Map(finished.filter((result) => selectedIds.has(result.question_id)).map((result) => [result.question_id, result]));
   const pending = selected.filter((question) => !results.has(question.id));
@@ -144,7 +146,7 @@ function openResults(options: SqlEvalOptions): { header: SqlRunHeader; finished:
     if (stranger !== undefined) throw new ConfigError({ message: `${options.resultsPath} has question ${stranger.question_id}, which the dataset ${options.dataset.path} does not: it belongs to another version of the dataset.` });
     return { header, finished: results, writer: reopenSqlResultsFile(options.resultsPath, wholeLength) };
   }
-  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, model: options.model, started_at: new Date().toISOString() };
+  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, model: options.model, started_at: new Date().toISOString(), ...(options.limit === undefined ? {} : { limit: options.limit }) };
   return { header, finished: [], writer: createSqlResultsFile(options.resultsPath, header) };
 }
 

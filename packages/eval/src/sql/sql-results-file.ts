@@ -41,6 +41,8 @@ export interface SqlRunHeader {
   model: string;
   /** When the run was first started (UTC ISO-8601). */
   started_at: string;
+  /** The run's `limit` (first N questions), when it had one; a resume keeps it. */
+  limit?: number;
 }
 
 /** One line per finished question, appended as soon as it finishes. */
