@@ -5,7 +5,7 @@ export type SqlValue = null | number | bigint | string | Uint8Array;
 export interface CompareResultSetsOptions {
   /**
    * Reals are compared after rounding to this many decimal places (default 6), so that the same
-   * SUM or AVG computed in another order (1.0508050242648312 vs 1.0508050242648314) still
+   * SUM or AVG computed in another order (1.0508050242648312 vs 1.0508050242648173) still
    * matches. `null` compares reals exactly, as BIRD's own script does.
    */
   floatDecimals?: number | null;

@@ -93,6 +93,8 @@ export interface SqlEvalOptions {
 export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport> {
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) throw new ConfigError({ message: `limit must be a whole number of questions, 1 or more (got ${options.limit}).` });
+  // Made first: it fails at once when no SQLite engine is installed, before a results file exists.
+  const executor = createSqlExecutor({ timeoutMs: options.queryTimeoutMs ?? 30_000, maxProcesses: concurrency });
   const { header, finished, writer } = openResults(options);
   // A resumed run keeps the limit it was started with, unless one is given again.
   const limit = options.limit ?? header.limit;
@@ -100,7 +102,6 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
   const selectedIds = new Set(selected.map((question) => question.id));
   const results = new Map(finished.filter((result) => selectedIds.has(result.question_id)).map((result) => [result.question_id, result]));
   const pending = selected.filter((question) => !results.has(question.id));
-  const executor = createSqlExecutor({ timeoutMs: options.queryTimeoutMs ?? 30_000, maxProcesses: concurrency });
   const store = new SessionStore(options.sessionsDir);
   const tally = { correct: [...results.values()].filter((result) => result.correct).length, cost: [...results.values()].reduce((sum, result) => sum + result.usage.cost_usd, 0) };
   options.onEvent?.({ type: 'eval_start', total: selected.length, done: results.size, correct: tally.correct, cost_usd: tally.cost, concurrency, results_path: options.resultsPath });

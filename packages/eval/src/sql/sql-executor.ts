@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { ConfigError } from '@rho/core';
 import type { SqlValue } from './compare-result-sets.js';
 import { QUERY_WORKER_SOURCE } from './internal/query-worker-source.js';
 
@@ -35,11 +36,25 @@ interface Worker {
 }
 
 /**
+ * Where better-sqlite3 is (resolved here, where it is a peer, and passed by path to the query
+ * processes); empty on Node 24 and later, which use `node:sqlite`.
+ */
+function resolveBetterSqlite(): string {
+  if (Number(process.versions.node.split('.')[0]) >= 24) return '';
+  try {
+    return createRequire(import.meta.url).resolve('better-sqlite3');
+  } catch (error) {
+    throw new ConfigError({ message: `Evaluating SQL needs SQLite: install better-sqlite3 next to rho (npm install better-sqlite3), or use Node 24 or newer, which has node:sqlite. (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`, cause: error });
+  }
+}
+
+/**
  * Creates an executor whose queries run in separate Node processes, each holding read-only
  * connections (SQLite's read-only open plus `PRAGMA query_only`; one statement per query, and
  * statements that could write are refused). SQLite cannot interrupt a running step from another
  * thread through these bindings, so a query that outlives its timeout is ended by killing its
- * process; the next query gets a fresh one.
+ * process; the next query gets a fresh one. Throws a `ConfigError` when no SQLite engine is
+ * installed (better-sqlite3 before Node 24).
  */
 export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor {
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -47,13 +62,11 @@ export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor
   const maxRows = options.maxRows ?? 200_000;
   const workers = new Set<Worker>();
   const waiting: ((worker: Worker) => void)[] = [];
-  let nextId = 0;
+ let nextId = 0;
   let closed = false;
-  let betterSqlitePath: string | undefined;
+  const betterSqlitePath = resolveBetterSqlite();
 
   function spawnWorker(): Worker {
-    // Resolved here, where better-sqlite3 is a dependency, and passed by path to the process.
-    betterSqlitePath ??= createRequire(import.meta.url).resolve('better-sqlite3');
     const child = spawn(process.execPath, ['-e', QUERY_WORKER_SOURCE, betterSqlitePath], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
     // Drained so a chatty process cannot block on a full pipe; kept for error messages.
     child.stderr?.resume();
