@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compareResultSets } from '../src/sql/compare-result-sets.js';
 import type { SqlValue } from '../src/sql/compare-result-sets.js';
@@ -6,6 +6,38 @@ import { loadSqlDataset, SQL_DIFFICULTIES } from '../src/sql/sql-dataset.js';
 import { createSqlExecutor } from '../src/sql/sql-executor.js';
 
 const dataset = loadSqlDataset('chinook');
+
+/** A read-only connection with the engine rho uses on this Node (better-sqlite3 objects abort Node 24 when collected). */
+interface Connection {
+  rows(sql: string): SqlValue[][];
+  exec(sql: string): void;
+  close(): void;
+}
+function openReadonly(path: string): Connection {
+  const require = createRequire(import.meta.url);
+  if (Number(process.versions.node.split('.')[0]) >= 24) {
+    const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string, options: { readOnly: boolean }) => { prepare(sql: string): { setReadBigInts(on: boolean): void; setReturnArrays(on: boolean): void; all(): SqlValue[][] }; exec(sql: string): void; close(): void } };
+    const database = new DatabaseSync(path, { readOnly: true });
+    return {
+      rows(sql) {
+        const statement = database.prepare(sql);
+        statement.setReadBigInts(true);
+        statement.setReturnArrays(true);
+        return statement.all();
+      },
+      exec: (sql) => database.exec(sql),
+      close: () => database.close(),
+    };
+  }
+  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+  const database = new Database(path, { readonly: true });
+  database.defaultSafeIntegers(true);
+  return {
+    rows: (sql) => database.prepare(sql).raw(true).all() as SqlValue[][],
+    exec: (sql) => void database.exec(sql),
+    close: () => void database.close(),
+  };
+}
 const executor = createSqlExecutor({ maxProcesses: 2 });
 afterAll(() => executor.close());
 
@@ -32,15 +64,13 @@ describe('the bundled chinook set', () => {
   it('has gold results that do not depend on the order SQLite happens to scan rows in', () => {
     // PRAGMA reverse_unordered_selects makes SQLite scan in the other order wherever the query
     // leaves order open: a LIMIT that cuts through ties, or a GROUP BY picking any row, changes.
-    const database = new Database(dataset.questions[0]!.databasePath, { readonly: true });
-    database.defaultSafeIntegers(true);
+    const database = openReadonly(dataset.questions[0]!.databasePath);
     try {
       for (const question of dataset.questions) {
-        const run = () => database.prepare(question.goldSql).raw(true).all() as SqlValue[][];
-        database.pragma('reverse_unordered_selects = OFF');
-        const forward = run();
-        database.pragma('reverse_unordered_selects = ON');
-        const reversed = run();
+        database.exec('PRAGMA reverse_unordered_selects = OFF');
+        const forward = database.rows(question.goldSql);
+        database.exec('PRAGMA reverse_unordered_selects = ON');
+        const reversed = database.rows(question.goldSql);
         expect(compareResultSets(reversed, forward), `question ${question.id}`).toEqual({ equal: true });
       }
     } finally {
@@ -49,7 +79,7 @@ describe('the bundled chinook set', () => {
   });
 
   it('has no tie at the cut of any ORDER BY ... LIMIT n', () => {
-    const database = new Database(dataset.questions[0]!.databasePath, { readonly: true });
+    const database = openReadonly(dataset.questions[0]!.databasePath);
     let checked = 0;
     try {
       for (const question of dataset.questions) {
@@ -60,7 +90,7 @@ describe('the bundled chinook set', () => {
         }
         const [, , from, key, direction, limit] = match;
         // The ordering key of the first n + 1 rows: the n-th and the next must differ.
-        const keys = database.prepare(`SELECT ${key} FROM ${from} ORDER BY ${key} ${direction} LIMIT ${Number(limit) + 1}`).pluck().all();
+        const keys = database.rows(`SELECT ${key} FROM ${from} ORDER BY ${key} ${direction} LIMIT ${Number(limit) + 1}`).map((row) => row[0]);
         if (keys.length > Number(limit)) expect(keys[Number(limit)], `question ${question.id} has a tie at its LIMIT`).not.toEqual(keys[Number(limit) - 1]);
         checked += 1;
       }

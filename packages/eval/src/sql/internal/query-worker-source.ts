@@ -14,6 +14,37 @@ const betterSqlitePath = process.argv[1];
 const useNodeSqlite = Number(process.versions.node.split('.')[0]) >= 24;
 const databases = new Map();
 
+// Whether anything but blanks and comments follows the first statement's ';' (quotes skipped).
+// better-sqlite3 refuses a second statement itself; node:sqlite would run the first and ignore
+// the rest, so a query is refused rather than graded on its first statement.
+function hasSecondStatement(sql) {
+  let index = 0;
+  let ended = false;
+  while (index < sql.length) {
+    const char = sql[index];
+    if (char === "'" || char === '"' || char === '\x60' || char === '[') {
+      if (ended) return true;
+      const close = char === '[' ? ']' : char;
+      index = sql.indexOf(close, index + 1);
+      if (index === -1) return false;
+      index += 1;
+    } else if (char === '-' && sql[index + 1] === '-') {
+      const end = sql.indexOf('\n', index);
+      index = end === -1 ? sql.length : end + 1;
+    } else if (char === '/' && sql[index + 1] === '*') {
+      const end = sql.indexOf('*/', index + 2);
+      index = end === -1 ? sql.length : end + 2;
+    } else if (char === ';') {
+      ended = true;
+      index += 1;
+    } else {
+      if (ended && !/\s/.test(char)) return true;
+      index += 1;
+    }
+  }
+  return false;
+}
+
 function open(path) {
   let database = databases.get(path);
   if (database !== undefined) return database;
@@ -23,6 +54,7 @@ function open(path) {
     native.exec('PRAGMA query_only = ON');
     database = {
       query(sql, maxRows) {
+        if (hasSecondStatement(sql)) throw new Error('the query holds more than one statement; submit one');
         const statement = native.prepare(sql);
         const columns = statement.columns().map((column) => column.name);
         if (columns.length === 0) throw new Error('the statement returns no rows; only a query (SELECT or WITH ... SELECT) can be evaluated');
