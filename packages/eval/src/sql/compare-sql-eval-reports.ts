@@ -5,7 +5,9 @@ import { table } from './internal/text-table.js';
 
 /** A question whose outcome differs between two runs. */
 export interface SqlFlip {
+  /** The question. */
   question_id: string;
+  /** Its difficulty label. */
   difficulty: string;
   /** Outcome in the first run. */
   before: SqlResultStatus;
@@ -17,7 +19,9 @@ export interface SqlFlip {
 export interface SqlAccuracyDelta {
   /** Questions present in both runs. */
   questions: number;
+  /** Accuracy of the first run. */
   before: number;
+  /** Accuracy of the second run. */
   after: number;
   /** after - before, in accuracy points (0.05 = five percentage points). */
   delta: number;
@@ -25,17 +29,21 @@ export interface SqlAccuracyDelta {
 
 /** How two runs differ. */
 export interface SqlEvalComparison {
+  /** The first run (A). */
   before: { dataset: string; model: string; results_path: string };
+  /** The second run (B). */
   after: { dataset: string; model: string; results_path: string };
   /** Over the questions both runs have, so an incomplete run compares fairly. */
   overall: SqlAccuracyDelta;
+  /** The same, by difficulty label. */
   by_difficulty: Record<string, SqlAccuracyDelta>;
   /** Wrong before, right after. */
   fixed: SqlFlip[];
   /** Right before, wrong after. */
   broken: SqlFlip[];
-  /** Question ids only one run has. */
+  /** Question ids only the first run has. */
   only_before: string[];
+  /** Question ids only the second run has. */
   only_after: string[];
   /** Cost of each run, in USD. */
   cost_usd: { before: number; after: number };

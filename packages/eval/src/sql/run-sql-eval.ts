@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { Budgets, ModelClient, ModelClientOptions, RunResult } from '@rho/core';
-import { Agent, ConfigError, RhoError, SessionStore } from '@rho/core';
+import { Agent, ConfigError, SessionStore } from '@rho/core';
 import { builtinProfile } from '@rho/permissions';
 import { closeDbTools, dbTools, parseDatabaseConfig } from '@rho/tools-db';
 import type { CompareResultSetsOptions } from './compare-result-sets.js';
@@ -23,25 +23,44 @@ export type SqlEvalEvent =
       total: number;
       /** Questions already finished in the results file (a resumed run), not run again. */
       done: number;
+      /** Correct among those. */
       correct: number;
+      /** Their cost in USD. */
       cost_usd: number;
+      /** Questions in flight at once. */
       concurrency: number;
+      /** The results file. */
       results_path: string;
     }
-  | { type: 'question_start'; question_id: string; session_id: string }
+  | {
+      type: 'question_start';
+      /** The question. */
+      question_id: string;
+      /** Its session's id. */
+      session_id: string;
+    }
   | {
       type: 'question_end';
+      /** The line just appended to the results file. */
       result: SqlQuestionResult;
       /** Finished so far, resumed ones included. */
       done: number;
+      /** Questions selected for the run. */
       total: number;
+      /** Correct so far. */
       correct: number;
       /** Running accuracy over the finished questions. */
       accuracy: number;
       /** Running cost in USD, resumed ones included. */
       cost_usd: number;
     }
-  | { type: 'eval_end'; report: SqlEvalReport; interrupted: boolean };
+  | {
+      type: 'eval_end';
+      /** The report of the run (incomplete when interrupted). */
+      report: SqlEvalReport;
+      /** Whether `signal` stopped the run before every question was done. */
+      interrupted: boolean;
+    };
 
 /** Options of {@link runSqlEval}. */
 export interface SqlEvalOptions {
@@ -194,7 +213,7 @@ async function runQuestion(question: SqlQuestion, options: SqlEvalOptions, store
   try {
     run = await agent.createSession({ id, directory }).run(sqlQuestionPrompt(question, { evidence: options.useEvidence !== false }), { signal: controller.signal });
   } catch (error) {
-    failure = RhoError.isInstance(error) || error instanceof Error ? error.message : String(error);
+    failure = error instanceof Error ? error.message : String(error);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', stop);

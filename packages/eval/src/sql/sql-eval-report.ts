@@ -11,6 +11,7 @@ export const SQL_REPORT_FORMAT = 'rho-sql-eval-report/1';
 export interface SqlAccuracy {
   /** Questions with a result. */
   total: number;
+  /** Questions answered correctly. */
   correct: number;
   /** correct / total, 0 when there is none. */
   accuracy: number;
@@ -18,15 +19,25 @@ export interface SqlAccuracy {
 
 /** A question that was not answered correctly, with what is needed to see why. */
 export interface SqlFailure {
+  /** The dataset's `question_id`. */
   question_id: string;
+  /** The dataset's `db_id`. */
   db_id: string;
+  /** The difficulty label. */
   difficulty: string;
+  /** The question's text. */
   question: string;
+  /** How it ended. */
   status: SqlResultStatus;
+  /** Why it is not correct. */
   detail?: string;
+  /** The evaluated query, or null when there was none. */
   predicted_sql: string | null;
+  /** The gold query. */
   gold_sql: string;
+  /** The question's session id (`rho export <id>`). */
   session_id: string;
+  /** The session's `trace.jsonl`. */
   trace_path: string;
 }
 
@@ -34,8 +45,11 @@ export interface SqlFailure {
 export interface SqlEvalReport {
   /** {@link SQL_REPORT_FORMAT}. */
   format: string;
+  /** Dataset name. */
   dataset: string;
+  /** The model the questions were put to. */
   model: string;
+  /** When the run was first started (UTC ISO-8601). */
   started_at: string;
   /** The results file the report was made from. */
   results_path: string;

@@ -21,15 +21,21 @@ export const SQL_RESULT_STATUSES: readonly SqlResultStatus[] = ['correct', 'inco
 
 /** Token and cost totals. */
 export interface SqlEvalUsage {
+  /** Input tokens, cached ones included (as OpenAI counts them). */
   input_tokens: number;
+  /** Output tokens, reasoning included. */
   output_tokens: number;
+  /** Input tokens served from the provider's cache. */
   cached_tokens: number;
+  /** Reasoning tokens. */
   reasoning_tokens: number;
+  /** Cost in USD of the calls whose model has a known price. */
   cost_usd: number;
 }
 
 /** First line of a results file: what the run is. */
 export interface SqlRunHeader {
+  /** Discriminant. */
   type: 'run';
   /** {@link SQL_RESULTS_FORMAT}. */
   format: string;
@@ -47,11 +53,17 @@ export interface SqlRunHeader {
 
 /** One line per finished question, appended as soon as it finishes. */
 export interface SqlQuestionResult {
+  /** Discriminant. */
   type: 'result';
+  /** The dataset's `question_id`. */
   question_id: string;
+  /** The dataset's `db_id`. */
   db_id: string;
+  /** `simple`, `moderate`, `challenging` or `unlabelled`. */
   difficulty: string;
+  /** The question's text. */
   question: string;
+  /** How the question ended. */
   status: SqlResultStatus;
   /** Whether the predicted rows matched the gold rows. */
   correct: boolean;
@@ -61,6 +73,7 @@ export interface SqlQuestionResult {
   predicted_sql: string | null;
   /** Where the query came from. */
   answer_source: SqlAnswerSource | null;
+  /** The dataset's gold query. */
   gold_sql: string;
   /** The question's session: `rho export <id>` turns it into an ATIF trajectory. */
   session_id: string;
@@ -78,6 +91,7 @@ export interface SqlQuestionResult {
 
 /** What a results file holds. */
 export interface SqlResultsContent {
+  /** The run line. */
   header: SqlRunHeader;
   /** One per finished question; a question listed twice keeps its last line. */
   results: SqlQuestionResult[];
@@ -128,7 +142,9 @@ export function readSqlResults(path: string): SqlResultsContent {
 
 /** Appends results to a file, one whole line per write, synced so a crash keeps finished questions. */
 export interface SqlResultsWriter {
+  /** Appends one result as one line and syncs it to disk. */
   append(result: SqlQuestionResult): void;
+  /** Closes the file; later appends are ignored. */
   close(): void;
 }
 
