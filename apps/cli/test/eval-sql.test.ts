@@ -116,6 +116,52 @@ describe('rho eval sql (built binary, loopback model)', () => {
     expect(report).toMatchObject({ complete: true, planned: 6, overall: { total: 6, correct: 6 } });
   });
 
+  it('stops on Ctrl+C with exit 130 and a resume hint, keeping what finished', async () => {
+    server = await startLoopbackServer({ respond: model({ hang: new Set([chinook.questions[2]!.id]) }) });
+    const { env, dir } = home();
+    const output = join(dir, 'run.jsonl');
+    const interrupted = await runRho(['eval', 'sql', '--dataset', 'chinook', '--limit', '4', '--concurrency', '1', '--base-url', server.url, '--output', output], {
+      env,
+      onSpawn: (child) => {
+        // Once two questions are written the third hangs in its model call: interrupt then.
+        let sent = false;
+        const check = () => {
+          const lines = existsSync(output) ? readFileSync(output, 'utf8').split('\n').filter((line) => line.trim() !== '') : [];
+          if (lines.length === 3 && !sent) {
+            sent = true;
+            watcher.close();
+            child.kill('SIGINT');
+          }
+        };
+        const watcher = watch(dir, check);
+        check();
+      },
+    });
+    expect(interrupted.code).toBe(130);
+    expect(interrupted.stderr).toContain(`Interrupted after 2 of 4 questions. Continue with: rho eval sql --resume ${output}`);
+    expect(interrupted.stdout).toContain('(incomplete: 2 of 4 questions)');
+    expect(readFileSync(output, 'utf8').trimEnd().split('\n')).toHaveLength(3);
+  });
+
+  it('exits 1 when every question failed in its session (a wrong key), keeping the run resumable', async () => {
+    server = await startLoopbackServer({ respond: () => ({ type: 'http_error', status: 401, message: 'Incorrect API key provided' }) });
+    const { env, dir } = home();
+    const output = join(dir, 'run.jsonl');
+    const outcome = await runRho(['eval', 'sql', '--dataset', 'chinook', '--limit', '2', '--base-url', server.url, '--output', output], { env });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain('every question failed in its session');
+    expect(outcome.stderr).toContain('Incorrect API key provided');
+    expect(outcome.stdout).toContain('outcomes: agent_error 2');
+    await server.close();
+
+    // with the key fixed, a resume runs the failed questions again
+    server = await startLoopbackServer({ respond: model() });
+    const resumed = await runRho(['eval', 'sql', '--resume', output, '--base-url', server.url], { env });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain('rho eval sql: 2 questions, 4 at a time');
+    expect(resumed.stdout).toContain('outcomes: correct 2');
+  });
+
   it('prints progress events as JSON lines with --json, and compares two runs', async () => {
     server = await startLoopbackServer({ respond: model({ wrong: new Set([chinook.questions[1]!.id]) }) });
     const { env, dir } = home();

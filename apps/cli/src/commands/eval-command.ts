@@ -100,7 +100,8 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
   // A resumed run keeps its dataset and model unless they are given again (and then they must match).
   const datasetSource = argv.dataset ?? (header === undefined ? undefined : header.dataset === 'chinook' ? 'chinook' : header.dataset_path);
   if (datasetSource === undefined || datasetSource.trim() === '') throw new UsageError({ message: 'Missing --dataset: pass chinook (bundled), a BIRD-layout directory (dev.json and dev_databases/), or a questions JSON file.' });
-  const dataset = evaluation.loadSqlDataset(datasetSource, argv.dbDir === undefined ? {} : { databasesDir: resolve(argv.dbDir) });
+  const databasesDir = argv.dbDir === undefined ? (argv.dataset === undefined ? header?.databases_dir : undefined) : resolve(argv.dbDir);
+  const dataset = evaluation.loadSqlDataset(datasetSource, databasesDir === undefined ? {} : { databasesDir });
   if (dataset.questions.length === 0) throw new UsageError({ message: `${dataset.path} has no questions.` });
 
   const nonEmpty = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());

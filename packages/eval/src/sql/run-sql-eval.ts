@@ -78,7 +78,7 @@ export interface SqlEvalOptions {
   useEvidence?: boolean;
   /** The results JSONL: created (never overwritten), or continued with `resume`. */
   resultsPath: string;
-  /** Continue `resultsPath`: questions it already has are not run again. */
+  /** Continue `resultsPath`: questions it already has are not run again, except `agent_error` ones. */
   resume?: boolean;
   /** Where each question's session directory goes (the CLI uses `$RHO_HOME/sessions`). */
   sessionsDir: string;
@@ -119,7 +119,9 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
   const limit = options.limit ?? header.limit;
   const selected = limit === undefined ? options.dataset.questions : options.dataset.questions.slice(0, limit);
   const selectedIds = new Set(selected.map((question) => question.id));
-  const results = new Map(finished.filter((result) => selectedIds.has(result.question_id)).map((result) => [result.question_id, result]));
+  // A session that failed (model API, key, network) says nothing about the model: a resume runs
+  // such questions again, and their new line supersedes the old one.
+  const results = new Map(finished.filter((result) => selectedIds.has(result.question_id) && result.status !== 'agent_error').map((result) => [result.question_id, result]));
   const pending = selected.filter((question) => !results.has(question.id));
   const store = new SessionStore(options.sessionsDir);
   const tally = { correct: [...results.values()].filter((result) => result.correct).length, cost: [...results.values()].reduce((sum, result) => sum + result.usage.cost_usd, 0) };
@@ -166,7 +168,7 @@ function openResults(options: SqlEvalOptions): { header: SqlRunHeader; finished:
     if (stranger !== undefined) throw new ConfigError({ message: `${options.resultsPath} has question ${stranger.question_id}, which the dataset ${options.dataset.path} does not: it belongs to another version of the dataset.` });
     return { header, finished: results, writer: reopenSqlResultsFile(options.resultsPath, wholeLength) };
   }
-  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, model: options.model, started_at: new Date().toISOString(), ...(options.limit === undefined ? {} : { limit: options.limit }) };
+  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, databases_dir: options.dataset.databasesDir, model: options.model, started_at: new Date().toISOString(), ...(options.limit === undefined ? {} : { limit: options.limit }) };
   return { header, finished: [], writer: createSqlResultsFile(options.resultsPath, header) };
 }
 

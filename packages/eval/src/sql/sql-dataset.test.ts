@@ -43,6 +43,16 @@ describe('loadSqlDataset', () => {
     });
     // the questions file itself works too
     expect(loadSqlDataset(join(directory, 'dev.json')).questions).toHaveLength(2);
+    expect(dataset.databasesDir).toBe(join(directory, 'dev_databases'));
+  });
+
+  it('finds the databases in another folder when told (--db-dir)', () => {
+    const directory = birdLayout([birdQuestion]);
+    const elsewhere = mkdtempSync(join(tmpdir(), 'rho-bird-questions-'));
+    writeFileSync(join(elsewhere, 'mini_dev.json'), JSON.stringify([birdQuestion]));
+    expect(() => loadSqlDataset(join(elsewhere, 'mini_dev.json'))).toThrow(/Database file not found/);
+    const dataset = loadSqlDataset(join(elsewhere, 'mini_dev.json'), { databasesDir: join(directory, 'dev_databases') });
+    expect(dataset.questions[0]!.databasePath).toBe(join(directory, 'dev_databases', 'california_schools', 'california_schools.sqlite'));
   });
 
   it('takes questions without evidence or difficulty (BIRD train has no difficulty)', () => {

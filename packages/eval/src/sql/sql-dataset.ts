@@ -33,6 +33,8 @@ export interface SqlDataset {
   name: string;
   /** The questions file that was read. */
   path: string;
+  /** The folder of the databases (`<databasesDir>/<db_id>/<db_id>.sqlite`). */
+  databasesDir: string;
   /** Questions in file order. */
   questions: SqlQuestion[];
 }
@@ -89,7 +91,7 @@ export function loadSqlDataset(source: string, options: LoadSqlDatasetOptions = 
     throw new ConfigError({ message: `Database file${missing.length > 1 ? 's' : ''} not found: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}. Each db_id needs <databases dir>/<db_id>/<db_id>.sqlite (BIRD's dev_databases layout); pass the folder with --db-dir if it is elsewhere.` });
   }
   const name = bundled ? source : basename(dirname(file)) || basename(file);
-  return { name, path: file, questions };
+  return { name, path: file, databasesDir, questions };
 }
 
 function parseQuestion(item: unknown, index: number, file: string, databasesDir: string): SqlQuestion {

@@ -43,6 +43,8 @@ export interface SqlRunHeader {
   dataset: string;
   /** The questions file that was read. */
   dataset_path: string;
+  /** The folder of the databases. */
+  databases_dir?: string;
   /** The model the questions were put to. */
   model: string;
   /** When the run was first started (UTC ISO-8601). */
