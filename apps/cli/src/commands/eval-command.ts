@@ -131,7 +131,11 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
   else if (argv.output !== undefined) resultsPath = resolve(argv.output);
   else {
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
-    mkdirSync(join(home, 'evals'), { recursive: true });
+    try {
+      mkdirSync(join(home, 'evals'), { recursive: true });
+    } catch (error) {
+      throw new UsageError({ message: `Cannot create ${join(home, 'evals')} for the results: ${(error as Error).message}. Set RHO_HOME to a writable directory or pass --output FILE.` });
+    }
     resultsPath = join(home, 'evals', `sql-${dataset.name}-${stamp}.jsonl`);
   }
   if (resumePath === undefined && existsSync(resultsPath)) throw new UsageError({ message: `${resultsPath} already exists. Continue it with --resume ${resultsPath}, or choose another --output.` });
