@@ -17,6 +17,7 @@ import { bin } from './support/run-rho.js';
 const harborDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'integrations', 'harbor');
 const runScript = join(harborDir, 'rho-harbor-run.sh');
 const python = spawnSync('python3', ['--version'], { encoding: 'utf8' }).status === 0 ? 'python3' : undefined;
+const jinja2 = python !== undefined && spawnSync(python, ['-c', 'import jinja2'], { encoding: 'utf8' }).status === 0;
 const INSTRUCTION = "Create a file named hello.txt in the current directory containing exactly the line 'Hello, world!'.";
 
 let server: LoopbackServer | undefined;
@@ -63,6 +64,106 @@ function runCommand(instruction: string, hostEnv: NodeJS.ProcessEnv): { command:
   return { ...built, command: built.command.replace('/installed-agent/rho-harbor-run.sh', quote(runScript)) };
 }
 
+/**
+ * Stand-ins for the parts of Harbor RhoAgent touches, in the two shapes its
+ * `harbor/agents/installed/base.py` has had: `commands` (template path, template variables,
+ * create_run_agent_commands -> ExecInput) and `install-run` (abstract install() and run(), with
+ * exec_as_root/exec_as_agent). Only the interface is imitated; nothing of Harbor's behaviour.
+ */
+const HARBOR_STANDIN = {
+  commands: `
+from dataclasses import dataclass
+from pathlib import Path
+
+@dataclass
+class ExecInput:
+    command: str
+    cwd: str | None = None
+    env: dict | None = None
+    timeout_sec: int | None = None
+
+class BaseInstalledAgent:
+    def __init__(self, logs_dir, model_name=None, *args, **kwargs):
+        self.logs_dir = Path(logs_dir)
+        self.model_name = model_name
+
+    @property
+    def _template_variables(self):
+        return {}
+
+    def create_run_agent_commands(self, instruction):
+        raise NotImplementedError
+`,
+  'install-run': `
+from pathlib import Path
+
+class BaseInstalledAgent:
+    def __init__(self, logs_dir, model_name=None, prompt_template_path=None, version=None, extra_env=None, *args, **kwargs):
+        self.logs_dir = Path(logs_dir)
+        self.model_name = model_name
+        self.calls = []
+
+    def render_instruction(self, instruction):
+        return instruction
+
+    async def exec_as_root(self, environment, command, env=None, cwd=None, timeout_sec=None):
+        self.calls.append(("root", command, env))
+
+    async def exec_as_agent(self, environment, command, env=None, cwd=None, timeout_sec=None):
+        self.calls.append(("agent", command, env))
+`,
+} as const;
+
+const DRIVER = `
+import asyncio, json, os, sys
+from pathlib import Path
+standin, harbor_dir, logs_dir = sys.argv[1:4]
+sys.path[:0] = [standin, harbor_dir]
+from rho_harbor_agent import RhoAgent
+
+class Context:
+    n_input_tokens = n_cache_tokens = n_output_tokens = cost_usd = metadata = None
+
+class Environment:
+    def __init__(self):
+        self.uploads = {}
+    async def upload_file(self, source_path, target_path):
+        self.uploads[target_path] = Path(source_path).read_text()
+
+agent = RhoAgent(Path(logs_dir), model_name="openai/gpt-4o-mini", max_turns="50", max_cost_usd="2")
+out = {"name": RhoAgent.name()}
+if hasattr(agent, "create_run_agent_commands") and not hasattr(agent, "calls"):
+    [command] = agent.create_run_agent_commands("Do it")
+    out.update(command=command.command, env=command.env)
+else:
+    environment = Environment()
+    asyncio.run(agent.run("Do it", environment, Context()))
+    [(who, command, env)] = [call for call in agent.calls if call[0] == "agent"]
+    out.update(command=command, env=env)
+    try:
+        import jinja2
+    except ImportError:
+        jinja2 = None
+    if jinja2 is not None:
+        asyncio.run(agent.install(environment))
+        out.update(installScript=environment.uploads["/installed-agent/install-rho.sh"], installCommand=[call for call in agent.calls if call[0] == "root"][0][1])
+context = Context()
+agent.populate_context_post_run(context)
+out["context"] = {key: getattr(context, key) for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd", "metadata")}
+print(json.dumps(out))
+`;
+
+/** Runs RhoAgent against one stand-in shape of Harbor's base class; returns what it did. */
+function driveAgentClass(shape: keyof typeof HARBOR_STANDIN, logsDir: string): { error?: string; name?: string; command?: string; env?: Record<string, string>; context?: Record<string, unknown>; installScript?: string; installCommand?: string } {
+  const standin = mkdtempSync(join(tmpdir(), 'rho-harbor-standin-'));
+  mkdirSync(join(standin, 'harbor', 'agents', 'installed'), { recursive: true });
+  for (const folder of ['harbor', 'harbor/agents', 'harbor/agents/installed']) writeFileSync(join(standin, folder, '__init__.py'), '');
+  writeFileSync(join(standin, 'harbor', 'agents', 'installed', 'base.py'), HARBOR_STANDIN[shape]);
+  const result = spawnSync(python!, ['-c', DRIVER, standin, harborDir, logsDir], { env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', OPENAI_API_KEY: 'host-key' }, encoding: 'utf8' });
+  if (result.status !== 0) return { error: result.stderr };
+  return JSON.parse(result.stdout) as ReturnType<typeof driveAgentClass>;
+}
+
 describe('the Harbor adapter (integrations/harbor)', () => {
   it('runs a task headless in its working directory and leaves an ATIF trajectory and totals', async () => {
     server = await startLoopbackServer({
@@ -107,6 +208,27 @@ describe('the Harbor adapter (integrations/harbor)', () => {
     // populate_context_post_run's reading of those files
     const totals = spawnSync(python, ['rho_harbor_contract.py', 'totals', agentLogs], { cwd: harborDir, env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1' }, encoding: 'utf8' });
     expect(JSON.parse(totals.stdout)).toEqual({ n_input_tokens: 2500, n_cache_tokens: 200, n_output_tokens: 36, cost_usd: runEnd.usage!.cost_usd, status: 'completed', exit_code: 0 });
+
+    // RhoAgent itself, on both shapes of Harbor's BaseInstalledAgent (stand-ins written from
+    // Harbor's source, which is not installed here): the commands it gives Harbor and the context it fills
+    for (const shape of ['commands', 'install-run'] as const) {
+      const driven = driveAgentClass(shape, agentLogs);
+      expect(driven.error, shape).toBeUndefined();
+      expect(driven.command, shape).toBe("bash /installed-agent/rho-harbor-run.sh 'Do it'");
+      expect(driven.env, shape).toEqual({ OPENAI_API_KEY: 'host-key', RHO_MODEL: 'gpt-4o-mini', RHO_MAX_TURNS: '50', RHO_MAX_COST: '2.0' });
+      expect(driven.context, shape).toEqual({ n_input_tokens: 2500, n_cache_tokens: 200, n_output_tokens: 36, cost_usd: runEnd.usage!.cost_usd, metadata: { rho_status: 'completed', rho_exit_code: 0 } });
+      expect(driven.name, shape).toBe('rho');
+      if (shape === 'install-run' && jinja2) {
+        // rendered by Jinja2 as Harbor would, uploaded, and run as root
+        expect(driven.installCommand).toBe('bash /installed-agent/install-rho.sh');
+        expect(driven.installScript).toBeDefined();
+        expect(driven.installScript).toContain('npm install -g --no-fund --no-audit "@rho/cli"');
+        expect(driven.installScript).toContain(readFileSync(runScript, 'utf8').trimEnd());
+        const rendered = join(mkdtempSync(join(tmpdir(), 'rho-harbor-')), 'install-rho.sh');
+        writeFileSync(rendered, driven.installScript!);
+        expect(spawnSync('bash', ['-n', rendered], { encoding: 'utf8' }).stderr).toBe('');
+      }
+    }
   });
 
   it('fails the trial (exit 2) when rho refuses its configuration, and says why', async () => {
