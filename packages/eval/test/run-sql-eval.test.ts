@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelClient } from '@rho/core';
@@ -196,6 +196,16 @@ describe('runSqlEval with the scripted model on the real Chinook file', () => {
     await expect(runSqlEval({ dataset, model: 'gpt-4o', createClient: script.createClient, ...paths, resume: true })).rejects.toThrow(/is a run of the model 'gpt-4o-mini', not 'gpt-4o'/);
     await expect(runSqlEval({ dataset, model: 'gpt-4o-mini', createClient: script.createClient, ...paths })).rejects.toThrow(/already exists\. Continue it with --resume/);
     expect(existsSync(paths.resultsPath)).toBe(true);
+  });
+
+  it('stops with the session store\'s error when session directories cannot be made', async () => {
+    const dataset = firstQuestions(3);
+    const paths = workspace();
+    writeFileSync(paths.sessionsDir, 'a file where the sessions folder should be');
+    const script = scripted({});
+    await expect(runSqlEval({ dataset, model: 'gpt-4o-mini', createClient: script.createClient, ...paths, concurrency: 2 })).rejects.toThrow(/sessions/);
+    expect(script.asked).toEqual([]);
+    expect(readSqlResults(paths.resultsPath).results).toEqual([]);
   });
 
   it('compares two runs question by question', async () => {

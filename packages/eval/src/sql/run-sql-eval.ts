@@ -127,14 +127,23 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
   const tally = { correct: [...results.values()].filter((result) => result.correct).length, cost: [...results.values()].reduce((sum, result) => sum + result.usage.cost_usd, 0) };
   options.onEvent?.({ type: 'eval_start', total: selected.length, done: results.size, correct: tally.correct, cost_usd: tally.cost, concurrency, results_path: options.resultsPath });
 
+  // A failure of the runner itself (a session directory that cannot be made) stops the other
+  // workers from taking new questions; those in flight finish and are recorded first.
+  let fatal: { error: unknown } | undefined;
   try {
     let next = 0;
     const worker = async () => {
-      while (options.signal?.aborted !== true) {
+      while (options.signal?.aborted !== true && fatal === undefined) {
         const question = pending[next];
         next += 1;
         if (question === undefined) return;
-        const result = await runQuestion(question, options, store, executor);
+        let result: SqlQuestionResult | undefined;
+        try {
+          result = await runQuestion(question, options, store, executor);
+        } catch (error) {
+          fatal ??= { error };
+          return;
+        }
         if (result === undefined) return; // interrupted: not recorded
         writer.append(result);
         results.set(result.question_id, result);
@@ -148,6 +157,7 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
     writer.close();
     await executor.close();
   }
+  if (fatal !== undefined) throw fatal.error;
   const ordered = selected.map((question) => results.get(question.id)).filter((result): result is SqlQuestionResult => result !== undefined);
   const report = buildSqlEvalReport(header, ordered, { resultsPath: options.resultsPath, planned: selected.length });
   options.onEvent?.({ type: 'eval_end', report, interrupted: options.signal?.aborted === true });
