@@ -33,7 +33,8 @@ mkdir -p "$logs"
 # The session lives in the mounted logs folder, so its trace outlives the container.
 export RHO_HOME="$logs/rho-home"
 
-args=(--json --profile unrestricted --auto-approve --working-dir "$(pwd)" -p "$instruction")
+# --prompt=TEXT, not -p TEXT: an instruction that starts with "-" must not be read as a flag.
+args=(--json --profile unrestricted --auto-approve --working-dir "$(pwd)" "--prompt=$instruction")
 model=${RHO_MODEL:-${OPENAI_MODEL:-}}
 [ -n "$model" ] && args+=(--model "$model")
 [ -n "${RHO_MAX_TURNS:-}" ] && args+=(--max-turns "$RHO_MAX_TURNS")

@@ -231,6 +231,17 @@ describe('the Harbor adapter (integrations/harbor)', () => {
     }
   });
 
+  it('passes an instruction that looks like flags through as the task', async () => {
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'Nothing to do.' }] });
+    const task = fakeTask();
+    const instruction = "--help -p x; echo 'not run'\n- then a list\n$HOME `id`";
+    const { command, env } = runCommand(instruction, { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: server.url });
+    const outcome = await sh(command, { cwd: task.app, env: { PATH: `${task.shims}:${process.env.PATH}`, HOME: task.root, RHO_HARBOR_LOGS_DIR: join(task.logs, 'agent'), ...env } });
+    expect(outcome.code).toBe(0);
+    expect(readFileSync(join(task.logs, 'agent', 'rho-exit-code'), 'utf8').trim()).toBe('0');
+    expect(server.requests[0]!.body.messages.at(-1)).toEqual({ role: 'user', content: instruction });
+  });
+
   it('fails the trial (exit 2) when rho refuses its configuration, and says why', async () => {
     const task = fakeTask();
     const { command } = runCommand(INSTRUCTION, {});
