@@ -188,6 +188,20 @@ describe('runSqlEval with the scripted model on the real Chinook file', () => {
     expect(third.asked).toEqual([]);
   });
 
+  it('runs only the questions of one difficulty, and a resume keeps the filter and the limit', async () => {
+    const challenging = chinook.questions.filter((question) => question.difficulty === 'challenging');
+    const right = Object.fromEntries(challenging.map((question) => [question.id, [submit(question.goldSql), done]]));
+    const paths = workspace();
+    const first = scripted(right);
+    const controller = new AbortController();
+    await runSqlEval({ dataset: chinook, model: 'gpt-4o-mini', createClient: first.createClient, ...paths, difficulty: 'challenging', limit: 3, concurrency: 1, signal: controller.signal, onEvent: (event) => event.type === 'question_end' && controller.abort() });
+    expect(first.asked).toEqual([challenging[0]!.id]);
+    const second = scripted(right);
+    const report = await runSqlEval({ dataset: chinook, model: 'gpt-4o-mini', createClient: second.createClient, ...paths, resume: true });
+    expect(second.asked.sort()).toEqual([challenging[1]!.id, challenging[2]!.id].sort());
+    expect(report).toMatchObject({ planned: 3, complete: true, by_difficulty: { challenging: { total: 3, correct: 3 } } });
+  });
+
   it('refuses to resume another model\'s run, or to overwrite a results file', async () => {
     const dataset = firstQuestions(1);
     const paths = workspace();

@@ -6,6 +6,7 @@ export interface EvalSqlArguments {
   dataset?: string;
   dbDir?: string;
   limit?: number;
+  difficulty?: 'simple' | 'moderate' | 'challenging';
   concurrency: number;
   output?: string;
   resume?: string;
@@ -42,6 +43,7 @@ export function registerEvalCommands(parser: Argv, terminal: Terminal, env: Node
             .option('dataset', { type: 'string', describe: 'chinook (bundled, 64 questions), a directory in BIRD\'s dev layout (dev.json, dev_databases/), or a questions JSON file' })
             .option('db-dir', { type: 'string', describe: 'Folder of <db_id>/<db_id>.sqlite (default: dev_databases next to the questions)' })
             .option('limit', { alias: 'n', type: 'number', describe: 'Only the first N questions' })
+            .option('difficulty', { type: 'string', choices: ['simple', 'moderate', 'challenging'], describe: 'Only questions of this difficulty (before --limit)' })
             .option('concurrency', { alias: 'j', type: 'number', default: 4, describe: 'Questions in flight at once' })
             .option('output', { alias: 'o', type: 'string', describe: 'Results JSONL to create, one line per finished question (default: $RHO_HOME/evals/sql-<dataset>-<time>.jsonl); the report goes next to it as .report.json' })
             .option('resume', { type: 'string', describe: 'Continue the run of this results JSONL: finished questions are not run again' })
@@ -175,6 +177,7 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
       resume: resumePath !== undefined,
       sessionsDir: join(home, 'sessions'),
       ...(limit === undefined ? {} : { limit }),
+      ...(argv.difficulty === undefined ? {} : { difficulty: argv.difficulty }),
       concurrency,
       questionTimeoutMs: positive(argv.questionTimeout, '--question-timeout')! * 1000,
       queryTimeoutMs: positive(argv.queryTimeout, '--query-timeout')! * 1000,

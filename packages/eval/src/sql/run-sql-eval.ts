@@ -6,7 +6,7 @@ import { closeDbTools, dbTools, parseDatabaseConfig } from '@rho/tools-db';
 import type { CompareResultSetsOptions } from './compare-result-sets.js';
 import { compareResultSets } from './compare-result-sets.js';
 import { createSubmitSqlTool, extractSqlAnswer } from './sql-answer.js';
-import type { SqlDataset, SqlQuestion } from './sql-dataset.js';
+import type { SqlDataset, SqlDifficulty, SqlQuestion } from './sql-dataset.js';
 import type { SqlEvalReport } from './sql-eval-report.js';
 import { buildSqlEvalReport } from './sql-eval-report.js';
 import type { SqlExecutor } from './sql-executor.js';
@@ -84,6 +84,8 @@ export interface SqlEvalOptions {
   sessionsDir: string;
   /** Only the first N questions of the dataset (a resumed run keeps its own unless this is given). */
   limit?: number;
+  /** Only questions of this difficulty, taken before `limit` (a resumed run keeps its own). */
+  difficulty?: SqlDifficulty;
   /** Questions in flight at once (default 4). */
   concurrency?: number;
   /** Time for one question's session, in milliseconds (default 300 000). */
@@ -117,7 +119,9 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
   const { header, finished, writer } = openResults(options);
   // A resumed run keeps the limit it was started with, unless one is given again.
   const limit = options.limit ?? header.limit;
-  const selected = limit === undefined ? options.dataset.questions : options.dataset.questions.slice(0, limit);
+  const difficulty = options.difficulty ?? header.difficulty;
+  const eligible = difficulty === undefined ? options.dataset.questions : options.dataset.questions.filter((question) => question.difficulty === difficulty);
+  const selected = limit === undefined ? eligible : eligible.slice(0, limit);
   const selectedIds = new Set(selected.map((question) => question.id));
   // A session that failed (model API, key, network) says nothing about the model: a resume runs
   // such questions again, and their new line supersedes the old one.
@@ -178,7 +182,7 @@ function openResults(options: SqlEvalOptions): { header: SqlRunHeader; finished:
     if (stranger !== undefined) throw new ConfigError({ message: `${options.resultsPath} has question ${stranger.question_id}, which the dataset ${options.dataset.path} does not: it belongs to another version of the dataset.` });
     return { header, finished: results, writer: reopenSqlResultsFile(options.resultsPath, wholeLength) };
   }
-  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, databases_dir: options.dataset.databasesDir, model: options.model, started_at: new Date().toISOString(), ...(options.limit === undefined ? {} : { limit: options.limit }) };
+  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, databases_dir: options.dataset.databasesDir, model: options.model, started_at: new Date().toISOString(), ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.difficulty === undefined ? {} : { difficulty: options.difficulty }) };
   return { header, finished: [], writer: createSqlResultsFile(options.resultsPath, header) };
 }
 

@@ -2,6 +2,7 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, tru
 import { ConfigError } from '@rho/core';
 import type { RunStatus } from '@rho/core';
 import type { SqlAnswerSource } from './sql-answer.js';
+import type { SqlDifficulty } from './sql-dataset.js';
 
 /** Format tag of the first line of a results file. */
 export const SQL_RESULTS_FORMAT = 'rho-sql-eval/1';
@@ -51,6 +52,8 @@ export interface SqlRunHeader {
   started_at: string;
   /** The run's `limit` (first N questions), when it had one; a resume keeps it. */
   limit?: number;
+  /** The run's difficulty filter, when it had one; a resume keeps it. */
+  difficulty?: SqlDifficulty;
 }
 
 /** One line per finished question, appended as soon as it finishes. */
