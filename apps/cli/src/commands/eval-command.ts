@@ -144,7 +144,7 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
   if (!existsSync(dirname(resultsPath))) throw new UsageError({ message: `The folder of ${resultsPath} does not exist. Create it or choose another --output.` });
 
   const paint = styles(terminal.color);
-  const progress = createProgress(terminal, { json: argv.json, bar: !argv.json && terminal.stderr.isTTY === true, paint });
+  const progress = createEvalProgress(terminal, { json: argv.json, bar: !argv.json && terminal.stderr.isTTY === true, paint });
   const controller = new AbortController();
   let interrupts = 0;
   const onInterrupt = () => {
@@ -221,14 +221,18 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
   return 0;
 }
 
-interface Progress {
+/** Draws a run's progress; see {@link createEvalProgress}. */
+export interface EvalProgress {
+  /** Shows one progress event. */
   event(event: import('@rho/eval').SqlEvalEvent): void;
+  /** A message above the bar. */
   note(text: string): void;
+  /** Clears the bar. */
   end(): void;
 }
 
 /** Progress on stderr: a redrawn bar on a terminal, one line per question otherwise; JSON lines on stdout with --json. */
-function createProgress(terminal: Terminal, options: { json: boolean; bar: boolean; paint: ReturnType<typeof import('../terminal.js').styles> }): Progress {
+export function createEvalProgress(terminal: Terminal, options: { json: boolean; bar: boolean; paint: ReturnType<typeof import('../terminal.js').styles> }): EvalProgress {
   const { paint } = options;
   let drawn = false;
   let state = { done: 0, total: 0, correct: 0, cost: 0, inFlight: 0 };
