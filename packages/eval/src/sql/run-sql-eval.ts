@@ -227,7 +227,8 @@ async function runQuestion(question: SqlQuestion, options: SqlEvalOptions, store
   let run: RunResult | undefined;
   let failure: string | undefined;
   try {
-    run = await agent.createSession({ id, directory }).run(sqlQuestionPrompt(question, { evidence: options.useEvidence !== false }), { signal: controller.signal });
+    // Should a tool still ask for approval of its own, the unattended run grants it.
+    run = await agent.createSession({ id, directory, approver: () => true }).run(sqlQuestionPrompt(question, { evidence: options.useEvidence !== false }), { signal: controller.signal });
   } catch (error) {
     failure = error instanceof Error ? error.message : String(error);
   } finally {
