@@ -1,0 +1,149 @@
+// The workspace's lint rules, as one flat config: the root `eslint.config.js` re-exports it.
+// Only rules that catch real faults are on, and all of them are errors: the layering, value-import
+// cycles, printing from library code, the size of core's files, and typescript-eslint's
+// recommended set. Style belongs to the formatter (tooling/prettier-config), not to this file.
+import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The layering (contributing/decisions.md, "Lint and format"): the `@rho/*` packages each
+ * workspace package may import, keyed by its directory. A package not listed here may import
+ * `@rho/core` only, the rule for "everything else". `tests` adds what only its tests may import.
+ */
+export const layers = {
+  'packages/model-client': { allow: [] },
+  'packages/core': { allow: ['model-client'] },
+  // An in-process engine behind the model-client contract; its tests run it under a core Agent.
+  'packages/model-gguf': { allow: ['model-client'], tests: ['core'] },
+  'packages/permissions': { allow: ['core'] },
+  'packages/monitor': { allow: ['core'] },
+  'packages/tools-fs': { allow: ['core', 'permissions'] },
+  'packages/tools-db': { allow: ['core', 'permissions'] },
+  'packages/agent': { allow: ['core', 'permissions', 'tools-fs', 'tools-db'] },
+  'packages/eval': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'agent'] },
+};
+
+// Test code; `src/testing/` is not in it: that is a shipped entry (`@rho/core/testing`).
+const testFiles = ['**/*.test.ts', '**/test/**', '**/test-support/**'];
+
+/** The private shared-config packages in tooling/: any package may use them (in its config files). */
+const tooling = ['tsconfig', 'vitest-config', 'eslint-config', 'prettier-config'];
+
+/** Any `@rho/*` import except the listed packages, their subpath entries (`@rho/core/testing`) and tooling. */
+function rhoExcept(allowed) {
+  return `^@rho/(?!(?:${[...allowed, ...tooling].join('|')})(?:/|$))`;
+}
+
+/** The patterns every file gets: no deep import into a package, no relative path into another's build or source. */
+const everywhere = [
+  {
+    regex: '^@rho/[^/]+/(?:src|dist)(?:/|$)',
+    message: "Import the package's public entry (its `exports`), not its src/ or dist/ files.",
+  },
+  {
+    regex: '^(?:\\.\\./)+(?:(?:packages|apps|examples|tooling|integrations)/)?\\w[\\w.-]*/(?:src|dist)/',
+    message: 'Import another package by its name (`@rho/...`), never by a relative path into its src/ or dist/.',
+  },
+  {
+    regex: '^@rho/cli(?:/|$)',
+    message: '@rho/cli is the application at the top: nothing imports it.',
+  },
+];
+
+function layering(allowed, name) {
+  const listed = allowed.length === 0 ? 'no @rho package' : allowed.map((dep) => `@rho/${dep}`).join(', ');
+  return [
+    'error',
+    {
+      patterns: [
+        ...everywhere,
+        { regex: rhoExcept(allowed), message: `${name} may import ${listed} (layering: contributing/decisions.md).` },
+      ],
+    },
+  ];
+}
+
+function layeringConfigs() {
+  const configs = [
+    {
+      name: 'rho/layering/default',
+      files: ['packages/*/**'],
+      rules: { 'no-restricted-imports': layering(['core'], 'A package not in the layering table') },
+    },
+    {
+      name: 'rho/layering/outside-packages',
+      files: ['apps/**', 'examples/**', 'integrations/**', 'bench/**', 'scripts/**', 'tooling/**'],
+      rules: { 'no-restricted-imports': ['error', { patterns: everywhere }] },
+    },
+  ];
+  for (const [dir, { allow, tests = [] }] of Object.entries(layers)) {
+    const name = `@rho/${dir.split('/')[1]}`;
+    configs.push({
+      name: `rho/layering/${dir}`,
+      files: [`${dir}/**`],
+      rules: { 'no-restricted-imports': layering(allow, name) },
+    });
+    if (tests.length > 0) {
+      configs.push({
+        name: `rho/layering/${dir}/tests`,
+        files: testFiles.map((glob) => `${dir}/${glob}`),
+        rules: { 'no-restricted-imports': layering([...allow, ...tests], `${name}'s tests`) },
+      });
+    }
+  }
+  return configs;
+}
+
+/** The whole config: spread it into a root `eslint.config.js`. */
+export const rhoConfig = tseslint.config(
+  {
+    name: 'rho/ignores',
+    ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/coverage/**', 'bench/.work/**', '.node24/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    name: 'rho/base',
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { ...globals.node } },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    plugins: { 'import-x': importX },
+    settings: {
+      // Sources import each other as `./x.js` (NodeNext); the resolver maps that to `x.ts`.
+      'import-x/resolver-next': [
+        createNodeResolver({
+          extensionAlias: { '.js': ['.ts', '.js'] },
+          conditionNames: ['import', 'node', 'default'],
+        }),
+      ],
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      // Built output and installed packages are not followed: a cycle can only run through sources,
+      // and one between packages is already an upward import the layering refuses.
+      'import-x/ignore': ['[\\\\/]dist[\\\\/]', 'node_modules'],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-relative-packages': 'error',
+      // The code leaves arguments and caught errors unused on purpose often enough to mark them `_`.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  ...layeringConfigs(),
+  {
+    // Packages' own scripts (packages/*/scripts, run by hand) may print; their code may not.
+    name: 'rho/library-code-never-prints',
+    files: ['packages/*/src/**', 'packages/*/test/**'],
+    rules: { 'no-console': 'error' },
+  },
+  {
+    // Issue 16: no source file of core over about 400 lines; tests are exempt.
+    name: 'rho/core-file-size',
+    files: ['packages/core/src/**/*.ts'],
+    ignores: testFiles,
+    rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },
+  },
+);
