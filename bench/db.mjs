@@ -25,9 +25,9 @@ import { builtinProfile, checkSql } from '@rho/permissions';
 import { closeDbTools, dbTools } from '@rho/tools-db';
 // The ladder of layers measures two internals no public entry exposes: the bare driver and a
 // test-only knob (skip the SQL policy). See contributing/public-surface.md (@rho/tools-db).
-// eslint-disable-next-line no-restricted-imports, import-x/no-relative-packages -- internal, see above
+// eslint-disable-next-line no-restricted-imports -- internal, see above
 import { postgresDriver } from '../packages/tools-db/dist/internal/drivers/postgres-driver.js';
-// eslint-disable-next-line no-restricted-imports, import-x/no-relative-packages -- internal, see above
+// eslint-disable-next-line no-restricted-imports -- internal, see above
 import { createDbTools } from '../packages/tools-db/dist/db-tools.js';
 
 const EXPORT_ROWS = 1_000_000;
