@@ -58,6 +58,11 @@ const files: Record<string, string> = {
     "import { a } from '@rho/core';\nimport { b } from '@rho/monitor';\nexport const c = [a, b];\n",
   'apps/cli/package.json': manifest('@rho/cli'),
   'apps/cli/src/prints.ts': "import { a } from '@rho/monitor';\nexport function show(): void {\n  console.log(a);\n}\n",
+  'examples/embed/package.json': manifest('rho-example-embed'),
+  'examples/embed/src/internal.ts': "import { a } from '@rho/core/internal';\nexport const b = a;\n",
+  'examples/embed/src/public.ts':
+    "import { a } from '@rho/core';\nimport { b } from '@rho/core/testing';\nexport const c = [a, b];\n",
+  'apps/cli/src/internal.ts': "import { a } from '@rho/core/internal';\nexport const b = a;\n",
   'bench/relative.mjs': "import { a } from '../packages/core/dist/index.js';\nexport const b = a;\n",
 };
 
@@ -115,6 +120,12 @@ describe('the layering', () => {
     'packages/eval/src/run.ts',
   ])('allows %s', (path) => {
     expect(rulesFor(path)).toEqual([]);
+  });
+
+  it('keeps examples to public entries; the CLI may use an internal entry', () => {
+    expect(rulesFor('examples/embed/src/internal.ts')).toEqual(['no-restricted-imports']);
+    expect(rulesFor('examples/embed/src/public.ts')).toEqual([]);
+    expect(rulesFor('apps/cli/src/internal.ts')).toEqual([]);
   });
 
   it("refuses a relative path into another package's source or build", () => {

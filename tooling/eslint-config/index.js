@@ -79,6 +79,25 @@ function layeringConfigs() {
       files: ['apps/**', 'examples/**', 'integrations/**', 'bench/**', 'scripts/**', 'tooling/**', 'test/**'],
       rules: { 'no-restricted-imports': ['error', { patterns: everywhere }] },
     },
+    {
+      // Examples are third-party shaped: they show what a user can write, so public entries only.
+      name: 'rho/layering/examples',
+      files: ['examples/**'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              ...everywhere,
+              {
+                regex: '^@rho/[^/]+/internal(?:/|$)',
+                message: "Examples use public entries only; an `internal` entry is for rho's own packages.",
+              },
+            ],
+          },
+        ],
+      },
+    },
   ];
   for (const [dir, { allow, tests = [] }] of Object.entries(layers)) {
     const name = `@rho/${dir.split('/')[1]}`;
