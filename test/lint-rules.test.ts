@@ -37,6 +37,10 @@ const files: Record<string, string> = {
     "import type { A } from './type-cycle-a.js';\nexport interface B { a?: A }\nexport const b = 2;\n",
   'packages/permissions/src/sideways.ts': "import { grep } from '@rho/tools-fs';\nexport const g = grep;\n",
   'packages/tools-fs/package.json': manifest('@rho/tools-fs'),
+  'packages/tools-fs/src/dynamic-upward.ts': "export const load = () => import('@rho/monitor');\n",
+  'packages/tools-fs/src/dynamic-allowed.ts':
+    "export const load = () => Promise.all([import('@rho/core'), import('@rho/permissions'), import('exceljs')]);\n",
+  'packages/model-gguf/src/dynamic.test.ts': "export const load = () => import('@rho/core');\n",
   'packages/tools-fs/src/relative.ts': "import { x } from '../../core/src/down.js';\nexport const y = x;\n",
   'packages/tools-fs/src/allowed.ts':
     "import { a } from '@rho/core';\nimport { b } from '@rho/permissions';\nexport const c = [a, b];\n",
@@ -126,6 +130,12 @@ describe('the layering', () => {
     expect(rulesFor('examples/embed/src/internal.ts')).toEqual(['no-restricted-imports']);
     expect(rulesFor('examples/embed/src/public.ts')).toEqual([]);
     expect(rulesFor('apps/cli/src/internal.ts')).toEqual([]);
+  });
+
+  it('holds for import() too', () => {
+    expect(rulesFor('packages/tools-fs/src/dynamic-upward.ts')).toEqual(['no-restricted-syntax']);
+    expect(rulesFor('packages/tools-fs/src/dynamic-allowed.ts')).toEqual([]);
+    expect(rulesFor('packages/model-gguf/src/dynamic.test.ts')).toEqual([]);
   });
 
   it("refuses a relative path into another package's source or build", () => {

@@ -67,12 +67,29 @@ function layering(allowed, name) {
   ];
 }
 
+/** The same layering for `import('@rho/...')`, which `no-restricted-imports` does not look at. */
+function dynamicLayering(allowed, name) {
+  const listed = allowed.length === 0 ? 'no @rho package' : allowed.map((dep) => `@rho/${dep}`).join(', ');
+  // esquery ends a regex at the first `/`, so the pattern spells it `\x2F`.
+  const pattern = rhoExcept(allowed).replaceAll('/', '\\x2F');
+  return [
+    'error',
+    {
+      selector: `ImportExpression[source.value=/${pattern}/]`,
+      message: `${name} may import ${listed} (layering: contributing/decisions.md).`,
+    },
+  ];
+}
+
 function layeringConfigs() {
   const configs = [
     {
       name: 'rho/layering/default',
       files: ['packages/*/**'],
-      rules: { 'no-restricted-imports': layering(['core'], 'A package not in the layering table') },
+      rules: {
+        'no-restricted-imports': layering(['core'], 'A package not in the layering table'),
+        'no-restricted-syntax': dynamicLayering(['core'], 'A package not in the layering table'),
+      },
     },
     {
       name: 'rho/layering/outside-packages',
@@ -104,13 +121,16 @@ function layeringConfigs() {
     configs.push({
       name: `rho/layering/${dir}`,
       files: [`${dir}/**`],
-      rules: { 'no-restricted-imports': layering(allow, name) },
+      rules: { 'no-restricted-imports': layering(allow, name), 'no-restricted-syntax': dynamicLayering(allow, name) },
     });
     if (tests.length > 0) {
       configs.push({
         name: `rho/layering/${dir}/tests`,
         files: testFiles.map((glob) => `${dir}/${glob}`),
-        rules: { 'no-restricted-imports': layering([...allow, ...tests], `${name}'s tests`) },
+        rules: {
+          'no-restricted-imports': layering([...allow, ...tests], `${name}'s tests`),
+          'no-restricted-syntax': dynamicLayering([...allow, ...tests], `${name}'s tests`),
+        },
       });
     }
   }
