@@ -41,6 +41,7 @@ const files: Record<string, string> = {
   'packages/tools-fs/src/dynamic-allowed.ts':
     "export const load = () => Promise.all([import('@rho/core'), import('@rho/permissions'), import('exceljs')]);\n",
   'packages/model-gguf/src/dynamic.test.ts': "export const load = () => import('@rho/core');\n",
+  'packages/tools-fs/src/index.ts': "export * from './allowed.js';\nexport { load } from './dynamic-upward.js';\n",
   'packages/tools-fs/src/relative.ts': "import { x } from '../../core/src/down.js';\nexport const y = x;\n",
   'packages/tools-fs/src/allowed.ts':
     "import { a } from '@rho/core';\nimport { b } from '@rho/permissions';\nexport const c = [a, b];\n",
@@ -130,6 +131,10 @@ describe('the layering', () => {
     expect(rulesFor('examples/embed/src/internal.ts')).toEqual(['no-restricted-imports']);
     expect(rulesFor('examples/embed/src/public.ts')).toEqual([]);
     expect(rulesFor('apps/cli/src/internal.ts')).toEqual([]);
+  });
+
+  it('refuses `export *` in a package: an index names what it exports', () => {
+    expect(rulesFor('packages/tools-fs/src/index.ts')).toEqual(['no-restricted-syntax']);
   });
 
   it('holds for import() too', () => {

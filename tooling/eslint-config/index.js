@@ -67,6 +67,16 @@ function layering(allowed, name) {
   ];
 }
 
+/**
+ * A package's surface is the list its `index.ts` writes out (STYLE.md): `export * from` would make
+ * every export of a file public without anyone choosing it. In the same rule as the next one, since
+ * a later config replaces a rule's options rather than adding to them.
+ */
+const noExportAll = {
+  selector: 'ExportAllDeclaration',
+  message: 'Name what a module exports (`export { a, b } from`, `export type { T } from`): no `export *` in a package.',
+};
+
 /** The same layering for `import('@rho/...')`, which `no-restricted-imports` does not look at. */
 function dynamicLayering(allowed, name) {
   const listed = allowed.length === 0 ? 'no @rho package' : allowed.map((dep) => `@rho/${dep}`).join(', ');
@@ -78,6 +88,7 @@ function dynamicLayering(allowed, name) {
       selector: `ImportExpression[source.value=/${pattern}/]`,
       message: `${name} may import ${listed} (layering: contributing/decisions.md).`,
     },
+    noExportAll,
   ];
 }
 
