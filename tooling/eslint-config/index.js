@@ -1,7 +1,7 @@
 // The workspace's lint rules, as one flat config: the root `eslint.config.js` re-exports it.
 // Only rules that catch real faults are on, and all of them are errors: the layering, value-import
-// cycles, printing from library code, the size of core's files, and typescript-eslint's
-// recommended set. Style belongs to the formatter (tooling/prettier-config), not to this file.
+// cycles, printing from library code, `export *` in a package, the size of core's files, and
+// ESLint's and typescript-eslint's recommended sets. Style belongs to the formatter (tooling/prettier-config), not to this file.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
@@ -148,7 +148,7 @@ function layeringConfigs() {
   return configs;
 }
 
-/** The whole config: spread it into a root `eslint.config.js`. */
+/** The whole config (a flat config array): a root `eslint.config.js` exports it as its default. */
 export const rhoConfig = defineConfig(
   {
     name: 'rho/ignores',
