@@ -9,25 +9,15 @@ import { PassThrough } from 'node:stream';
 import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
-import { splitWords } from '../src/commands/monitor/monitor-loop.js';
 import { formatSessionTable } from '../src/commands/monitor/session-table.js';
-import { createWatchRenderer } from '../src/commands/monitor/watch-renderer.js';
+import { createEventRenderer } from '../src/render.js';
+import { isKnownRecord } from '@rho/monitor';
 
 const pythonTraces = pythonTracesDir;
 
 function session(id: string, fields: Partial<MonitoredSession> = {}): MonitoredSession {
   return { id, directory: `/sessions/${id}`, status: 'completed', recordedStatus: 'completed', startedAt: '2026-11-21T10:00:00.000Z', ...fields };
 }
-
-describe('splitWords', () => {
-  it('splits like a shell: quotes group, backslashes escape', () => {
-    expect(splitWords('directive ab12 "focus on the \\"error\\" lines" now')).toEqual(['directive', 'ab12', 'focus on the "error" lines', 'now']);
-    expect(splitWords("  connect a  b --task 'what overlaps?' ")).toEqual(['connect', 'a', 'b', '--task', 'what overlaps?']);
-    expect(splitWords('say it\\ twice ""')).toEqual(['say', 'it twice', '']);
-    expect(splitWords('')).toEqual([]);
-    expect(splitWords('directive x "open')).toBeUndefined();
-  });
-});
 
 describe('formatSessionTable', () => {
   const now = Date.parse('2026-11-21T10:05:30.000Z');
@@ -57,9 +47,12 @@ describe('createWatchRenderer', () => {
   it('renders every record of the Python fixture traces without failing', () => {
     for (const name of readdirSync(pythonTraces)) {
       let output = '';
-      const render = createWatchRenderer((text) => {
+      const renderer = createEventRenderer({ mode: 'replay', color: false, out: (text) => {
         output += text;
-      }, false);
+      } });
+      const render = (record: RawTraceRecord) => {
+        if (isKnownRecord(record)) renderer(record);
+      };
       for (const line of readFileSync(join(pythonTraces, name, 'trace.jsonl'), 'utf8').split('\n')) {
         if (line.trim() === '') continue;
         try {
@@ -74,9 +67,12 @@ describe('createWatchRenderer', () => {
 
   it('shows model calls, tool calls with arguments and results, messages, compactions, directives and the end', () => {
     let output = '';
-    const render = createWatchRenderer((text) => {
+    const renderer = createEventRenderer({ mode: 'replay', color: false, out: (text) => {
       output += text;
-    }, false);
+    } });
+    const render = (record: RawTraceRecord) => {
+      if (isKnownRecord(record)) renderer(record);
+    };
     const ts = '2026-11-21T10:00:01.000Z';
     const records = [
       { type: 'run_start', prompt: 'Check the disk', ts },
@@ -101,7 +97,8 @@ describe('createWatchRenderer', () => {
       '10:00:01 ◆ gpt-4o-mini: 1.5K in, 42 out, $0.0003, 1s',
       '10:00:01 assistant: Let me look.',
       '10:00:01 → bash(df -h)',
-      '10:00:01   ✗ bash failed (20ms): df: permission denied more',
+      '10:00:01   ✗ bash failed (20ms): df: permission denied',
+      '10:00:01     │ more',
       "10:00:01   ⊘ bash(rm -rf /) blocked: readonly profile",
       '10:00:01 compacted (auto): 90.0K -> 4.0K tokens',
       '10:00:01 ⚑ directive: Stop after this.',

@@ -1,9 +1,12 @@
-import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Session, SessionEvent } from '@rho/core';
+import type { SessionEvent } from '@rho/core';
 import { SessionWriteError } from '@rho/core';
-import { exitCodeForStatus, UsageError } from '../exit-codes.js';
-import { createHumanRenderer, createJsonRenderer } from '../render.js';
+import { requiresApproval } from '@rho/permissions';
+import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
+import { loadMarkdownRenderer } from '../markdown.js';
+import { createEventRenderer, createJsonRenderer } from '../render.js';
+import { promptToSend, replayNotes } from '../replay-notes.js';
 import type { SetupArguments } from '../run-setup.js';
 import { prepareRun } from '../run-setup.js';
 import type { Terminal } from '../terminal.js';
@@ -30,6 +33,8 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     throw new UsageError({ message: 'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.' });
   }
   const onWarning = argv.json ? undefined : (message: string) => terminal.stderr.write(`Warning: ${message}\n`);
+  // The Markdown renderer loads while the session is set up (only when the answer is rendered).
+  const markdown = !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0' ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' }) : undefined;
   const setup = await prepareRun(argv, env, onWarning === undefined ? {} : { onWarning });
   if (setup.prompt === undefined) {
     if (!interactive) {
@@ -38,17 +43,51 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     const { runRepl } = await import('../repl.js');
     return runRepl(setup, terminal, {
       autoApprove: argv.autoApprove || setup.config.autoApprove === true,
+      ...(await markdown?.then((render) => ({ markdown: render }), () => ({})) ?? {}),
       resume: (reference) => prepareRun({ ...argv, resume: reference, prompt: undefined, p: undefined }, env, onWarning === undefined ? {} : { onWarning }),
     });
   }
   const { session } = setup;
-  if (!argv.autoApprove && interactive) {
-    const { createTerminalApprover } = await import('../approval-prompt.js');
-    session.approver = createTerminalApprover(terminal);
-  } else if (argv.autoApprove || setup.config.autoApprove === true) {
+  const rendered = await markdown?.catch(() => undefined);
+  const autoApprove = argv.autoApprove || setup.config.autoApprove === true;
+  const renderer = argv.json
+    ? undefined
+    : createEventRenderer({
+        mode: 'live',
+        color: terminal.color,
+        out: (text) => terminal.stdout.write(text),
+        err: (text) => terminal.stderr.write(text),
+        statusLine: interactive && terminal.stderr.isTTY === true,
+        ...(rendered === undefined ? {} : { markdown: rendered }),
+        workingDir: setup.config.workingDir ?? process.cwd(),
+        contextWindow: () => session.contextWindow,
+        width: terminalWidth(terminal),
+      });
+  if (autoApprove) {
     session.approver = () => true;
+  } else if (interactive) {
+    const { createTerminalApprover } = await import('../approval-prompt.js');
+    session.approver = createTerminalApprover(terminal, { workingDir: setup.config.workingDir ?? process.cwd(), ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }) });
+  } else {
+    // Nobody can approve: say so before the first model call, naming the tools it concerns.
+    const needing = toolsNeedingApproval(setup);
+    if (needing.length > 0) {
+      const notice = `Note: no terminal to approve on, so ${needing.join(', ')} ${needing.length === 1 ? 'is' : 'are'} refused under profile ${setup.profile.name} (approval: ${setup.profile.approval}). Pass -y to approve them, or --profile to choose another profile.`;
+      if (argv.json) terminal.stdout.write(`${JSON.stringify({ type: 'notice', ts: new Date().toISOString(), content: notice, tools: needing })}\n`);
+      else terminal.stderr.write(`${notice}\n`);
+    }
   }
-  const render: (event: SessionEvent) => void = argv.json ? createJsonRenderer(terminal) : createHumanRenderer(terminal, { spinner: interactive });
+  const json = argv.json ? createJsonRenderer((text) => terminal.stdout.write(text), { sessionId: session.id, workingDir: setup.config.workingDir ?? process.cwd() }) : undefined;
+  let toolCalls = 0;
+  let blocked: string[] = [];
+  let modelAnswers = 0;
+  const render = (event: SessionEvent) => {
+    if (event.type === 'tool_start') toolCalls += 1;
+    if (event.type === 'tool_blocked') blocked.push(`${event.tool_name}: ${event.reason}`);
+    if (event.type === 'llm_end') modelAnswers += 1;
+    if (json !== undefined) json(event);
+    else renderer?.(event);
+  };
   if (!argv.json && setup.resumed) {
     terminal.stderr.write(`Resuming session: ${session.id}\n`);
     for (const note of replayNotes(session)) terminal.stderr.write(`${note}\n`);
@@ -60,21 +99,28 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       if (!argv.json) terminal.stderr.write('\nCancelling... (Ctrl+C again to quit at once)\n');
       session.cancel();
     } else {
-      process.exit(130);
+      process.exit(EXIT.cancelled);
     }
   };
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await session.run(setup.prompt, { onEvent: render });
+    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render });
   } finally {
+    renderer?.finish();
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
     await setup.close().catch(() => {});
   }
   // A trace that cannot be written leaves no error record (and so no rendered event): say it here.
   if (result.status === 'error' && result.error !== undefined && SessionWriteError.isInstance(result.error)) terminal.stderr.write(`rho: ${result.error.message}\n`);
+  // A new session whose first model call never answered holds nothing worth resuming: it is not kept.
+  if (!setup.resumed && result.status === 'error' && modelAnswers === 0 && session.directory !== undefined) {
+    rmSync(session.directory, { recursive: true, force: true });
+    if (!argv.json) terminal.stderr.write('No session was saved: the run failed before the model answered.\n');
+    return exitCodeForStatus(result.status);
+  }
   if (!argv.json) terminal.stderr.write(`Session: ${session.id} (resume with: rho --resume ${session.id})\n`);
   if (argv.output !== undefined && result.status === 'completed') {
     writeNewFile(resolve(argv.output), result.text.endsWith('\n') ? result.text : `${result.text}\n`);
@@ -83,20 +129,23 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     // A cut-off answer written to a file would pass for a whole one: it is not written.
     terminal.stderr.write(`rho: ${resolve(argv.output)} was not written: the answer is incomplete (cut off at the model's output limit).\n`);
   }
+  // Every tool call refused: whatever the model said, the task was not done the way it was asked.
+  if (result.status === 'completed' && blocked.length > 0 && toolCalls === 0) {
+    const reasons = [...new Set(blocked)];
+    terminal.stderr.write(`rho: every tool call was refused (${blocked.length}): ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; ...' : ''}. ${autoApprove ? 'Choose a profile that allows them (--profile).' : 'Pass -y to approve tool calls, or --profile to choose another profile.'}\n`);
+    blocked = [];
+    return EXIT.refused;
+  }
   return exitCodeForStatus(result.status);
 }
 
-/** What a person should know about a resumed trace: interrupted tool calls, a torn last line. */
-export function replayNotes(session: Session): string[] {
-  const report = session.state.replay;
-  if (report === undefined) return [];
-  const notes = report.interruptedToolCalls.map((call) => `Note: tool call ${call.name} (${call.id}) was interrupted when the agent stopped; the model is told its outcome is unknown.`);
-  if (report.tornLastLine) notes.push('Note: the last line of the trace was cut off by a crash and was ignored.');
-  for (const record of report.invalidRecords.slice(0, 5)) notes.push(`Note: trace line ${record.line} (a ${record.type} record) was skipped: ${record.reason}.`);
-  if (report.invalidRecords.length > 5) notes.push(`Note: ${report.invalidRecords.length - 5} more trace records of the wrong shape were skipped.`);
-  if (report.recoveredDirectives > 0) notes.push(`Note: ${report.recoveredDirectives} operator directive(s) recorded just before the agent stopped are delivered from their trace record.`);
-  if (report.skippedLines.length > 0) notes.push(`Note: ${report.skippedLines.length} unreadable trace line(s) were skipped (lines ${report.skippedLines.slice(0, 5).join(', ')}${report.skippedLines.length > 5 ? ', ...' : ''}).`);
-  return notes;
+/** Offered tools that the profile says need approval (asked with no arguments). */
+function toolsNeedingApproval(setup: { agent: { registry: { names(): string[] } }; profile: import('@rho/permissions').PermissionProfile }): string[] {
+  return setup.agent.registry.names().filter((name) => requiresApproval(setup.profile, name, {}).required);
+}
+
+function terminalWidth(terminal: Terminal): number {
+  return (terminal.stdout as { columns?: number }).columns ?? (terminal.stderr as { columns?: number }).columns ?? 100;
 }
 
 function writeNewFile(path: string, content: string): void {

@@ -9,6 +9,8 @@ export interface SessionTableOptions {
   /** Terminal width; the prompt column is cut to fit. */
   width: number;
   now?: number;
+  /** Cost shown per session id, where it is known better than meta.json's (a running session's, read from its trace). */
+  costs?: ReadonlyMap<string, string>;
 }
 
 /** The `rho ps` table: children indented under their parent, one line per session. */
@@ -20,7 +22,7 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
     status: session.status,
     model: session.model ?? '-',
     age: age(session.startedAt, now),
-    cost: session.costUsd === undefined ? '-' : `$${session.costUsd.toFixed(4)}`,
+    cost: options.costs?.get(session.id) ?? (session.costUsd === undefined ? (session.recordedStatus === 'created' ? '-' : 'unknown') : `$${session.costUsd.toFixed(4)}`),
     prompt: oneLine(session.firstPrompt ?? ''),
   }));
   const header = { id: 'ID', status: 'STATUS', model: 'MODEL', age: 'AGE', cost: 'COST', prompt: 'PROMPT' };

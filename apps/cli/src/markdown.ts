@@ -1,0 +1,63 @@
+/** Turns Markdown into terminal text (ANSI styles, wrapped to the width it was made for). */
+export type MarkdownRenderer = (markdown: string) => string;
+
+let loading: Promise<MarkdownRenderer> | undefined;
+
+/**
+ * Loads marked and marked-terminal (with cli-highlight for code blocks) on first use: about
+ * 100 ms, so only a run whose answer is rendered pays it, and it is started before the session is
+ * set up so it overlaps that work. Without colour the styles are stripped and the layout stays.
+ */
+export function loadMarkdownRenderer(options: { width: number; color: boolean }): Promise<MarkdownRenderer> {
+  loading ??= (async () => {
+    const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
+    const marked = new Marked();
+    marked.use(markedTerminal({ reflowText: true, width: Math.max(20, options.width), tab: 2, emoji: false, showSectionPrefix: false }) as never);
+    return (markdown: string) => {
+      const rendered = (marked.parse(markdown, { async: false }) as string).replace(/\n+$/, '\n');
+      return options.color ? rendered : stripAnsi(rendered);
+    };
+  })();
+  return loading;
+}
+
+/** Text without ANSI escape sequences. */
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\)/g, '');
+}
+
+/**
+ * Splits streamed Markdown into blocks that are complete: everything up to the last blank line
+ * that is outside a fenced code block. What follows stays pending until more text (or the end)
+ * arrives, so a block is rendered once, whole, and never cut mid-word.
+ */
+export class MarkdownBlocks {
+  private pending = '';
+
+  /** Adds streamed text; returns the Markdown of the blocks it completed ('' when none). */
+  push(text: string): string {
+    this.pending += text;
+    let inFence = false;
+    let cut = -1;
+    let offset = 0;
+    for (const line of this.pending.split('\n')) {
+      const end = offset + line.length;
+      if (/^\s{0,3}(```|~~~)/.test(line)) inFence = !inFence;
+      // A blank line outside a fence ends the blocks before it (only once the line is complete).
+      else if (!inFence && line.trim() === '' && end < this.pending.length) cut = end + 1;
+      offset = end + 1;
+    }
+    if (cut <= 0) return '';
+    const done = this.pending.slice(0, cut);
+    this.pending = this.pending.slice(cut);
+    return done.trim() === '' ? '' : done;
+  }
+
+  /** The rest of the answer; the splitter is empty afterwards. */
+  flush(): string {
+    const rest = this.pending;
+    this.pending = '';
+    return rest;
+  }
+}
