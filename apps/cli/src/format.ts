@@ -62,6 +62,8 @@ export function formatAge(iso: string, now: number = Date.now()): string {
 export function clipWords(text: string, max: number): string {
   if (text.length <= max) return text;
   const room = text.slice(0, Math.max(1, max - 1));
+  // The room ends where a word ends: keep it whole.
+  if (/\s/.test(text[room.length] ?? ' ')) return `${room.trimEnd()}…`;
   const boundary = room.search(/\s+\S*$/);
   const kept = boundary > max / 3 ? room.slice(0, boundary) : room;
   return `${kept.trimEnd()}…`;

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
 import { formatSessionTable } from '../src/commands/monitor/session-table.js';
 import { createEventRenderer } from '../src/render.js';
+import { splitWords } from '../src/commands/monitor/split-words.js';
 import { isKnownRecord } from '@rho/monitor';
 
 const pythonTraces = pythonTracesDir;
@@ -18,6 +19,16 @@ const pythonTraces = pythonTracesDir;
 function session(id: string, fields: Partial<MonitoredSession> = {}): MonitoredSession {
   return { id, directory: `/sessions/${id}`, status: 'completed', recordedStatus: 'completed', startedAt: '2026-11-21T10:00:00.000Z', ...fields };
 }
+
+describe('splitWords', () => {
+  it('splits like a shell: quotes group, backslash escapes, an open quote is an error', () => {
+    expect(splitWords('directive ab12 "focus on the \\"error\\" lines" now')).toEqual(['directive', 'ab12', 'focus on the "error" lines', 'now']);
+    expect(splitWords("  connect a  b --task 'what overlaps?' ")).toEqual(['connect', 'a', 'b', '--task', 'what overlaps?']);
+    expect(splitWords('say it\\ twice ""')).toEqual(['say', 'it twice', '']);
+    expect(splitWords('')).toEqual([]);
+    expect(splitWords('directive x "open')).toBeUndefined();
+  });
+});
 
 describe('formatSessionTable', () => {
   const now = Date.parse('2026-11-21T10:05:30.000Z');

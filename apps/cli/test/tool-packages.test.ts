@@ -77,7 +77,9 @@ describe('tool packages in the CLI', () => {
 
     server = await startLoopbackServer({ steps: [countReadme()[0]!, { type: 'response', text: 'It needs approval.' }] });
     const refused = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'Count README.md'], { env: { RHO_HOME: home }, cwd: work });
-    expect(refused.code).toBe(0);
+    // Every tool call was refused: the run says so and fails (issue 17).
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/every tool call was refused \(1\): word_count: .*Pass -y/);
     expect(lastMessage(1).role).toBe('tool');
     expect(lastMessage(1).content).toMatch(/^Not run: 'word_count' needs approval \(profile ask-for-word-count requires approval for word_count.*nobody can approve/);
     await server.close();
@@ -117,7 +119,7 @@ describe('tool packages in the CLI', () => {
     // developer: offered, but each call needs approval; without an approver nothing is written.
     server = await startLoopbackServer({ steps: [{ type: 'response', toolCalls: [{ name: 'stamp', arguments: '{}' }] }, { type: 'response', text: 'refused' }] });
     const developer = await runRho(['--base-url', server.url, '--profile', 'developer', ...flags, '-p', 'stamp it'], { env: { RHO_HOME: home }, cwd: work });
-    expect(developer.code).toBe(0);
+    expect(developer.code).toBe(1);
     expect(sent(0).tools?.find((tool) => tool.function.name === 'stamp')).toMatchObject({ function: { description: 'Writes STAMP (profile developer)' } });
     expect(lastMessage(1).content).toContain("'stamp' needs approval (stamp comes from tool package ./stamp.mjs and is not declared read-only)");
     expect(existsSync(join(work, 'STAMP'))).toBe(false);

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { SessionEvent } from '@rho/core';
-import { SessionWriteError } from '@rho/core';
+import { ConfigError, SessionWriteError } from '@rho/core';
 import { requiresApproval } from '@rho/permissions';
 import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
 import { loadMarkdownRenderer } from '../markdown.js';
@@ -73,8 +73,8 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     const needing = toolsNeedingApproval(setup);
     if (needing.length > 0) {
       const notice = `Note: no terminal to approve on, so ${needing.join(', ')} ${needing.length === 1 ? 'is' : 'are'} refused under profile ${setup.profile.name} (approval: ${setup.profile.approval}). Pass -y to approve them, or --profile to choose another profile.`;
-      if (argv.json) terminal.stdout.write(`${JSON.stringify({ type: 'notice', ts: new Date().toISOString(), content: notice, tools: needing })}\n`);
-      else terminal.stderr.write(`${notice}\n`);
+      // On stderr also with --json: stdout carries only the session's events.
+      terminal.stderr.write(`${notice}\n`);
     }
   }
   const json = argv.json ? createJsonRenderer((text) => terminal.stdout.write(text), { sessionId: session.id, workingDir: setup.config.workingDir ?? process.cwd() }) : undefined;
@@ -115,8 +115,10 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   }
   // A trace that cannot be written leaves no error record (and so no rendered event): say it here.
   if (result.status === 'error' && result.error !== undefined && SessionWriteError.isInstance(result.error)) terminal.stderr.write(`rho: ${result.error.message}\n`);
-  // A new session whose first model call never answered holds nothing worth resuming: it is not kept.
-  if (!setup.resumed && result.status === 'error' && modelAnswers === 0 && session.directory !== undefined) {
+  // A new session that failed before its first model call (a configuration problem found only
+  // when the run started) holds nothing worth resuming: it is not kept. Once the model was called,
+  // the trace says what happened and stays.
+  if (!setup.resumed && result.status === 'error' && modelAnswers === 0 && ConfigError.isInstance(result.error) && session.directory !== undefined) {
     rmSync(session.directory, { recursive: true, force: true });
     if (!argv.json) terminal.stderr.write('No session was saved: the run failed before the model answered.\n');
     return exitCodeForStatus(result.status);

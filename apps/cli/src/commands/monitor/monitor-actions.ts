@@ -58,6 +58,8 @@ function liveCosts(sessions: readonly MonitoredSession[]): Map<string, string> {
     if (!ACTIVE_STATUSES.has(session.status)) continue;
     try {
       const usage = State.fromJsonl(readFileSync(join(session.directory, 'trace.jsonl'))).usage;
+      // No model call has ended yet: nothing is known.
+      if (usage.input_tokens + usage.output_tokens === 0 && (usage.unpriced_calls ?? 0) === 0) continue;
       costs.set(session.id, formatCost(usage).replace('cost unknown', 'unknown'));
     } catch {
       // An unreadable trace keeps meta.json's figure.

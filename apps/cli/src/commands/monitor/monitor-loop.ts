@@ -4,7 +4,9 @@ import { sessionIds } from '@rho/monitor';
 import type { Argv } from 'yargs';
 import type { MonitorConsole } from '../monitor-commands.js';
 import type { MonitorIo } from './monitor-io.js';
+import { didYouMean } from '../../did-you-mean.js';
 import { psAction } from './monitor-actions.js';
+import { splitWords } from './split-words.js';
 
 /** `registerMonitorCommands`, passed in by it (so the two modules do not import each other). */
 export type RegisterCommands = (parser: Argv, terminal: MonitorIo['terminal'], env: NodeJS.ProcessEnv, setExit: (code: number) => void, monitorConsole: MonitorConsole) => Argv;
@@ -74,14 +76,30 @@ export async function monitorLoop(directory: string, io: MonitorIo, register: Re
  * missing argument, a session not found) are thrown with their message; `help` prints the list.
  */
 export async function runConsoleLine(line: string, context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal }): Promise<void> {
+  const { io } = context;
+  const words = splitWords(line);
+  if (words === undefined) throw new Error(`Invalid command syntax: ${line} (unbalanced quotes)`);
+  const first = words[0] ?? '';
+  if (first === 'help' || first === 'h' || first === '?') {
+    const help = await consoleParser(context).getHelp();
+    io.out(`${help.replace(/\n+$/, '')}\n  quit                          Leave the monitor (agents keep running)\n`);
+    return;
+  }
+  if (!(COMMANDS as readonly string[]).includes(first)) {
+    const suggestion = didYouMean(first, COMMANDS);
+    throw new Error(`Unknown command: ${first}.${suggestion === undefined ? '' : ` Did you mean ${suggestion}?`} Type help for the commands.`);
+  }
+  await consoleParser(context).parseAsync(words);
+}
+
+function consoleParser(context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal }): Argv {
   const { directory, io, register, signal } = context;
   const parser = yargs()
     .scriptName('')
-    .usage('Commands (each as in rho COMMAND; DIR defaults to this monitor\'s directory):')
+    .usage("Commands (as in rho COMMAND; DIR defaults to this monitor's directory):")
     .help(false)
     .version(false)
     .strict()
-    .recommendCommands()
     .exitProcess(false)
     .wrap(Math.min(100, (io.terminal.stdout as { columns?: number }).columns ?? 100))
     .fail((message, error) => {
@@ -89,11 +107,7 @@ export async function runConsoleLine(line: string, context: { directory: string;
       throw new Error(`${message} Type help for the commands.`);
     });
   register(parser, io.terminal, io.env, () => {}, { directory, signal: () => signal });
-  parser.command('help', 'This list', () => {}, async () => {
-    io.out(`${(await parser.getHelp()).replace(/^\s*\n/gm, '\n')}\n  quit                     Leave the monitor (agents keep running)\n`);
-  });
-  parser.demandCommand(1, 'Type a command.');
-  await parser.parseAsync(line);
+  return parser.demandCommand(1, 'Type a command.');
 }
 
 /** Tab completion: command names first, then session ids (and `all` where it is allowed). */

@@ -1,6 +1,6 @@
 import type { MonitoredSession } from '@rho/monitor';
 import { flattenSessionTree, groupSessions } from '@rho/monitor';
-import { formatElapsed } from '../../format.js';
+import { clipWords, formatElapsed } from '../../format.js';
 import { styles } from '../../terminal.js';
 
 /** Options of {@link formatSessionTable}. */
@@ -22,7 +22,7 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
     status: session.status,
     model: session.model ?? '-',
     age: age(session.startedAt, now),
-    cost: options.costs?.get(session.id) ?? (session.costUsd === undefined ? (session.recordedStatus === 'created' ? '-' : 'unknown') : `$${session.costUsd.toFixed(4)}`),
+    cost: options.costs?.get(session.id) ?? (session.costUsd === undefined ? (['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus) ? '-' : 'unknown') : `$${session.costUsd.toFixed(4)}`),
     prompt: oneLine(session.firstPrompt ?? ''),
   }));
   const header = { id: 'ID', status: 'STATUS', model: 'MODEL', age: 'AGE', cost: 'COST', prompt: 'PROMPT' };
@@ -79,5 +79,5 @@ function oneLine(text: string): string {
 }
 
 function cut(text: string, width: number): string {
-  return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
+  return clipWords(text, width);
 }
