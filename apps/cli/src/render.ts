@@ -128,7 +128,7 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
     const tokens = runTokens + Math.round(streamedChars / 4);
     const window = options.contextWindow?.();
     const context = contextTokens === undefined ? '' : window === undefined || window <= 0 ? ` · context ${formatTokens(contextTokens)}` : ` · context ${Math.min(999, Math.round((contextTokens / window) * 100))}%`;
-    return clipWords(`${phaseText} · ${elapsed} · ${formatTokens(tokens)} tokens${context} · Ctrl+C cancels`, width - 4);
+    return clipWords(`${phaseText} · ${elapsed} in all · ${formatTokens(tokens)} tokens${context} · Ctrl+C cancels`, width - 4);
   };
   const draw = () => {
     frame = (frame + 1) % SPINNER_FRAMES.length;
