@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import type { Argv } from 'yargs';
 import { readFileSync } from 'node:fs';
 import { didYouMean } from './did-you-mean.js';
+import { EXIT } from './exit-code-map.js';
 import { helpEpilogue } from './help-text.js';
 import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
@@ -10,7 +11,7 @@ import { registerMonitorCommands } from './commands/monitor-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
 export async function main(args: string[], terminal: Terminal = processTerminal(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let exitCode = 0;
+  let exitCode: number = EXIT.completed;
   const debug = args.includes('--debug');
   const parser = buildParser(yargs(args), terminal, env, (code) => {
     exitCode = code;
