@@ -73,7 +73,7 @@ export function createTerminalApprover(terminal: Terminal, options: TerminalAppr
     const answer = parseApprovalAnswer(await ask(`Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: always ${request.toolName} (Enter = no) `));
     if (answer === 'always-call') memory.calls.add(key);
     if (answer === 'always-tool') memory.tools.add(request.toolName);
-    if (answer === 'no') terminal.stderr.write(style.dim('Refused; the model is told so.\n'));
+    if (answer === 'no') terminal.stderr.write(style.dim('Refused: the run stops here (the model is told the call was rejected when you continue).\n'));
     return answer !== 'no';
   };
 }

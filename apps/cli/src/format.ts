@@ -40,8 +40,7 @@ export function toolSignature(name: string, args: unknown, maxLength = 120): str
       .map(([key, value]) => `${key}=${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)}`)
       .join(', ');
   }
-  inner = inner.replace(/\s*\n\s*/g, ' ⏎ ');
-  if (inner.length > maxLength) inner = `${inner.slice(0, maxLength - 1)}…`;
+  inner = clipWords(inner.replace(/\s*\n\s*/g, ' ⏎ '), maxLength);
   return `${name}(${inner})`;
 }
 

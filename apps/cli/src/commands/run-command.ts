@@ -134,7 +134,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   // Every tool call refused: whatever the model said, the task was not done the way it was asked.
   if (result.status === 'completed' && blocked.length > 0 && toolCalls === 0) {
     const reasons = [...new Set(blocked)];
-    terminal.stderr.write(`rho: every tool call was refused (${blocked.length}): ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; ...' : ''}. ${autoApprove ? 'Choose a profile that allows them (--profile).' : 'Pass -y to approve tool calls, or --profile to choose another profile.'}\n`);
+    const byUser = blocked.every((reason) => reason.endsWith(': rejected by the user'));
+    const hint = byUser ? '' : autoApprove ? ' Choose a profile that allows them (--profile).' : ' Pass -y to approve tool calls, or --profile to choose another profile.';
+    terminal.stderr.write(`rho: every tool call was refused (${blocked.length}): ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; ...' : ''}.${hint}\n`);
     blocked = [];
     return EXIT.refused;
   }
