@@ -69,6 +69,7 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
   /** A line of progress: live on `err`, replay on `out` after the time. */
   const say = (text: string) => {
     if (live) {
+      clearStatus();
       endAnswerLine();
       err(`${text}\n`);
     } else out(`${time}${text}\n`);
@@ -120,7 +121,9 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         case 'tool':
           return `running ${phase.name} ${formatElapsed(Date.now() - phaseStarted).replace(/^\d+ms$/, '0s')}`;
         case 'retry':
-          return `${clipWords(phase.reason, 60)}: retrying in ${Math.max(0, Math.ceil((phase.until - Date.now()) / 1000))} s`;
+          // Once the backoff is over, the retried request is waiting for the model again.
+          if (Date.now() >= phase.until) return `waiting for the model (retried) ${formatElapsed(Date.now() - phase.until).replace(/^\d+ms$/, '0s')}`;
+          return `${clipWords(phase.reason, 60)}: retrying in ${Math.ceil((phase.until - Date.now()) / 1000)} s`;
         case 'idle':
           return 'working';
       }

@@ -205,9 +205,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
           return;
         }
         if (rest.length === 0) {
-          const sessions = setup.store.list({ limit: 20 });
-          if (sessions.length === 0) terminal.stderr.write('No saved sessions found.\n');
-          for (const info of sessions) terminal.stderr.write(`  ${info.id}  ${info.status.padEnd(9)} ${(info.model ?? '-').padEnd(14)} ${(info.firstPrompt ?? '').replace(/\s+/g, ' ').slice(0, 60)}\n`);
+          // The table of `rho ps` and `rho --list`.
+          const { listSessionsCommand } = await import('./commands/list-command.js');
+          await listSessionsCommand({ json: false }, terminal, { ...process.env, RHO_HOME: setup.home });
           terminal.stderr.write(style.dim('Use /resume <id|prefix|latest>.\n'));
           return;
         }

@@ -99,13 +99,15 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
     expect(screen).toMatch(/const lines = 12;/);
   });
 
-  it('shows the phase in the status line (waiting for the model, running a tool), then per-turn usage', async () => {
+  it('shows retries and the phase in the status line (waiting for the model, running a tool), then per-turn usage', async () => {
     const { home, work, profile } = setup();
     const firstAnswer = gate();
     const toolDone = gate();
     server = await startLoopbackServer({
       respond: async (_request, index): Promise<LoopbackStep> => {
-        if (index === 0) {
+        // A rate limit first: the retry and its backoff show.
+        if (index === 0) return { type: 'http_error', status: 429, message: 'slow down', retryAfter: 2 };
+        if (index === 1) {
           await firstAnswer.wait;
           return { type: 'response', toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 30' }) }] };
         }
@@ -119,7 +121,9 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
     await terminal.waitFor(/Type a task/);
     terminal.type('wait a bit');
     terminal.keys('Enter');
-    await terminal.waitFor(/waiting for the model \d+s · \d+s in all · [\d.K]+ tokens · context \d+% · Ctrl\+C cancels/);
+    // The retry on its own line, its backoff counted down in the status line, then waiting again.
+    await terminal.waitFor(/\nrate limited \(429\)[^\n]*, retrying in 2\.0 s, attempt \d+ of \d+\n.*: retrying in [12] s · \d+s in all/);
+    await terminal.waitFor(/waiting for the model \(retried\) \d+s · \d+s in all · [\d.K]+ tokens · context \d+% · Ctrl\+C cancels/);
     firstAnswer.open();
     await terminal.waitFor(/→ bash\(sleep 30\)\n.*running bash \d+s · \d+s in all · [\d.K]+ tokens · context \d+%/);
     // Cancel the tool; the turn's usage line was printed when the model answered.
