@@ -84,6 +84,13 @@ describe('input checks before any network call (exit 2, a message that says what
     });
   }
 
+  it('an empty OPENAI_BASE_URL counts as unset', async () => {
+    const { home, work } = workspace();
+    const outcome = await runRho(['hi'], { env: { RHO_HOME: home, OPENAI_BASE_URL: '' }, cwd: work });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain('Missing API key. Set OPENAI_API_KEY, or pass --base-url');
+  });
+
   it('--var takes one value, so the task after it is the task', async () => {
     const { home, work } = workspace();
     writeFileSync(join(work, 'greet.md'), '---\ndescription: greets\n---\nGreet {{ who }}.\n');
@@ -156,6 +163,32 @@ describe('sessions and resume', () => {
     });
     expect(outcome.stderr).not.toMatch(/EPIPE|Error/);
     expect(outcome.stderr).toMatch(/rho=0/);
+  });
+});
+
+describe('the Markdown renderer', () => {
+  it('is not loaded when the answer is not rendered (stdout piped), nor for --help or --version', async () => {
+    const { home, work } = workspace();
+    const record = join(work, 'imports.txt');
+    writeFileSync(record, '');
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: '# Title\n\nSome **bold** text.\n' }] });
+    const preload = join(import.meta.dirname, 'support', 'record-imports.mjs');
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', preload, bin, ...args], { cwd: work, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', RHO_HOME: home, RHO_TEST_IMPORTS: record } });
+        let stdout = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+        });
+        child.on('close', (code) => resolve({ code, stdout }));
+      });
+    const answer = await run(['--base-url', server!.url, 'hi']);
+    expect(answer.code).toBe(0);
+    // Piped: the text as the model wrote it.
+    expect(answer.stdout).toBe('# Title\n\nSome **bold** text.\n');
+    expect((await run(['--help'])).code).toBe(0);
+    expect((await run(['--version'])).code).toBe(0);
+    expect(readFileSync(record, 'utf8')).toBe('');
   });
 });
 
