@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -164,5 +164,17 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
     await terminal.waitFor(/Second answer\./);
     const second = server.requests[1]!.body as { messages: { role: string; content: string }[] };
     expect(second.messages.at(-1)).toEqual({ role: 'user', content: 'next task' });
+  });
+
+  it('/status lists the project instruction files it read', async () => {
+    const { home, work, profile } = setup();
+    mkdirSync(join(work, '.git'));
+    writeFileSync(join(work, 'AGENTS.md'), 'Use tabs.\n');
+    server = await startLoopbackServer({ steps: [] });
+    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}'`, { RHO_HOME: home }, work);
+    await terminal.waitFor(/Type a task/);
+    terminal.type('/status');
+    terminal.keys('Enter');
+    await terminal.waitFor(new RegExp(`instructions ${join(work, 'AGENTS.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
   });
 });
