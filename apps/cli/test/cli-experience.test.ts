@@ -148,13 +148,13 @@ describe('sessions and resume', () => {
     expect(resume.stdout).toContain('cccc0003: not paused (completed); nothing to unpause. To continue it with a new task: rho --resume cccc0003 "task"');
   });
 
-  it('rho ps | head: a reader that goes away ends rho quietly', async () => {
+  it('rho ps | head, rho monitor | head: a reader that goes away ends rho quietly', async () => {
     const { home } = workspace();
     const store = new SessionStore(join(home, 'sessions'));
     // Enough rows to overflow the pipe's buffer, so rho is still writing when head leaves.
     for (let index = 0; index < 1500; index += 1) updateSessionMeta(store.create({ id: `dddd${String(index).padStart(4, '0')}` }).directory, { status: 'completed', first_prompt: 'x'.repeat(100) });
     const outcome = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-c', `set -o pipefail; node '${bin}' ps | head -1; echo "rho=\${PIPESTATUS[0]}" >&2`], { env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', RHO_HOME: home } });
+      const child = spawn('bash', ['-c', `node '${bin}' ps | head -1; echo "ps=\${PIPESTATUS[0]}" >&2; node '${bin}' monitor < /dev/null | head -2; echo "monitor=\${PIPESTATUS[0]}" >&2`], { env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', RHO_HOME: home } });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString();
@@ -162,7 +162,8 @@ describe('sessions and resume', () => {
       child.on('close', (code) => resolve({ code, stderr }));
     });
     expect(outcome.stderr).not.toMatch(/EPIPE|Error/);
-    expect(outcome.stderr).toMatch(/rho=0/);
+    expect(outcome.stderr).toMatch(/ps=0/);
+    expect(outcome.stderr).toMatch(/monitor=0/);
   });
 });
 
