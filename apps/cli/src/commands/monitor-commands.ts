@@ -68,7 +68,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       "Show a session's events as they happen; ends when its run ends (--follow keeps watching)",
       (command) =>
         command
-          .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id or unique prefix' })
+          .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id, unique prefix, or latest' })
           .option('dir', dirOption)
           .option('json', { type: 'boolean', default: false, describe: 'Print each trace record as one JSON line' })
           .option('follow', { alias: 'f', type: 'boolean', default: false, describe: 'Keep watching after the run ends (for a later --resume)' })
@@ -127,7 +127,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       'Send an instruction the agent reads before its next model call',
       (command) =>
         command
-          .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id or unique prefix' })
+          .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id, unique prefix, or latest' })
           .positional('text', { type: 'string', array: true, demandOption: true, describe: 'The instruction' })
           .option('dir', dirOption),
       async (argv) => {
@@ -159,7 +159,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
 
 function controlOptions<T>(command: Argv<T>, dirOption: { alias: 'd'; type: 'string'; describe: string }, verb: string) {
   return command
-    .positional('prefix', { type: 'string', describe: `Session id or unique prefix to ${verb} (or all)` })
+    .positional('prefix', { type: 'string', describe: `Session id or unique prefix to ${verb}, latest (the newest ${verb === 'resume' ? 'paused' : 'running'} one), or all` })
     .option('all', { type: 'boolean', default: false, describe: `${verb[0]!.toUpperCase()}${verb.slice(1)} every ${verb === 'resume' ? 'paused' : 'running'} session` })
     .option('dir', dirOption);
 }
