@@ -15,7 +15,8 @@ export function loadMarkdownRenderer(options: { width: number; color: boolean })
     marked.use(markedTerminal({ reflowText: true, width: Math.max(20, options.width), tab: 2, emoji: false, showSectionPrefix: false }) as never);
     return (markdown: string) => {
       const rendered = (marked.parse(markdown, { async: false }) as string).replace(/\n+$/, '\n');
-      return options.color ? rendered : stripAnsi(rendered);
+      // A style left open by the highlighter must not colour what is printed next.
+      return options.color ? `${rendered.replace(/\n$/, '')}\u001b[0m\n` : stripAnsi(rendered);
     };
   })();
   return loading;
