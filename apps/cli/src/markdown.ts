@@ -35,23 +35,27 @@ export function stripAnsi(text: string): string {
  */
 export class MarkdownBlocks {
   private pending = '';
+  /** Where the first line not yet looked at starts in `pending` (lines are looked at once). */
+  private scanned = 0;
+  private inFence = false;
+  /** End of the last blank line outside a fence (0: none yet). */
+  private cut = 0;
 
   /** Adds streamed text; returns the Markdown of the blocks it completed ('' when none). */
   push(text: string): string {
     this.pending += text;
-    let inFence = false;
-    let cut = -1;
-    let offset = 0;
-    for (const line of this.pending.split('\n')) {
-      const end = offset + line.length;
-      if (/^\s{0,3}(```|~~~)/.test(line)) inFence = !inFence;
-      // A blank line outside a fence ends the blocks before it (only once the line is complete).
-      else if (!inFence && line.trim() === '' && end < this.pending.length) cut = end + 1;
-      offset = end + 1;
+    // Only complete lines, each once: a long answer costs what its length costs.
+    for (let newline = this.pending.indexOf('\n', this.scanned); newline !== -1; newline = this.pending.indexOf('\n', this.scanned)) {
+      const line = this.pending.slice(this.scanned, newline);
+      if (/^\s{0,3}(```|~~~)/.test(line)) this.inFence = !this.inFence;
+      else if (!this.inFence && line.trim() === '') this.cut = newline + 1;
+      this.scanned = newline + 1;
     }
-    if (cut <= 0) return '';
-    const done = this.pending.slice(0, cut);
-    this.pending = this.pending.slice(cut);
+    if (this.cut === 0) return '';
+    const done = this.pending.slice(0, this.cut);
+    this.pending = this.pending.slice(this.cut);
+    this.scanned -= this.cut;
+    this.cut = 0;
     return done.trim() === '' ? '' : done;
   }
 
@@ -59,6 +63,9 @@ export class MarkdownBlocks {
   flush(): string {
     const rest = this.pending;
     this.pending = '';
+    this.scanned = 0;
+    this.cut = 0;
+    this.inFence = false;
     return rest;
   }
 }
