@@ -10,7 +10,17 @@ export class TmuxSession {
 
   constructor(command: string, env: Record<string, string>, cwd: string, size: { columns: number; rows: number } = { columns: 150, rows: 50 }) {
     const exports = Object.entries(env).map(([key, value]) => `${key}='${value}'`).join(' ');
-    execFileSync('tmux', ['new-session', '-d', '-s', this.name, '-x', String(size.columns), '-y', String(size.rows), `cd '${cwd}' && env ${exports} ${command}; echo "[exit $?]"; sleep 30`]);
+    const args = ['new-session', '-d', '-s', this.name, '-x', String(size.columns), '-y', String(size.rows), `cd '${cwd}' && env ${exports} ${command}; echo "[exit $?]"; sleep 30`];
+    // The tmux server exits with its last session: a session started while the previous test's
+    // server is shutting down can fail with "server exited unexpectedly". Starting again works.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        execFileSync('tmux', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+        return;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
   }
 
   /** Types text literally. */
