@@ -99,7 +99,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const prefix = await resolvePrefix(directory, argv.prefix === undefined ? undefined : String(argv.prefix), 'cancel');
-        setExit(actions.controlAction('cancel', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('cancel', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -109,7 +109,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const prefix = await resolvePrefix(directory, argv.prefix === undefined ? undefined : String(argv.prefix), 'pause');
-        setExit(actions.controlAction('pause', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('pause', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -119,7 +119,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const prefix = await resolvePrefix(directory, argv.prefix === undefined ? undefined : String(argv.prefix), 'resume');
-        setExit(actions.controlAction('resume', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('resume', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -133,7 +133,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const text = Array.isArray(argv.text) ? argv.text.join(' ') : String(argv.text);
-        setExit(actions.directiveAction(directory, String(await resolvePrefix(directory, String(argv.prefix))), text, io));
+        setExit(await actions.directiveAction(directory, String(await resolvePrefix(directory, String(argv.prefix))), text, io));
       },
     )
     .command(
