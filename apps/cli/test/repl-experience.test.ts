@@ -177,4 +177,20 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
     terminal.keys('Enter');
     await terminal.waitFor(new RegExp(`instructions ${join(work, 'AGENTS.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
   });
+
+  it('a one-shot run with its answer piped still asks on the terminal, and the piped answer is plain text', async () => {
+    const { home, work, profile } = setup();
+    server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [{ name: 'read', arguments: '{"path": "notes.txt"}' }] },
+        { type: 'response', text: '**Three** lines.\n' },
+      ],
+    });
+    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}' 'read notes' | cat > answer.md`, { RHO_HOME: home }, work);
+    await terminal.waitFor(/approval needed read\(path='notes\.txt'\)[\s\S]*Allow\?/);
+    terminal.type('y');
+    terminal.keys('Enter');
+    await terminal.waitFor(/\[exit 0\]/);
+    expect(readFileSync(join(work, 'answer.md'), 'utf8')).toBe('**Three** lines.\n');
+  });
 });

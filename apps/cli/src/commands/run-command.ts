@@ -48,6 +48,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     });
   }
   const { session } = setup;
+  // Approvals and the status line need a person at a terminal (stdin and stderr); the answer may
+  // still be piped (`rho "task" | tee answer.md`).
+  const canAsk = process.stdin.isTTY === true && terminal.stderr.isTTY === true;
   const rendered = await markdown?.catch(() => undefined);
   const autoApprove = argv.autoApprove || setup.config.autoApprove === true;
   const renderer = argv.json
@@ -57,7 +60,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         color: terminal.color,
         out: (text) => terminal.stdout.write(text),
         err: (text) => terminal.stderr.write(text),
-        statusLine: interactive && terminal.stderr.isTTY === true,
+        statusLine: canAsk,
         ...(rendered === undefined ? {} : { markdown: rendered }),
         workingDir: setup.config.workingDir ?? process.cwd(),
         contextWindow: () => session.contextWindow,
@@ -65,7 +68,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       });
   if (autoApprove) {
     session.approver = () => true;
-  } else if (interactive) {
+  } else if (canAsk) {
     const { createTerminalApprover } = await import('../approval-prompt.js');
     session.approver = createTerminalApprover(terminal, { workingDir: setup.config.workingDir ?? process.cwd(), ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }) });
   } else {
