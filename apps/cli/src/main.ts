@@ -115,6 +115,7 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
           .option('first-byte-timeout', { type: 'string', describe: 'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60; a CPU-hosted model may need minutes)' })
           .option('idle-timeout', { type: 'string', describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)' })
           .option('max-retries', { type: 'string', describe: 'Retries of a failed model request: rate limits, server errors, timeouts (default: $RHO_MAX_RETRIES or 8)' })
+          .option('context-window', { type: 'string', describe: "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)" })
           .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
       async (argv) => {
         const { runCommand } = await import('./commands/run-command.js');

@@ -174,6 +174,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         return;
       case '/status': {
         const usage = session.state.usage;
+        const window = await session.resolveContextWindow();
         terminal.stderr.write(
           [
             `session  ${session.id}${session.directory === undefined ? '' : ` (${session.directory})`}`,
@@ -181,7 +182,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
             `profile  ${setup.profile.name} (shell ${setup.profile.shell}, file write ${setup.profile.fileWrite}, database ${setup.profile.database})`,
             `usage    ${formatTokens(usage.input_tokens)} in | ${formatTokens(usage.output_tokens)} out | ${formatTokens(usage.cached_tokens)} cached`,
             `cost     ${formatCost(usage)}`,
-            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)}${session.contextWindow === undefined ? ' (window unknown)' : ` of ${formatTokens(session.contextWindow)}${session.state.lastInputTokens === undefined ? '' : ` (${Math.round((session.state.lastInputTokens / session.contextWindow) * 100)}%)`}`}`,
+            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)} of ${formatTokens(window.tokens)}${session.state.lastInputTokens === undefined ? '' : ` (${Math.round((session.state.lastInputTokens / window.tokens) * 100)}%)`}, window from ${window.source}${window.detail === undefined ? '' : `: ${window.detail}`}`,
             `approve  ${autoApprove ? 'auto' : 'ask'}${memory.tools.size > 0 ? ` (always: ${[...memory.tools].join(', ')})` : ''}${memory.calls.size > 0 ? ` (${memory.calls.size} exact call${memory.calls.size === 1 ? '' : 's'} always allowed)` : ''}`,
             `instructions ${setup.instructionFiles.length === 0 ? 'none (AGENTS.md or .rho/instructions.md from here up to the repository root)' : setup.instructionFiles.join(', ')}`,
           ].join('\n') + '\n',

@@ -1,8 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import type { AgentConfig, AnyTool, Budgets, Session } from '@rho/core';
-import { Agent, loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import type { ApprovalAvailability } from '@rho/agent';
+import { Agent } from '@rho/agent';
+import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
+import { loadAgentConfig, parseAgentConfig, readSessionMeta, resolveSessionWithRhoAgent, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -12,7 +14,7 @@ import { checkBaseUrl, checkChoice, checkPositiveInteger, checkPositiveNumber, c
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
-import { approvalPolicy, buildTools, loadPackageTools } from './tools.js';
+import { buildToolset } from './tools.js';
 
 /** Command-line options that shape an agent and its session. */
 export interface SetupArguments {
@@ -41,6 +43,8 @@ export interface SetupArguments {
   firstByteTimeout?: string;
   idleTimeout?: string;
   maxRetries?: string;
+  /** `--context-window`: tokens, as typed. */
+  contextWindow?: string;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -57,12 +61,26 @@ export interface RunSetup {
   home: string;
   /** AGENTS.md and .rho/instructions.md files added to the system prompt, outermost first. */
   instructionFiles: string[];
+  /** Tools not offered because nobody can approve their calls in this run (the caller says so). */
+  withheld: readonly { name: string; reason: string }[];
   /** Releases what the tools hold (database connections). */
   close(): Promise<void>;
 }
 
+/** How {@link prepareRun} reports and what it is told about the run. */
+export interface SetupHooks {
+  /** Told what the user should know before the run (printed by the caller). */
+  onWarning?: (message: string) => void;
+  /**
+   * Whether approvals can be obtained in this run. Default: `auto` with `--auto-approve` (or
+   * `auto_approve: true`), `ask` on an interactive terminal, otherwise `none`, where tools whose
+   * every call needs approval are not offered.
+   */
+  approvals?: ApprovalAvailability;
+}
+
 /** Resolves flags (which win), the agent config or resumed session, and the environment. */
-export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: { onWarning?: (message: string) => void } = {}): Promise<RunSetup> {
+export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: SetupHooks = {}): Promise<RunSetup> {
   const held: { lock?: SessionLock } = {};
   try {
     return await prepareLockedRun(argv, env, hooks, held);
@@ -73,7 +91,7 @@ export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, h
   }
 }
 
-async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: { onWarning?: (message: string) => void }, held: { lock?: SessionLock }): Promise<RunSetup> {
+async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: SetupHooks, held: { lock?: SessionLock }): Promise<RunSetup> {
   loadDotenv(env);
   const home = rhoHome(env);
   const store = new SessionStore(join(home, 'sessions'));
@@ -88,7 +106,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   // history is the whole history); close() releases it, and so does any exit.
   let lock: SessionLock | undefined;
   if (argv.resume !== undefined) {
-    resumedDirectory = store.resolve(argv.resume);
+    // Also finds sessions of the Python rho-agent in ~/.config/rho-agent/sessions.
+    resumedDirectory = resolveSessionWithRhoAgent(store, argv.resume).directory;
     lock = SessionLock.acquire(resumedDirectory);
     held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');
@@ -134,12 +153,19 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
   const idleTimeout = config.idleTimeout ?? seconds(env.RHO_IDLE_TIMEOUT, 'RHO_IDLE_TIMEOUT');
   const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
+  const compaction = compactionOptions(argv, env, config);
   const workingDir = resolve(config.workingDir ?? process.cwd());
   if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
   config.workingDir = workingDir;
   config.model = model;
-  const profile = await loadProfile(nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? 'readonly', { rhoHome: home });
-  config.profile = config.profile ?? profile.name;
+  // rho-agent's variables (RHO_AGENT_*) count when rho's own are not set.
+  const profileName = nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? nonEmpty(env.RHO_AGENT_PROFILE) ?? 'readonly';
+  const reasoningEffort = config.reasoningEffort ?? nonEmpty(env.RHO_AGENT_REASONING_EFFORT);
+  const serviceTier = config.serviceTier ?? nonEmpty(env.RHO_AGENT_SERVICE_TIER);
+  const profile = await loadProfile(profileName, { rhoHome: home });
+  // `eval` works as `unrestricted` but is saved as the user wrote it, for scripts that check the name.
+  const savedProfileName = profileName === 'eval' ? 'eval' : profile.name;
+  config.profile = config.profile ?? savedProfileName;
 
   const resolved = resolveSystemPrompt(config, argv, { home, workingDir, profile });
   const { initialPrompt } = resolved;
@@ -151,31 +177,53 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [...new Set([configDir ?? process.cwd(), workingDir, process.cwd()])], origin: configOrigin })),
     ...(argv.toolPackage ?? []).filter((spec) => spec.trim() !== '').map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
   ];
-  const tools: AnyTool[] = await buildTools({ profile, workingDir, home, env, ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }), ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }), ...(config.databases === undefined ? {} : { databases: config.databases }) });
-  const packageTools = await loadPackageTools(toolPackages, { profile, workingDir, takenNames: tools.map((tool) => tool.name), ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }) });
-  tools.push(...packageTools.tools);
+  // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).
+  // A person at a terminal answers on stdin and reads on stderr; the answer itself may be piped.
+  const approvals: ApprovalAvailability = hooks.approvals ?? (config.autoApprove === true ? 'auto' : process.stdin.isTTY === true && process.stderr.isTTY === true ? 'ask' : 'none');
+  // Tools withheld for want of an approver are named by the caller in one line with what to do
+  // (run-command's notice), not by the toolset's generic warning.
+  const toolsetWarning = (message: string) => {
+    if (!/ not offered: every call of .* nobody can approve in this run/.test(message)) hooks.onWarning?.(message);
+  };
+  const toolset = await buildToolset({
+    profile,
+    workingDir,
+    home,
+    env,
+    toolPackages,
+    approvals,
+    ...(hooks.onWarning === undefined ? {} : { onWarning: toolsetWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
+    ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
+    ...(config.databases === undefined ? {} : { databases: config.databases }),
+  });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
-  const localClient = ggufPath === undefined ? undefined : await loadGgufClient(ggufPath, env);
+  let localClient: Awaited<ReturnType<typeof loadGgufClient>> | undefined;
+  try {
+    localClient = ggufPath === undefined ? undefined : await loadGgufClient(ggufPath, env);
+  } catch (error) {
+    await toolset.close();
+    throw error;
+  }
+  // The profile's tools and its approval policy (the one decision of which calls need approval).
   const agent = new Agent({
+    toolset,
     systemPrompt,
     model,
-    tools,
-    workingDir,
     budgets: config.budgets,
+    compaction,
     ...(localClient === undefined ? {} : { client: localClient }),
     clientOptions: {
       ...(baseURL === undefined ? {} : { baseURL }),
       // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
       apiKey: apiKey ?? 'no-key',
-      ...(config.reasoningEffort === undefined ? {} : { reasoningEffort: config.reasoningEffort }),
+      ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
       ...(firstByteTimeout === undefined ? {} : { firstByteTimeoutMs: firstByteTimeout * 1000 }),
       ...(idleTimeout === undefined ? {} : { idleTimeoutMs: idleTimeout * 1000 }),
       ...(maxRetries === undefined ? {} : { maxRetries }),
-      ...(config.serviceTier === undefined ? {} : { serviceTier: config.serviceTier as never }),
+      ...(serviceTier === undefined ? {} : { serviceTier: serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
     },
-    approvalPolicy: approvalPolicy(profile, packageTools),
   });
 
   let session: Session;
@@ -183,7 +231,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
     session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
   } else {
-    const { id, directory } = store.create({ config: configDocument(config), model, profile: profile.name, workingDir });
+    const { id, directory } = store.create({ config: configDocument(config), model, profile: savedProfileName, workingDir });
     lock = SessionLock.acquire(directory);
     held.lock = lock;
     session = agent.createSession({ id, directory, lock });
@@ -195,10 +243,9 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const close = async () => {
     heldLock.release();
     await localClient?.close();
-    const { closeDbTools } = await import('@rho/tools-db');
-    await closeDbTools(tools);
+    await agent.close();
   };
-  return { agent, session, store, profile, config, model, prompt, resumed: resumedDirectory !== undefined, home, instructionFiles: instructions.files, close };
+  return { agent, session, store, profile, config, model, prompt, resumed: resumedDirectory !== undefined, home, instructionFiles: instructions.files, withheld: toolset.withheld, close };
 }
 
 function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
@@ -217,7 +264,34 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.firstByteTimeout !== undefined) config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
   if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
   if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
+  if (argv.contextWindow !== undefined) config.contextWindow = tokens(argv.contextWindow, '--context-window');
   return config;
+}
+
+/**
+ * The context window settings, by precedence: `--context-window` (saved in the config, so a resume
+ * keeps it), `$RHO_CONTEXT_WINDOW`, the config's `context_window`, its `context_windows` for the
+ * model; without any, core asks the server, then the table of known models, then its default.
+ */
+function compactionOptions(argv: SetupArguments, env: NodeJS.ProcessEnv, config: AgentConfig): CompactionOptions {
+  const fromEnv = tokens(env.RHO_CONTEXT_WINDOW, 'RHO_CONTEXT_WINDOW');
+  const perModel = config.contextWindows === undefined ? {} : { contextWindows: config.contextWindows };
+  if (argv.contextWindow !== undefined && config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'flag', ...perModel };
+  if (fromEnv !== undefined) return { contextWindow: fromEnv, contextWindowSource: 'env', ...perModel };
+  if (config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'config', ...perModel };
+  return perModel;
+}
+
+/** A number of tokens from a flag or variable: a whole number above 0. */
+function tokens(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (String(value).trim() === '') {
+    if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
+    return undefined;
+  }
+  const number = Number(String(value).trim().replace(/_/g, ''));
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError({ message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).` });
+  return number;
 }
 
 /** A timeout in seconds from a flag or variable: a positive number (`90`, `2.5`). */
@@ -291,6 +365,8 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
   if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
   if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
+  if (config.contextWindow !== undefined) document.context_window = config.contextWindow;
+  if (config.contextWindows !== undefined) document.context_windows = config.contextWindows;
   // Round-trip through the parser so what is saved is exactly what a resume will read.
   parseAgentConfig({ ...document, ...config.extras });
   return { ...document, ...config.extras };

@@ -26,28 +26,41 @@ afterEach(async () => {
 type Body = { messages: ChatMessage[] };
 
 describe('rho without a terminal to approve on', () => {
-  it('says before the first model call which tools it cannot approve, and exits 1 when every call was refused', async () => {
+  it('says in one line before the first model call which tools it cannot offer, naming -y and --profile', async () => {
     const { home, work } = workspace();
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'I can only read.' }] });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'readonly', 'list the files'], { env: { RHO_HOME: home }, cwd: work });
+    expect(outcome.code).toBe(0);
+    // Before the first model call: the notice is the first thing printed, and it is one line.
+    const first = outcome.stderr.split('\n')[0]!;
+    expect(first).toMatch(/^Note: no terminal to approve on, so (.+) are not offered: every call of them needs approval under profile readonly\. Pass -y to approve them, or --profile to choose another profile\.$/);
+    expect(first).toContain('bash');
+    expect(outcome.stderr).not.toMatch(/nobody can approve in this run/);
+    const offered = (server.requests[0]!.body as { tools?: { function: { name: string } }[] }).tools?.map((tool) => tool.function.name) ?? [];
+    expect(offered).not.toContain('bash');
+
+    // With -y they are offered and nothing is said.
+    server.push({ type: 'response', text: 'ok' });
+    const approved = await runRho(['--base-url', server.url, '--profile', 'readonly', '-y', 'list the files'], { env: { RHO_HOME: home }, cwd: work });
+    expect(approved.code).toBe(0);
+    expect(approved.stderr).not.toContain('Note: no terminal');
+    expect((server.requests[1]!.body as { tools: { function: { name: string } }[] }).tools.map((tool) => tool.function.name)).toContain('bash');
+  });
+
+  it('exits 1 with the reason when every tool call of the run was refused', async () => {
+    const { home, work } = workspace();
+    writeFileSync(join(work, 'notes.txt'), 'keep me\n');
     server = await startLoopbackServer({
       steps: [
-        { type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "ls"}' }] },
-        { type: 'response', text: 'I could not list the files.' },
+        { type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "rm -rf notes.txt"}' }] },
+        { type: 'response', text: 'I could not delete it.' },
       ],
     });
-    const outcome = await runRho(['--base-url', server.url, '--profile', 'readonly', 'list the files'], { env: { RHO_HOME: home }, cwd: work });
+    // developer's bash is offered; only calls matching a dangerous pattern need approval.
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'developer', 'delete notes.txt'], { env: { RHO_HOME: home }, cwd: work });
     expect(outcome.code).toBe(1);
-    const notice = /Note: no terminal to approve on, so (.+) (is|are) refused under profile readonly \(approval: dangerous\)\. Pass -y to approve them, or --profile to choose another profile\./.exec(outcome.stderr);
-    expect(notice).not.toBeNull();
-    expect(notice![1]).toContain('bash');
-    // Before the first model call: the notice precedes everything the run printed.
-    expect(outcome.stderr.indexOf('Note: no terminal')).toBe(0);
-    expect(outcome.stderr).toMatch(/rho: every tool call was refused \(1\): bash: 'bash' needs approval .*Pass -y to approve tool calls, or --profile to choose another profile\./);
-
-    // With -y the same run completes.
-    server.push({ type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "ls"}' }] }, { type: 'response', text: 'Listed.' });
-    const approved = await runRho(['--base-url', server.url, '--profile', 'readonly', '-y', 'list the files'], { env: { RHO_HOME: home }, cwd: work });
-    expect(approved.stderr).not.toContain('Note: no terminal');
-    expect(approved.code).toBe(0);
+    expect(outcome.stderr).toMatch(/rho: every tool call was refused \(1\): bash: 'bash' needs approval .*rm -rf.*Pass -y to approve tool calls, or --profile to choose another profile\./);
+    expect(readFileSync(join(work, 'notes.txt'), 'utf8')).toBe('keep me\n');
   });
 
   it('--json: run_start carries the session id and the working directory; the notice stays on stderr', async () => {
@@ -58,7 +71,7 @@ describe('rho without a terminal to approve on', () => {
     const events = outcome.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; session_id?: string; working_dir?: string });
     expect(events[0]).toMatchObject({ type: 'run_start', working_dir: work });
     expect(readdirSync(join(home, 'sessions'))).toEqual([events[0]!.session_id]);
-    expect(outcome.stderr).toContain('Note: no terminal to approve on');
+    expect(outcome.stderr).toMatch(/^Note: no terminal to approve on/);
   });
 });
 

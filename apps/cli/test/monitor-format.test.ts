@@ -54,7 +54,7 @@ describe('formatSessionTable', () => {
   });
 });
 
-describe('createWatchRenderer', () => {
+describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
   it('renders every record of the Python fixture traces without failing', () => {
     for (const name of readdirSync(pythonTraces)) {
       let output = '';

@@ -144,4 +144,62 @@ describe('packed packages', () => {
       await server.close();
     }
   }, 600_000);
+
+  it('installs @rho/agent with npm into a new app outside the workspace and runs a profile-built agent there (examples/embed-agent)', async (context) => {
+    if (!npmAvailable) {
+      if (process.env.CI === 'true') throw new Error(`CI must run the packed-install test, but npm is not available: ${npm.error?.message ?? npm.stderr}`);
+      context.skip('npm is not available here');
+    }
+    const app = realpathSync(mkdtempSync(join(tmpdir(), 'rho-packed-agent-app-')));
+    made.push(app);
+    const tarball = (name: string) => `file:${packed.get(name)!.tarball}`;
+    // The app names @rho/agent alone; the @rho packages it depends on are not in the registry, so
+    // npm takes them from the tarballs through overrides, like a registry install would resolve them.
+    const rho = ['@rho/agent', '@rho/core', '@rho/model-client', '@rho/permissions', '@rho/tools-fs', '@rho/tools-db'];
+    writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'rho-packed-agent-app', private: true, type: 'module', dependencies: { '@rho/agent': tarball('@rho/agent'), 'rho-example-embed-agent': tarball('rho-example-embed-agent') }, overrides: Object.fromEntries(rho.map((name) => [name, tarball(name)])) }, null, 2)}\n`);
+    // No install scripts: the ones in this tree fetch binaries from outside the npm registry
+    // (@vscode/ripgrep) or build a native grammar rho does not load (tree-sitter-bash: rho uses its .wasm).
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts'], { cwd: app, encoding: 'utf8', env: { ...process.env, npm_config_nodedir: undefined } });
+    expect(install.stderr + install.stdout, 'npm install').not.toMatch(/ERR!/);
+    expect(install.status).toBe(0);
+    expect(readdirSync(join(app, 'node_modules', '@rho')).sort()).toEqual(['agent', 'core', 'model-client', 'permissions', 'tools-db', 'tools-fs']);
+    const resolved = execFileSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('@rho/agent'))"], { cwd: app, encoding: 'utf8' });
+    expect(fileURLToPath(resolved)).toBe(join(app, 'node_modules', '@rho', 'agent', 'dist', 'index.js'));
+    // Database drivers load only when a database tool runs: none was installed, and none is needed.
+    expect(existsSync(join(app, 'node_modules', 'better-sqlite3'))).toBe(false);
+
+    const workingDir = mkdtempSync(join(tmpdir(), 'rho-packed-agent-work-'));
+    made.push(workingDir);
+    writeFileSync(join(workingDir, 'Makefile'), 'clean:\n\trm -rf dist\n');
+    const server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [{ name: 'edit', arguments: JSON.stringify({ path: 'Makefile', old_string: 'rm -rf dist', new_string: 'rm -rf dist build' }) }] },
+        { type: 'response', toolCalls: [{ name: 'write', arguments: JSON.stringify({ path: 'NOTES.md', content: 'make clean removes build too\n' }) }] },
+        { type: 'response', text: 'Done.' },
+      ],
+    });
+    try {
+      const main = join(app, 'node_modules', 'rho-example-embed-agent', 'dist', 'main.js');
+      const output = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [main, 'Make clean remove build too, and note it.'], { cwd: workingDir, env: { PATH: process.env.PATH, OPENAI_BASE_URL: server.url } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+        child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end('y\n');
+      });
+      expect(output.code, output.stderr).toBe(0);
+      expect(output.stdout.trim()).toBe('Done.');
+      // The developer profile asked before the edit with a dangerous pattern, and not before the plain write.
+      expect(output.stderr.split('\n').filter((line) => line.startsWith('approve ')).map((line) => line.split(' ')[1])).toEqual(['edit']);
+      expect(readFileSync(join(workingDir, 'Makefile'), 'utf8')).toBe('clean:\n\trm -rf dist build\n');
+      expect(readFileSync(join(workingDir, 'NOTES.md'), 'utf8')).toBe('make clean removes build too\n');
+      const first = server.requests[0]!.body as { tools: { function: { name: string } }[] };
+      expect(first.tools.map((tool) => tool.function.name).sort()).toEqual(['bash', 'delegate', 'edit', 'glob', 'grep', 'list', 'read', 'read_excel', 'write']);
+    } finally {
+      await server.close();
+    }
+  }, 600_000);
 });

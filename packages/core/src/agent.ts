@@ -3,20 +3,27 @@ import { createModelClient } from '@rho/model-client';
 import type { ExecutionBackend } from './execution-backend.js';
 import { createLocalBackend } from './local-backend.js';
 import type { CompactionOptions } from './compaction.js';
-import type { Budgets, SessionOptions } from './session.js';
+import type { Budgets, SessionOptions } from './session-options.js';
 import { Session } from './session.js';
 import { ToolRegistry } from './tool-registry.js';
 import type { AnyTool } from './tool.js';
 import type { AgentToolOptions } from './agent-tool.js';
 import { createAgentTool } from './agent-tool.js';
+import { approvalRequestedByTool, defaultApprovalPolicy } from './approval-policy.js';
 
 /** Whether a tool call needs approval, and why. */
 export interface ApprovalDecision {
+  /** Whether a person (the session's approver) must approve the call before it runs. */
   required: boolean;
+  /** Why; shown to the approver, and to the model when the call is refused. */
   reason?: string;
 }
 
-/** Decides which tool calls need approval (for example from a permission profile). */
+/**
+ * Decides which tool calls need approval, from the tool (its name and annotations) and the
+ * call's arguments: for example `approvalPolicy(profile)` of `@rho/permissions`. `true` is
+ * `{ required: true }`.
+ */
 export type ApprovalPolicy = (tool: AnyTool, args: Record<string, unknown>) => ApprovalDecision | boolean;
 
 /** Configuration of an {@link Agent}. */
@@ -38,7 +45,10 @@ export interface AgentOptions {
   workingDir?: string;
   /** Where tools run processes and touch files. Default: this machine. */
   backend?: ExecutionBackend;
-  /** Which calls need approval; by default the tool's own `requiresApproval`. */
+  /**
+   * The one decision of which calls need approval. Default {@link defaultApprovalPolicy}: calls
+   * of tools annotated `destructive` need approval, others do not.
+   */
   approvalPolicy?: ApprovalPolicy;
   /** Default budgets of sessions. */
   budgets?: Budgets;
@@ -60,7 +70,7 @@ export class Agent {
   readonly compaction: CompactionOptions;
   private readonly client: ModelClient | (() => ModelClient) | undefined;
   private readonly clientOptions: Omit<ModelClientOptions, 'model'> | undefined;
-  private readonly approvalPolicy: ApprovalPolicy | undefined;
+  private readonly approvalPolicy: ApprovalPolicy;
   private readonly options: AgentOptions;
 
   constructor(options: AgentOptions = {}) {
@@ -74,7 +84,7 @@ export class Agent {
     this.compaction = options.compaction ?? {};
     this.client = options.client;
     this.clientOptions = options.clientOptions;
-    this.approvalPolicy = options.approvalPolicy;
+    this.approvalPolicy = options.approvalPolicy ?? defaultApprovalPolicy;
   }
 
   /** A model client for a new session. */
@@ -84,14 +94,22 @@ export class Agent {
     return createModelClient({ ...this.clientOptions, model: this.model });
   }
 
-  /** Whether a call of `tool` with `args` needs approval. */
+  /**
+   * Whether a call of `tool` with `args` needs approval: the one place this is decided. The
+   * agent's approval policy decides; a tool object that still carries a `requiresApproval` of
+   * its own (an earlier tool contract) is asked as well and can only add approval, never remove
+   * it; a policy that throws asks for approval, so an error never lets a call through unasked.
+   */
   approvalFor(tool: AnyTool, args: Record<string, unknown>): ApprovalDecision {
-    if (this.approvalPolicy !== undefined) {
-      const decision = this.approvalPolicy(tool, args);
-      return typeof decision === 'boolean' ? { required: decision } : decision;
+    let decision: ApprovalDecision;
+    try {
+      const answer = this.approvalPolicy(tool, args);
+      decision = typeof answer === 'boolean' ? { required: answer } : { ...answer, required: answer.required !== false };
+    } catch (error) {
+      decision = { required: true, reason: `the approval policy failed for ${tool.name} (${error instanceof Error ? error.message : String(error)})` };
     }
-    const own = tool.requiresApproval;
-    return { required: typeof own === 'function' ? own(args) : own === true };
+    if (decision.required) return decision;
+    return approvalRequestedByTool(tool, args) ?? decision;
   }
 
   /**

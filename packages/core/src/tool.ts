@@ -1,6 +1,6 @@
 import type { InferSchema, JsonObjectSchema } from './json-schema.js';
 import type { ExecutionBackend } from './execution-backend.js';
-import type { Session } from './session.js';
+import type { ChildSessions } from './child-sessions.js';
 
 /** What a tool returns: `content` is what the model reads, `metadata` is for people and traces. */
 export interface ToolResult {
@@ -32,16 +32,28 @@ export interface ToolContext {
   workingDir: string;
   /** Where processes run and files live (local by default). */
   backend: ExecutionBackend;
-  /** The session running the call, for tools that start child sessions (delegate, agent tools). */
-  session?: Session;
+  /**
+   * Starts child sessions of the running session (delegate, agent tools, your own): absent when
+   * the tool is called outside a session, for example directly in a test.
+   */
+  children?: ChildSessions;
 }
 
-/** Hints about a tool's effects, used for concurrency and approval decisions. */
+/**
+ * What a tool declares about its effects, as MCP tools do (`readOnlyHint`, `destructiveHint`,
+ * `openWorldHint`). Tools declare; they never decide approval: the agent's approval policy
+ * reads these (with the permission profile, when there is one) and decides for every call.
+ */
 export interface ToolAnnotations {
   /** The tool never changes anything; calls of read-only tools in one response run concurrently. */
   readOnly?: boolean;
-  /** The tool may destroy data. */
+  /**
+   * The tool may destroy or overwrite data (not only add to it). Without a profile, calls of a
+   * destructive tool need approval, and are refused where nobody can approve.
+   */
   destructive?: boolean;
+  /** The tool reaches beyond the machine and the configured systems (the network, other services). */
+  openWorld?: boolean;
 }
 
 /** A tool the model can call. Build one with {@link defineTool}. */
@@ -52,9 +64,7 @@ export interface Tool<Args = Record<string, unknown>> {
   readonly description: string;
   /** JSON Schema of the arguments, sent to the model. */
   readonly parameters: JsonObjectSchema;
-  /** Whether a call needs approval; a function decides per call. Defaults to false. */
-  readonly requiresApproval?: boolean | ((args: Args) => boolean);
-  /** Effects of the tool. */
+  /** Effects of the tool, which the agent's approval policy reads. */
   readonly annotations?: ToolAnnotations;
   /** Runs one call. Throwing turns into an unsuccessful result the model can read. */
   handle(invocation: ToolInvocation<Args>, context: ToolContext): Promise<ToolResult>;
@@ -69,7 +79,6 @@ export interface ToolDefinition<S extends JsonObjectSchema> {
   name: string;
   description: string;
   parameters: S;
-  requiresApproval?: boolean | ((args: InferSchema<S>) => boolean);
   annotations?: ToolAnnotations;
   handle(invocation: ToolInvocation<InferSchema<S>>, context: ToolContext): Promise<ToolResult>;
 }

@@ -3,7 +3,7 @@ import { checkShellCommand, type ShellPlan } from './check-shell-command.js';
 import { checkSql, type SqlDialect } from './check-sql.js';
 import { checkWritePath } from './check-write-path.js';
 import type { PermissionProfile } from './permission-profile.js';
-import { requiresApproval } from './requires-approval.js';
+import { approvalPolicy } from './approval-policy.js';
 import { commandNeedsNetwork, sandboxStatus, sandboxWrapper, type SandboxLookupOptions, type SandboxMode } from './sandbox-wrapper.js';
 
 /** The tools that write files: `rho policy check --write PATH --via TOOL` asks about one of them. */
@@ -62,7 +62,8 @@ export interface PolicyExplanation {
 }
 
 function approvalOf(profile: PermissionProfile, tool: string, args: Record<string, unknown>): PolicyExplanation['approval'] {
-  const approval = requiresApproval(profile, tool, args);
+  // The agent's own decision for rho's tool of that name (the toolset's tools are these).
+  const approval = approvalPolicy(profile)({ name: tool }, args);
   return { required: approval.required, ...(approval.reason === undefined ? {} : { reason: approval.reason }) };
 }
 

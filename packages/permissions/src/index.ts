@@ -1,5 +1,5 @@
 export { BUILTIN_PROFILES, builtinProfile } from './builtin-profiles.js';
-export { defaultRhoHome, loadProfile } from './load-profile.js';
+export { loadProfile } from './load-profile.js';
 export type { LoadProfileOptions } from './load-profile.js';
 export {
   APPROVAL_MODES,
@@ -13,8 +13,8 @@ export {
   profileToDocument,
 } from './permission-profile.js';
 export type { ApprovalMode, DatabaseMode, FileWriteMode, PermissionProfile, ProfileSandboxMode, ShellMode } from './permission-profile.js';
-export { matchDangerousPattern, requiresApproval } from './requires-approval.js';
-export type { ApprovalRequirement } from './requires-approval.js';
+export { approvalPolicy, BUILTIN_TOOL_NAMES, everyCallNeedsApproval, matchDangerousPattern } from './approval-policy.js';
+export type { ApprovalPolicyOptions, ApprovalRequirement, ApprovalSubject, ProfileApprovalPolicy } from './approval-policy.js';
 export { checkShellCommand } from './check-shell-command.js';
 export type { CheckShellCommandOptions, ShellCommand, ShellDecision, ShellOperator, ShellPlan } from './check-shell-command.js';
 export { gawkAvailable, hardenPlan, scrubEnvironment } from './harden-plan.js';

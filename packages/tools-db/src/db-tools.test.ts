@@ -1,5 +1,5 @@
 import { ConfigError } from '@rho/core';
-import { builtinProfile } from '@rho/permissions';
+import { approvalPolicy, builtinProfile } from '@rho/permissions';
 import { describe, expect, it } from 'vitest';
 import { createDbTools, dbTools } from './db-tools.js';
 import type { DatabaseConfig } from './database-config.js';
@@ -32,13 +32,12 @@ describe('dbTools', () => {
     expect(postgres?.annotations).toEqual({ readOnly: true });
   });
 
-  it('asks for approval as the profile says', () => {
+  it('declares its effects and leaves approval to the agent\'s policy, which follows the profile', () => {
     const [postgres] = createDbTools({ profile: readonly, databases });
-    expect(typeof postgres?.requiresApproval).toBe('function');
-    const decide = postgres?.requiresApproval as (args: Record<string, unknown>) => boolean;
-    expect(decide({ operation: 'list_tables' })).toBe(true);
+    expect(postgres).not.toHaveProperty('requiresApproval');
+    expect(approvalPolicy(readonly)(postgres!, { operation: 'list_tables' }).required).toBe(true);
     const [none] = createDbTools({ profile: unrestricted, databases });
-    expect((none?.requiresApproval as (args: Record<string, unknown>) => boolean)({ operation: 'list_tables' })).toBe(false);
+    expect(approvalPolicy(unrestricted)(none!, { operation: 'list_tables' }).required).toBe(false);
   });
 });
 

@@ -34,7 +34,9 @@ async function isRunning(pid: number): Promise<boolean> {
 describe('bash (unrestricted)', () => {
   it('shows what the model sees', () => {
     expect({ name: bash.name, description: bash.description, parameters: bash.parameters }).toMatchSnapshot();
-    expect(bash.requiresApproval).toBe(true);
+    // Declared effects: without a profile, the agent's default policy asks before destructive tools.
+    expect(bash.annotations).toEqual({ destructive: true, openWorld: true });
+    expect(bash).not.toHaveProperty('requiresApproval');
   });
 
   it('returns the original JSON shape, with stdout and stderr joined', async () => {
@@ -164,7 +166,7 @@ describe('bash (restricted plan execution, no shell)', () => {
 
   it('shows what the model sees', () => {
     expect({ name: restricted.name, description: restricted.description, parameters: restricted.parameters }).toMatchSnapshot();
-    expect(restricted.requiresApproval).toBe(false);
+    expect(restricted.annotations).toEqual({ destructive: false });
   });
 
   it('refuses what the gate refuses, with its reason', async () => {

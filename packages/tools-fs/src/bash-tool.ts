@@ -37,8 +37,6 @@ export interface BashToolOptions {
   timeoutSeconds?: number;
   /** Default working directory of commands; the session's working directory when absent. */
   workingDir?: string;
-  /** Whether a call needs approval; by default unrestricted commands do, as in the original. */
-  requiresApproval?: boolean | ((args: { command: string }) => boolean);
   /** Seconds between SIGTERM and SIGKILL when a command is stopped. */
   killGraceSeconds?: number;
 }
@@ -75,7 +73,9 @@ export function createBashTool(options: BashToolOptions) {
       required: ['command'],
       additionalProperties: false,
     },
-    requiresApproval: options.requiresApproval ?? !restricted,
+    // Declared, not decided: the agent's approval policy reads these (without a profile, it asks
+    // before unrestricted commands, as the original did).
+    annotations: restricted ? { destructive: false } : { destructive: true, openWorld: true },
     async handle({ arguments: args }, context): Promise<ToolResult> {
       const command = args.command ?? '';
       if (command.trim() === '') return failure('No command provided');

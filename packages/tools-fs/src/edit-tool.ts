@@ -14,8 +14,6 @@ export interface EditToolOptions {
   backend?: ExecutionBackend;
   /** The path policy edits go through, if any. */
   checkPath?: WritePathCheck;
-  /** Whether a call needs approval. */
-  requiresApproval?: boolean | ((args: { path: string; old_string: string; new_string: string }) => boolean);
 }
 
 /**
@@ -41,7 +39,7 @@ export function createEditTool(options: EditToolOptions = {}) {
       required: ['path', 'old_string', 'new_string'],
       additionalProperties: false,
     },
-    ...(options.requiresApproval === undefined ? {} : { requiresApproval: options.requiresApproval }),
+    annotations: { destructive: true },
     async handle({ arguments: args }, context) {
       if (!args.path) return failure('No path provided');
       if (!args.old_string) return failure('No old_string provided');

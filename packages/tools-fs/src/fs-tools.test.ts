@@ -1,7 +1,7 @@
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { builtinProfile, loadProfile, type PermissionProfile } from '@rho/permissions';
+import { approvalPolicy, builtinProfile, loadProfile, type PermissionProfile } from '@rho/permissions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AnyTool } from '@rho/core';
 import { fsTools } from './fs-tools.js';
@@ -28,8 +28,11 @@ const byName = (tools: AnyTool[], name: string): AnyTool => {
   if (tool === undefined) throw new Error(`no tool ${name}`);
   return tool;
 };
-const needsApproval = (tool: AnyTool, args: Record<string, unknown>): boolean =>
-  typeof tool.requiresApproval === 'function' ? tool.requiresApproval(args) : (tool.requiresApproval ?? false);
+/** What the agent built from this profile decides (the tools declare, they do not decide). */
+const needsApproval = (chosen: PermissionProfile, tool: AnyTool, args: Record<string, unknown>): boolean => {
+  expect(tool).not.toHaveProperty('requiresApproval');
+  return approvalPolicy(chosen)(tool, args).required;
+};
 
 describe('fsTools', () => {
   it('gives readonly the restricted shell and the readers, nothing that writes', async () => {
@@ -37,8 +40,9 @@ describe('fsTools', () => {
     expect(names(tools)).toEqual(['bash', 'glob', 'grep', 'list', 'read', 'read_excel']);
     const bash = byName(tools, 'bash');
     expect(bash.description).toContain('read-only');
-    expect(needsApproval(bash, { command: 'ls' })).toBe(true);
-    expect(needsApproval(byName(tools, 'read'), { path: 'x' })).toBe(false);
+    expect(needsApproval(profile('readonly'), bash, { command: 'ls' })).toBe(true);
+    expect(needsApproval(profile('readonly'), byName(tools, 'read'), { path: 'x' })).toBe(false);
+    expect(bash.annotations).toEqual({ destructive: false });
     const refused = await call(bash, { command: `rm -rf ${dir}` }, contextFor(dir));
     expect(refused.content).toMatch(/^Command blocked: /);
     await writeFile(join(dir, 'a.txt'), 'hello\n');
@@ -51,7 +55,11 @@ describe('fsTools', () => {
     const tools = fsTools({ profile: profile('developer'), workingDir: dir });
     expect(names(tools)).toEqual(['bash', 'edit', 'glob', 'grep', 'list', 'read', 'read_excel', 'write']);
     const bash = byName(tools, 'bash');
-    expect(needsApproval(bash, { command: 'ls' })).toBe(false);
+    expect(needsApproval(profile('developer'), bash, { command: 'ls' })).toBe(false);
+    expect(needsApproval(profile('developer'), bash, { command: 'rm -rf build' })).toBe(true);
+    expect(bash.annotations).toEqual({ destructive: true, openWorld: true });
+    expect(byName(tools, 'write').annotations).toEqual({ destructive: true });
+    expect(byName(tools, 'edit').annotations).toEqual({ destructive: true });
     const result = await call(bash, { command: 'echo hi > made.txt && cat made.txt' }, contextFor(dir));
     expect((JSON.parse(result.content) as { output: string }).output).toBe('hi\n');
     const write = byName(tools, 'write');

@@ -1,5 +1,5 @@
 import type { AnyTool, ExecutionBackend } from '@rho/core';
-import { checkWritePath, openWriteTarget, requiresApproval, sandboxModeOf, sandboxOffWarning, type PermissionProfile, type SandboxMode } from '@rho/permissions';
+import { checkWritePath, openWriteTarget, sandboxModeOf, sandboxOffWarning, type PermissionProfile, type SandboxMode } from '@rho/permissions';
 import { createBashTool } from './bash-tool.js';
 import { createEditTool } from './edit-tool.js';
 import { createGlobTool } from './glob-tool.js';
@@ -54,14 +54,11 @@ export function policyWritePathCheck(profile: PermissionProfile, workingDir?: st
  * `read`, `grep`, `glob`, `list`, `read_excel` unless the profile is bash-only; `bash` always
  * (restricted or unrestricted as the profile says, with its timeout and working directory);
  * `write` when file writes are `create-only` or `full`, and `edit` only for `full`.
- * Approval follows the profile's approval mode.
+ * The tools only declare their effects (annotations); which calls need approval is the agent's
+ * decision (`approvalPolicy(profile)` of `@rho/permissions`, wired by `@rho/agent`).
  */
 export function fsTools(options: FsToolsOptions): AnyTool[] {
   const { profile, backend } = options;
-  const approval =
-    (toolName: string) =>
-    (args: Record<string, unknown>): boolean =>
-      requiresApproval(profile, toolName, args).required;
   const backendOption = backend === undefined ? {} : { backend };
   const tools: AnyTool[] = [];
   if (!profile.bashOnly) {
@@ -85,14 +82,13 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
       timeoutSeconds: profile.shellTimeoutSeconds,
       ...(workingDir === undefined ? {} : { workingDir }),
       ...(restricted ? { gate: restrictedShellGate(profile, options.sandbox === undefined ? {} : { sandbox: options.sandbox }) } : {}),
-      requiresApproval: approval('bash'),
     }),
   );
   if (!profile.bashOnly && profile.fileWrite !== 'off') {
     const checkPath = policyWritePathCheck(profile, options.workingDir);
-    tools.push(createWriteTool({ ...backendOption, mode: profile.fileWrite, checkPath, requiresApproval: approval('write') }));
+    tools.push(createWriteTool({ ...backendOption, mode: profile.fileWrite, checkPath }));
     if (profile.fileWrite === 'full') {
-      tools.push(createEditTool({ ...backendOption, checkPath, requiresApproval: approval('edit') }));
+      tools.push(createEditTool({ ...backendOption, checkPath }));
     }
   }
   return tools;

@@ -28,8 +28,9 @@ describe('write', () => {
     for (const tool of [createOnly, full]) {
       expect({ name: tool.name, description: tool.description, parameters: tool.parameters }).toMatchSnapshot();
     }
-    expect(createOnly.requiresApproval).toBe(true);
-    expect(full.requiresApproval).toBe(false);
+    // A create-only write only adds; a full write may replace (the agent's policy reads this).
+    expect(createOnly.annotations).toEqual({ destructive: false });
+    expect(full.annotations).toEqual({ destructive: true });
   });
 
   it('creates files and parent directories, counting bytes and lines', async () => {

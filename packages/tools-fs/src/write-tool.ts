@@ -13,8 +13,6 @@ export interface WriteToolOptions {
   mode: 'create-only' | 'full';
   /** The path policy every write goes through. */
   checkPath: WritePathCheck;
-  /** Whether a call needs approval; by default create-only writes do and full-mode writes do not, as in the original. */
-  requiresApproval?: boolean | ((args: { path: string; content: string }) => boolean);
 }
 
 /** `write`: creates a file (or, in `full` mode, replaces one atomically). */
@@ -36,7 +34,8 @@ export function createWriteTool(options: WriteToolOptions) {
       required: ['path', 'content'],
       additionalProperties: false,
     },
-    requiresApproval: options.requiresApproval ?? createOnly,
+    // A create-only write only adds files; a full one may replace them.
+    annotations: { destructive: !createOnly },
     async handle({ arguments: args }, context) {
       if (!args.path) return failure('No path provided');
       if (typeof args.content !== 'string') return failure('No content provided');

@@ -33,16 +33,19 @@ export async function exportCommand(argv: ExportArguments, terminal: Terminal, e
   const { existsSync, readFileSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
-  const { SessionNotFoundError, SessionStore, TraceError, rhoHome, sessionToAtif } = await import('@rho/core');
+  const { SessionNotFoundError, SessionStore, TraceError, resolveSessionWithRhoAgent, rhoHome, sessionToAtif } = await import('@rho/core');
   const fail = (message: string): number => {
     terminal.stderr.write(`rho: ${message}\n`);
     return EXIT.badInput;
   };
 
-  const sessionsDir = argv.dir !== undefined && argv.dir !== '' ? resolve(argv.dir) : join(rhoHome(env), 'sessions');
+  const explicitDir = argv.dir !== undefined && argv.dir !== '';
+  const sessionsDir = explicitDir ? resolve(argv.dir!) : join(rhoHome(env), 'sessions');
   let directory: string;
   try {
-    directory = new SessionStore(sessionsDir).resolve(argv.session);
+    const store = new SessionStore(sessionsDir);
+    // Without --dir, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are found too.
+    directory = explicitDir ? store.resolve(argv.session) : resolveSessionWithRhoAgent(store, argv.session).directory;
   } catch (error) {
     // A session directory named without a path (`rho export my-session` from its parent) is still a directory.
     const local = resolve(argv.session);

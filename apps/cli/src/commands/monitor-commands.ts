@@ -60,7 +60,9 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
         const { io, directory, actions } = await setup({}, argv.dir);
         const json = argv.json === true;
         const limit = typeof argv.limit === 'number' ? argv.limit : json ? undefined : 50;
-        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }) }, io));
+        // Without a DIR, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are listed too, marked.
+        const withRhoAgent = argv.dir === undefined || argv.dir === '';
+        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }), ...(withRhoAgent ? { rhoAgentDirectory: (await import('@rho/core')).rhoAgentSessionsDir() } : {}) }, io));
       },
     )
     .command(

@@ -2,7 +2,6 @@ import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from 'n
 import { dirname, resolve } from 'node:path';
 import type { SessionEvent } from '@rho/core';
 import { ConfigError, SessionWriteError } from '@rho/core';
-import { requiresApproval } from '@rho/permissions';
 import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
 import { loadMarkdownRenderer } from '../markdown.js';
 import { createEventRenderer, createJsonRenderer } from '../render.js';
@@ -72,10 +71,12 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     const { createTerminalApprover } = await import('../approval-prompt.js');
     session.approver = createTerminalApprover(terminal, { workingDir: setup.config.workingDir ?? process.cwd(), ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }) });
   } else {
-    // Nobody can approve: say so before the first model call, naming the tools it concerns.
-    const needing = toolsNeedingApproval(setup);
+    // Nobody can approve: say so before the first model call, naming the tools it concerns (the
+    // toolset did not offer them) and what to do.
+    const needing = setup.withheld.map((tool) => tool.name);
     if (needing.length > 0) {
-      const notice = `Note: no terminal to approve on, so ${needing.join(', ')} ${needing.length === 1 ? 'is' : 'are'} refused under profile ${setup.profile.name} (approval: ${setup.profile.approval}). Pass -y to approve them, or --profile to choose another profile.`;
+      const list = needing.length === 1 ? needing[0] : `${needing.slice(0, -1).join(', ')} and ${needing.at(-1)}`;
+      const notice = `Note: no terminal to approve on, so ${list} ${needing.length === 1 ? 'is' : 'are'} not offered: every call of ${needing.length === 1 ? 'it' : 'them'} needs approval under profile ${setup.profile.name}. Pass -y to approve ${needing.length === 1 ? 'it' : 'them'}, or --profile to choose another profile.`;
       // On stderr also with --json: stdout carries only the session's events.
       terminal.stderr.write(`${notice}\n`);
     }
@@ -144,11 +145,6 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     return EXIT.refused;
   }
   return exitCodeForStatus(result.status);
-}
-
-/** Offered tools that the profile says need approval (asked with no arguments). */
-function toolsNeedingApproval(setup: { agent: { registry: { names(): string[] } }; profile: import('@rho/permissions').PermissionProfile }): string[] {
-  return setup.agent.registry.names().filter((name) => requiresApproval(setup.profile, name, {}).required);
 }
 
 function terminalWidth(terminal: Terminal): number {

@@ -206,7 +206,7 @@ describe('traceToAtif on traces of rho runs', () => {
 
   it('exports calls that were refused, interrupted or left without usage', async () => {
     const directory = tempDir();
-    const guarded = defineTool({ ...echo, name: 'guarded', requiresApproval: true });
+    const guarded = defineTool({ ...echo, name: 'guarded', annotations: { destructive: true } });
     const client = createScriptedModelClient({
       model: 'no-such-priced-model',
       steps: [
@@ -274,6 +274,23 @@ describe('traceToAtif robustness', () => {
     const trajectory = traceToAtif(trace);
     expectValid(trajectory);
     expect(trajectory.steps[0]).toMatchObject({ source: 'system', observation: { results: [{ content: 'output' }] }, extra: { kind: 'orphan_tool_result', tool_call_id: 'gone' } });
+  });
+
+  it('skips records of the wrong shape as replay does, and lists them in extra.invalid_records', () => {
+    const trace = [
+      line({ type: 'message', role: 'user', content: 'go' }),
+      line({ type: 'message', role: 'assistant', content: null, tool_calls: [null] }),
+      line({ type: 'message', role: 'tool', content: 'result without its call id' }),
+      line({ type: 'message', role: 'assistant', content: 'done' }),
+    ].join('\n');
+    const trajectory = traceToAtif(trace);
+    expectValid(trajectory);
+    expect(trajectory.steps.map((step) => step.message)).toEqual(['go', 'done']);
+    expect(trajectory.extra!.invalid_records).toEqual([
+      { line: 2, type: 'message', reason: 'tool_calls[0] is not an object' },
+      { line: 3, type: 'message', reason: 'is a tool result without tool_call_id' },
+    ]);
+    expect(trajectory.extra!.skipped_lines).toBeUndefined();
   });
 
   it('refuses a trace without messages with a TraceError', () => {

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import yargs from 'yargs';
-import { sessionIds } from '@rho/monitor';
+import { SessionStore } from '@rho/core';
 import type { Argv } from 'yargs';
 import type { MonitorConsole } from '../monitor-commands.js';
 import type { MonitorIo } from './monitor-io.js';
@@ -120,6 +120,6 @@ function complete(line: string, directory: string): [string[], string] {
   const acceptsMany = command === 'connect';
   const acceptsAll = command === 'cancel' || command === 'kill' || command === 'pause' || command === 'resume' || command === 'unpause';
   if (words.length > 2 && !acceptsMany) return [[], last];
-  const candidates = [...(acceptsAll ? ['all', 'latest'] : ['latest']), ...sessionIds(directory)];
+  const candidates = [...(acceptsAll ? ['all', 'latest'] : ['latest']), ...new SessionStore(directory).ids()];
   return [candidates.filter((candidate) => candidate.startsWith(last)).map((candidate) => `${candidate} `), last];
 }
