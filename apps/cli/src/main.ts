@@ -6,6 +6,7 @@ import { EXIT } from './exit-code-map.js';
 import { helpEpilogue } from './help-text.js';
 import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
+import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 
@@ -61,6 +62,7 @@ function checkSubcommandTypo(args: readonly string[]): void {
 function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void, width?: number): Argv {
   registerMonitorCommands(parser, terminal, env, setExit);
   registerExportCommands(parser, terminal, env, setExit);
+  registerEvalCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(

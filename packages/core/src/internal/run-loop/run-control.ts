@@ -1,6 +1,5 @@
 import type { ControlChannel } from '../../control-channel.js';
 import type { SessionStatus } from '../../events.js';
-import { timestamp } from '../../events.js';
 import { updateSessionMeta } from '../../session-meta.js';
 import type { State } from '../../state.js';
 import { DIRECTIVE_PREFIX } from '../../state.js';
