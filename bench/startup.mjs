@@ -22,14 +22,20 @@ const quote = (text) => `'${text.replaceAll("'", "'\\''")}'`;
 /** Runs a command once and returns its wall time in milliseconds. */
 function time(command, args) {
   const started = performance.now();
-  const result = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const result = spawnSync(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const elapsed = performance.now() - started;
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return elapsed;
 }
 
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
-const inTerminal = (columns, nodeArgs) => ['script', ['-qec', `stty cols ${columns} rows 40; ${quote(process.execPath)} ${nodeArgs.map(quote).join(' ')}`, '/dev/null']];
+const inTerminal = (columns, nodeArgs) => [
+  'script',
+  ['-qec', `stty cols ${columns} rows 40; ${quote(process.execPath)} ${nodeArgs.map(quote).join(' ')}`, '/dev/null'],
+];
 
 const cases = [
   { name: 'node -e 0', run: () => time(process.execPath, ['-e', '0']) },
@@ -39,7 +45,11 @@ const cases = [
 if (hasScript) {
   cases.push({ name: 'node -e 0 (terminal)', run: () => time(...inTerminal(80, ['-e', '0'])) });
   for (const columns of [40, 60, 80, 100, 120]) {
-    cases.push({ name: `rho --help (${columns} columns)`, base: 'node -e 0 (terminal)', run: () => time(...inTerminal(columns, [bin, '--help'])) });
+    cases.push({
+      name: `rho --help (${columns} columns)`,
+      base: 'node -e 0 (terminal)',
+      run: () => time(...inTerminal(columns, [bin, '--help'])),
+    });
   }
 }
 
@@ -59,7 +69,9 @@ for (const entry of cases) {
   const ratio = value / median(samples.get(entry.base));
   const fastestRatio = fastest / Math.min(...samples.get(entry.base));
   if (ratio > TARGET) failed = true;
-  console.log(`startup: ${entry.name.padEnd(26)} median ${value.toFixed(1)} ms: ${ratio.toFixed(2)}x ${entry.base}; fastest ${fastest.toFixed(1)} ms: ${fastestRatio.toFixed(2)}x (target <= ${TARGET}x)`);
+  console.log(
+    `startup: ${entry.name.padEnd(26)} median ${value.toFixed(1)} ms: ${ratio.toFixed(2)}x ${entry.base}; fastest ${fastest.toFixed(1)} ms: ${fastestRatio.toFixed(2)}x (target <= ${TARGET}x)`,
+  );
 }
 if (!hasScript) console.log('startup: `script` (util-linux) not found: --help on a terminal was not measured.');
 console.log(`startup: medians of ${ROUNDS} interleaved rounds${failed ? '; ABOVE TARGET' : ''}`);

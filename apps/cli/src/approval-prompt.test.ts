@@ -18,8 +18,17 @@ describe('createTerminalApprover', () => {
     const questions: string[] = [];
     const { terminal: term, text } = terminal();
     const memory = createApprovalMemory();
-    const approve = createTerminalApprover(term, { memory, ask: async (question) => (questions.push(question), answers.shift() ?? null) });
-    const request = (command: string) => ({ toolName: 'bash', toolCallId: 'c', arguments: { command }, sessionId: 's', reason: 'bash is a dangerous tool' });
+    const approve = createTerminalApprover(term, {
+      memory,
+      ask: async (question) => (questions.push(question), answers.shift() ?? null),
+    });
+    const request = (command: string) => ({
+      toolName: 'bash',
+      toolCallId: 'c',
+      arguments: { command },
+      sessionId: 's',
+      reason: 'bash is a dangerous tool',
+    });
     expect(await approve(request('ls'))).toBe(true);
     // The same call again: not asked.
     expect(await approve(request('ls'))).toBe(true);
@@ -37,7 +46,12 @@ describe('createTerminalApprover', () => {
 
   it('refuses on Enter and at the end of input', async () => {
     const { terminal: term } = terminal();
-    const request = { toolName: 'write', toolCallId: 'c', arguments: { path: 'x.txt', content: 'hi\n' }, sessionId: 's' };
+    const request = {
+      toolName: 'write',
+      toolCallId: 'c',
+      arguments: { path: 'x.txt', content: 'hi\n' },
+      sessionId: 's',
+    };
     expect(await createTerminalApprover(term, { ask: async () => '' })(request)).toBe(false);
     expect(await createTerminalApprover(term, { ask: async () => null })(request)).toBe(false);
   });

@@ -25,8 +25,13 @@ export function editDistance(a: string, b: string): number {
   for (let i = 1; i < rows; i += 1) {
     for (let j = 1; j < columns; j += 1) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(table[(i - 1) * columns + j]! + 1, table[i * columns + j - 1]! + 1, table[(i - 1) * columns + j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, table[(i - 2) * columns + j - 2]! + 1);
+      let value = Math.min(
+        table[(i - 1) * columns + j]! + 1,
+        table[i * columns + j - 1]! + 1,
+        table[(i - 1) * columns + j - 1]! + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, table[(i - 2) * columns + j - 2]! + 1);
       table[i * columns + j] = value;
     }
   }

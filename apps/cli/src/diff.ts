@@ -21,9 +21,14 @@ export function unifiedDiff(before: string, after: string, context = 2): string[
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head += 1;
   let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail += 1;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail])
+    tail += 1;
   const middle = diffMiddle(a.slice(head, a.length - tail), b.slice(head, b.length - tail));
-  const lines: DiffLine[] = [...a.slice(0, head).map((text) => ({ kind: ' ' as const, text })), ...middle, ...a.slice(a.length - tail).map((text) => ({ kind: ' ' as const, text }))];
+  const lines: DiffLine[] = [
+    ...a.slice(0, head).map((text) => ({ kind: ' ' as const, text })),
+    ...middle,
+    ...a.slice(a.length - tail).map((text) => ({ kind: ' ' as const, text })),
+  ];
   return hunks(lines, context);
 }
 
@@ -32,7 +37,12 @@ export function unifiedDiff(before: string, after: string, context = 2): string[
  * other tools, or arguments of the wrong shape, undefined. `before` overrides the file's content
  * (for showing a write after it happened, with the content captured before it).
  */
-export function toolCallDiff(toolName: string, args: unknown, workingDir: string, before?: string): { path: string; lines: string[] } | undefined {
+export function toolCallDiff(
+  toolName: string,
+  args: unknown,
+  workingDir: string,
+  before?: string,
+): { path: string; lines: string[] } | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
   const { path } = args as { path?: unknown };
   if (typeof path !== 'string' || path === '') return undefined;
@@ -48,7 +58,14 @@ export function toolCallDiff(toolName: string, args: unknown, workingDir: string
     const file = before ?? readText(resolvePath(path, workingDir));
     // With the file at hand the hunk shows where it is and its neighbours; without (or when the
     // text is not found verbatim: the tool may match ignoring whitespace) the two strings alone.
-    if (file !== undefined && file.split(oldString).length === 2) return { path, lines: unifiedDiff(file, file.replace(oldString, () => newString)) };
+    if (file !== undefined && file.split(oldString).length === 2)
+      return {
+        path,
+        lines: unifiedDiff(
+          file,
+          file.replace(oldString, () => newString),
+        ),
+      };
     return { path, lines: unifiedDiff(oldString, newString, 0) };
   }
   return undefined;
@@ -84,13 +101,17 @@ function splitLines(text: string): string[] {
 }
 
 function diffMiddle(a: string[], b: string[]): DiffLine[] {
-  if (a.length * b.length > LCS_CELLS) return [...a.map((text) => ({ kind: '-' as const, text })), ...b.map((text) => ({ kind: '+' as const, text }))];
+  if (a.length * b.length > LCS_CELLS)
+    return [...a.map((text) => ({ kind: '-' as const, text })), ...b.map((text) => ({ kind: '+' as const, text }))];
   // lengths[i][j]: LCS of a[i..] and b[j..], in one flat array.
   const width = b.length + 1;
   const lengths = new Uint32Array((a.length + 1) * width);
   for (let i = a.length - 1; i >= 0; i -= 1) {
     for (let j = b.length - 1; j >= 0; j -= 1) {
-      lengths[i * width + j] = a[i] === b[j] ? lengths[(i + 1) * width + j + 1]! + 1 : Math.max(lengths[(i + 1) * width + j]!, lengths[i * width + j + 1]!);
+      lengths[i * width + j] =
+        a[i] === b[j]
+          ? lengths[(i + 1) * width + j + 1]! + 1
+          : Math.max(lengths[(i + 1) * width + j]!, lengths[i * width + j + 1]!);
     }
   }
   const out: DiffLine[] = [];
@@ -133,7 +154,9 @@ function hunks(lines: DiffLine[], context: number): string[] {
     const slice = lines.slice(from, to + 1);
     const oldCount = slice.filter((line) => line.kind !== '+').length;
     const newCount = slice.filter((line) => line.kind !== '-').length;
-    out.push(`@@ -${oldCount === 0 ? oldLine - 1 : oldLine},${oldCount} +${newCount === 0 ? newLine - 1 : newLine},${newCount} @@`);
+    out.push(
+      `@@ -${oldCount === 0 ? oldLine - 1 : oldLine},${oldCount} +${newCount === 0 ? newLine - 1 : newLine},${newCount} @@`,
+    );
     for (const line of slice) out.push(`${line.kind}${line.text}`);
     start = end + 1;
   }

@@ -31,4 +31,3 @@ export const EXIT_CODE_HELP: readonly (readonly [number, string])[] = [
   [EXIT.limit, 'a budget or turn limit ended the run'],
   [EXIT.cancelled, 'cancelled'],
 ];
-

@@ -10,8 +10,8 @@ export function exitCodeForStatus(status: RunStatus): number {
   switch (status) {
     case 'completed':
       return EXIT.completed;
+    // An answer cut off at the model's output limit ('truncated') is not a whole answer either.
     case 'error':
-    // The last answer was cut off at the model's output limit: it is not a whole answer.
     case 'truncated':
       return EXIT.failed;
     case 'limit':

@@ -49,7 +49,10 @@ function table(rows: readonly (readonly [string, string])[], width: number): str
   for (const [key, text] of rows) {
     if (column + 20 <= width) {
       const lines = wrap(text, width - column);
-      out.push(`${indent}${key.padEnd(left)}${lines[0] ?? ''}`.trimEnd(), ...lines.slice(1).map((line) => `${' '.repeat(column)}${line}`));
+      out.push(
+        `${indent}${key.padEnd(left)}${lines[0] ?? ''}`.trimEnd(),
+        ...lines.slice(1).map((line) => `${' '.repeat(column)}${line}`),
+      );
     } else {
       out.push(`${indent}${key}`, ...wrap(text, width - 6).map((line) => `      ${line}`));
     }
@@ -63,9 +66,17 @@ export function helpEpilogue(width: number): string {
   return [
     `Environment:\n${table(ENVIRONMENT_HELP, width)}`,
     `Examples:\n${table(EXAMPLES_HELP, width)}`,
-    `Exit codes:\n${table(EXIT_CODE_HELP.map(([code, text]) => [String(code), text] as const), width)}`,
-    `Slash commands (in the REPL):\n${table(Object.entries(REPL_COMMANDS).map(([name, text]) => [name, text.replace(/^\/\S+ [^:]*: /, '')] as const), width)}`,
+    `Exit codes:\n${table(
+      EXIT_CODE_HELP.map(([code, text]) => [String(code), text] as const),
+      width,
+    )}`,
+    `Slash commands (in the REPL):\n${table(
+      Object.entries(REPL_COMMANDS).map(([name, text]) => [name, text.replace(/^\/\S+ [^:]*: /, '')] as const),
+      width,
+    )}`,
     paragraph('Approvals: Enter refuses; y yes; c always this exact call; a always this tool.'),
-    paragraph('Per-project instructions: AGENTS.md and .rho/instructions.md from the working directory up to the repository root.'),
+    paragraph(
+      'Per-project instructions: AGENTS.md and .rho/instructions.md from the working directory up to the repository root.',
+    ),
   ].join('\n\n');
 }

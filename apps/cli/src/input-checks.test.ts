@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { didYouMean, editDistance } from './did-you-mean.js';
-import { checkBaseUrl, checkChoice, checkPositiveInteger, checkPositiveNumber, checkVars, REASONING_EFFORTS } from './input-checks.js';
+import {
+  checkBaseUrl,
+  checkChoice,
+  checkPositiveInteger,
+  checkPositiveNumber,
+  checkVars,
+  REASONING_EFFORTS,
+} from './input-checks.js';
 
 describe('checkBaseUrl', () => {
   it('takes http(s) URLs with a host', () => {
@@ -8,11 +15,17 @@ describe('checkBaseUrl', () => {
     expect(checkBaseUrl('https://api.openai.com/v1', '--base-url')).toBe('https://api.openai.com/v1');
   });
   it('refuses a URL without a scheme and suggests one', () => {
-    expect(() => checkBaseUrl('localhost:11434/v1', '--base-url')).toThrow(/--base-url must be an http:\/\/ or https:\/\/ URL.*did you mean http:\/\/localhost:11434\/v1\?/);
-    expect(() => checkBaseUrl('api.example.com', 'OPENAI_BASE_URL')).toThrow(/OPENAI_BASE_URL .*did you mean http:\/\/api\.example\.com\?/);
+    expect(() => checkBaseUrl('localhost:11434/v1', '--base-url')).toThrow(
+      /--base-url must be an http:\/\/ or https:\/\/ URL.*did you mean http:\/\/localhost:11434\/v1\?/,
+    );
+    expect(() => checkBaseUrl('api.example.com', 'OPENAI_BASE_URL')).toThrow(
+      /OPENAI_BASE_URL .*did you mean http:\/\/api\.example\.com\?/,
+    );
   });
   it('refuses other schemes and malformed URLs', () => {
-    expect(() => checkBaseUrl('ftp://example.com', '--base-url')).toThrow(/must use http:\/\/ or https:\/\/ \(got ftp:\/\/\)/);
+    expect(() => checkBaseUrl('ftp://example.com', '--base-url')).toThrow(
+      /must use http:\/\/ or https:\/\/ \(got ftp:\/\/\)/,
+    );
     expect(() => checkBaseUrl('http://exa mple.com', '--base-url')).toThrow(/not a valid URL/);
   });
 });
@@ -20,15 +33,21 @@ describe('checkBaseUrl', () => {
 describe('numbers and choices', () => {
   it('checks whole numbers', () => {
     expect(checkPositiveInteger('20', '--max-turns', 20)).toBe(20);
-    for (const bad of ['abc', '0', '-3', '2.5', '', 'NaN']) expect(() => checkPositiveInteger(bad, '--max-turns', 20)).toThrow(/--max-turns must be a whole number of at least 1, for example --max-turns 20/);
+    for (const bad of ['abc', '0', '-3', '2.5', '', 'NaN'])
+      expect(() => checkPositiveInteger(bad, '--max-turns', 20)).toThrow(
+        /--max-turns must be a whole number of at least 1, for example --max-turns 20/,
+      );
   });
   it('checks positive numbers', () => {
     expect(checkPositiveNumber('0.25', '--max-cost', 0.5)).toBe(0.25);
-    for (const bad of ['0', '-1', 'cheap', 'Infinity']) expect(() => checkPositiveNumber(bad, '--max-cost', 0.5)).toThrow(/--max-cost must be a number above 0/);
+    for (const bad of ['0', '-1', 'cheap', 'Infinity'])
+      expect(() => checkPositiveNumber(bad, '--max-cost', 0.5)).toThrow(/--max-cost must be a number above 0/);
   });
   it('checks a choice and suggests the closest', () => {
     expect(checkChoice('High', REASONING_EFFORTS, '--reasoning-effort')).toBe('high');
-    expect(() => checkChoice('extreme', REASONING_EFFORTS, '--reasoning-effort')).toThrow(/must be one of none, minimal, low, medium, high, xhigh \(got "extreme"\)\.$/);
+    expect(() => checkChoice('extreme', REASONING_EFFORTS, '--reasoning-effort')).toThrow(
+      /must be one of none, minimal, low, medium, high, xhigh \(got "extreme"\)\.$/,
+    );
     expect(() => checkChoice('meduim', REASONING_EFFORTS, '--reasoning-effort')).toThrow(/did you mean medium\?/);
   });
   it('checks --var items', () => {

@@ -12,7 +12,15 @@ export function loadMarkdownRenderer(options: { width: number; color: boolean })
   loading ??= (async () => {
     const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
     const marked = new Marked();
-    marked.use(markedTerminal({ reflowText: true, width: Math.max(20, options.width), tab: 2, emoji: false, showSectionPrefix: false }) as never);
+    marked.use(
+      markedTerminal({
+        reflowText: true,
+        width: Math.max(20, options.width),
+        tab: 2,
+        emoji: false,
+        showSectionPrefix: false,
+      }) as never,
+    );
     return (markdown: string) => {
       const rendered = (marked.parse(markdown, { async: false }) as string).replace(/\n+$/, '\n');
       // A style left open by the highlighter must not colour what is printed next.
@@ -45,7 +53,11 @@ export class MarkdownBlocks {
   push(text: string): string {
     this.pending += text;
     // Only complete lines, each once: a long answer costs what its length costs.
-    for (let newline = this.pending.indexOf('\n', this.scanned); newline !== -1; newline = this.pending.indexOf('\n', this.scanned)) {
+    for (
+      let newline = this.pending.indexOf('\n', this.scanned);
+      newline !== -1;
+      newline = this.pending.indexOf('\n', this.scanned)
+    ) {
       const line = this.pending.slice(this.scanned, newline);
       if (/^\s{0,3}(```|~~~)/.test(line)) this.inFence = !this.inFence;
       else if (!this.inFence && line.trim() === '') this.cut = newline + 1;

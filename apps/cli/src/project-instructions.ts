@@ -49,7 +49,10 @@ export function findProjectInstructions(workingDir: string): ProjectInstructions
       }
       if (content.trim() === '') continue;
       files.push(path);
-      const clipped = content.length > MAX_CHARS ? `${content.slice(0, MAX_CHARS)}\n[... ${content.length - MAX_CHARS} more characters of this file left out]` : content;
+      const clipped =
+        content.length > MAX_CHARS
+          ? `${content.slice(0, MAX_CHARS)}\n[... ${content.length - MAX_CHARS} more characters of this file left out]`
+          : content;
       sections.push(`### ${path}\n\n${clipped.trim()}`);
     }
   }

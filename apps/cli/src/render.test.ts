@@ -12,7 +12,13 @@ const usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_t
 function live(options: { markdown?: (text: string) => string; workingDir?: string } = {}) {
   let out = '';
   let err = '';
-  const render = createEventRenderer({ mode: 'live', color: false, out: (text) => (out += text), err: (text) => (err += text), ...options });
+  const render = createEventRenderer({
+    mode: 'live',
+    color: false,
+    out: (text) => (out += text),
+    err: (text) => (err += text),
+    ...options,
+  });
   return { render: (event: object) => render(event as SessionEvent), out: () => out, err: () => err };
 }
 
@@ -20,15 +26,60 @@ describe('createEventRenderer (live)', () => {
   it('marks a turn and a run unpriced only where a call was unpriced', () => {
     const view = live();
     view.render({ type: 'run_start', prompt: 'x', ts });
-    view.render({ type: 'llm_end', model: 'm', input_tokens: 1000, output_tokens: 10, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: 0.002, duration_ms: 5, ts });
-    view.render({ type: 'run_end', status: 'completed', usage: { ...usage, input_tokens: 1000, output_tokens: 10, cost_usd: 0.002 }, ts });
+    view.render({
+      type: 'llm_end',
+      model: 'm',
+      input_tokens: 1000,
+      output_tokens: 10,
+      cache_read_tokens: 0,
+      reasoning_tokens: 0,
+      cost_usd: 0.002,
+      duration_ms: 5,
+      ts,
+    });
+    view.render({
+      type: 'run_end',
+      status: 'completed',
+      usage: { ...usage, input_tokens: 1000, output_tokens: 10, cost_usd: 0.002 },
+      ts,
+    });
     // A later run in the same session with an unpriced call, then one without.
     view.render({ type: 'run_start', prompt: 'y', ts });
-    view.render({ type: 'llm_end', model: 'local', input_tokens: 500, output_tokens: 5, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: null, duration_ms: 5, ts });
-    view.render({ type: 'run_end', status: 'completed', usage: { ...usage, input_tokens: 1500, output_tokens: 15, cost_usd: 0.002, unpriced_calls: 1 }, ts });
+    view.render({
+      type: 'llm_end',
+      model: 'local',
+      input_tokens: 500,
+      output_tokens: 5,
+      cache_read_tokens: 0,
+      reasoning_tokens: 0,
+      cost_usd: null,
+      duration_ms: 5,
+      ts,
+    });
+    view.render({
+      type: 'run_end',
+      status: 'completed',
+      usage: { ...usage, input_tokens: 1500, output_tokens: 15, cost_usd: 0.002, unpriced_calls: 1 },
+      ts,
+    });
     view.render({ type: 'run_start', prompt: 'z', ts });
-    view.render({ type: 'llm_end', model: 'm', input_tokens: 100, output_tokens: 1, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: 0.001, duration_ms: 5, ts });
-    view.render({ type: 'run_end', status: 'completed', usage: { ...usage, input_tokens: 1600, output_tokens: 16, cost_usd: 0.003, unpriced_calls: 1 }, ts });
+    view.render({
+      type: 'llm_end',
+      model: 'm',
+      input_tokens: 100,
+      output_tokens: 1,
+      cache_read_tokens: 0,
+      reasoning_tokens: 0,
+      cost_usd: 0.001,
+      duration_ms: 5,
+      ts,
+    });
+    view.render({
+      type: 'run_end',
+      status: 'completed',
+      usage: { ...usage, input_tokens: 1600, output_tokens: 16, cost_usd: 0.003, unpriced_calls: 1 },
+      ts,
+    });
     const lines = view.err().replace(/\n$/, '').split('\n');
     expect(lines).toEqual([
       '  turn 1: +1.0K in, +10 out, +$0.0020, 5ms',
@@ -48,14 +99,22 @@ describe('createEventRenderer (live)', () => {
     expect(view.out()).toBe('<# Title>\n\n<Some text.>\n');
     view.render({ type: 'message', role: 'tool', tool_call_id: 'c1', content: 'one\ntwo\nthree\nfour\nfive\nsix', ts });
     view.render({ type: 'tool_end', tool_call_id: 'c1', tool_name: 'read', success: true, duration_ms: 3, ts });
-    expect(view.err()).toBe("→ read(path='a')\n  ✓ read (3ms)\n    │ one\n    │ two\n    │ three\n    │ four\n    … 2 more lines\n");
+    expect(view.err()).toBe(
+      "→ read(path='a')\n  ✓ read (3ms)\n    │ one\n    │ two\n    │ three\n    │ four\n    … 2 more lines\n",
+    );
   });
 
   it('shows the diff a write made, against the file as it was before the call', () => {
     const directory = mkdtempSync(join(tmpdir(), 'rho-render-'));
     writeFileSync(join(directory, 'f.txt'), 'old\n');
     const view = live({ workingDir: directory });
-    view.render({ type: 'tool_start', tool_call_id: 'c1', tool_name: 'write', tool_args: { path: 'f.txt', content: 'new\n' }, ts });
+    view.render({
+      type: 'tool_start',
+      tool_call_id: 'c1',
+      tool_name: 'write',
+      tool_args: { path: 'f.txt', content: 'new\n' },
+      ts,
+    });
     writeFileSync(join(directory, 'f.txt'), 'new\n');
     view.render({ type: 'message', role: 'tool', tool_call_id: 'c1', content: 'Wrote f.txt', ts });
     view.render({ type: 'tool_end', tool_call_id: 'c1', tool_name: 'write', success: true, duration_ms: 1, ts });
@@ -69,7 +128,12 @@ describe('createJsonRenderer', () => {
     const render = createJsonRenderer((text) => (out += text), { sessionId: 'abc', workingDir: '/w' });
     render({ type: 'run_start', prompt: 'p', ts } as SessionEvent);
     render({ type: 'text', text: 't', ts } as SessionEvent);
-    expect(out.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual([
+    expect(
+      out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([
       { type: 'run_start', prompt: 'p', ts, session_id: 'abc', working_dir: '/w' },
       { type: 'text', text: 't', ts },
     ]);

@@ -69,7 +69,7 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
         try {
           render(JSON.parse(line) as RawTraceRecord);
         } catch (error) {
-          throw new Error(`${name}: ${line.slice(0, 80)}: ${String(error)}`);
+          throw new Error(`${name}: ${line.slice(0, 80)}: ${String(error)}`, { cause: error });
         }
       }
       expect(output, name).toMatch(/▶ run started: /);

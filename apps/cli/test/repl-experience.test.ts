@@ -25,7 +25,10 @@ function setup(): { home: string; work: string; profile: string } {
   writeFileSync(join(work, 'notes.txt'), 'alpha\nbeta\ngamma\n');
   writeFileSync(join(work, 'long.txt'), Array.from({ length: 12 }, (_, index) => `line ${index + 1}`).join('\n'));
   const profile = join(root, 'ask-writes.yaml');
-  writeFileSync(profile, 'profile: ask-writes\ndescription: Writes files, asks first\nfile_write: full\napproval: all\n');
+  writeFileSync(
+    profile,
+    'profile: ask-writes\ndescription: Writes files, asks first\nfile_write: full\napproval: all\n',
+  );
   return { home: join(root, 'home'), work, profile };
 }
 
@@ -38,7 +41,10 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
-const editCall = { name: 'edit', arguments: JSON.stringify({ path: 'notes.txt', old_string: 'beta', new_string: 'BETA' }) };
+const editCall = {
+  name: 'edit',
+  arguments: JSON.stringify({ path: 'notes.txt', old_string: 'beta', new_string: 'BETA' }),
+};
 
 describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
   it('Enter refuses an approval; the prompt names the risk and shows the diff; an approved edit shows its diff after the call', async () => {
@@ -50,7 +56,11 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
         { type: 'response', text: 'Edited.' },
       ],
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}'`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}'`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('capitalise beta');
     terminal.keys('Enter');
@@ -80,15 +90,26 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
     server = await startLoopbackServer({
       steps: [
         { type: 'response', toolCalls: [{ name: 'read', arguments: '{"path": "long.txt"}' }] },
-        { type: 'response', text: '# Findings\n\nThe file has **twelve** lines and `line 12` ends it.\n\n- first point\n- second point\n\n```js\nconst lines = 12;\n```\n', chunkSize: 5, delayMs: 2 },
+        {
+          type: 'response',
+          text: '# Findings\n\nThe file has **twelve** lines and `line 12` ends it.\n\n- first point\n- second point\n\n```js\nconst lines = 12;\n```\n',
+          chunkSize: 5,
+          delayMs: 2,
+        },
       ],
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}' --auto-approve`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}' --auto-approve`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('read long.txt');
     terminal.keys('Enter');
     const screen = await terminal.waitFor(/\[run: /);
-    expect(screen).toMatch(/✓ read[^\n]*\n\s+│ .*line 1\n\s+│ .*line 2\n\s+│ .*line 3\n\s+│ .*line 4\n\s+… \d+ more lines/);
+    expect(screen).toMatch(
+      /✓ read[^\n]*\n\s+│ .*line 1\n\s+│ .*line 2\n\s+│ .*line 3\n\s+│ .*line 4\n\s+… \d+ more lines/,
+    );
     // Rendered: no Markdown markers left, the list bulleted, the code block's text kept.
     expect(screen).toMatch(/Findings/);
     expect(screen).not.toMatch(/# Findings/);
@@ -100,7 +121,7 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
   });
 
   it('shows retries and the phase in the status line (waiting for the model, running a tool), then per-turn usage', async () => {
-    const { home, work, profile } = setup();
+    const { home, work } = setup();
     const firstAnswer = gate();
     const toolDone = gate();
     server = await startLoopbackServer({
@@ -109,21 +130,35 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
         if (index === 0) return { type: 'http_error', status: 429, message: 'slow down', retryAfter: 2 };
         if (index === 1) {
           await firstAnswer.wait;
-          return { type: 'response', toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 30' }) }] };
+          return {
+            type: 'response',
+            toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 30' }) }],
+          };
         }
         await toolDone.wait;
         return { type: 'response', text: 'Finished.' };
       },
     });
     const unrestricted = join(home, '..', 'unrestricted-ask.yaml');
-    writeFileSync(unrestricted, 'profile: shell-ok\ndescription: Shell without asking\nshell: unrestricted\napproval: none\n');
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${unrestricted}'`, { RHO_HOME: home }, work);
+    writeFileSync(
+      unrestricted,
+      'profile: shell-ok\ndescription: Shell without asking\nshell: unrestricted\napproval: none\n',
+    );
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${unrestricted}'`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('wait a bit');
     terminal.keys('Enter');
     // The retry on its own line, its backoff counted down in the status line, then waiting again.
-    await terminal.waitFor(/\nrate limited \(429\)[^\n]*, retrying in 2\.0 s, attempt \d+ of \d+\n.*: retrying in [12] s · \d+s in all/);
-    await terminal.waitFor(/waiting for the model \(retried\) \d+s · \d+s in all · [\d.K]+ tokens · context \d+% · Ctrl\+C cancels/);
+    await terminal.waitFor(
+      /\nrate limited \(429\)[^\n]*, retrying in 2\.0 s, attempt \d+ of \d+\n.*: retrying in [12] s · \d+s in all/,
+    );
+    await terminal.waitFor(
+      /waiting for the model \(retried\) \d+s · \d+s in all · [\d.K]+ tokens · context \d+% · Ctrl\+C cancels/,
+    );
     firstAnswer.open();
     await terminal.waitFor(/→ bash\(sleep 30\)\n.*running bash \d+s · \d+s in all · [\d.K]+ tokens · context \d+%/);
     // Cancel the tool; the turn's usage line was printed when the model answered.
@@ -145,7 +180,11 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
         return { type: 'response', text: 'Second answer.' };
       },
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}'`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}'`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('first task');
     terminal.keys('Enter');
@@ -171,11 +210,17 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
     mkdirSync(join(work, '.git'));
     writeFileSync(join(work, 'AGENTS.md'), 'Use tabs.\n');
     server = await startLoopbackServer({ steps: [] });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}'`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}'`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('/status');
     terminal.keys('Enter');
-    await terminal.waitFor(new RegExp(`instructions ${join(work, 'AGENTS.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    await terminal.waitFor(
+      new RegExp(`instructions ${join(work, 'AGENTS.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
   });
 
   it('a one-shot run with its answer piped still asks on the terminal, and the piped answer is plain text', async () => {
@@ -186,7 +231,11 @@ describe.runIf(hasTmux)('the REPL experience in a terminal', () => {
         { type: 'response', text: '**Three** lines.\n' },
       ],
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}' 'read notes' | cat > answer.md`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}' 'read notes' | cat > answer.md`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/approval needed read\(path='notes\.txt'\)[\s\S]*Allow\?/);
     terminal.type('y');
     terminal.keys('Enter');

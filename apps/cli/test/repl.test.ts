@@ -44,7 +44,7 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
     terminal.type('what is here?');
     terminal.keys('Enter');
     await terminal.waitFor(/Allow\? yes \/ No \/ c: always this exact call \/ a: always list \(Enter = no\)/);
-    expect(terminal.screen()).toMatch(/approval needed list\(path='\.'\)\n  risk: profile ask-everything requires approval for every tool call/);
+    expect(terminal.screen()).toMatch(/approval needed list\(path='\.'\)\n {2}risk: profile ask-everything requires approval for every tool call/);
     terminal.type('y');
     terminal.keys('Enter');
     const afterRun = await terminal.waitFor(/There is one file, a\.txt\.[\s\S]*\[run: .* · session: /);

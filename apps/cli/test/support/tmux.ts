@@ -2,15 +2,33 @@ import { execFileSync, spawnSync } from 'node:child_process';
 
 /** Whether tmux is installed (the REPL tests need it; CI must have it). */
 export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-if (!hasTmux && process.env.CI === 'true') throw new Error('tmux is required for the REPL tests in CI (apt-get install tmux).');
+if (!hasTmux && process.env.CI === 'true')
+  throw new Error('tmux is required for the REPL tests in CI (apt-get install tmux).');
 
 /** A command running in a detached tmux session: type into it and read its screen. */
 export class TmuxSession {
   readonly name = `rho-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
-  constructor(command: string, env: Record<string, string>, cwd: string, size: { columns: number; rows: number } = { columns: 150, rows: 50 }) {
-    const exports = Object.entries(env).map(([key, value]) => `${key}='${value}'`).join(' ');
-    const args = ['new-session', '-d', '-s', this.name, '-x', String(size.columns), '-y', String(size.rows), `cd '${cwd}' && env ${exports} ${command}; echo "[exit $?]"; sleep 30`];
+  constructor(
+    command: string,
+    env: Record<string, string>,
+    cwd: string,
+    size: { columns: number; rows: number } = { columns: 150, rows: 50 },
+  ) {
+    const exports = Object.entries(env)
+      .map(([key, value]) => `${key}='${value}'`)
+      .join(' ');
+    const args = [
+      'new-session',
+      '-d',
+      '-s',
+      this.name,
+      '-x',
+      String(size.columns),
+      '-y',
+      String(size.rows),
+      `cd '${cwd}' && env ${exports} ${command}; echo "[exit $?]"; sleep 30`,
+    ];
     // The tmux server exits with its last session: a session started while the previous test's
     // server is shutting down can fail with "server exited unexpectedly". Starting again works.
     for (let attempt = 1; ; attempt += 1) {
@@ -54,4 +72,3 @@ export class TmuxSession {
     spawnSync('tmux', ['kill-session', '-t', this.name]);
   }
 }
-

@@ -7,7 +7,8 @@ import { UsageError } from '../../exit-codes.js';
  */
 export function latestSessionId(directory: string, kind?: 'cancel' | 'pause' | 'resume'): string {
   const sessions = listSessions(directory);
-  const wanted = kind === 'resume' ? ['paused'] : kind === undefined ? undefined : ['running', 'waiting_approval', 'paused'];
+  const wanted =
+    kind === 'resume' ? ['paused'] : kind === undefined ? undefined : ['running', 'waiting_approval', 'paused'];
   const chosen = wanted === undefined ? sessions[0] : sessions.find((session) => wanted.includes(session.status));
   if (chosen !== undefined) return chosen.id;
   if (sessions.length === 0) throw new UsageError({ message: `No sessions in ${directory} yet; run a task first.` });

@@ -32,4 +32,3 @@ export function splitWords(line: string): string[] | undefined {
   if (inWord) words.push(word);
   return words;
 }
-
