@@ -12,6 +12,9 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_FIRST_BYTE_TIMEOUT', 'seconds to wait for an answer to start (default 60)'],
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
+  ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
+  ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
+  ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
 ];
 
