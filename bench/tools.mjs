@@ -13,8 +13,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createLocalBackend } from '../packages/core/dist/index.js';
-import { createBashTool, createGrepTool, createReadTool } from '../packages/tools-fs/dist/index.js';
+import { createLocalBackend } from '@rho/core';
+import { createBashTool, createGrepTool, createReadTool } from '@rho/tools-fs';
 
 const FILES = 50_000;
 const DIRECTORIES = 500;

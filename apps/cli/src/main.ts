@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import { readFileSync } from 'node:fs';
 import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
+import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 
@@ -29,6 +30,7 @@ export async function main(args: string[], terminal: Terminal = processTerminal(
 function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void): Argv {
   registerMonitorCommands(parser, terminal, env, setExit);
   registerExportCommands(parser, terminal, env, setExit);
+  registerEvalCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(

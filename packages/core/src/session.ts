@@ -148,6 +148,7 @@ export class Session implements ChildSession {
     let failure: RhoError | undefined;
     let finalText = '';
     const stopPolling = this.control.startPolling(controller);
+    let result: RunResult;
     try {
       this.state.append({ type: 'run_start', prompt });
       this.control.writeMeta({ status: 'running', ...processIdentity(), heartbeat_at: timestamp(), ...(this.state.runCount === 1 && prompt !== '' ? { first_prompt: prompt } : {}) });
@@ -219,8 +220,10 @@ export class Session implements ChildSession {
       this.controller = undefined;
       this.running = false;
       runLock?.release();
-      return { status, text: finalText, usage: { ...this.state.usage }, runUsage, ...(limit === undefined ? {} : { limit }), ...(failure === undefined ? {} : { error: failure }) };
+      result = { status, text: finalText, usage: { ...this.state.usage }, runUsage, ...(limit === undefined ? {} : { limit }), ...(failure === undefined ? {} : { error: failure }) };
     }
+    // Every failure of the loop was caught above and is reported in the result.
+    return result;
   }
 
   /**
@@ -242,7 +245,7 @@ export class Session implements ChildSession {
 
   /** What the parts of the loop share during one run. */
   private scopeOf(controller: AbortController, listeners: readonly EventListener[]): RunScope {
-    const session = this;
+    const currentApprover = (): Approver | undefined => this.approver;
     return {
       sessionId: this.id,
       agent: this.agent,
@@ -254,7 +257,7 @@ export class Session implements ChildSession {
       control: this.control,
       // Read at each call: an approver replaced during a run is the one asked next.
       get approver() {
-        return session.approver;
+        return currentApprover();
       },
       children: childSessionsOf(this),
     };

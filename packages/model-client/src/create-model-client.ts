@@ -333,7 +333,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     for (let attempt = 1; ; attempt += 1) {
       if (signal?.aborted) return;
       const controller = new AttemptController(firstByteTimeoutMs, idleTimeoutMs, signal);
-      let delayMs = 0;
+      let delayMs: number;
       let notice: RetryNotice | undefined;
       try {
         const { data: stream, response: httpResponse } = await client.chat.completions

@@ -216,7 +216,7 @@ async function loadXlsWorkbook(path: string, bytes: Uint8Array): Promise<Workboo
   try {
     workbook = sheetjs.read(bytes, { type: 'array', cellDates: true, cellFormula: false, cellHTML: false, cellStyles: true });
   } catch (error) {
-    throw new Error(`${basename(path)} could not be read as an Excel 97-2003 workbook (${errorMessage(error)}); if it is another format renamed .xls, give it its real extension (.xlsx, .csv)`);
+    throw new Error(`${basename(path)} could not be read as an Excel 97-2003 workbook (${errorMessage(error)}); if it is another format renamed .xls, give it its real extension (.xlsx, .csv)`, { cause: error });
   }
   const sheets = workbook.SheetNames.map((name, index): SheetView => {
     const sheet = workbook.Sheets[name]!;

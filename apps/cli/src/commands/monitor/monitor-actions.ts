@@ -14,13 +14,7 @@ export const MONITOR_EXIT = { ok: 0, badInput: 2 } as const;
 
 /** Throws a UsageError (exit 2) when `directory` was given explicitly and is not a directory. */
 export function requireDirectory(directory: string, explicit: boolean): void {
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(directory).isDirectory();
-  } catch {
-    isDirectory = false;
-  }
-  if (!isDirectory && explicit) throw new UsageError({ message: `Not a sessions directory: ${directory}. Pass the directory that holds the session folders (default: $RHO_HOME/sessions).` });
+  if (!isDirectory(directory) && explicit) throw new UsageError({ message: `Not a sessions directory: ${directory}. Pass the directory that holds the session folders (default: $RHO_HOME/sessions).` });
 }
 
 /**
