@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ConfigError } from './errors.js';
-import type { Budgets } from './session.js';
+import type { Budgets } from './session-options.js';
 
 /**
  * An agent configuration as stored in YAML (`--config agent.yaml`, a session's `config.yaml`).

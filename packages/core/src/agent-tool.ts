@@ -1,6 +1,6 @@
-import type { Agent } from './agent.js';
+import type { ChildAgent, ChildSession } from './child-sessions.js';
 import type { JsonObjectSchema } from './json-schema.js';
-import type { SessionOptions } from './session.js';
+import type { SessionOptions } from './session-options.js';
 import type { AnyTool, ToolAnnotations, ToolContext, ToolResult } from './tool.js';
 import { defineTool } from './tool.js';
 
@@ -36,9 +36,11 @@ export function formatAgentInput(args: Record<string, unknown>): string {
 /**
  * Wraps a preconfigured agent (its own system prompt, tools, model) as a tool. Every call runs a
  * new session of that agent: no history is shared between calls. Cancelling the caller cancels
- * the child; the child asks the caller's approver; its usage is added to the caller's totals.
+ * the child; the child asks the caller's approver and keeps its own budgets where they are
+ * tighter than what is left of the caller's; its usage is added to the caller's totals. It uses
+ * only `ToolContext.children`.
  */
-export function createAgentTool(agent: Agent, options: AgentToolOptions): AnyTool {
+export function createAgentTool(agent: ChildAgent, options: AgentToolOptions): AnyTool {
   const format = options.formatInput ?? formatAgentInput;
   return defineTool({
     name: options.name,
@@ -48,23 +50,22 @@ export function createAgentTool(agent: Agent, options: AgentToolOptions): AnyToo
     async handle({ arguments: args }, context): Promise<ToolResult> {
       const task = format(args as Record<string, unknown>).trim();
       if (task === '') return { success: false, content: `${options.name}: received empty instruction.` };
-      const parent = context.session;
       const sessionOptions = options.sessionOptions?.(args as Record<string, unknown>, context) ?? {};
-      const child = agent.createSession({
-        ...(parent?.approver === undefined ? {} : { approver: parent.approver }),
-        ...(parent === undefined ? {} : { budgets: { ...agent.budgets, ...withoutUndefined(parent.remainingBudgets()) } }),
-        ...sessionOptions,
-      });
+      // Called outside a session (no parent to answer to), the agent runs on its own settings.
+      const child = context.children === undefined ? agent.createSession(sessionOptions) : context.children.spawn({ agent, session: sessionOptions });
       return runChild(child, task, context, options.name);
     },
   });
 }
 
-/** Runs a child session on `task` and turns its outcome into a tool result. */
-export async function runChild(child: import('./session.js').Session, task: string, context: ToolContext, label: string): Promise<ToolResult> {
+/**
+ * Runs a child session on `task` with the tool's signal (so it is cancelled with the caller),
+ * adds its usage to the caller's, and turns its outcome into a tool result.
+ */
+export async function runChild(child: ChildSession, task: string, context: ToolContext, label: string): Promise<ToolResult> {
   const started = performance.now();
   const result = await child.run(task, { signal: context.signal });
-  context.session?.recordChildUsage(child.id, result.runUsage, child.client.model);
+  context.children?.recordUsage(child.id, result.runUsage, child.client.model);
   const metadata = {
     child_session_id: child.id,
     child_status: result.status,
@@ -75,8 +76,4 @@ export async function runChild(child: import('./session.js').Session, task: stri
   if (result.status === 'completed') return { success: true, content: result.text, metadata };
   const why = result.status === 'error' ? `failed: ${result.error?.message ?? 'unknown error'}` : result.status === 'limit' ? `stopped at its ${result.limit ?? 'limit'}` : result.status === 'truncated' ? 'was cut off at the model\'s output limit (its answer is incomplete)' : 'was cancelled';
   return { success: false, content: `${label}: the sub-agent ${why}.${result.text === '' ? '' : ` Its last answer:\n${result.text}`}`, metadata };
-}
-
-function withoutUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>;
 }

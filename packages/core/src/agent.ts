@@ -3,7 +3,7 @@ import { createModelClient } from '@rho/model-client';
 import type { ExecutionBackend } from './execution-backend.js';
 import { createLocalBackend } from './local-backend.js';
 import type { CompactionOptions } from './compaction.js';
-import type { Budgets, SessionOptions } from './session.js';
+import type { Budgets, SessionOptions } from './session-options.js';
 import { Session } from './session.js';
 import { ToolRegistry } from './tool-registry.js';
 import type { AnyTool } from './tool.js';

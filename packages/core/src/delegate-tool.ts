@@ -1,11 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import type { ChatMessage } from '@rho/model-client';
-import { parse } from 'yaml';
 import { runChild } from './agent-tool.js';
-import { agentConfigToDocument, parseAgentConfig } from './agent-config.js';
-import { SessionStore } from './session-store.js';
-import { readSessionMeta } from './session-meta.js';
 import type { AnyTool, ToolResult } from './tool.js';
 import { defineTool } from './tool.js';
 
@@ -18,7 +11,7 @@ export const DELEGATE_TOOL_NAME = 'delegate';
  * `delegate` itself, so delegation is one level deep. The child runs as its own session
  * (its own directory with `parent_id` when the parent has one), asks the parent's approver,
  * stays within what is left of the parent's budgets, is cancelled with the parent, and its usage
- * is added to the parent's.
+ * is added to the parent's. It uses only `ToolContext.children`.
  */
 export function createDelegateTool(): AnyTool {
   return defineTool({
@@ -37,59 +30,9 @@ export function createDelegateTool(): AnyTool {
     },
     async handle({ arguments: { instruction, full_context: fullContext } }, context): Promise<ToolResult> {
       if (instruction.trim() === '') return { success: false, content: 'Delegate requires a non-empty instruction.' };
-      const parent = context.session;
-      if (parent === undefined) return { success: false, content: 'delegate can only run inside a session.' };
-      const childAgent = parent.agent.derive();
-      childAgent.registry.unregister(DELEGATE_TOOL_NAME);
-
-      let directory: string | undefined;
-      let id: string | undefined;
-      if (parent.directory !== undefined) {
-        const store = new SessionStore(dirname(parent.directory));
-        const meta = readSessionMeta(parent.directory);
-        const created = store.create({
-          config: parentConfig(parent.directory),
-          parentId: parent.id,
-          model: parent.client.model,
-          workingDir: childAgent.workingDir,
-          ...(meta?.profile === undefined ? {} : { profile: meta.profile }),
-        });
-        directory = created.directory;
-        id = created.id;
-      }
-      const child = childAgent.createSession({
-        ...(id === undefined ? {} : { id }),
-        ...(directory === undefined ? {} : { directory }),
-        client: parent.agent.createClient(),
-        budgets: parent.remainingBudgets(),
-        ...(parent.approver === undefined ? {} : { approver: parent.approver }),
-      });
-      if (fullContext === true) {
-        for (const message of historyWithoutPendingCalls(parent.state.messages)) child.state.addMessage(message);
-      }
+      if (context.children === undefined) return { success: false, content: 'delegate can only run inside a session.' };
+      const child = context.children.spawn({ withoutTools: [DELEGATE_TOOL_NAME], copyHistory: fullContext === true });
       return runChild(child, instruction, context, 'delegate');
     },
   });
-}
-
-/** The parent's history without its last assistant message if that message's calls are still running. */
-function historyWithoutPendingCalls(messages: readonly ChatMessage[]): ChatMessage[] {
-  const copy = structuredClone([...messages]);
-  for (let index = copy.length - 1; index >= 0; index -= 1) {
-    const message = copy[index]!;
-    if (message.role === 'assistant' && message.tool_calls !== undefined) {
-      const answered = new Set(copy.slice(index + 1).flatMap((item) => (item.role === 'tool' ? [item.tool_call_id] : [])));
-      if (message.tool_calls.some((call) => !answered.has(call.id))) return copy.slice(0, index);
-      break;
-    }
-  }
-  return copy;
-}
-
-function parentConfig(directory: string): Record<string, unknown> {
-  try {
-    return agentConfigToDocument(parseAgentConfig(parse(readFileSync(join(directory, 'config.yaml'), 'utf8'))));
-  } catch {
-    return {};
-  }
 }

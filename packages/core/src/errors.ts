@@ -19,49 +19,6 @@ export class ConfigError extends RhoError {
   }
 }
 
-/** A permission profile refused an action. */
-export class PermissionDeniedError extends RhoError {
-  /** The rule that decided. */
-  readonly rule: string | undefined;
-
-  constructor(options: RhoErrorOptions & { rule?: string }) {
-    super('permission_denied', options);
-    this.name = 'PermissionDeniedError';
-    this.rule = options.rule;
-  }
-
-  static override isInstance(error: unknown): error is PermissionDeniedError {
-    return RhoError.isInstance(error) && error.code === 'permission_denied';
-  }
-}
-
-/** A tool failed in a way that ends the run (ordinary tool failures are unsuccessful results). */
-export class ToolExecutionError extends RhoError {
-  readonly toolName: string;
-
-  constructor(options: RhoErrorOptions & { toolName: string }) {
-    super('tool_execution_error', options);
-    this.name = 'ToolExecutionError';
-    this.toolName = options.toolName;
-  }
-
-  static override isInstance(error: unknown): error is ToolExecutionError {
-    return RhoError.isInstance(error) && error.code === 'tool_execution_error';
-  }
-}
-
-/** The model behaved in a way the loop cannot continue from. */
-export class ModelBehaviorError extends RhoError {
-  constructor(options: RhoErrorOptions) {
-    super('model_behavior_error', options);
-    this.name = 'ModelBehaviorError';
-  }
-
-  static override isInstance(error: unknown): error is ModelBehaviorError {
-    return RhoError.isInstance(error) && error.code === 'model_behavior_error';
-  }
-}
-
 /** A session or session directory was not found, or a prefix was ambiguous. */
 export class SessionNotFoundError extends RhoError {
   /** Candidate ids when a prefix matched several sessions. */
@@ -103,6 +60,26 @@ export class InternalError extends RhoError {
 
   static override isInstance(error: unknown): error is InternalError {
     return RhoError.isInstance(error) && error.code === 'internal_error';
+  }
+}
+
+/**
+ * A session was asked to do something while a run of it is in progress (a second `run()`, or
+ * `compact()`). It is a mistake of the calling code, not of its input or of rho: await the run,
+ * or `cancel()` it, before starting another. Never retry it blindly.
+ */
+export class SessionBusyError extends RhoError {
+  /** What was asked of the busy session. */
+  readonly operation: 'run' | 'compact';
+
+  constructor(options: RhoErrorOptions & { operation: 'run' | 'compact' }) {
+    super('session_busy', options);
+    this.name = 'SessionBusyError';
+    this.operation = options.operation;
+  }
+
+  static override isInstance(error: unknown): error is SessionBusyError {
+    return RhoError.isInstance(error) && error.code === 'session_busy';
   }
 }
 

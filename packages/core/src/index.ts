@@ -4,12 +4,10 @@ export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelR
 export {
   ConfigError,
   InternalError,
-  ModelBehaviorError,
-  PermissionDeniedError,
+  SessionBusyError,
   SessionLockedError,
   SessionNotFoundError,
   SessionWriteError,
-  ToolExecutionError,
   TraceError,
 } from './errors.js';
 export type { InferSchema, JsonObjectSchema, JsonSchema } from './json-schema.js';
@@ -55,7 +53,8 @@ export { Agent } from './agent.js';
 export { approvalRequestedByTool, defaultApprovalPolicy } from './approval-policy.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';
 export { Session } from './session.js';
-export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session.js';
+export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
+export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
 export { DIRECTIVE_PREFIX, INTERRUPTED_TOOL_RESULT, State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';
 export { ToolRegistry } from './tool-registry.js';

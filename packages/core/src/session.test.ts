@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent } from './agent.js';
+import { ConfigError, SessionBusyError } from './errors.js';
 import type { SessionEvent, TraceRecord } from './events.js';
 import { State } from './state.js';
 import { createScriptedModelClient } from './testing/scripted-model-client.js';
@@ -283,5 +284,54 @@ describe('Session', () => {
     const result = await session.run('go');
     expect(result.status).toBe('error');
     expect(result.error?.message).toBe('API error 400: bad request');
+  });
+});
+
+describe('a busy session', () => {
+  it('refuses a second concurrent run() and compact() with SessionBusyError, and the first run is unaffected', async () => {
+    let entered: () => void = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const wait = defineTool({
+      name: 'wait',
+      description: 'Waits until released.',
+      parameters: { type: 'object', properties: {} },
+      async handle() {
+        entered();
+        await released;
+        return { content: 'released', success: true };
+      },
+    });
+    const directory = tempDir();
+    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'wait', arguments: {} }] }, { text: 'first done' }, { text: 'second done' }] });
+    const session = new Agent({ tools: [wait], client }).createSession({ directory });
+    const first = session.run('first');
+    await inTool;
+
+    const second = await session.run('second').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(SessionBusyError.isInstance(second)).toBe(true);
+    expect(second).toBeInstanceOf(SessionBusyError);
+    expect(second).toMatchObject({ code: 'session_busy', operation: 'run', name: 'SessionBusyError' });
+    expect((second as Error).message).toMatch(/already running; wait for run\(\) to finish or cancel\(\) it first/);
+    // A mistake of the calling code, not bad configuration (the CLI maps ConfigError to exit code 2).
+    expect(ConfigError.isInstance(second)).toBe(false);
+    await expect(session.compact()).rejects.toMatchObject({ code: 'session_busy', operation: 'compact' });
+    expect(session.isRunning).toBe(true);
+
+    release();
+    const result = await first;
+    expect(result).toMatchObject({ status: 'completed', text: 'first done' });
+    // The refused calls left nothing in the trace, and did not take or drop the directory's lock.
+    expect(readTrace(join(directory, 'trace.jsonl')).filter((record) => record.type === 'run_start')).toHaveLength(1);
+    expect(await session.run('second')).toMatchObject({ status: 'completed', text: 'second done' });
+    client.assertDone();
   });
 });

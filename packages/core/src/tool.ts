@@ -1,6 +1,6 @@
 import type { InferSchema, JsonObjectSchema } from './json-schema.js';
 import type { ExecutionBackend } from './execution-backend.js';
-import type { Session } from './session.js';
+import type { ChildSessions } from './child-sessions.js';
 
 /** What a tool returns: `content` is what the model reads, `metadata` is for people and traces. */
 export interface ToolResult {
@@ -32,8 +32,11 @@ export interface ToolContext {
   workingDir: string;
   /** Where processes run and files live (local by default). */
   backend: ExecutionBackend;
-  /** The session running the call, for tools that start child sessions (delegate, agent tools). */
-  session?: Session;
+  /**
+   * Starts child sessions of the running session (delegate, agent tools, your own): absent when
+   * the tool is called outside a session, for example directly in a test.
+   */
+  children?: ChildSessions;
 }
 
 /**

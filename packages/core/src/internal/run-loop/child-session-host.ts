@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { ChatMessage, ModelClient } from '@rho/model-client';
+import { parse } from 'yaml';
+import type { Agent } from '../../agent.js';
+import { agentConfigToDocument, parseAgentConfig } from '../../agent-config.js';
+import type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from '../../child-sessions.js';
+import type { UsageTotals } from '../../events.js';
+import type { Approver, Budgets } from '../../session-options.js';
+import { readSessionMeta } from '../../session-meta.js';
+import { SessionStore } from '../../session-store.js';
+import type { State } from '../../state.js';
+import { tighterBudgets } from './budgets.js';
+
+/** The parts of a running session its children are made from (a `Session` has them). */
+export interface ParentSession {
+  /** Becomes the child's `parent_id`. */
+  readonly id: string;
+  /** Copied (with `derive()`) for a child of the running agent. */
+  readonly agent: Agent;
+  /** Its messages seed a child with `copyHistory`. */
+  readonly state: State;
+  /** A child of the running agent gets a directory beside this one. */
+  readonly directory: string | undefined;
+  /** Its model is recorded in the child's meta.json. */
+  readonly client: ModelClient;
+  /** Read when the child is spawned: the child asks the same approver. */
+  readonly approver: Approver | undefined;
+  /** What is left of the parent's budgets now. */
+  remainingBudgets(): Budgets;
+  /** Adds a child's usage to the parent's totals and trace. */
+  recordChildUsage(childSessionId: string, usage: UsageTotals, model: string): void;
+}
+
+/** The capability tools get as `ToolContext.children`, backed by `parent`. */
+export function childSessionsOf(parent: ParentSession): ChildSessions {
+  return {
+    remainingBudgets: () => parent.remainingBudgets(),
+    spawn: (options = {}) => spawnChild(parent, options),
+    recordUsage: (childSessionId, usage, model) => parent.recordChildUsage(childSessionId, usage, model),
+  };
+}
+
+function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSession {
+  const copy = options.agent === undefined;
+  if (!copy && options.withoutTools !== undefined) {
+    throw new TypeError('spawn(): withoutTools applies only to the copy of the running agent; give your own agent the tools it should have instead.');
+  }
+  let agent: ChildAgent;
+  if (copy) {
+    const derived = parent.agent.derive();
+    for (const name of options.withoutTools ?? []) derived.registry.unregister(name);
+    agent = derived;
+  } else {
+    agent = options.agent!;
+  }
+  // A copy of the agent runs under the parent session's budgets, which is what is left of them.
+  const budgets = tighterBudgets(copy ? {} : agent.budgets, parent.remainingBudgets());
+  const place = copy && parent.directory !== undefined && options.session?.directory === undefined ? childDirectory(parent, parent.directory, options.session?.id) : undefined;
+  const child = agent.createSession({
+    ...(place === undefined ? {} : place),
+    ...(parent.approver === undefined ? {} : { approver: parent.approver }),
+    budgets,
+    ...options.session,
+  });
+  if (options.copyHistory === true) {
+    for (const message of historyWithoutPendingCalls(parent.state.messages)) child.state.addMessage(message);
+  }
+  return child;
+}
+
+/** A new session directory beside the parent's, with the parent's configuration and `parent_id`. */
+function childDirectory(parent: ParentSession, directory: string, id: string | undefined): { id: string; directory: string } {
+  const meta = readSessionMeta(directory);
+  return new SessionStore(dirname(directory)).create({
+    ...(id === undefined ? {} : { id }),
+    config: parentConfig(directory),
+    parentId: parent.id,
+    model: parent.client.model,
+    workingDir: parent.agent.workingDir,
+    ...(meta?.profile === undefined ? {} : { profile: meta.profile }),
+  });
+}
+
+/** The parent's history without its last assistant message if that message's calls are still running. */
+function historyWithoutPendingCalls(messages: readonly ChatMessage[]): ChatMessage[] {
+  const copy = structuredClone([...messages]);
+  for (let index = copy.length - 1; index >= 0; index -= 1) {
+    const message = copy[index]!;
+    if (message.role === 'assistant' && message.tool_calls !== undefined) {
+      const answered = new Set(copy.slice(index + 1).flatMap((item) => (item.role === 'tool' ? [item.tool_call_id] : [])));
+      if (message.tool_calls.some((call) => !answered.has(call.id))) return copy.slice(0, index);
+      break;
+    }
+  }
+  return copy;
+}
+
+function parentConfig(directory: string): Record<string, unknown> {
+  try {
+    return agentConfigToDocument(parseAgentConfig(parse(readFileSync(join(directory, 'config.yaml'), 'utf8'))));
+  } catch {
+    return {};
+  }
+}

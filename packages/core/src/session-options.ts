@@ -1,0 +1,89 @@
+import type { ModelClient, RhoError } from '@rho/model-client';
+import type { ControlChannel } from './control-channel.js';
+import type { RunStatus, SessionEvent, UsageTotals } from './events.js';
+import type { SessionLock } from './session-lock.js';
+import type { State } from './state.js';
+
+/** What an approver is asked. */
+export interface ApprovalRequest {
+  /** The tool the model wants to call. */
+  toolName: string;
+  /** The model's id for the call. */
+  toolCallId: string;
+  /** The validated arguments of the call. */
+  arguments: Record<string, unknown>;
+  /** Why approval is needed (the policy's reason). */
+  reason?: string;
+  /** The session asking (a child session asks its parent's approver with its own id). */
+  sessionId: string;
+}
+
+/** Answers approval requests: true approves, false rejects. */
+export type Approver = (request: ApprovalRequest) => Promise<boolean> | boolean;
+
+/** Limits checked before every model call. Reaching one ends the run with status `limit`. */
+export interface Budgets {
+  /** Model calls per run. */
+  maxTurns?: number;
+  /** Input + output tokens of the whole session. */
+  maxTokens?: number;
+  /** Cost of the whole session in USD. */
+  maxCostUsd?: number;
+  /** Wall-clock time of one run in milliseconds. */
+  maxDurationMs?: number;
+}
+
+/** Options of a Session. */
+export interface SessionOptions {
+  /** Session id; a new random id by default. */
+  id?: string;
+  /** Existing state to continue (for example from `State.fromJsonl`). */
+  state?: State;
+  /** The session directory: enables `trace.jsonl`, `meta.json` and the file control channel. */
+  directory?: string;
+  /** Where the trace goes when there is no directory. */
+  tracePath?: string;
+  /** The model client; by default the agent creates one. */
+  client?: ModelClient;
+  /** The control channel; the file channel of `directory` by default. */
+  control?: ControlChannel;
+  /** Answers approval requests. Without one, calls that need approval are denied with a reason. */
+  approver?: Approver;
+  /** Receives every event: trace records and transient text deltas. */
+  onEvent?: (event: SessionEvent) => void;
+  /** Budgets; the agent's by default. */
+  budgets?: Budgets;
+  /** How often (ms) to poll the control channel and refresh the heartbeat while running. */
+  pollIntervalMs?: number;
+  /**
+   * The lock of `directory`, already taken by the caller (who releases it), for example before
+   * replaying the trace. Without one, each run takes the lock itself and releases it when it ends.
+   */
+  lock?: SessionLock;
+}
+
+/** Options of one run. */
+export interface RunOptions {
+  /** Aborting it cancels the run, like `session.cancel()`. */
+  signal?: AbortSignal;
+  /** Receives this run's events, in addition to the session's `onEvent`. */
+  onEvent?: (event: SessionEvent) => void;
+  /** Overrides the budget's `maxTurns` for this run. */
+  maxTurns?: number;
+}
+
+/** The outcome of a run. */
+export interface RunResult {
+  /** How the run ended. */
+  status: RunStatus;
+  /** The final answer: the text of the last assistant message of the run. */
+  text: string;
+  /** Cumulative usage of the session after the run. */
+  usage: UsageTotals;
+  /** Usage of this run alone. */
+  runUsage: UsageTotals;
+  /** For status `limit`: which budget ended the run. */
+  limit?: string;
+  /** For status `error`: what went wrong. */
+  error?: RhoError;
+}
