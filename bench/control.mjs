@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startLoopbackServer } from '../packages/core/dist/testing/index.js';
+import { startLoopbackServer } from '@rho/core/testing';
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'apps', 'cli', 'dist', 'bin.js');
 const RUNS = 7;

@@ -21,10 +21,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { builtinProfile, checkSql } from '../packages/permissions/dist/index.js';
+import { builtinProfile, checkSql } from '@rho/permissions';
+import { closeDbTools, dbTools } from '@rho/tools-db';
+// The ladder of layers measures two internals no public entry exposes: the bare driver and a
+// test-only knob (skip the SQL policy). See contributing/public-surface.md (@rho/tools-db).
+// eslint-disable-next-line no-restricted-imports -- internal, see above
 import { postgresDriver } from '../packages/tools-db/dist/internal/drivers/postgres-driver.js';
-import { closeDbTools, dbTools } from '../packages/tools-db/dist/index.js';
-// Internal, test-only knob (skip the SQL policy), used for the ladder of layers.
+// eslint-disable-next-line no-restricted-imports -- internal, see above
 import { createDbTools } from '../packages/tools-db/dist/db-tools.js';
 
 const EXPORT_ROWS = 1_000_000;

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { Agent, defineTool } from '../packages/core/dist/index.js';
-import { startLoopbackServer } from '../packages/core/dist/testing/index.js';
+import { Agent, defineTool } from '@rho/core';
+import { startLoopbackServer } from '@rho/core/testing';
 
 const TURNS = 200;
 const ROUNDS = 9;

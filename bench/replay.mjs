@@ -3,7 +3,7 @@
 import { readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { State } from '../packages/core/dist/index.js';
+import { State } from '@rho/core';
 
 const ROUNDS = 7;
 

@@ -9,9 +9,9 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalBackend } from '../packages/core/dist/index.js';
-import { builtinProfile, sandboxWrapper, scrubEnvironment } from '../packages/permissions/dist/index.js';
-import { createBashTool, restrictedShellGate } from '../packages/tools-fs/dist/index.js';
+import { createLocalBackend } from '@rho/core';
+import { builtinProfile, sandboxWrapper, scrubEnvironment } from '@rho/permissions';
+import { createBashTool, restrictedShellGate } from '@rho/tools-fs';
 
 const RUNS = 41;
 const LINES = [

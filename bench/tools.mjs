@@ -4,7 +4,8 @@
 //   bash   `yes | head -c 1000000000` through the tool: resident memory growth (target <= 50 MB),
 //          and the head and tail of the output must come back
 //   read   the last 100 lines of a generated 2 GB file: resident memory growth (target <= 50 MB)
-// Run standalone after a build: `node bench/tools.mjs` (or `pnpm bench tools`).
+// Run standalone after a build: `node bench/tools.mjs` (or `pnpm bench tools`); `--stage grep`,
+// `--stage bash` or `--stage read` runs one part.
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,8 +13,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createLocalBackend } from '../packages/core/dist/index.js';
-import { createBashTool, createGrepTool, createReadTool } from '../packages/tools-fs/dist/index.js';
+import { createLocalBackend } from '@rho/core';
+import { createBashTool, createGrepTool, createReadTool } from '@rho/tools-fs';
 
 const FILES = 50_000;
 const DIRECTORIES = 500;
@@ -90,7 +91,7 @@ async function benchGrep() {
   const grep = createGrepTool();
   const args = { pattern: 'needle_token', path: dir, max_matches: 1000 };
   const rawArgv = [
-    rgPath, '--line-number', '--with-filename', '--no-heading', '--color=never', '--null',
+    rgPath, '--json',
     '--glob', '!.git/', '--glob', '!node_modules/', '--glob', '!__pycache__/', '--glob', '!.venv/', '--glob', '!venv/',
     '--regexp', 'needle_token', '--', dir,
   ];
@@ -170,6 +171,8 @@ try {
     await benchBash();
   } else if (stage === 'read') {
     await benchRead();
+  } else if (stage === 'grep') {
+    await benchGrep();
   } else {
     for (const name of ['bash', 'read']) {
       const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--stage', name], { stdio: 'inherit' });

@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { State } from '../packages/core/dist/index.js';
-import { followTrace, watchSession } from '../packages/monitor/dist/index.js';
+import { State } from '@rho/core';
+import { followTrace, watchSession } from '@rho/monitor';
 
 const RECORDS = 100_000;
 /** Following may cost at most this many times reading the trace with State.fromJsonl. */

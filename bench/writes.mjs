@@ -6,8 +6,8 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalBackend } from '../packages/core/dist/index.js';
-import { builtinProfile, checkWritePath, openWriteTarget } from '../packages/permissions/dist/index.js';
+import { createLocalBackend } from '@rho/core';
+import { builtinProfile, checkWritePath, openWriteTarget } from '@rho/permissions';
 
 const ROUNDS = 7;
 const WRITES = 200;

@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import { readFileSync } from 'node:fs';
 import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
+import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 
@@ -29,6 +30,7 @@ export async function main(args: string[], terminal: Terminal = processTerminal(
 function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void): Argv {
   registerMonitorCommands(parser, terminal, env, setExit);
   registerExportCommands(parser, terminal, env, setExit);
+  registerEvalCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(
@@ -83,6 +85,7 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
           .option('first-byte-timeout', { type: 'string', describe: 'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60; a CPU-hosted model may need minutes)' })
           .option('idle-timeout', { type: 'string', describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)' })
           .option('max-retries', { type: 'string', describe: 'Retries of a failed model request: rate limits, server errors, timeouts (default: $RHO_MAX_RETRIES or 8)' })
+          .option('context-window', { type: 'string', describe: "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)" })
           .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
       async (argv) => {
         const { runCommand } = await import('./commands/run-command.js');

@@ -115,6 +115,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         return;
       case '/status': {
         const usage = session.state.usage;
+        const window = await session.resolveContextWindow();
         terminal.stderr.write(
           [
             `session  ${session.id}${session.directory === undefined ? '' : ` (${session.directory})`}`,
@@ -122,7 +123,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
             `profile  ${setup.profile.name} (shell ${setup.profile.shell}, file write ${setup.profile.fileWrite}, database ${setup.profile.database})`,
             `usage    ${formatTokens(usage.input_tokens)} in | ${formatTokens(usage.output_tokens)} out | ${formatTokens(usage.cached_tokens)} cached`,
             `cost     ${formatCost(usage)}`,
-            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)}${session.contextWindow === undefined ? '' : ` of ${formatTokens(session.contextWindow)}`}`,
+            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)}} of ${formatTokens(window.tokens)} (${window.source}${window.detail === undefined ? '' : `: ${window.detail}`})`,
             `approve  ${autoApprove ? 'auto' : 'ask'}`,
           ].join('\n') + '\n',
         );

@@ -3,8 +3,8 @@ import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent } from '@rho/agent';
-import type { AgentConfig, Budgets, Session } from '@rho/core';
-import { loadAgentConfig, parseAgentConfig, readSessionMeta, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
+import { loadAgentConfig, parseAgentConfig, readSessionMeta, resolveSessionWithRhoAgent, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -39,6 +39,8 @@ export interface SetupArguments {
   firstByteTimeout?: string;
   idleTimeout?: string;
   maxRetries?: string;
+  /** `--context-window`: tokens, as typed. */
+  contextWindow?: string;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -96,7 +98,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   // history is the whole history); close() releases it, and so does any exit.
   let lock: SessionLock | undefined;
   if (argv.resume !== undefined) {
-    resumedDirectory = store.resolve(argv.resume);
+    // Also finds sessions of the Python rho-agent in ~/.config/rho-agent/sessions.
+    resumedDirectory = resolveSessionWithRhoAgent(store, argv.resume).directory;
     lock = SessionLock.acquire(resumedDirectory);
     held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');
@@ -131,12 +134,19 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
   const idleTimeout = config.idleTimeout ?? seconds(env.RHO_IDLE_TIMEOUT, 'RHO_IDLE_TIMEOUT');
   const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
+  const compaction = compactionOptions(argv, env, config);
   const workingDir = resolve(config.workingDir ?? process.cwd());
   if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
   config.workingDir = workingDir;
   config.model = model;
-  const profile = await loadProfile(nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? 'readonly', { rhoHome: home });
-  config.profile = config.profile ?? profile.name;
+  // rho-agent's variables (RHO_AGENT_*) count when rho's own are not set.
+  const profileName = nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? nonEmpty(env.RHO_AGENT_PROFILE) ?? 'readonly';
+  const reasoningEffort = config.reasoningEffort ?? nonEmpty(env.RHO_AGENT_REASONING_EFFORT);
+  const serviceTier = config.serviceTier ?? nonEmpty(env.RHO_AGENT_SERVICE_TIER);
+  const profile = await loadProfile(profileName, { rhoHome: home });
+  // `eval` works as `unrestricted` but is saved as the user wrote it, for scripts that check the name.
+  const savedProfileName = profileName === 'eval' ? 'eval' : profile.name;
+  config.profile = config.profile ?? savedProfileName;
 
   const { systemPrompt, initialPrompt } = resolveSystemPrompt(config, argv, { home, workingDir, profile });
   const toolPackages: ToolPackageReference[] = [
@@ -172,16 +182,17 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     systemPrompt,
     model,
     budgets: config.budgets,
+    compaction,
     ...(localClient === undefined ? {} : { client: localClient }),
     clientOptions: {
       ...(baseURL === undefined ? {} : { baseURL }),
       // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
       apiKey: apiKey ?? 'no-key',
-      ...(config.reasoningEffort === undefined ? {} : { reasoningEffort: config.reasoningEffort }),
+      ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
       ...(firstByteTimeout === undefined ? {} : { firstByteTimeoutMs: firstByteTimeout * 1000 }),
       ...(idleTimeout === undefined ? {} : { idleTimeoutMs: idleTimeout * 1000 }),
       ...(maxRetries === undefined ? {} : { maxRetries }),
-      ...(config.serviceTier === undefined ? {} : { serviceTier: config.serviceTier as never }),
+      ...(serviceTier === undefined ? {} : { serviceTier: serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
     },
   });
@@ -191,7 +202,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
     session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
   } else {
-    const { id, directory } = store.create({ config: configDocument(config), model, profile: profile.name, workingDir });
+    const { id, directory } = store.create({ config: configDocument(config), model, profile: savedProfileName, workingDir });
     lock = SessionLock.acquire(directory);
     held.lock = lock;
     session = agent.createSession({ id, directory, lock });
@@ -224,7 +235,34 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.firstByteTimeout !== undefined) config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
   if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
   if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
+  if (argv.contextWindow !== undefined) config.contextWindow = tokens(argv.contextWindow, '--context-window');
   return config;
+}
+
+/**
+ * The context window settings, by precedence: `--context-window` (saved in the config, so a resume
+ * keeps it), `$RHO_CONTEXT_WINDOW`, the config's `context_window`, its `context_windows` for the
+ * model; without any, core asks the server, then the table of known models, then its default.
+ */
+function compactionOptions(argv: SetupArguments, env: NodeJS.ProcessEnv, config: AgentConfig): CompactionOptions {
+  const fromEnv = tokens(env.RHO_CONTEXT_WINDOW, 'RHO_CONTEXT_WINDOW');
+  const perModel = config.contextWindows === undefined ? {} : { contextWindows: config.contextWindows };
+  if (argv.contextWindow !== undefined && config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'flag', ...perModel };
+  if (fromEnv !== undefined) return { contextWindow: fromEnv, contextWindowSource: 'env', ...perModel };
+  if (config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'config', ...perModel };
+  return perModel;
+}
+
+/** A number of tokens from a flag or variable: a whole number above 0. */
+function tokens(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (String(value).trim() === '') {
+    if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
+    return undefined;
+  }
+  const number = Number(String(value).trim().replace(/_/g, ''));
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError({ message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).` });
+  return number;
 }
 
 /** A timeout in seconds from a flag or variable: a positive number (`90`, `2.5`). */
@@ -298,6 +336,8 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
   if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
   if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
+  if (config.contextWindow !== undefined) document.context_window = config.contextWindow;
+  if (config.contextWindows !== undefined) document.context_windows = config.contextWindows;
   // Round-trip through the parser so what is saved is exactly what a resume will read.
   parseAgentConfig({ ...document, ...config.extras });
   return { ...document, ...config.extras };

@@ -25,6 +25,9 @@ export interface ToolSetup {
   onWarning?: (message: string) => void;
 }
 
+/** Notices already shown by this process (a REPL builds tools again on /resume). */
+const shownNotices = new Set<string>();
+
 /**
  * The toolset of a CLI run: `createToolset` of `@rho/agent` (the tools the profile allows, and
  * its approval policy) with the CLI's sources: the agent config's `databases`, else
@@ -46,7 +49,16 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
       : { databaseConfig: { rhoHome: setup.home, env: setup.env, ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }) } }),
     extraTools: packages.map((loaded) => ({ source: `tool package ${loaded.spec}`, tools: loaded.tools })),
     approvals: setup.approvals,
-    ...(setup.onWarning === undefined ? {} : { onWarning: setup.onWarning }),
+    // Said once per process: a REPL builds the toolset again on /resume.
+    ...(setup.onWarning === undefined ? {} : { onWarning: onceEach(setup.onWarning) }),
     ...(setup.onDatabaseWarning === undefined ? {} : { onDatabaseWarning: setup.onDatabaseWarning }),
   });
+}
+
+function onceEach(show: (message: string) => void): (message: string) => void {
+  return (message) => {
+    if (shownNotices.has(message)) return;
+    shownNotices.add(message);
+    show(message);
+  };
 }

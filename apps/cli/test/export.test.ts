@@ -118,7 +118,7 @@ describe('rho export (built binary)', () => {
     utimesSync(join(home, 'sessions', 'abc99999'), old, old);
     const ambiguous = await runRho(['export', 'abc'], { env: { RHO_HOME: home } });
     expect(ambiguous.code).toBe(2);
-    expect(ambiguous.stderr).toMatch(/ambiguous/);
+    expect(ambiguous.stderr).toMatch(/Ambiguous prefix 'abc'/);
     const empty = await runRho(['export', 'abc99999'], { env: { RHO_HOME: home } });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/No readable trace\.jsonl/);

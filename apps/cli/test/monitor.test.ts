@@ -328,7 +328,7 @@ describe('monitor commands against real rho processes', () => {
       const outcome = await rho(args, rhoHome);
       expect(outcome.code, args.join(' ')).toBe(2);
     }
-    expect((await rho(['pause', 'zzz'], rhoHome)).stderr).toMatch(/No session matching 'zzz'/);
+    expect((await rho(['pause', 'zzz'], rhoHome)).stderr).toMatch(/Session not found: zzz/);
   });
 
   it('the interactive monitor runs commands from its input', async () => {
@@ -340,7 +340,7 @@ describe('monitor commands against real rho processes', () => {
     expect(outcome.stdout).toContain(`rho monitor: ${join(rhoHome, 'sessions')}`);
     expect(outcome.stdout).toContain('connect <prefix> <prefix>...');
     expect(outcome.stdout).toMatch(/^feed0001\s+created/m);
-    expect(outcome.stderr).toContain("No session matching 'zz'");
+    expect(outcome.stderr).toContain('Session not found: zz');
     expect(outcome.stdout).toContain('directive queued for feed0001');
     expect(outcome.stderr).toContain('Unknown command: bogus');
     expect(outcome.stdout).toContain('No paused sessions to resume');

@@ -5,7 +5,7 @@ import type { ApprovalPolicyOptions, ApprovalSubject, PermissionProfile, Profile
 import { approvalPolicy, BUILTIN_PROFILES, builtinProfile, everyCallNeedsApproval, loadProfile, sandboxStatus, sandboxWrapper } from '@rho/permissions';
 import { fsTools } from '@rho/tools-fs';
 import type { DatabaseConfig, DatabaseWarning, LoadDatabaseConfigOptions } from '@rho/tools-db';
-import { closeDbTools, dbTools, loadDatabaseConfig, parseDatabaseConfig } from '@rho/tools-db';
+import { closeDbTools, dbTools, parseDatabaseConfig, resolveDatabaseConfig } from '@rho/tools-db';
 import type { ExtraTools } from './extra-tools.js';
 import { admitExtraTools } from './extra-tools.js';
 
@@ -148,7 +148,10 @@ async function readDatabaseConfig(options: ToolsetOptions): Promise<readonly Dat
   const source = options.databaseConfig;
   if (source === undefined) return [];
   const env = options.env === undefined ? {} : { env: options.env as Record<string, string | undefined> };
-  return loadDatabaseConfig(typeof source === 'string' ? { path: source, ...env } : { ...env, ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }), ...source });
+  const resolved = await resolveDatabaseConfig(typeof source === 'string' ? { path: source, ...env } : { ...env, ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }), ...source });
+  // Read from rho-agent's file because rho has none: the caller tells the user (libraries never print).
+  if (resolved.notice !== undefined) options.onWarning?.(resolved.notice);
+  return resolved.databases;
 }
 
 /** {@link createToolset} once the profile and databases are known: no I/O, so a constructor can call it. */

@@ -49,6 +49,14 @@ describe('agent config', () => {
     expect(() => parseAgentConfig({ max_retries: 1.5 }, 'a.yaml')).toThrow("a.yaml: 'max_retries' must be a whole number, 0 or more (got 1.5).");
   });
 
+  it('reads the context window and the per-model windows, refusing bad values, and writes them back', () => {
+    const config = parseAgentConfig({ context_window: 65_536, context_windows: { 'qwen3-coder': 131_072 } });
+    expect(config).toMatchObject({ contextWindow: 65_536, contextWindows: { 'qwen3-coder': 131_072 }, extras: {} });
+    expect(agentConfigToDocument(config)).toMatchObject({ context_window: 65_536, context_windows: { 'qwen3-coder': 131_072 } });
+    expect(() => parseAgentConfig({ context_window: '32k' }, 'a.yaml')).toThrow("a.yaml: 'context_window' must be a whole number of tokens, for example 32768 (got \"32k\").");
+    expect(() => parseAgentConfig({ context_windows: { m: 0 } }, 'a.yaml')).toThrow("a.yaml: 'context_windows.m' must be a whole number of tokens, for example 32768 (got 0).");
+  });
+
   it('says which field is wrong and what it must be', () => {
     expect(() => parseAgentConfig({ model: 5 }, 'a.yaml')).toThrow("a.yaml: 'model' must be a string (got 5).");
     expect(() => parseAgentConfig({ budgets: { max_turns: -1 } }, 'a.yaml')).toThrow("a.yaml: 'budgets.max_turns' must be a positive number (got -1).");

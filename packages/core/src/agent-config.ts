@@ -35,6 +35,10 @@ export interface AgentConfig {
   idleTimeout?: number;
   /** Retries of a failed model request (`max_retries`, 0 for none). */
   maxRetries?: number;
+  /** The model's context window in tokens (`context_window`), whatever the model. */
+  contextWindow?: number;
+  /** Context windows per model name (`context_windows: {qwen3-coder: 131072}`), used when `context_window` is not set. */
+  contextWindows?: Record<string, number>;
   /** Keys this version does not know, kept so saving loses nothing. */
   extras: Record<string, unknown>;
 }
@@ -86,6 +90,15 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
     } else if (key === 'max_retries') {
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail(key, 'a whole number, 0 or more', value);
       config.maxRetries = value as number;
+    } else if (key === 'context_window') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) fail(key, 'a whole number of tokens, for example 32768', value);
+      config.contextWindow = value as number;
+    } else if (key === 'context_windows') {
+      if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping of model names to a number of tokens', value);
+      for (const [name, tokens] of Object.entries(value as Record<string, unknown>)) {
+        if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens <= 0) fail(`context_windows.${name}`, 'a whole number of tokens, for example 32768', tokens);
+      }
+      config.contextWindows = { ...(value as Record<string, number>) };
     } else if (key === 'tool_packages') {
       if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item.trim() === '')) fail(key, 'a list of package names or paths', value);
       config.toolPackages = (value as string[]).map((item) => item.trim());
@@ -118,6 +131,8 @@ const KNOWN_KEYS: readonly string[] = [
   'first_byte_timeout',
   'idle_timeout',
   'max_retries',
+  'context_window',
+  'context_windows',
 ];
 
 /** Names people reach for that mean a known key. */
@@ -213,6 +228,8 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
   if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
   if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
+  if (config.contextWindow !== undefined) document.context_window = config.contextWindow;
+  if (config.contextWindows !== undefined && Object.keys(config.contextWindows).length > 0) document.context_windows = config.contextWindows;
   return { ...document, ...config.extras };
 }
 

@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { clearContextWindowCache, DEFAULT_CONTEXT_WINDOW } from '@rho/model-client';
+import { startLoopbackServer } from '@rho/model-client/testing';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from './agent.js';
 import { SUMMARY_PREFIX } from './compaction.js';
 import { State } from './state.js';
@@ -95,5 +97,95 @@ describe('compaction', () => {
     const records = readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string; limit?: string });
     expect(records.at(-1)).toMatchObject({ type: 'run_end', status: 'limit', limit: 'max_tokens' });
     client.assertDone();
+  });
+});
+
+describe('context window', () => {
+  afterEach(() => clearContextWindowCache());
+
+  type Record_ = { type: string; context_window?: number; context_window_source?: string; purpose?: string };
+  const records = (directory: string): Record_[] => readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record_);
+
+  it('compacts a model the tables do not know, with the window its server reports', async () => {
+    const server = await startLoopbackServer({
+      models: [{ id: 'local-qwen-unpriced', max_model_len: 1000 }],
+      steps: [
+        { type: 'response', toolCalls: [{ name: 'note', arguments: '{"text":"x"}' }], usage: { prompt_tokens: 800, completion_tokens: 5 } },
+        { type: 'response', text: 'Summary: noted x.', usage: { prompt_tokens: 820, completion_tokens: 10 } },
+        { type: 'response', text: 'done', usage: { prompt_tokens: 100, completion_tokens: 2 } },
+      ],
+    });
+    try {
+      const directory = tempDir();
+      const agent = new Agent({ model: 'local-qwen-unpriced', tools: [note], clientOptions: { baseURL: server.url, apiKey: 'k', maxRetries: 0 } });
+      const session = agent.createSession({ directory });
+      const result = await session.run('take a note');
+      expect(result.status).toBe('completed');
+      expect(session.contextWindowInfo).toEqual({ tokens: 1000, source: 'discovered', detail: '/v1/models max_model_len' });
+      const trace = records(directory);
+      expect(trace.filter((record) => record.type === 'compact')).toHaveLength(1);
+      const starts = trace.filter((record) => record.type === 'llm_start');
+      expect(starts).toHaveLength(3);
+      for (const start of starts) expect(start).toMatchObject({ context_window: 1000, context_window_source: 'discovered' });
+      expect(starts[1]!.purpose).toBe('compaction');
+      // Asked once, before the first call; the answer is cached for the next session too.
+      expect(server.discoveryRequests.map((request) => request.path)).toEqual(['/v1/models']);
+      server.push({ type: 'response', text: 'again' });
+      const second = agent.createSession();
+      await second.run('hello');
+      expect(second.contextWindowInfo?.source).toBe('discovered');
+      expect(server.discoveryRequests).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('uses the setting over the server, and does not ask the server then', async () => {
+    const server = await startLoopbackServer({ models: [{ id: 'served', max_model_len: 1000 }], steps: [{ type: 'response', text: 'ok' }, { type: 'response', text: 'ok' }] });
+    try {
+      const clientOptions = { baseURL: server.url, apiKey: 'k', maxRetries: 0 };
+      const flagged = new Agent({ model: 'served', clientOptions, compaction: { contextWindow: 50_000, contextWindowSource: 'flag' } }).createSession();
+      await flagged.run('hi');
+      expect(flagged.contextWindowInfo).toEqual({ tokens: 50_000, source: 'flag' });
+      const perModel = new Agent({ model: 'served', clientOptions, compaction: { contextWindows: { served: 60_000 } } }).createSession();
+      await perModel.run('hi');
+      expect(perModel.contextWindowInfo).toEqual({ tokens: 60_000, source: 'config' });
+      expect(server.discoveryRequests).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('falls back to the table, then to the default, so compaction runs for every model', async () => {
+    const known = new Agent({ client: createScriptedModelClient({ model: 'gpt-4o', steps: [{ text: 'ok' }] }) }).createSession();
+    await known.run('hi');
+    expect(known.contextWindowInfo).toEqual({ tokens: 128_000, source: 'table' });
+
+    const client = createScriptedModelClient({
+      model: 'never-heard-of-it',
+      steps: [
+        { toolCalls: [{ name: 'note', arguments: { text: 'x' } }], usage: { inputTokens: Math.floor(DEFAULT_CONTEXT_WINDOW * 0.7) + 1 } },
+        { text: 'Summary.', usage: { inputTokens: 10, outputTokens: 1 } },
+        { text: 'done', usage: { inputTokens: 10 } },
+      ],
+    });
+    const session = new Agent({ client, tools: [note] }).createSession();
+    const events: string[] = [];
+    await session.run('take a note', { onEvent: (event) => events.push(event.type) });
+    expect(session.contextWindowInfo).toEqual({ tokens: 32_768, source: 'default' });
+    expect(events.filter((type) => type === 'compact')).toHaveLength(1);
+    client.assertDone();
+  });
+
+  it('skips the server when discovery is off', async () => {
+    const server = await startLoopbackServer({ models: [{ id: 'served', max_model_len: 1000 }], steps: [{ type: 'response', text: 'ok' }] });
+    try {
+      const session = new Agent({ model: 'served', clientOptions: { baseURL: server.url, apiKey: 'k', maxRetries: 0 }, compaction: { discover: false } }).createSession();
+      await session.run('hi');
+      expect(session.contextWindowInfo).toEqual({ tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
+      expect(server.discoveryRequests).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '@rho/model-client';
+import type { ChatMessage, ContextWindowSource } from '@rho/model-client';
 
 /** Share of the context window past which a session compacts automatically. */
 export const AUTO_COMPACT_THRESHOLD = 0.7;
@@ -25,8 +25,19 @@ Be concise and structured. Do not call tools; answer with the summary only.`;
 export interface CompactionOptions {
   /** Compact automatically when the context passes `threshold` of the window. Default true. */
   auto?: boolean;
-  /** The model's context window in tokens; by default from the table of known models. */
+  /**
+   * The model's context window in tokens, set by the user: wins over everything else. Without it
+   * the window is, by precedence, `contextWindows[model]`, what the server reports (discovered
+   * once per base URL and model, bounded by a short timeout), the table of known models, and
+   * `DEFAULT_CONTEXT_WINDOW` (32,768), so automatic compaction runs for every model.
+   */
   contextWindow?: number;
+  /** Where `contextWindow` was set, for `/status` and the trace's `llm_start`. Default `config`. */
+  contextWindowSource?: Extract<ContextWindowSource, 'flag' | 'env' | 'config'>;
+  /** Windows per model name (`{ 'qwen3-coder': 131072 }`), used when `contextWindow` is not set. */
+  contextWindows?: Readonly<Record<string, number>>;
+  /** Ask the server for the window (default true); false goes straight to the table and default. */
+  discover?: boolean;
   /** Share of the window that triggers automatic compaction. Default 0.7. */
   threshold?: number;
 }

@@ -1,7 +1,10 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SessionStatus } from './events.js';
+import { timestamp } from './events.js';
+import { updateSessionMeta } from './session-meta.js';
 
-/** A directive taken from the channel, with the position to acknowledge it at. */
+/** Directives taken from the channel, with the positions to acknowledge them at. */
 export interface TakenDirectives {
   /** The directives' texts, in order (refused lines excluded). */
   texts: string[];
@@ -17,30 +20,62 @@ export interface TakenDirectives {
 }
 
 /**
- * How operators reach a running session: cancel, pause, directives. Files in the session
- * directory by default; a database implementation for fleets can take its place.
+ * The agent's side of a session's control channel: how a running session learns that operators
+ * want it to stop, hold or change course, and how it tells them it is alive. Operators use the
+ * other side, {@link OperatorChannel}. Files in the session directory by default
+ * ({@link FileControlChannel}); an implementation for fleets (a database) takes its place
+ * through `SessionOptions.control` without touching the loop.
+ *
+ * The contract a second implementation must keep (the file channel is the reference):
+ * - **Cancel.** {@link isCancelRequested} is true from the moment an operator's
+ *   `requestCancel` returned until the agent calls {@link clearCancel}, which it does once the
+ *   run has stopped (so a cancel sent while a run ends never stops the next run). The session
+ *   polls it every `pollIntervalMs` (200 ms by default) during a run and before every model call
+ *   and tool call; a call must be cheap and must not throw for "nothing requested".
+ * - **Pause.** {@link isPauseRequested} is true from an operator's `requestPause` until their
+ *   `requestResume`. The session holds before its next model call or tool call while it is true
+ *   (polling it), reporting `paused`, and reports `running` when it goes on. A cancel still
+ *   ends a paused session.
+ * - **Directives, exactly once.** Directives form an append-only queue in the order operators
+ *   sent them. {@link takeDirectives} returns those after `cursor` (0: the start), each whole,
+ *   each with the cursor just past it, and the cursor past all of them; the session records each
+ *   directive with its cursor in the trace before delivering it, and passes the last cursor
+ *   recorded (also after a resume, from the trace) to the next call. So a directive is delivered
+ *   once even across crashes and resumes, and one sent while the agent reads is taken next time,
+ *   never lost. Cursors are opaque numbers that only grow while the queue exists; a cursor past
+ *   the end of the queue (the queue was reset) means "start over at 0". Something that is not a
+ *   directive is returned with `refused` and is never delivered to the model.
+ * - **Liveness.** {@link heartbeat} is called about every 5 s while a run is in progress and
+ *   {@link reportStatus} when the status changes within a run (`paused`, `waiting_approval`,
+ *   `running` again); operators judge a session dead when its heartbeat is older than 30 s (on
+ *   another host) or its process is gone. Both are best effort: the session ignores their
+ *   failures, and the trace remains the source of truth.
  */
 export interface ControlChannel {
-  /** Whether a cancel was requested. */
+  /** Whether an operator asked the session to stop (and the request was not cleared yet). */
   isCancelRequested(): Promise<boolean>;
-  /** Whether the session is asked to hold. */
+  /** Whether an operator asked the session to hold before its next model call or tool call. */
   isPauseRequested(): Promise<boolean>;
-  /** Directives queued since `cursor`, each delivered once. */
+  /** Directives queued after `cursor`, each whole and each delivered once (see the contract above). */
   takeDirectives(cursor: number): Promise<TakenDirectives>;
   /** Clears a cancel request once the run has stopped. */
   clearCancel(): Promise<void>;
-  /** Asks the session to cancel (used by `Session.cancel()`, so other processes see it too). */
-  requestCancel(): Promise<void>;
+  /** A sign of life of the agent process, for operators' liveness checks. */
+  heartbeat(): Promise<void>;
+  /** The session's status changed within a run (`paused`, `waiting_approval`, `running`); also a heartbeat. */
+  reportStatus(status: SessionStatus): Promise<void>;
 }
 
 /** Names of the control files in a session directory. */
 export const CONTROL_FILES = { cancel: 'cancel', pause: 'pause', directives: 'directives.jsonl' } as const;
 
 /**
- * The file control channel of a session directory: `cancel` and `pause` are sentinel files;
- * `directives.jsonl` is append-only (writers append whole lines with one `write(2)`), and the
- * reader remembers how many bytes it consumed instead of truncating, so a directive appended while
- * the agent reads is never lost or delivered twice.
+ * The file control channel of a session directory, agent side: `cancel` and `pause` are sentinel
+ * files whose presence is the request; `directives.jsonl` is append-only (writers append whole
+ * lines with one `write(2)`), and the reader remembers how many bytes it consumed instead of
+ * truncating, so a directive appended while the agent reads is never lost or delivered twice (the
+ * cursor is that byte offset). Heartbeat and status go to `meta.json`. The operator side is
+ * {@link FileOperatorChannel}.
  */
 export class FileControlChannel implements ControlChannel {
   constructor(readonly directory: string) {}
@@ -102,9 +137,12 @@ export class FileControlChannel implements ControlChannel {
     rmSync(join(this.directory, CONTROL_FILES.cancel), { force: true });
   }
 
-  async requestCancel(): Promise<void> {
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(this.directory, CONTROL_FILES.cancel), '');
+  async heartbeat(): Promise<void> {
+    updateSessionMeta(this.directory, { heartbeat_at: timestamp() });
+  }
+
+  async reportStatus(status: SessionStatus): Promise<void> {
+    updateSessionMeta(this.directory, { status, heartbeat_at: timestamp() });
   }
 }
 

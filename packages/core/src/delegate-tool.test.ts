@@ -95,7 +95,7 @@ describe('delegate', () => {
         { toolCalls: [{ name: 'delegate', arguments: { instruction: 'Go deeper.' } }] },
         { toolCalls: [{ name: 'delegate', arguments: { instruction: 'Deeper still.' } }] },
         (request) => {
-          expect(request.messages.at(-1)).toMatchObject({ role: 'tool', content: "Error: unknown tool 'delegate'. Available tools: lookup." });
+          expect(request.messages.at(-1)).toMatchObject({ role: 'tool', content: `Error: unknown tool 'delegate': the tool name must be one of "lookup".` });
           return { text: 'Cannot delegate further.' };
         },
         { text: 'ok' },

@@ -38,6 +38,10 @@ export interface LlmStartEvent extends Base {
   type: 'llm_start';
   model: string;
   context_size: number;
+  /** The context window compaction works against, in tokens (absent in traces of older versions). */
+  context_window?: number;
+  /** Where `context_window` came from: `flag`, `env`, `config`, `discovered`, `table` or `default`. */
+  context_window_source?: string;
   /** Set when the call is not a turn of this conversation (`compaction`), as on its `llm_end`. */
   purpose?: string;
 }

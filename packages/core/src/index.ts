@@ -1,5 +1,6 @@
 export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
-export { contextWindowFor, costOf, createModelClient, priceFor } from '@rho/model-client';
+export { contextWindowFor, costOf, createModelClient, DEFAULT_CONTEXT_WINDOW, discoverContextWindow, priceFor, resolveContextWindow } from '@rho/model-client';
+export type { ContextWindowInfo, ContextWindowSource, DiscoveredContextWindow } from '@rho/model-client';
 export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ModelResponseKind, RetryNotice, ToolSpec, Usage } from '@rho/model-client';
 export {
   ConfigError,
@@ -64,12 +65,19 @@ export { JsonlTraceSink } from './trace-sink.js';
 export type { TraceSink } from './trace-sink.js';
 export { CONTROL_FILES, FileControlChannel } from './control-channel.js';
 export type { ControlChannel, TakenDirectives } from './control-channel.js';
+export { FileOperatorChannel } from './operator-channel.js';
+export type { ControlOutcome, OperatorChannel } from './operator-channel.js';
+export { isKnownRecord, readTrace, TraceReader } from './trace-reader.js';
+export type { RawTraceRecord, TraceContents, TraceEnd, TraceNote, TraceNoteKind, TraceReaderOptions, TraceVisitor } from './trace-reader.js';
 export { readSessionMeta, updateSessionMeta } from './session-meta.js';
 export type { SessionMeta } from './session-meta.js';
 export { SessionStore, rhoHome } from './session-store.js';
-export type { CreateSessionOptions, SessionInfo } from './session-store.js';
+export type { CreateSessionOptions, SessionInfo, SessionListOptions, SessionRef } from './session-store.js';
+export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from './rho-agent-sessions.js';
+export type { FoundSession } from './rho-agent-sessions.js';
 export { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, KEPT_RECENT_USER_MESSAGES, SUMMARY_PREFIX } from './compaction.js';
 export type { CompactionOptions, CompactResult } from './compaction.js';
+export { mustBeOneOf, oneOf, requiredOneOf } from './choices.js';
 export { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
 export { ATIF_ACCEPTED_VERSIONS, ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';

@@ -24,14 +24,42 @@ export interface SessionMeta {
   limit?: string;
 }
 
-/** Reads `meta.json` of a session directory, or undefined when absent or unreadable. */
-export function readSessionMeta(directory: string): Partial<SessionMeta> | undefined {
+/** What {@link inspectSessionMeta} found: the contents, or that there is no `meta.json`, or why it cannot be used. */
+export type SessionMetaReading =
+  | { state: 'read'; meta: Partial<SessionMeta> }
+  | { state: 'missing' }
+  | { state: 'unusable'; problem: string };
+
+/**
+ * Reads `meta.json` of a session directory and says why it cannot be used when it cannot: not
+ * readable (`meta.json cannot be read (EISDIR)`), empty, not JSON, not an object, or a `status`
+ * that is not a string. A torn or foreign file is never taken for a session's real status.
+ */
+export function inspectSessionMeta(directory: string): SessionMetaReading {
+  let text: string;
   try {
-    const value: unknown = JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8'));
-    return typeof value === 'object' && value !== null ? (value as Partial<SessionMeta>) : undefined;
-  } catch {
-    return undefined;
+    text = readFileSync(join(directory, 'meta.json'), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { state: 'missing' };
+    return { state: 'unusable', problem: `meta.json cannot be read (${code ?? (error instanceof Error ? error.message : String(error))})` };
   }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { state: 'unusable', problem: text.trim() === '' ? 'meta.json is empty' : 'meta.json is not valid JSON' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { state: 'unusable', problem: 'meta.json is not a JSON object' };
+  const status = (value as { status?: unknown }).status;
+  if (status !== undefined && typeof status !== 'string') return { state: 'unusable', problem: 'meta.json has a status that is not a string' };
+  return { state: 'read', meta: value as Partial<SessionMeta> };
+}
+
+/** Reads `meta.json` of a session directory, or undefined when absent or unusable (see {@link inspectSessionMeta}). */
+export function readSessionMeta(directory: string): Partial<SessionMeta> | undefined {
+  const reading = inspectSessionMeta(directory);
+  return reading.state === 'read' ? reading.meta : undefined;
 }
 
 /**

@@ -98,7 +98,7 @@ describe('Session', () => {
     const results = session.state.messages.filter((message) => message.role === 'tool');
     expect(results).toHaveLength(3);
     expect(results[0]!.content).toMatch(/not valid JSON/);
-    expect(results[1]!.content).toBe("Error: unknown tool 'rm_rf'. Available tools: echo.");
+    expect(results[1]!.content).toBe(`Error: unknown tool 'rm_rf': the tool name must be one of "echo".`);
     expect(results[2]!.content).toMatch(/'times' must be an integer.*'text' is required/);
     // Each tool call has exactly one result, in order.
     expect(results.map((message) => (message as { tool_call_id: string }).tool_call_id)).toEqual(['bad', 'unknown', 'invalid']);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { ModelClient } from '@rho/model-client';
+import type { ContextWindowInfo, ModelClient } from '@rho/model-client';
 import { RhoError } from '@rho/model-client';
 import type { Agent } from './agent.js';
 import type { ChildSession } from './child-sessions.js';
@@ -10,7 +10,8 @@ import { FileControlChannel } from './control-channel.js';
 import { InternalError, SessionBusyError } from './errors.js';
 import type { RunStatus, SessionEvent, UsageTotals } from './events.js';
 import { reportedUsage, timestamp } from './events.js';
-import { compactHistory, compactionDue, contextWindowOf } from './internal/run-loop/auto-compaction.js';
+import { compactHistory, compactionDue } from './internal/run-loop/auto-compaction.js';
+import { ContextWindowResolver } from './context-window-resolver.js';
 import { finalTurnAtLimit, reachedLimit, remainingBudgets } from './internal/run-loop/budgets.js';
 import { childSessionsOf } from './internal/run-loop/child-session-host.js';
 import { modelTurn } from './internal/run-loop/model-turn.js';
@@ -50,6 +51,7 @@ export class Session implements ChildSession {
   private readonly budgets: Budgets;
   private readonly control: RunControl;
   private readonly heldLock: SessionLock | undefined;
+  private readonly window: ContextWindowResolver;
   private controller: AbortController | undefined;
   private running = false;
   private runStartedAt = 0;
@@ -68,6 +70,7 @@ export class Session implements ChildSession {
     this.onEvent = options.onEvent;
     this.budgets = options.budgets ?? agent.budgets;
     this.heldLock = options.lock;
+    this.window = new ContextWindowResolver(agent.compaction, this.client);
   }
 
   /** Whether a run is in progress. */
@@ -75,9 +78,22 @@ export class Session implements ChildSession {
     return this.running;
   }
 
-  /** The context window used for automatic compaction, if known. */
+  /** The context window used for automatic compaction, once resolved (the first run resolves it). */
   get contextWindow(): number | undefined {
-    return contextWindowOf(this);
+    return this.window.info?.tokens;
+  }
+
+  /** The context window and where it came from (flag, env, config, discovered, table, default), once resolved. */
+  get contextWindowInfo(): ContextWindowInfo | undefined {
+    return this.window.info;
+  }
+
+  /**
+   * Resolves the context window once per session: the agent's setting, else the server's answer
+   * (bounded by a short timeout), the table of known models, the default. Never throws.
+   */
+  resolveContextWindow(signal?: AbortSignal): Promise<ContextWindowInfo> {
+    return this.window.resolve(signal);
   }
 
   /**
@@ -151,7 +167,7 @@ export class Session implements ChildSession {
           finalText = await finalTurnAtLimit(scope, reached);
           break;
         }
-        if (compactionDue(scope)) {
+        if (await compactionDue(scope, controller.signal)) {
           await compactHistory(scope, { trigger: 'auto', signal: controller.signal });
           if (controller.signal.aborted) {
             status = 'cancelled';
@@ -217,7 +233,8 @@ export class Session implements ChildSession {
     if (this.running) throw new SessionBusyError({ message: 'Cannot compact while a run is in progress; wait for it to finish.', operation: 'compact' });
     const lock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
     try {
-      return await compactHistory(this, { trigger: 'manual', ...options });
+      await this.resolveContextWindow(options.signal);
+      return await compactHistory({ agent: this.agent, state: this.state, client: this.client, window: this.window }, { trigger: 'manual', ...options });
     } finally {
       lock?.release();
     }
@@ -231,6 +248,7 @@ export class Session implements ChildSession {
       agent: this.agent,
       state: this.state,
       client: this.client,
+      window: this.window,
       controller,
       listeners,
       control: this.control,

@@ -56,6 +56,20 @@ describe('State.fromJsonl', () => {
     expect(state.status).toBe('running');
   });
 
+  it('replays a trace with CRLF line ends and a byte-order mark (edited on Windows) like any other', () => {
+    const lines = [
+      { type: 'run_start', prompt: 'hi' },
+      { type: 'message', role: 'user', content: 'hi' },
+      { type: 'llm_end', model: 'm', input_tokens: 3, output_tokens: 1, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: 0.1, duration_ms: 1 },
+      { type: 'message', role: 'assistant', content: 'hello' },
+      { type: 'run_end', status: 'completed' },
+    ].map((record) => JSON.stringify(record));
+    const state = State.fromJsonl(Buffer.from(`\uFEFF${lines.join('\r\n')}\r\n`, 'utf8'));
+    expect(state.messages).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    expect(state).toMatchObject({ runCount: 1, status: 'completed', usage: { input_tokens: 3, output_tokens: 1, cost_usd: 0.1 } });
+    expect(state.replay).toMatchObject({ skippedLines: [], tornLastLine: false, invalidRecords: [] });
+  });
+
   it('answers tool calls interrupted by a crash right after their assistant message', () => {
     const lines = [
       { type: 'run_start', prompt: 'go' },

@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatToolCall } from '@rho/model-client';
 import type { RunStatus, SessionStatus, TraceRecord, UsageTotals } from './events.js';
 import { timestamp } from './events.js';
+import { TraceReader } from './trace-reader.js';
 import type { TraceSink } from './trace-sink.js';
 
 /** Receives every record as it is appended, in order. */
@@ -54,8 +55,6 @@ export class State {
   runCount = 0;
   /** Input tokens of the last model call (the real context size), if any. */
   lastInputTokens: number | undefined;
-  /** Number of model calls made (for turn budgets across resume). */
-  modelCalls = 0;
   /** How far the control channel's directives were consumed. */
   directiveCursor = 0;
   /** What replay found, when this state came from a trace. */
@@ -109,11 +108,6 @@ export class State {
     this.append({ type: 'message', ...message, ...extra } as DistributiveOmit<TraceRecord, 'ts'>);
   }
 
-  /** Non-empty user message contents, in order. */
-  userMessages(): string[] {
-    return this.messages.flatMap((message) => (message.role === 'user' && message.content !== '' ? [message.content] : []));
-  }
-
   /** Rough size of the context in tokens (characters / 4), for when no real count is known yet. */
   estimateTokens(systemPrompt = ''): number {
     let characters = systemPrompt.length;
@@ -134,7 +128,6 @@ export class State {
         break;
       }
       case 'llm_end':
-        if (record.purpose !== 'child_session') this.modelCalls += 1;
         this.usage.input_tokens += toNumber(record.input_tokens);
         this.usage.output_tokens += toNumber(record.output_tokens);
         this.usage.cached_tokens += toNumber(record.cache_read_tokens);
@@ -208,12 +201,12 @@ export class State {
 
   /**
    * Rebuilds a state from a trace: messages (with compactions applied), cumulative usage, status
-   * and run count. A torn last line (a crash mid-write) is ignored, unknown record types are
-   * skipped, and tool calls that never got a result are answered with a synthetic result so the
+   * and run count, reading it with {@link TraceReader}. A torn last line (a crash mid-write) is
+   * ignored, unknown record types are skipped, records of the wrong shape are skipped and listed
+   * in {@link ReplayReport.invalidRecords}, and tool calls that never got a result are answered with a synthetic result so the
    * history is valid for the model. Reads traces written by rho and by the Python rho-agent.
    */
   static fromJsonl(source: string | Uint8Array, options: { sink?: TraceSink } = {}): State {
-    const text = typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8');
     const state = new State();
     const report: ReplayReport = { skippedLines: [], tornLastLine: false, interruptedToolCalls: [], invalidRecords: [], recoveredDirectives: 0 };
     // A directive record whose message has not followed yet.
@@ -224,37 +217,24 @@ export class State {
       report.recoveredDirectives += 1;
       pendingDirective = undefined;
     };
-    let start = 0;
-    let lineNumber = 0;
-    while (start < text.length) {
-      let end = text.indexOf('\n', start);
-      const isLast = end === -1;
-      if (isLast) end = text.length;
-      lineNumber += 1;
-      if (end > start) {
-        const record = parseLine(text, start, end);
-        if (record === undefined) {
-          const rest = text.slice(end).trim();
-          if (isLast || rest === '') report.tornLastLine = true;
-          else report.skippedLines.push(lineNumber);
-        } else if (record !== SKIP) {
-          const invalid = invalidShape(record);
-          if (invalid !== undefined) {
-            report.invalidRecords.push({ line: lineNumber, type: String(record.type), reason: invalid });
-          } else {
-            const isDirectiveMessage = record.type === 'message' && (record as { directive?: unknown }).directive === true;
-            // The directive's record is written before its message: a crash in between would lose
-            // the directive (its cursor is already past it), so its record stands for the message.
-            if (!isDirectiveMessage) flushDirective();
-            pendingDirective = undefined;
-            state.apply(record);
-            if (record.type === 'directive' && typeof record.text === 'string') pendingDirective = record.text;
-          }
-        }
-      }
-      start = end + 1;
-    }
+    const { tornLastLine } = TraceReader.read(source, {
+      record(raw) {
+        const record = raw as unknown as TraceRecord;
+        const isDirectiveMessage = record.type === 'message' && record.directive === true;
+        // The directive's record is written before its message: a crash in between would lose
+        // the directive (its cursor is already past it), so its record stands for the message.
+        if (!isDirectiveMessage) flushDirective();
+        pendingDirective = undefined;
+        state.apply(record);
+        if (record.type === 'directive' && typeof record.text === 'string') pendingDirective = record.text;
+      },
+      skipped(note) {
+        if (note.kind === 'invalid_record') report.invalidRecords.push({ line: note.line, type: note.type ?? '', reason: note.reason });
+        else report.skippedLines.push(note.line);
+      },
+    }, REPLAY_READER);
     flushDirective();
+    report.tornLastLine = tornLastLine;
     report.interruptedToolCalls = answerDanglingToolCalls(state.messages);
     state.replay = report;
     state.sink = options.sink;
@@ -264,54 +244,8 @@ export class State {
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-const SKIP = Symbol('skip');
-// Record types that do not change the state; their lines are not parsed at all on replay.
-const INERT_PREFIX = /\{\s*"type"\s*:\s*"(?:llm_start|tool_start|tool_end|tool_blocked|error|retry|text)"/y;
-
-function parseLine(text: string, start: number, end: number): TraceRecord | typeof SKIP | undefined {
-  // Avoid parsing the records replay ignores: a sticky match at the line's start, no copy.
-  INERT_PREFIX.lastIndex = start;
-  if (INERT_PREFIX.test(text) && text.charCodeAt(end - 1) === 0x7d /* } */) return SKIP;
-  let value: unknown;
-  try {
-    value = JSON.parse(text.slice(start, end));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') return undefined;
-  return value as TraceRecord;
-}
-
-/**
- * Why a record that parsed as JSON cannot be replayed (a message or compaction of the wrong
- * shape), or undefined when it can. Replay skips such a record instead of failing on it.
- */
-function invalidShape(record: TraceRecord): string | undefined {
-  const value = record as unknown as Record<string, unknown>;
-  if (record.type === 'message') return invalidMessage(value);
-  if (record.type === 'compact' && value.kept !== undefined) {
-    if (!Array.isArray(value.kept)) return 'kept is not a list of messages';
-    for (const [index, item] of value.kept.entries()) {
-      const reason = typeof item === 'object' && item !== null ? invalidMessage(item as Record<string, unknown>) : 'is not an object';
-      if (reason !== undefined) return `kept[${index}] ${reason}`;
-    }
-  }
-  return undefined;
-}
-
-function invalidMessage(value: Record<string, unknown>): string | undefined {
-  if (value.tool_calls !== undefined && value.tool_calls !== null) {
-    if (!Array.isArray(value.tool_calls)) return 'tool_calls is not a list';
-    for (const [index, call] of value.tool_calls.entries()) {
-      if (typeof call !== 'object' || call === null) return `tool_calls[${index}] is not an object`;
-      const { id, function: fn } = call as { id?: unknown; function?: unknown };
-      if (typeof id !== 'string' || id === '') return `tool_calls[${index}] has no id`;
-      if (typeof fn !== 'object' || fn === null || typeof (fn as { name?: unknown }).name !== 'string') return `tool_calls[${index}] has no function name`;
-    }
-  }
-  if (value.role === 'tool' && (typeof value.tool_call_id !== 'string' || value.tool_call_id === '')) return 'is a tool result without tool_call_id';
-  return undefined;
-}
+// Record types that do not change the state: replay passes over their lines without parsing them.
+const REPLAY_READER = { ignoreTypes: ['llm_start', 'tool_start', 'tool_end', 'tool_blocked', 'error', 'retry', 'text'] } as const;
 
 function messageFromRecord(record: Record<string, unknown>): ChatMessage | undefined {
   const role = record.role;

@@ -47,6 +47,23 @@ describe('ToolRegistry', () => {
     expect(result.content).toContain("'mode' must be one of \"a\", \"b\"");
   });
 
+  it('names the choices of a missing enum parameter, in the words of a wrong one', async () => {
+    const pick = defineTool({
+      name: 'pick',
+      description: 'Picks.',
+      parameters: { type: 'object', properties: { database: { type: 'string', enum: ['hr', 'sales'] }, other: { type: 'string' } }, required: ['database', 'other'] },
+      async handle() {
+        return { content: 'ok', success: true };
+      },
+    });
+    const picking = new ToolRegistry([pick]);
+    const missing = await picking.dispatch({ id: '1', name: 'pick', arguments: {} }, context);
+    expect(missing.content).toContain(`'database' is required and must be one of "hr", "sales"`);
+    expect(missing.content).toContain(`'other' is required`);
+    const wrong = await picking.dispatch({ id: '1', name: 'pick', arguments: { database: 'x', other: 'y' } }, context);
+    expect(wrong.content).toContain(`'database' must be one of "hr", "sales" (got "x")`);
+  });
+
   it('turns a thrown error into an unsuccessful result', async () => {
     const failing = defineTool({ name: 'failing', description: typed.description, parameters: typed.parameters, async handle() { throw new TypeError('boom'); } });
     const result = await new ToolRegistry([failing]).dispatch({ id: '1', name: 'failing', arguments: { count: 1 } }, context);

@@ -3,6 +3,7 @@ import { ConfigError } from './errors.js';
 import type { AnyTool, ToolContext, ToolResult } from './tool.js';
 import { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from './truncate.js';
 import { validateArguments } from './internal/validate-arguments.js';
+import { oneOf } from './choices.js';
 
 /** A tool call as the model sent it, before its arguments were parsed. */
 export interface RawToolCall {
@@ -133,7 +134,7 @@ export class ToolRegistry {
         arguments: parsed,
         result: {
           success: false,
-          content: `Error: unknown tool '${call.name}'. Available tools: ${available.length > 0 ? available.join(', ') : '(none)'}.`,
+          content: `Error: unknown tool '${call.name}': ${available.length === 0 ? 'this agent has no tools' : `the tool name must be ${oneOf(available)}`}.`,
           metadata: { error: 'unknown_tool' },
         },
       };

@@ -1,6 +1,8 @@
+import type { DiscoveredContextWindow } from './discover-context-window.js';
+
 /**
  * Context windows (input + output tokens) of common models, used to decide when to compact a
- * conversation. Unknown models have no entry: pass the window explicitly for them.
+ * conversation. Models not listed get a discovered window or {@link DEFAULT_CONTEXT_WINDOW}.
  */
 export const DEFAULT_CONTEXT_WINDOWS: Readonly<Record<string, number>> = Object.freeze({
   'gpt-5': 400_000,
@@ -37,4 +39,66 @@ export function contextWindowFor(model: string, table: Readonly<Record<string, n
     if (Object.hasOwn(table, candidate)) return table[candidate];
   }
   return undefined;
+}
+
+/**
+ * The window assumed when nothing else is known: 32,768 tokens. It is the smallest window of the
+ * open-weight families commonly served today (Qwen 2.5/3, Mistral, Llama 3.x, Gemma 3 all have at
+ * least 32k), so compaction (at 70%, about 22,900 tokens) runs before such a model overflows;
+ * servers running a smaller window (llama.cpp's and Ollama's small defaults) say so and are
+ * discovered. A model with a larger window only compacts earlier than it had to.
+ */
+export const DEFAULT_CONTEXT_WINDOW = 32_768;
+
+/**
+ * Where a context window came from: a command-line flag, an environment variable, a
+ * configuration (agent config, per-model map or an SDK option), the server, the table of known
+ * models, or {@link DEFAULT_CONTEXT_WINDOW}.
+ */
+export type ContextWindowSource = 'flag' | 'env' | 'config' | 'discovered' | 'table' | 'default';
+
+/** A context window and where it came from. */
+export interface ContextWindowInfo {
+  /** The window in tokens. */
+  tokens: number;
+  /** Where it came from. */
+  source: ContextWindowSource;
+  /** For `discovered`: the endpoint and field that told it, for example `/props default_generation_settings.n_ctx`. */
+  detail?: string;
+}
+
+/** Inputs of {@link resolveContextWindow}, by precedence. */
+export interface ResolveContextWindowOptions {
+  /** The model in use. */
+  model: string;
+  /** A window set by the user, with where it was set (flag, env or config): wins over everything. */
+  explicit?: { tokens: number; source: 'flag' | 'env' | 'config' };
+  /** Windows per model name set by the user (matched like the table: snapshots, provider prefixes). */
+  perModel?: Readonly<Record<string, number>>;
+  /** Asks the server; called only when neither `explicit` nor `perModel` answers. */
+  discover?: () => Promise<DiscoveredContextWindow | undefined>;
+  /** The table of known models. Default {@link DEFAULT_CONTEXT_WINDOWS}. */
+  table?: Readonly<Record<string, number>>;
+  /** The last resort. Default {@link DEFAULT_CONTEXT_WINDOW}. */
+  fallback?: number;
+}
+
+/**
+ * The context window of a model, by precedence: the explicit setting, the per-model setting, the
+ * server's answer, the table of known models, the default. Never throws and always answers, so
+ * compaction runs for every model.
+ */
+export async function resolveContextWindow(options: ResolveContextWindowOptions): Promise<ContextWindowInfo> {
+  if (options.explicit !== undefined) return { tokens: options.explicit.tokens, source: options.explicit.source };
+  const perModel = options.perModel === undefined ? undefined : contextWindowFor(options.model, lowerCaseKeys(options.perModel));
+  if (perModel !== undefined) return { tokens: perModel, source: 'config' };
+  const discovered = options.discover === undefined ? undefined : await options.discover().catch(() => undefined);
+  if (discovered !== undefined) return { tokens: discovered.tokens, source: 'discovered', detail: `${discovered.endpoint} ${discovered.field}` };
+  const known = contextWindowFor(options.model, options.table);
+  if (known !== undefined) return { tokens: known, source: 'table' };
+  return { tokens: options.fallback ?? DEFAULT_CONTEXT_WINDOW, source: 'default' };
+}
+
+function lowerCaseKeys(table: Readonly<Record<string, number>>): Record<string, number> {
+  return Object.fromEntries(Object.entries(table).map(([key, value]) => [key.trim().toLowerCase(), value]));
 }

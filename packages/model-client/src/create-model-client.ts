@@ -5,6 +5,8 @@ import type {
   ChatCompletionCreateParamsBase,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import { discoverContextWindow } from './discover-context-window.js';
+import type { DiscoveredContextWindow } from './discover-context-window.js';
 import { ModelApiError, ModelResponseError } from './errors.js';
 import { AttemptController } from './internal/attempt-controller.js';
 import { classifyFailure, retryReason, toModelApiError } from './internal/failure.js';
@@ -331,7 +333,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     for (let attempt = 1; ; attempt += 1) {
       if (signal?.aborted) return;
       const controller = new AttemptController(firstByteTimeoutMs, idleTimeoutMs, signal);
-      let delayMs = 0;
+      let delayMs: number;
       let notice: RetryNotice | undefined;
       try {
         const { data: stream, response: httpResponse } = await client.chat.completions
@@ -473,6 +475,15 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       const onRetry = callOptions.onRetry ?? options.onRetry;
       const completion = await completeWithRetries(request, signal, onRetry);
       return responseOf(completion, request.model ?? options.model);
+    },
+    discoverContextWindow(signal?: AbortSignal): Promise<DiscoveredContextWindow | undefined> {
+      return discoverContextWindow({
+        baseURL,
+        model: options.model,
+        ...(hasKey ? { apiKey: apiKey! } : {}),
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        ...(signal === undefined ? {} : { signal }),
+      });
     },
   };
 }

@@ -16,4 +16,7 @@ export type {
   ToolSpec,
   Usage,
 } from './types.js';
-export { contextWindowFor, DEFAULT_CONTEXT_WINDOWS } from './context-windows.js';
+export { contextWindowFor, DEFAULT_CONTEXT_WINDOW, DEFAULT_CONTEXT_WINDOWS, resolveContextWindow } from './context-windows.js';
+export type { ContextWindowInfo, ContextWindowSource, ResolveContextWindowOptions } from './context-windows.js';
+export { clearContextWindowCache, discoverContextWindow, DISCOVERY_TIMEOUT_MS } from './discover-context-window.js';
+export type { ContextWindowEndpoint, DiscoverContextWindowOptions, DiscoveredContextWindow } from './discover-context-window.js';

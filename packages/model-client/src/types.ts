@@ -1,3 +1,5 @@
+import type { DiscoveredContextWindow } from './discover-context-window.js';
+
 /** A tool call as it is stored in chat history (OpenAI wire shape). */
 export interface ChatToolCall {
   /** The call's id; the matching tool message carries it as `tool_call_id`. */
@@ -159,4 +161,9 @@ export interface ModelClient {
    * `AbortError`) when `signal` aborts. `onRetry` is told of each retry before its wait.
    */
   complete(request: ModelRequest, signal?: AbortSignal, options?: { onRetry?: (notice: RetryNotice) => void }): Promise<ModelResponse>;
+  /**
+   * Asks the server how large this client's model's context window is (optional: clients that
+   * cannot tell leave it out). Resolves to `undefined` when the server does not say; never rejects.
+   */
+  discoverContextWindow?(signal?: AbortSignal): Promise<DiscoveredContextWindow | undefined>;
 }

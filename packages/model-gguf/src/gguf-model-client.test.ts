@@ -88,6 +88,11 @@ describe('createGgufModelClient (llama.cpp in process)', () => {
     const session = agent.createSession({ directory });
     const result = await session.run('Read the story of Lily, then tell it.', { onEvent: (event) => void (event.type === 'text' && streamed.push(event.text)) });
     expect(['completed', 'truncated']).toContain(result.status);
+    // The context the client allocated is the window compaction works against.
+    const allocated = await model.discoverContextWindow();
+    expect(allocated).toMatchObject({ endpoint: 'in-process', field: 'contextSize' });
+    expect(allocated!.tokens).toBeGreaterThan(0);
+    expect(session.contextWindowInfo).toEqual({ tokens: allocated!.tokens, source: 'discovered', detail: 'in-process contextSize' });
     expect(streamed.length).toBeGreaterThan(1);
     expect(result.text).toBe(streamed.join(''));
     const records = readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as TraceRecord);

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ModelApiError } from '@rho/model-client';
-import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, Usage } from '@rho/model-client';
+import type { ChatMessage, DiscoveredContextWindow, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, Usage } from '@rho/model-client';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { answerSchemaOf } from './tool-grammar.js';
 
@@ -57,6 +57,8 @@ const MAX_DEFAULT_CONTEXT = 8192;
 export interface GgufModelClient extends ModelClient {
   /** Unloads the model and its context; a later request loads it again. */
   close(): Promise<void>;
+  /** The context size this client allocates (`contextSize`), loading the model as the first request would. */
+  discoverContextWindow(): Promise<DiscoveredContextWindow | undefined>;
 }
 
 /**
@@ -216,6 +218,13 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
         else if (event.type === 'done') return { text, toolCalls, usage: event.usage, finishReason: event.finishReason, model: event.model };
       }
       throw signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+    },
+    async discoverContextWindow(): Promise<DiscoveredContextWindow | undefined> {
+      try {
+        return { tokens: (await load()).context.contextSize, endpoint: 'in-process', field: 'contextSize' };
+      } catch {
+        return undefined;
+      }
     },
     async close(): Promise<void> {
       const current = loading;

@@ -3,8 +3,9 @@ import { TraceError } from '@rho/core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RawTraceRecord } from './follow-trace.js';
-import { followTrace, isKnownRecord } from './follow-trace.js';
+import { isKnownRecord } from '@rho/core';
+import type { RawTraceRecord } from '@rho/core';
+import { followTrace } from './follow-trace.js';
 
 function tracePath(): string {
   return join(mkdtempSync(join(tmpdir(), 'rho-follow-')), 'trace.jsonl');
@@ -87,11 +88,12 @@ describe('followTrace', () => {
 
   it('skips lines that are not records, reporting them', async () => {
     const path = tracePath();
-    writeFileSync(path, 'not json\n[1,2]\n{"no": "type"}\n\n{"type": "future_thing", "x": 1}\n{"type": "directive", "text": "go"}\n');
+    writeFileSync(path, 'not json\n[1,2]\n{"no": "type"}\n\n{"type": "future_thing", "x": 1}\n{"type": "message", "role": "tool", "content": "no call id"}\n{"type": "directive", "text": "go"}\n');
     const invalid: string[] = [];
     const records: RawTraceRecord[] = [];
-    for await (const record of followTrace(path, { onIdle: () => true, onInvalidLine: (line) => invalid.push(line) })) records.push(record);
-    expect(invalid).toEqual(['not json', '[1,2]', '{"no": "type"}']);
+    for await (const record of followTrace(path, { onIdle: () => true, onSkippedLine: (note) => invalid.push(`${note.line} ${note.kind}: ${note.text}`) })) records.push(record);
+    // The same checks as replay: a tool result without tool_call_id is skipped too.
+    expect(invalid).toEqual(['1 not_json: not json', '2 not_a_record: [1,2]', '3 not_a_record: {"no": "type"}', '6 invalid_record: {"type": "message", "role": "tool", "content": "no call id"}']);
     expect(records.map((record) => [record.type, isKnownRecord(record)])).toEqual([
       ['future_thing', false],
       ['directive', true],
@@ -152,7 +154,7 @@ describe('followTrace', () => {
   it('reassembles a record longer than the 4 MiB it reads at a time', async () => {
     const path = tracePath();
     const content = 'x'.repeat(9 * 1024 * 1024) + 'é';
-    writeFileSync(path, `{"type": "a"}\n${JSON.stringify({ type: 'message', content })}\n{"type": "b"}\n`);
+    writeFileSync(path, `{"type": "a"}\n${JSON.stringify({ type: 'message', role: 'assistant', content })}\n{"type": "b"}\n`);
     const records: RawTraceRecord[] = [];
     for await (const record of followTrace(path, { onIdle: () => true })) records.push(record);
     expect(records.map((record) => record.type)).toEqual(['a', 'message', 'b']);

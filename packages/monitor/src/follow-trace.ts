@@ -2,15 +2,8 @@ import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { TRACE_RECORD_TYPES, TraceError } from '@rho/core';
-import type { TraceRecord } from '@rho/core';
-
-/**
- * A record read from a trace: a JSON object with a string `type`. Known types (see
- * {@link isKnownRecord}) have the shapes of `TraceRecord`; newer writers may add types, which
- * readers skip.
- */
-export type RawTraceRecord = { type: string; ts?: string } & Record<string, unknown>;
+import { TraceError, TraceReader } from '@rho/core';
+import type { RawTraceRecord, TraceNote, TraceVisitor } from '@rho/core';
 
 /** Options of {@link followTrace}. */
 export interface FollowTraceOptions {
@@ -25,14 +18,19 @@ export interface FollowTraceOptions {
    * This is how a watcher stops at the end of a run without missing records written just before.
    */
   onIdle?: () => boolean | Promise<boolean>;
-  /** Called with lines that are not a JSON object with a string `type` (they are skipped). */
-  onInvalidLine?: (line: string) => void;
+  /**
+   * Called for each line core's trace reader skips (not JSON, not a record, or a record of the
+   * wrong shape), with the reason. A line that is not JSON is reported once a later line shows
+   * it was not the unfinished end of the trace.
+   */
+  onSkippedLine?: (note: TraceNote) => void;
 }
 
 /**
- * Follows a `trace.jsonl` like `tail -f`: yields each record once a whole line has been written,
- * keeps a partial last line until its newline arrives, waits for the file when it does not exist
- * yet, and starts over when the file is truncated or replaced. Wakes on `fs.watch` events of the
+ * Follows a `trace.jsonl` like `tail -f`: yields each record once a whole line has been written
+ * (decoded and checked by core's {@link TraceReader}, which keeps a partial last line until its
+ * newline arrives), waits for the file when it does not exist yet, and starts over when the
+ * file is truncated or replaced. Wakes on `fs.watch` events of the
  * directory when the platform delivers them, and polls in any case, so it works on file systems
  * that do not (network mounts, containers).
  *
@@ -46,9 +44,17 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
   const { signal } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 200;
   let position = options.fromStart === false ? ((await readSize(path)) ?? 0) : 0;
-  // The unfinished last line, as the chunks it came in (joined once its newline arrives, so a
-  // line longer than many chunks is copied once, not once per chunk).
-  let pending: Buffer[] = [];
+  // The reader keeps the unfinished last line, as the chunks it came in (joined once its newline
+  // arrives, so a line longer than many chunks is copied once, not once per chunk).
+  const reader = new TraceReader({ offset: position });
+  // The records of the latest chunk; one array for the whole follow, emptied once yielded.
+  const batch: RawTraceRecord[] = [];
+  const visitor: TraceVisitor = {
+    record: (record) => {
+      batch.push(record);
+    },
+    ...(options.onSkippedLine === undefined ? {} : { skipped: options.onSkippedLine }),
+  };
   let identity: string | undefined;
   const waker = createWaker(path, signal);
   try {
@@ -58,7 +64,7 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
         if (identity !== undefined && (chunk.identity !== identity || chunk.size < position)) {
           // Replaced or truncated: what was pending belonged to the old content.
           position = 0;
-          pending = [];
+          reader.reset(0);
           identity = chunk.identity;
           continue;
         }
@@ -66,25 +72,13 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
       }
       if (chunk !== undefined && chunk.data.length > 0) {
         position += chunk.data.length;
-        // Whole lines are decoded at once (a newline byte never occurs inside a UTF-8 sequence);
-        // the unfinished last line is carried over to the next chunk.
-        const lastNewline = chunk.data.lastIndexOf(0x0a);
-        if (lastNewline === -1) {
-          pending.push(chunk.data);
-          continue;
-        }
-        const complete = chunk.data.subarray(0, lastNewline);
-        const text = (pending.length === 0 ? complete : Buffer.concat([...pending, complete])).toString('utf8');
-        pending = lastNewline + 1 < chunk.data.length ? [chunk.data.subarray(lastNewline + 1)] : [];
-        for (const raw of text.split('\n')) {
-          const line = raw.trim();
-          if (line === '') continue;
-          const record = parseRecord(line);
-          if (record === undefined) options.onInvalidLine?.(line);
-          else yield record;
+        reader.push(chunk.data, visitor);
+        for (let index = 0; index < batch.length; index += 1) {
+          yield batch[index]!;
           // The consumer may have aborted while it held the record.
           if (isAborted(signal)) return;
         }
+        batch.length = 0;
         continue;
       }
       if (options.onIdle !== undefined && (await options.onIdle())) return;
@@ -95,23 +89,8 @@ export async function* followTrace(path: string, options: FollowTraceOptions = {
   }
 }
 
-/** Whether a record has one of the types rho's trace format defines. */
-export function isKnownRecord(record: RawTraceRecord): record is RawTraceRecord & TraceRecord {
-  return TRACE_RECORD_TYPES.has(record.type);
-}
-
 function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
-}
-
-function parseRecord(line: string): RawTraceRecord | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string') return value as RawTraceRecord;
-  } catch {
-    // Not JSON (a torn line that was later completed differently cannot happen with appends).
-  }
-  return undefined;
 }
 
 async function readSize(path: string): Promise<number | undefined> {

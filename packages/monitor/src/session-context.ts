@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { SessionNotFoundError, State } from '@rho/core';
+import { dirname } from 'node:path';
+import { SessionNotFoundError, SessionStore } from '@rho/core';
 import type { ChatMessage } from '@rho/core';
 import type { LivenessOptions } from './live-status.js';
 import { readMonitoredSession } from './list-sessions.js';
@@ -45,13 +44,7 @@ export interface SessionContextOptions {
 export function readSessionContext(directory: string, options: SessionContextOptions = {}): SessionContext {
   const session = readMonitoredSession(directory, options.liveness ?? {});
   if (session === undefined) throw new SessionNotFoundError({ message: `${directory} is not a session directory (no meta.json or trace.jsonl).` });
-  let content: Buffer;
-  try {
-    content = readFileSync(join(directory, 'trace.jsonl'));
-  } catch {
-    content = Buffer.alloc(0);
-  }
-  const state = State.fromJsonl(content);
+  const state = new SessionStore(dirname(directory)).loadState(directory);
   const maxToolResultChars = options.maxToolResultChars ?? 2_000;
   const entries = state.messages.filter((message) => message.role !== 'system').map((message) => describeMessage(message, maxToolResultChars));
   const maxChars = options.maxChars ?? 40_000;

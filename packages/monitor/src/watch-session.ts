@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSessionMeta } from '@rho/core';
-import type { RawTraceRecord } from './follow-trace.js';
+import type { RawTraceRecord } from '@rho/core';
 import { followTrace } from './follow-trace.js';
 import type { LivenessOptions } from './live-status.js';
 import { ACTIVE_STATUSES, judgeLiveness } from './live-status.js';

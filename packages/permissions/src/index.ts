@@ -1,5 +1,5 @@
 export { BUILTIN_PROFILES, builtinProfile } from './builtin-profiles.js';
-export { defaultRhoHome, loadProfile } from './load-profile.js';
+export { loadProfile } from './load-profile.js';
 export type { LoadProfileOptions } from './load-profile.js';
 export {
   APPROVAL_MODES,

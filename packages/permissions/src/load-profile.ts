@@ -1,21 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { ConfigError } from '@rho/core';
+import { ConfigError, rhoHome } from '@rho/core';
 import { parse as parseYaml } from 'yaml';
 import { BUILTIN_PROFILES, builtinProfile } from './builtin-profiles.js';
 import { parseProfile, type PermissionProfile } from './permission-profile.js';
 
 /** Options of {@link loadProfile}. */
 export interface LoadProfileOptions {
-  /** rho's home directory; defaults to `$RHO_HOME`, else `~/.config/rho`. */
+  /** rho's home directory; defaults to core's `rhoHome()` (`$RHO_HOME`, else `$XDG_CONFIG_HOME/rho`, else `~/.config/rho`). */
   rhoHome?: string;
-}
-
-/** `$RHO_HOME`, else `~/.config/rho`. */
-export function defaultRhoHome(): string {
-  const fromEnvironment = process.env['RHO_HOME'];
-  return fromEnvironment && fromEnvironment.length > 0 ? fromEnvironment : join(homedir(), '.config', 'rho');
 }
 
 function expandHome(path: string): string {
@@ -62,7 +56,7 @@ export async function loadProfile(nameOrPath: string, options: LoadProfileOption
   if (looksLikePath) {
     throw new ConfigError({ message: `Profile file not found: ${nameOrPath}.`, file: nameOrPath });
   }
-  const directory = join(options.rhoHome ?? defaultRhoHome(), 'profiles');
+  const directory = join(options.rhoHome ?? rhoHome(), 'profiles');
   for (const extension of ['.yaml', '.yml']) {
     const path = join(directory, `${nameOrPath}${extension}`);
     if (await isFile(path)) return loadFile(path);

@@ -75,7 +75,7 @@ export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgre
     // libpg-query refuses an empty text, which PostgreSQL reads as an empty query.
     statements = sql.trim() === '' ? 0 : undefined;
   }
-  let scanned: { start: number; end: number; text: string; tokenName: string }[] = [];
+  let scanned: { start: number; end: number; text: string; tokenName: string }[];
   try {
     scanned = parser.scanSync(sql).tokens;
   } catch {

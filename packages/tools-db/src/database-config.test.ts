@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError } from '@rho/core';
 import { describe, expect, it } from 'vitest';
-import { loadDatabaseConfig, parseDatabaseConfig } from './database-config.js';
+import { loadDatabaseConfig, parseDatabaseConfig, resolveDatabaseConfig } from './database-config.js';
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'rho-db-config-'));
@@ -89,5 +90,51 @@ describe('loadDatabaseConfig', () => {
     await expect(loadDatabaseConfig({ path: file, env: {} })).rejects.toThrow(/top-level "databases:"/);
     await writeFile(file, 'databases: [unclosed\n');
     await expect(loadDatabaseConfig({ path: file, env: {} })).rejects.toThrow(/not valid YAML/);
+  });
+});
+
+describe('resolveDatabaseConfig: rho-agent compatibility', () => {
+  const fixture = fileURLToPath(new URL('../fixtures/rho-agent/databases.yaml', import.meta.url));
+  const fixtureEnv = { CHINOOK_PATH: '', PG_HOST: 'db.internal', PG_USER: 'reader', PG_PASSWORD: 'pw' };
+
+  async function homes(): Promise<{ rhoHome: string; rhoAgentHome: string; sqlite: string }> {
+    const root = await tempDir();
+    const sqlite = join(root, 'chinook.sqlite');
+    await writeFile(sqlite, '');
+    return { rhoHome: join(root, 'rho'), rhoAgentHome: join(root, 'rho-agent'), sqlite };
+  }
+
+  it("reads RHO_AGENT_DB_CONFIG (a file in rho-agent's layout) when rho has none, with a notice", async () => {
+    const { rhoHome, rhoAgentHome, sqlite } = await homes();
+    const resolved = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_AGENT_DB_CONFIG: fixture } });
+    expect(resolved.source).toBe('RHO_AGENT_DB_CONFIG');
+    expect(resolved.file).toBe(fixture);
+    expect(resolved.databases.map((config) => [config.alias, config.type])).toEqual([['chinook', 'sqlite'], ['warehouse', 'postgres'], ['orders', 'mysql']]);
+    expect(resolved.databases[1]).toMatchObject({ host: 'db.internal', port: 5432, user: 'reader', password: 'pw' });
+    expect(resolved.notice).toBe(
+      `Using rho-agent's database aliases from ${fixture} (RHO_AGENT_DB_CONFIG), as rho has none of its own (--db-config, RHO_DB_CONFIG, ${join(rhoHome, 'databases.yaml')}). Copy the file to ${join(rhoHome, 'databases.yaml')} to make it rho's.`,
+    );
+  });
+
+  it("reads ~/.config/rho-agent/databases.yaml when rho has none, and a missing RHO_AGENT_DB_CONFIG file is an error as in rho-agent", async () => {
+    const { rhoHome, rhoAgentHome, sqlite } = await homes();
+    await mkdir(rhoAgentHome, { recursive: true });
+    await writeFile(join(rhoAgentHome, 'databases.yaml'), `databases:\n  local:\n    type: sqlite\n    path: ${sqlite}\n`);
+    const resolved = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: {} });
+    expect(resolved).toMatchObject({ source: 'rho_agent_home', file: join(rhoAgentHome, 'databases.yaml'), databases: [{ alias: 'local', type: 'sqlite', path: sqlite }] });
+    expect(resolved.notice).toMatch(/^Using rho-agent's database aliases from .*rho-agent\/databases\.yaml, as rho has none of its own/);
+    await expect(resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { RHO_AGENT_DB_CONFIG: join(rhoAgentHome, 'missing.yaml') } })).rejects.toThrow(/Database config file not found: .*missing\.yaml \(from RHO_AGENT_DB_CONFIG\)/);
+  });
+
+  it("prefers rho's own files, without a notice", async () => {
+    const { rhoHome, rhoAgentHome, sqlite } = await homes();
+    await mkdir(rhoHome, { recursive: true });
+    await writeFile(join(rhoHome, 'databases.yaml'), `databases:\n  mine:\n    type: sqlite\n    path: ${sqlite}\n`);
+    const own = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_AGENT_DB_CONFIG: fixture } });
+    expect(own).toEqual({ source: 'rho_home', file: join(rhoHome, 'databases.yaml'), databases: [expect.objectContaining({ alias: 'mine' })] });
+    const named = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_DB_CONFIG: fixture } });
+    expect(named.source).toBe('RHO_DB_CONFIG');
+    expect(named.notice).toBeUndefined();
+    expect(await resolveDatabaseConfig({ rhoHome: join(rhoHome, 'none'), rhoAgentHome: join(rhoAgentHome, 'none'), env: {} })).toEqual({ databases: [], source: 'none' });
   });
 });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ConfigError } from '@rho/core';
+import { ConfigError, rhoHome } from '@rho/core';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
 
@@ -42,8 +42,32 @@ export interface LoadDatabaseConfigOptions {
   path?: string;
   /** `$RHO_HOME`; defaults to `env.RHO_HOME`, then `~/.config/rho`. */
   rhoHome?: string;
-  /** Environment for `RHO_DB_CONFIG`, `RHO_HOME` and `${VAR}` interpolation; defaults to `process.env`. */
+  /**
+   * Environment for `RHO_DB_CONFIG`, `RHO_HOME`, `RHO_AGENT_DB_CONFIG` and `${VAR}`
+   * interpolation; defaults to `process.env`.
+   */
   env?: Record<string, string | undefined>;
+  /** The Python rho-agent's configuration folder, read when rho's own files are absent. Default `~/.config/rho-agent`. */
+  rhoAgentHome?: string;
+}
+
+/** Where database aliases were read from. */
+export type DatabaseConfigSource = 'path' | 'RHO_DB_CONFIG' | 'rho_home' | 'RHO_AGENT_DB_CONFIG' | 'rho_agent_home' | 'none';
+
+/** The aliases {@link resolveDatabaseConfig} read, where from, and what to tell the user. */
+export interface ResolvedDatabaseConfig {
+  /** The aliases (empty when no file was found). */
+  databases: DatabaseConfig[];
+  /** Which rule chose the file. */
+  source: DatabaseConfigSource;
+  /** The file read, if any. */
+  file?: string;
+  /**
+   * A sentence for the user when the file is rho-agent's (`RHO_AGENT_DB_CONFIG` or
+   * `~/.config/rho-agent/databases.yaml`), so they know where the aliases came from; a CLI prints
+   * it once on stderr. Absent otherwise.
+   */
+  notice?: string;
 }
 
 /** Options of {@link parseDatabaseConfig}. */
@@ -52,7 +76,7 @@ export interface ParseDatabaseConfigOptions {
   env?: Record<string, string | undefined>;
   /** File the mapping came from, named in error messages; relative SQLite paths resolve against its folder. */
   file?: string;
-  /** Folder relative SQLite paths resolve against when there is no `file` (default: the process's cwd). */
+  /** Folder relative SQLite paths resolve against (default: the folder of `file`, else the process's cwd). */
   baseDir?: string;
 }
 
@@ -155,7 +179,7 @@ function expandHome(path: string): string {
 export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConfigOptions = {}): DatabaseConfig[] {
   const env = options.env ?? process.env;
   const file = options.file;
-  const baseDir = file === undefined ? (options.baseDir ?? process.cwd()) : dirname(file);
+  const baseDir = options.baseDir ?? (file === undefined ? process.cwd() : dirname(file));
   const inFile = file === undefined ? '' : ` in ${file}`;
   if (mapping === undefined || mapping === null) return [];
   if (typeof mapping !== 'object' || Array.isArray(mapping)) {
@@ -232,33 +256,61 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
 
 /**
  * Reads database aliases from, in order: `options.path` (the CLI's `--db-config`), the file named
- * by `RHO_DB_CONFIG`, or `$RHO_HOME/databases.yaml` when it exists. Returns an empty list when no
- * file is configured and the default one does not exist.
+ * by `RHO_DB_CONFIG`, or `$RHO_HOME/databases.yaml` when it exists; when none of rho's own is
+ * there, the Python rho-agent's: the file named by `RHO_AGENT_DB_CONFIG`, or
+ * `~/.config/rho-agent/databases.yaml` when it exists. Returns an empty list when no file is
+ * configured and no default one exists.
  *
  * @throws ConfigError when a named file is missing, is not YAML, or an entry is invalid.
  */
 export async function loadDatabaseConfig(options: LoadDatabaseConfigOptions = {}): Promise<DatabaseConfig[]> {
+  return (await resolveDatabaseConfig(options)).databases;
+}
+
+/**
+ * {@link loadDatabaseConfig}, also saying which file was read and, for rho-agent's files, a
+ * notice for the user (library code never prints: the caller shows it).
+ */
+export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions = {}): Promise<ResolvedDatabaseConfig> {
   const env = options.env ?? process.env;
-  const named = options.path ?? (env.RHO_DB_CONFIG === undefined || env.RHO_DB_CONFIG === '' ? undefined : env.RHO_DB_CONFIG);
+  const set = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value);
+  const named = options.path ?? set(env.RHO_DB_CONFIG);
+  // rho's own home ($RHO_HOME, else $XDG_CONFIG_HOME/rho, else ~/.config/rho), as core decides it.
+  const ownDefault = join(expandHome(options.rhoHome ?? rhoHome(env)), 'databases.yaml');
   let file: string;
+  let source: DatabaseConfigSource;
+  const mustExist = (path: string, from: string): string => {
+    const resolved = resolve(expandHome(path));
+    if (!existsSync(resolved)) throw new ConfigError({ message: `Database config file not found: ${resolved} (from ${from}). Check the path.`, file: resolved });
+    return resolved;
+  };
   if (named !== undefined) {
-    file = resolve(expandHome(named));
-    if (!existsSync(file)) {
-      const source = options.path !== undefined ? 'the given path' : 'RHO_DB_CONFIG';
-      throw new ConfigError({ message: `Database config file not found: ${file} (from ${source}). Check the path.`, file });
-    }
+    source = options.path !== undefined ? 'path' : 'RHO_DB_CONFIG';
+    file = mustExist(named, options.path !== undefined ? 'the given path' : 'RHO_DB_CONFIG');
+  } else if (existsSync(ownDefault)) {
+    source = 'rho_home';
+    file = ownDefault;
+  } else if (set(env.RHO_AGENT_DB_CONFIG) !== undefined) {
+    source = 'RHO_AGENT_DB_CONFIG';
+    file = mustExist(env.RHO_AGENT_DB_CONFIG!, 'RHO_AGENT_DB_CONFIG');
   } else {
-    const rhoHome = options.rhoHome ?? (env.RHO_HOME === undefined || env.RHO_HOME === '' ? join(homedir(), '.config', 'rho') : env.RHO_HOME);
-    file = join(expandHome(rhoHome), 'databases.yaml');
-    if (!existsSync(file)) return [];
+    const agentDefault = join(expandHome(options.rhoAgentHome ?? join(homedir(), '.config', 'rho-agent')), 'databases.yaml');
+    if (!existsSync(agentDefault)) return { databases: [], source: 'none' };
+    source = 'rho_agent_home';
+    file = agentDefault;
   }
+  const fromRhoAgent = source === 'RHO_AGENT_DB_CONFIG' || source === 'rho_agent_home';
   let document: unknown;
   try {
     document = parseYaml(await readFile(file, 'utf8'));
   } catch (error) {
     throw new ConfigError({ message: `Database config ${file} is not valid YAML: ${(error as Error).message}`, file, cause: error });
   }
-  if (document === null || document === undefined) return [];
+  const notice = fromRhoAgent
+    ? `Using rho-agent's database aliases from ${file}${source === 'RHO_AGENT_DB_CONFIG' ? ' (RHO_AGENT_DB_CONFIG)' : ''}, as rho has none of its own (--db-config, RHO_DB_CONFIG, ${ownDefault}). Copy the file to ${ownDefault} to make it rho's.`
+    : undefined;
+  const found = (databases: DatabaseConfig[]): ResolvedDatabaseConfig => ({ databases, source, file, ...(notice === undefined ? {} : { notice }) });
+  if (document === null || document === undefined) return found([]);
   if (typeof document !== 'object' || Array.isArray(document) || !('databases' in document)) {
     throw new ConfigError({
       message: `Database config ${file} must have a top-level "databases:" mapping of alias to settings.`,
@@ -266,5 +318,6 @@ export async function loadDatabaseConfig(options: LoadDatabaseConfigOptions = {}
       field: 'databases',
     });
   }
-  return parseDatabaseConfig((document as { databases: unknown }).databases, { env, file });
+  // rho-agent resolved relative SQLite paths against the current directory, rho against the file's folder.
+  return found(parseDatabaseConfig((document as { databases: unknown }).databases, { env, file, ...(fromRhoAgent ? { baseDir: process.cwd() } : {}) }));
 }

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqlite, sqliteEngine } from '../src/internal/drivers/sqlite-engine.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool } from '@rho/core';
+import { ToolRegistry } from '@rho/core';
+import type { Tool, ToolContext } from '@rho/core';
 import { closeDbTools, createDbTools } from '../src/db-tools.js';
 import type { DatabaseConfig } from '../src/database-config.js';
 import { SQLITE_READS, sqliteHostile } from './support/corpus.js';
@@ -99,14 +100,26 @@ describe('sqlite tool on Chinook', () => {
     const tool = toolNamed(list, 'sqlite');
     expect(tool.parameters.required).toEqual(['database', 'operation']);
     const missing = await call(tool, { operation: 'list_tables' });
-    expect(missing).toMatchObject({ success: false, content: "Missing required 'database' parameter. Available: backup, chinook" });
+    expect(missing).toMatchObject({ success: false, content: `'database' is required and must be one of "backup", "chinook"` });
     const chosen = await call(tool, { database: 'backup', operation: 'query', sql: 'SELECT COUNT(*) AS n FROM Genre' });
     expect(chosen.content).toMatch(/^25$/m);
   });
 
   it('names the alias choices when the database is unknown', async () => {
     const result = await call(tools('readonly'), { database: 'other', operation: 'query', sql: 'SELECT 1' });
-    expect(result).toMatchObject({ success: false, content: "Unknown database 'other'. Available: chinook" });
+    expect(result).toMatchObject({ success: false, content: `Unknown database: 'database' must be one of "chinook" (got "other")` });
+  });
+
+  it('names the operations when the operation is unknown, and the registry says the same for a missing database', async () => {
+    const unknown = await call(tools('readonly'), { operation: 'drop_everything' });
+    expect(unknown).toMatchObject({ success: false, content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe", "export_query" (got "drop_everything")` });
+    const second = await copySqliteChinook();
+    const list = createDbTools({ profile: profile('readonly'), databases: [config, { ...second.config, alias: 'backup' }], workingDir: directory });
+    opened.push(list);
+    const registry = new ToolRegistry(list);
+    const viaRegistry = await registry.dispatch({ id: 'c1', name: 'sqlite', arguments: { operation: 'list_tables' } }, { signal: new AbortController().signal, sessionId: 's', workingDir: directory } as unknown as ToolContext);
+    expect(viaRegistry.success).toBe(false);
+    expect(viaRegistry.content).toContain(`'database' is required and must be one of "backup", "chinook"`);
   });
 });
 
@@ -171,6 +184,17 @@ describe('sqlite export_query', () => {
     expect(records[1]).toBe('1,For Those About To Rock (We Salute You),"Angus Young, Malcolm Young, Brian Johnson",0.99');
     expect(records.at(-1)).toBe('');
     expect(result.metadata).toMatchObject({ row_count: 3503, column_count: 4 });
+  });
+
+  it("accepts rho-agent's output_path as export_path", async () => {
+    const result = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT GenreId, Name FROM Genre ORDER BY GenreId', output_path: 'exports/genres-old-name.csv' });
+    expect(result.success, result.content).toBe(true);
+    expect((await readFile(join(directory, 'exports/genres-old-name.csv'), 'utf8')).split('\r\n')[0]).toBe('GenreId,Name');
+    const same = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: 'exports/same.csv', output_path: 'exports/same.csv' });
+    expect(same.success, same.content).toBe(true);
+    const disagree = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: 'a.csv', output_path: 'b.csv' });
+    expect(disagree).toMatchObject({ success: false, content: 'export_path and output_path name the same parameter and disagree ("a.csv" and "b.csv"); pass only export_path.' });
+    expect(await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1' })).toMatchObject({ success: false, content: 'No export_path provided' });
   });
 
   it('never overwrites a file and never writes through a symlink', async () => {

@@ -45,6 +45,14 @@ describe('glob', () => {
     );
   });
 
+  it('lists under the working directory when no path is given (the seeds make path optional)', async () => {
+    const everywhere = await call(glob, { pattern: '*.ts', path: '.' }, contextFor(dir));
+    expect(everywhere.success).toBe(true);
+    expect(await call(glob, { pattern: '*.ts' }, contextFor(dir))).toEqual(everywhere);
+    expect(await call(glob, { pattern: '*.ts', path: '' }, contextFor(dir))).toEqual(everywhere);
+    expect(glob.parameters.required).toEqual(['pattern']);
+  });
+
   it('reports every error of the original', async () => {
     expect(await call(glob, { pattern: '*.zzz', path: '.' }, contextFor(dir))).toEqual({
       content: 'No files found matching pattern',
@@ -52,7 +60,6 @@ describe('glob', () => {
       metadata: { matches: 0, total: 0 },
     });
     expect((await call(glob, { pattern: '', path: '.' }, contextFor(dir))).content).toBe('No pattern provided');
-    expect((await call(glob, { pattern: '*', path: '' }, contextFor(dir))).content).toBe('No path provided');
     expect((await call(glob, { pattern: '*', path: 'nope' }, contextFor(dir))).content).toBe(`Directory not found: ${join(dir, 'nope')}`);
     expect((await call(glob, { pattern: '*', path: 'top.ts' }, contextFor(dir))).content).toBe(`Not a directory: ${join(dir, 'top.ts')}`);
     const bad = await call(glob, { pattern: 'src/{a', path: '.' }, contextFor(dir));

@@ -27,18 +27,17 @@ export function createGlobTool(options: SearchToolOptions = {}) {
       type: 'object',
       properties: {
         pattern: { type: 'string', description: 'Glob pattern to match file paths against.' },
-        path: { type: 'string', description: 'Directory to search in.' },
+        path: { type: 'string', description: 'Directory to search in (default: the working directory).' },
         max_results: { type: 'integer', description: 'Maximum number of paths to return (default 100).' },
       },
-      required: ['pattern', 'path'],
+      required: ['pattern'],
       additionalProperties: false,
     },
     annotations: { readOnly: true },
     async handle({ arguments: args }, context) {
       if (!args.pattern) return failure('No pattern provided');
-      if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
-      const root = await resolvePath(backend, context.workingDir, args.path);
+      const root = await resolvePath(backend, context.workingDir, args.path || '.');
       try {
         if ((await backend.stat(root)).type !== 'directory') return failure(`Not a directory: ${root}`);
       } catch (error) {

@@ -76,7 +76,29 @@ describe('grep', () => {
     expect(bad.content).toMatch(/^Search failed: .*regex parse error/s);
     expect((await call(grep, { pattern: 'x', path: 'missing' }, contextFor(dir))).content).toBe(`Path not found: ${join(dir, 'missing')}`);
     expect((await call(grep, { pattern: '', path: '.' }, contextFor(dir))).content).toBe('No pattern provided');
-    expect((await call(grep, { pattern: 'x', path: '' }, contextFor(dir))).content).toBe('No path provided');
+  });
+
+  it('searches the working directory when no path is given (the seeds make path optional)', async () => {
+    await mkdir(join(dir, 'sub'));
+    await writeFile(join(dir, 'sub', 'a.txt'), 'needle\n');
+    const expected = `${join(dir, 'sub', 'a.txt')}:1:needle\n\n[1 match]`;
+    expect((await call(grep, { pattern: 'needle' }, contextFor(dir))).content).toBe(expected);
+    expect((await call(grep, { pattern: 'needle', path: '' }, contextFor(dir))).content).toBe(expected);
+    expect(grep.parameters.required).toEqual(['pattern']);
+  });
+
+  it('cuts a long matching line around the match, saying how much was left out on each side', async () => {
+    // The issue's case: a 30,000-character minified line with the match in the middle.
+    const before = 'x'.repeat(15_000);
+    const after = 'y'.repeat(14_994);
+    await writeFile(join(dir, 'bundle.min.js'), `${before}needle${after}\n`);
+    const result = await call(grep, { pattern: 'needle', path: '.' }, contextFor(dir));
+    const line = result.content.split('\n')[0]!;
+    expect(line).toBe(`${join(dir, 'bundle.min.js')}:1:[... 14753 chars omitted] ${'x'.repeat(247)}needle${'y'.repeat(247)} [14747 chars omitted ...]`);
+    // Offsets are bytes: multi-byte text before the match still centres on it.
+    await writeFile(join(dir, 'wide.txt'), `${'é'.repeat(2000)}NEEDLE${'z'.repeat(10)}\n`);
+    const wide = (await call(grep, { pattern: 'NEEDLE', path: 'wide.txt' }, contextFor(dir))).content.split('\n')[0]!;
+    expect(wide).toBe(`${join(dir, 'wide.txt')}:1:[... 1516 chars omitted] ${'é'.repeat(484)}NEEDLE${'z'.repeat(10)}`);
   });
 
   it('stops once a megabyte of output is kept, whatever max_matches says', async () => {
@@ -93,7 +115,11 @@ describe('grep', () => {
     const result = await call(grep, { pattern: 'needle', path: '.' }, contextFor(dir));
     expect(result.success).toBe(true);
     expect(result.content.length).toBeLessThan(3000);
-    expect(result.content).toContain('...\n\n[1 match]');
+    expect(result.content).toContain(`[... 4999506 chars omitted] ${'a'.repeat(494)}needle\n\n[1 match]`);
+    // Past what one record may hold, the line is counted but not shown.
+    await writeFile(join(dir, 'huge.js'), `${'b'.repeat(9_000_000)}needle\n`);
+    const huge = await call(grep, { pattern: 'needle', path: 'huge.js' }, contextFor(dir));
+    expect(huge.content).toBe(`${join(dir, 'huge.js')}:?:[line longer than 8 MB, not shown]\n\n[1 match]`);
   });
 
   it('stops when the run is cancelled', async () => {

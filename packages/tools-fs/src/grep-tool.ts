@@ -1,4 +1,5 @@
 import { defineTool } from '@rho/core';
+import { capLine } from './internal/cap-line.js';
 import { LineSplitter } from './internal/line-splitter.js';
 import { OutputCollector } from './internal/output-collector.js';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
@@ -16,8 +17,13 @@ export interface SearchToolOptions extends FsToolOptions {
 
 /** Seconds a search may run. */
 export const SEARCH_TIMEOUT_SECONDS = 30;
-/** Bytes kept of one output line (minified files have enormous lines). */
-const MAX_OUTPUT_LINE_BYTES = 2000;
+/**
+ * Characters shown of one matching line; a longer line (a minified file) is cut around the match,
+ * saying how many characters were left out on each side.
+ */
+export const GREP_MAX_LINE_CHARS = 500;
+/** Bytes read of one ripgrep JSON record; a line beyond it is reported without its text. */
+const MAX_RECORD_BYTES = 8 * 1024 * 1024;
 /** Bytes of output kept in all; past it the search stops as if `max_matches` was reached. */
 export const GREP_MAX_OUTPUT_BYTES = 1024 * 1024;
 
@@ -32,14 +38,15 @@ export function createGrepTool(options: SearchToolOptions = {}) {
     description:
       'Search file contents for a regular expression (ripgrep syntax) in a file or recursively in a directory. ' +
       'Returns matching lines as "path:line_number:text" (context lines as "path-line_number-text"), ' +
-      'followed by the number of matches. Hidden files, files ignored by .gitignore, and the directories ' +
+      `followed by the number of matches. Lines longer than ${GREP_MAX_LINE_CHARS} characters show the part around the match, ` +
+      'with "[... N chars omitted]" on each side. Hidden files, files ignored by .gitignore, and the directories ' +
       '.git, node_modules, __pycache__, .venv and venv are skipped. At most max_matches matches are returned ' +
       `(default 100). Searches stop after ${timeoutSeconds} seconds.`,
     parameters: {
       type: 'object',
       properties: {
         pattern: { type: 'string', description: 'Regular expression to search for.' },
-        path: { type: 'string', description: 'File or directory to search in.' },
+        path: { type: 'string', description: 'File or directory to search in (default: the working directory).' },
         glob: {
           type: 'string',
           description: 'Only search files whose path matches this glob, e.g. "*.py" (directories only).',
@@ -48,15 +55,14 @@ export function createGrepTool(options: SearchToolOptions = {}) {
         context_lines: { type: 'integer', description: 'Lines of context before and after each match (default 0).' },
         max_matches: { type: 'integer', description: 'Maximum number of matches to return (default 100).' },
       },
-      required: ['pattern', 'path'],
+      required: ['pattern'],
       additionalProperties: false,
     },
     annotations: { readOnly: true },
     async handle({ arguments: args }, context) {
       if (!args.pattern) return failure('No pattern provided');
-      if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
-      const path = await resolvePath(backend, context.workingDir, args.path);
+      const path = await resolvePath(backend, context.workingDir, args.path || '.');
       let isDirectory: boolean;
       try {
         isDirectory = (await backend.stat(path)).type === 'directory';
@@ -68,7 +74,8 @@ export function createGrepTool(options: SearchToolOptions = {}) {
       const contextLines = Math.max(0, args.context_lines ?? 0);
       const rg = await resolveRipgrep(backend).catch(() => undefined);
       if (rg === undefined) return failure(RIPGREP_MISSING);
-      const argv = [rg, '--line-number', '--with-filename', '--no-heading', '--color=never', '--null'];
+      // JSON records carry each match's offsets, so a long line can be cut around the match.
+      const argv = [rg, '--json'];
       if (args.ignore_case) argv.push('--ignore-case');
       if (contextLines > 0) argv.push('--context', String(contextLines));
       if (args.glob && isDirectory) argv.push('--glob', args.glob);
@@ -81,9 +88,17 @@ export function createGrepTool(options: SearchToolOptions = {}) {
       let truncated = false;
       let outputCapped = false;
       const supervisor = new ProcessSupervisor({ timeoutMs: timeoutSeconds * 1000, signal: context.signal });
-      const splitter = new LineSplitter((line, cut) => {
+      let previous: { file: string; line: number } | undefined;
+      const splitter = new LineSplitter((record, cut) => {
         if (truncated) return;
-        const formatted = formatRipgrepLine(line, cut);
+        const formatted = formatRipgrepRecord(record, cut);
+        if (formatted === undefined) return;
+        // Text mode's "--" between groups of context that do not touch.
+        if (contextLines > 0 && previous !== undefined && (formatted.file !== previous.file || formatted.line !== previous.line + 1)) {
+          lines.push('--');
+          keptBytes += 3;
+        }
+        previous = { file: formatted.file, line: formatted.line };
         if (formatted.match) {
           if (matches === maxMatches) {
             truncated = true;
@@ -100,7 +115,7 @@ export function createGrepTool(options: SearchToolOptions = {}) {
           outputCapped = true;
           supervisor.stop('cancelled');
         }
-      }, MAX_OUTPUT_LINE_BYTES);
+      }, MAX_RECORD_BYTES);
       const stderr = new OutputCollector(4000, 4000);
       let exit;
       try {
@@ -145,20 +160,72 @@ export function createGrepTool(options: SearchToolOptions = {}) {
   });
 }
 
+/** One match or context line of ripgrep's JSON output, formatted as `path:N:text` / `path-N-text`. */
+interface FormattedLine {
+  text: string;
+  match: boolean;
+  file: string;
+  line: number;
+}
+
 /**
- * Turns one line of `rg --null` output into the familiar `path:N:text` / `path-N-text` form.
- * The NUL after the file name tells matches from context lines exactly, whatever characters the
- * file name or the text contain (the original guessed from `:` and `-`).
+ * Turns one record of `rg --json` into the familiar `path:N:text` (match) or `path-N-text`
+ * (context) line, cut around the first match when it is long. Records other than matches and
+ * context lines (begin, end, summary) give `undefined`.
  */
-function formatRipgrepLine(line: string, cut: boolean): { text: string; match: boolean } {
-  const separator = line.indexOf('\0');
-  if (separator === -1) return { text: line, match: false };
-  const file = line.slice(0, separator);
-  const rest = line.slice(separator + 1);
-  const parsed = /^(\d+)([:-])/.exec(rest);
-  const suffix = cut ? '...' : '';
-  if (parsed === null) return { text: `${file}:${rest}${suffix}`, match: true };
-  const [prefix, lineNumber, kind] = parsed;
-  const text = rest.slice(prefix.length);
-  return { text: `${file}${kind}${lineNumber}${kind}${text}${suffix}`, match: kind === ':' };
+function formatRipgrepRecord(record: string, cut: boolean): FormattedLine | undefined {
+  if (cut) {
+    // Longer than a record is read: the text is not shown, the line still counts.
+    const kind = /^\{"type":"(match|context)"/.exec(record)?.[1];
+    if (kind === undefined) return undefined;
+    const file = /"path":\{"text":"((?:[^"\\]|\\.)*)"/.exec(record)?.[1];
+    const name = file === undefined ? '(unknown file)' : (JSON.parse(`"${file}"`) as string);
+    const separator = kind === 'match' ? ':' : '-';
+    return { text: `${name}${separator}?${separator}[line longer than ${MAX_RECORD_BYTES / 1024 / 1024} MB, not shown]`, match: kind === 'match', file: name, line: -1 };
+  }
+  let parsed: RipgrepRecord;
+  try {
+    parsed = JSON.parse(record) as RipgrepRecord;
+  } catch {
+    return undefined;
+  }
+  if (parsed.type !== 'match' && parsed.type !== 'context') return undefined;
+  const data = parsed.data;
+  const file = textOf(data.path);
+  const raw = rawOf(data.lines);
+  const bytes = raw.byteLength > 0 && raw[raw.byteLength - 1] === 10 ? raw.subarray(0, raw.byteLength - (raw[raw.byteLength - 2] === 13 ? 2 : 1)) : raw;
+  const text = bytes.toString('utf8');
+  const first = data.submatches?.[0];
+  // Offsets are in bytes of the line: turned into string indices of the decoded text.
+  const focus = first === undefined ? undefined : { start: bytes.subarray(0, first.start).toString('utf8').length, end: bytes.subarray(0, first.end).toString('utf8').length };
+  const match = parsed.type === 'match';
+  const separator = match ? ':' : '-';
+  const lineNumber = data.line_number ?? 0;
+  return { text: `${file}${separator}${lineNumber}${separator}${capLine(text, { maxChars: GREP_MAX_LINE_CHARS, ...(focus === undefined ? {} : { focus }) })}`, match, file, line: lineNumber };
+}
+
+/** ripgrep's JSON text: UTF-8 as `text`, anything else as base64 `bytes`. */
+interface RipgrepText {
+  text?: string;
+  bytes?: string;
+}
+
+interface RipgrepRecord {
+  type: string;
+  data: {
+    path: RipgrepText;
+    lines: RipgrepText;
+    line_number?: number;
+    submatches?: { start: number; end: number }[];
+  };
+}
+
+function textOf(value: RipgrepText | undefined): string {
+  return rawOf(value).toString('utf8');
+}
+
+function rawOf(value: RipgrepText | undefined): Buffer {
+  if (value?.text !== undefined) return Buffer.from(value.text, 'utf8');
+  if (value?.bytes !== undefined) return Buffer.from(value.bytes, 'base64');
+  return Buffer.alloc(0);
 }

@@ -1,5 +1,5 @@
 import { basename, extname } from 'node:path';
-import { defineTool, type ToolResult } from '@rho/core';
+import { defineTool, mustBeOneOf, type ToolResult } from '@rho/core';
 import type { CellValue, Worksheet } from 'exceljs';
 import { parseCsv } from './internal/csv.js';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
@@ -17,6 +17,8 @@ export const EXCEL_MAX_BYTES = 100 * 1024 * 1024;
  * call can take; a zip bomb is refused before any XML is parsed.
  */
 export const EXCEL_MAX_INFLATED_BYTES = 32 * 1024 * 1024;
+
+const EXCEL_ACTIONS: readonly string[] = ['list_sheets', 'read_sheet', 'get_info'];
 
 /** A sheet reduced to what the tool shows: cell texts, hidden rows and columns, merged ranges. */
 interface SheetView {
@@ -37,15 +39,15 @@ interface WorkbookView {
 }
 
 /**
- * `read_excel`: sheets of an `.xlsx` workbook (exceljs, loaded the first time it is needed) or a
- * `.csv` file: list them, describe them, or read rows as tab-separated text with formulas shown
+ * `read_excel`: sheets of an `.xlsx` workbook (exceljs, loaded the first time it is needed), an
+ * Excel 97-2003 `.xls` workbook (SheetJS, likewise) or a `.csv` file: list them, describe them, or read rows as tab-separated text with formulas shown
  * as their computed values and dates as ISO dates.
  */
 export function createReadExcelTool(options: FsToolOptions = {}) {
   return defineTool({
     name: 'read_excel',
     description:
-      'Read Excel (.xlsx) or CSV files. action "list_sheets" lists the sheets; "get_info" shows each sheet\'s ' +
+      'Read Excel (.xlsx, and .xls of Excel 97-2003) or CSV files. action "list_sheets" lists the sheets; "get_info" shows each sheet\'s ' +
       'dimensions, rows and columns; "read_sheet" returns rows as tab-separated values under a header of column ' +
       `letters, ${EXCEL_DEFAULT_ROWS} rows at a time (use start_row and end_row to page). Formulas show their computed ` +
       'values, dates are ISO dates, and merged ranges are listed. Hidden rows and columns are skipped unless ' +
@@ -53,7 +55,7 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
     parameters: {
       type: 'object',
       properties: {
-        path: { type: 'string', description: 'Path of the .xlsx or .csv file.' },
+        path: { type: 'string', description: 'Path of the .xlsx, .xls or .csv file.' },
         action: {
           type: 'string',
           enum: ['list_sheets', 'read_sheet', 'get_info'],
@@ -75,7 +77,7 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
       if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
-      if (!['list_sheets', 'read_sheet', 'get_info'].includes(args.action)) return failure(`Unknown action: ${args.action}`);
+      if (!EXCEL_ACTIONS.includes(args.action)) return failure(`Unknown action: ${mustBeOneOf('action', EXCEL_ACTIONS, args.action)}`);
       let workbook: WorkbookView;
       try {
         const info = await backend.stat(path);
@@ -125,7 +127,8 @@ function readSheet(
     if (sheet === undefined && /^\d+$/.test(args.sheet)) sheet = workbook.sheets[Number(args.sheet) - 1];
   }
   if (sheet === undefined) {
-    return failure(`Sheet not found: ${args.sheet ?? ''}. Available: ${workbook.sheets.map((candidate) => candidate.name).join(', ')}`);
+    const names = workbook.sheets.map((candidate) => candidate.name);
+    return failure(`Sheet not found: ${mustBeOneOf('sheet', names, args.sheet ?? '')}, or a number from 1 to ${names.length}`);
   }
   if (sheet.rowCount === 0 || sheet.columnCount === 0) return failure(`Sheet '${sheet.name}' is empty`);
   const showHidden = args.show_hidden ?? false;
@@ -186,9 +189,8 @@ async function loadWorkbook(path: string, bytes: Uint8Array): Promise<WorkbookVi
     const text = new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '');
     return { sheets: [csvSheet(basename(path), parseCsv(text, extension === '.tsv' ? '\t' : ','))], active: 0 };
   }
-  if (extension === '.xls') {
-    throw new Error(`${basename(path)} is in the old Excel 97-2003 format (.xls), which is not supported; convert it to .xlsx or .csv`);
-  }
+  // Some programs save .xlsx under .xls: the zip signature tells.
+  if (extension === '.xls' && !(bytes[0] === 0x50 && bytes[1] === 0x4b)) return loadXlsWorkbook(path, bytes);
   // Before any XML is parsed: a workbook that inflates beyond the limit is refused.
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   checkWorkbookBounds(buffer, basename(path), EXCEL_MAX_INFLATED_BYTES);
@@ -199,6 +201,51 @@ async function loadWorkbook(path: string, bytes: Uint8Array): Promise<WorkbookVi
   const active = workbook.views?.[0]?.activeTab ?? 0;
   return { sheets: workbook.worksheets.map(excelSheet), active };
 }
+
+/**
+ * An Excel 97-2003 (.xls, BIFF) workbook through SheetJS (`@e965/xlsx`, loaded only here: exceljs
+ * reads only .xlsx). Values are the cached results Excel saved, as for .xlsx.
+ */
+async function loadXlsWorkbook(path: string, bytes: Uint8Array): Promise<WorkbookView> {
+  // SheetJS reads anything (text becomes a one-column sheet): only an OLE2 compound file is taken.
+  if (!OLE2_SIGNATURE.every((byte, index) => bytes[index] === byte)) {
+    throw new Error(`${basename(path)} is not an Excel 97-2003 workbook (no OLE2 signature); if it is text exported as .xls (CSV, TSV, HTML), save or rename it with its real extension`);
+  }
+  const sheetjs = await import('@e965/xlsx');
+  let workbook: import('@e965/xlsx').WorkBook;
+  try {
+    workbook = sheetjs.read(bytes, { type: 'array', cellDates: true, cellFormula: false, cellHTML: false, cellStyles: true });
+  } catch (error) {
+    throw new Error(`${basename(path)} could not be read as an Excel 97-2003 workbook (${errorMessage(error)}); if it is another format renamed .xls, give it its real extension (.xlsx, .csv)`);
+  }
+  const sheets = workbook.SheetNames.map((name, index): SheetView => {
+    const sheet = workbook.Sheets[name]!;
+    const range = sheet['!ref'] === undefined ? undefined : sheetjs.utils.decode_range(sheet['!ref']);
+    const rowCount = range === undefined ? 0 : range.e.r + 1;
+    const columnCount = range === undefined ? 0 : range.e.c + 1;
+    return {
+      name,
+      hidden: (workbook.Workbook?.Sheets?.[index]?.Hidden ?? 0) !== 0,
+      rowCount,
+      columnCount,
+      dimensions: range === undefined ? undefined : sheetjs.utils.encode_range(range),
+      cell(row, column) {
+        const cell = sheet[sheetjs.utils.encode_cell({ r: row - 1, c: column - 1 })] as import('@e965/xlsx').CellObject | undefined;
+        if (cell === undefined) return '';
+        // An error cell's value is its code; its text is what Excel shows (#DIV/0!).
+        if (cell.t === 'e') return cell.w ?? '#ERROR';
+        return formatValue(cell.v as CellValue | undefined);
+      },
+      rowHidden: (row) => sheet['!rows']?.[row - 1]?.hidden === true,
+      columnHidden: (column) => sheet['!cols']?.[column - 1]?.hidden === true,
+      merges: (sheet['!merges'] ?? []).map((merge) => sheetjs.utils.encode_range(merge)),
+    };
+  });
+  const views = (workbook.Workbook as { WBView?: { activeTab?: number }[] } | undefined)?.WBView;
+  return { sheets, active: views?.[0]?.activeTab ?? 0 };
+}
+
+const OLE2_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 
 function csvSheet(name: string, rows: string[][]): SheetView {
   const columnCount = rows.reduce((most, row) => Math.max(most, row.length), 0);

@@ -74,13 +74,14 @@ describe('read', () => {
     expect((await call(read, { path: 'r.txt', start_line: 2, end_line: 1 }, contextFor(dir))).success).toBe(false);
   });
 
-  it('cuts long lines at 500 characters, counting characters not bytes', async () => {
+  it('cuts long lines at 500 characters, counting characters not bytes, and says how many were left out', async () => {
     await writeFile(join(dir, 'wide.txt'), `${'é'.repeat(600)}\n${'x'.repeat(500)}\n${'y'.repeat(10_000_000)}\n`);
     const result = await call(read, { path: 'wide.txt' }, contextFor(dir));
     const [first, second, third] = result.content.split('\n');
-    expect(first).toBe(`     1  ${'é'.repeat(500)}...`);
+    expect(first).toBe(`     1  ${'é'.repeat(500)} [100 chars omitted ...]`);
     expect(second).toBe(`     2  ${'x'.repeat(500)}`);
-    expect(third).toBe(`     3  ${'y'.repeat(500)}...`);
+    // Only the line's first bytes are read: at least that many characters were left out.
+    expect(third).toBe(`     3  ${'y'.repeat(500)} [1504+ chars omitted ...]`);
   });
 
   it('replaces invalid UTF-8 instead of failing when most of the text is valid', async () => {

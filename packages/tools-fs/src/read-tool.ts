@@ -2,6 +2,7 @@ import { extname } from 'node:path';
 import { defineTool, type ExecutionBackend, type ReadHandle } from '@rho/core';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
 import { failure } from './internal/result.js';
+import { capLine } from './internal/cap-line.js';
 
 /** Lines shown when `end_line` is not given. */
 export const READ_DEFAULT_LINES = 500;
@@ -49,7 +50,7 @@ export function createReadTool(options: FsToolOptions = {}) {
     description:
       'Read a text file and return its lines numbered (line number, two spaces, text). ' +
       `Returns at most ${READ_DEFAULT_LINES} lines per call by default: use start_line and end_line to page ` +
-      `through longer files (at most ${READ_MAX_LINES} lines per call). Lines longer than ${READ_MAX_LINE_CHARS} characters are cut and end with "...". ` +
+      `through longer files (at most ${READ_MAX_LINES} lines per call). Lines longer than ${READ_MAX_LINE_CHARS} characters are cut, ending with "[N chars omitted ...]". ` +
       'A negative start_line counts from the end of the file (-100 returns the last 100 lines). ' +
       'The footer "[Showing lines S-E of T]" tells the total number of lines. Binary files are refused. ' +
       'Relative paths are resolved against the working directory.',
@@ -164,16 +165,7 @@ function invalidUtf8Share(sample: Buffer): number {
 }
 
 function formatLine(line: CapturedLine): string {
-  let text = line.bytes.toString('utf8').trimEnd();
-  let cut = line.cut;
-  if (text.length > READ_MAX_LINE_CHARS) {
-    const characters = Array.from(text);
-    if (characters.length > READ_MAX_LINE_CHARS) {
-      text = characters.slice(0, READ_MAX_LINE_CHARS).join('');
-      cut = true;
-    }
-  }
-  return cut ? `${text}...` : text;
+  return capLine(line.bytes.toString('utf8').trimEnd(), { maxChars: READ_MAX_LINE_CHARS, truncatedSource: line.cut });
 }
 
 /**

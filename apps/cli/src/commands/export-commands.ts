@@ -32,16 +32,19 @@ export function registerExportCommands(parser: Argv, terminal: Terminal, env: No
 export async function exportCommand(argv: ExportArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const { existsSync, readFileSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');
-  const { SessionNotFoundError, SessionStore, TraceError, rhoHome, sessionToAtif } = await import('@rho/core');
+  const { SessionNotFoundError, SessionStore, TraceError, resolveSessionWithRhoAgent, rhoHome, sessionToAtif } = await import('@rho/core');
   const fail = (message: string): number => {
     terminal.stderr.write(`rho: ${message}\n`);
     return 2;
   };
 
-  const sessionsDir = argv.dir !== undefined && argv.dir !== '' ? resolve(argv.dir) : join(rhoHome(env), 'sessions');
+  const explicitDir = argv.dir !== undefined && argv.dir !== '';
+  const sessionsDir = explicitDir ? resolve(argv.dir!) : join(rhoHome(env), 'sessions');
   let directory: string;
   try {
-    directory = new SessionStore(sessionsDir).resolve(argv.session);
+    const store = new SessionStore(sessionsDir);
+    // Without --dir, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are found too.
+    directory = explicitDir ? store.resolve(argv.session) : resolveSessionWithRhoAgent(store, argv.session).directory;
   } catch (error) {
     // A session directory named without a path (`rho export my-session` from its parent) is still a directory.
     const local = resolve(argv.session);

@@ -43,7 +43,9 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
         const { io, directory, actions } = await setup({}, argv.dir);
         const json = argv.json === true;
         const limit = typeof argv.limit === 'number' ? argv.limit : json ? undefined : 50;
-        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }) }, io));
+        // Without a DIR, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are listed too, marked.
+        const withRhoAgent = argv.dir === undefined || argv.dir === '';
+        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }), ...(withRhoAgent ? { rhoAgentDirectory: (await import('@rho/core')).rhoAgentSessionsDir() } : {}) }, io));
       },
     )
     .command(
@@ -75,7 +77,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'cancel'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        setExit(actions.controlAction('cancel', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('cancel', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -84,7 +86,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'pause'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        setExit(actions.controlAction('pause', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('pause', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -93,7 +95,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'resume'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        setExit(actions.controlAction('resume', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
+        setExit(await actions.controlAction('resume', directory, { ...(argv.prefix === undefined ? {} : { prefix: String(argv.prefix) }), all: argv.all === true }, io));
       },
     )
     .command(
@@ -107,7 +109,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const text = Array.isArray(argv.text) ? argv.text.join(' ') : String(argv.text);
-        setExit(actions.directiveAction(directory, String(argv.prefix), text, io));
+        setExit(await actions.directiveAction(directory, String(argv.prefix), text, io));
       },
     );
 }

@@ -276,6 +276,23 @@ describe('traceToAtif robustness', () => {
     expect(trajectory.steps[0]).toMatchObject({ source: 'system', observation: { results: [{ content: 'output' }] }, extra: { kind: 'orphan_tool_result', tool_call_id: 'gone' } });
   });
 
+  it('skips records of the wrong shape as replay does, and lists them in extra.invalid_records', () => {
+    const trace = [
+      line({ type: 'message', role: 'user', content: 'go' }),
+      line({ type: 'message', role: 'assistant', content: null, tool_calls: [null] }),
+      line({ type: 'message', role: 'tool', content: 'result without its call id' }),
+      line({ type: 'message', role: 'assistant', content: 'done' }),
+    ].join('\n');
+    const trajectory = traceToAtif(trace);
+    expectValid(trajectory);
+    expect(trajectory.steps.map((step) => step.message)).toEqual(['go', 'done']);
+    expect(trajectory.extra!.invalid_records).toEqual([
+      { line: 2, type: 'message', reason: 'tool_calls[0] is not an object' },
+      { line: 3, type: 'message', reason: 'is a tool result without tool_call_id' },
+    ]);
+    expect(trajectory.extra!.skipped_lines).toBeUndefined();
+  });
+
   it('refuses a trace without messages with a TraceError', () => {
     expect(() => traceToAtif(line({ type: 'run_start', prompt: '' }))).toThrow(TraceError);
     expect(() => traceToAtif('')).toThrow(/nothing to export/);

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TraceError } from '../errors.js';
+import { DIRECTIVE_PREFIX } from '../state.js';
+import { readTrace } from '../trace-reader.js';
 import type { AtifMetrics, AtifStep, AtifToolCall, AtifTrajectory } from './atif-schema.js';
 import { ATIF_SCHEMA_VERSION } from './atif-schema.js';
 
@@ -18,8 +20,6 @@ export interface TraceToAtifOptions {
   /** Reasoning effort the session ran with; set on every agent step that made a model call. */
   reasoningEffort?: string;
 }
-
-type RawRecord = Record<string, unknown> & { type: string };
 
 interface PendingCall {
   model: string | undefined;
@@ -62,8 +62,6 @@ interface Totals {
   calls: number;
 }
 
-const DIRECTIVE_PREFIX = '[Operator directive] ';
-
 /**
  * Turns a session trace (`trace.jsonl`, written by rho or by the Python rho-agent) into an
  * ATIF-v1.6 trajectory for SFT/RL pipelines and evaluation records.
@@ -74,14 +72,16 @@ const DIRECTIVE_PREFIX = '[Operator directive] ';
  * (`llm_end`). Directives are user steps marked in `extra.directive`; compactions are `system`
  * steps whose message is the summary that replaced the history. `final_metrics` always holds the
  * cumulative usage (the sum of `llm_end` records, or a `usage` snapshot), whether or not the trace
- * has a `usage` record. Runs, their statuses and errors go to `extra.runs`. A torn last line and
- * malformed lines are skipped (and reported in `extra`); unknown record types are ignored.
+ * has a `usage` record. Runs, their statuses and errors go to `extra.runs`. The trace is read by
+ * {@link readTrace}: a torn last line, malformed lines and records of the wrong shape are skipped
+ * (and reported in `extra`); unknown record types are ignored.
  *
  * Throws a {@link TraceError} when the trace holds no message at all (ATIF needs one step).
  */
 export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOptions = {}): AtifTrajectory {
-  const text = typeof trace === 'string' ? trace : Buffer.from(trace.buffer, trace.byteOffset, trace.byteLength).toString('utf8');
-  const { records, skippedLines, tornLastLine } = parseTrace(text);
+  const { records, skipped, tornLastLine } = readTrace(trace);
+  const skippedLines = skipped.filter((note) => note.kind !== 'invalid_record').map((note) => note.line);
+  const invalidRecords = skipped.filter((note) => note.kind === 'invalid_record').map(({ line, type, reason }) => ({ line, type, reason }));
 
   const steps: AtifStep[] = [];
   const runs: RunSummary[] = [];
@@ -291,6 +291,7 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
   const model = options.model ?? firstModel;
   const extra: Record<string, unknown> = { exporter: 'rho', runs };
   if (skippedLines.length > 0) extra.skipped_lines = skippedLines;
+  if (invalidRecords.length > 0) extra.invalid_records = invalidRecords;
   if (tornLastLine) extra.torn_last_line = true;
   const finalExtra: Record<string, unknown> = { total_reasoning_tokens: totals.reasoning, model_calls: totals.calls };
   if (totals.unpriced > 0) finalExtra.unpriced_calls = totals.unpriced;
@@ -324,30 +325,6 @@ function inFieldOrder(step: AtifStep): AtifStep {
   const ordered: Record<string, unknown> = {};
   for (const key of STEP_FIELD_ORDER) if (step[key] !== undefined) ordered[key] = step[key];
   return ordered as unknown as AtifStep;
-}
-
-function parseTrace(text: string): { records: RawRecord[]; skippedLines: number[]; tornLastLine: boolean } {
-  const lines = text.split('\n');
-  const records: RawRecord[] = [];
-  const skippedLines: number[] = [];
-  let tornLastLine = false;
-  // Index of the last non-blank line: only that one can be torn by a crash mid-write.
-  let last = lines.length - 1;
-  while (last >= 0 && lines[last]!.trim() === '') last -= 1;
-  lines.forEach((line, index) => {
-    if (line.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      if (index === last) tornLastLine = true;
-      else skippedLines.push(index + 1);
-      return;
-    }
-    if (isPlainObject(value) && typeof value.type === 'string') records.push(value as RawRecord);
-    else skippedLines.push(index + 1);
-  });
-  return { records, skippedLines, tornLastLine };
 }
 
 function toolCallsOf(value: unknown): AtifToolCall[] {

@@ -1,3 +1,4 @@
+import { mustBeOneOf, requiredOneOf } from '../choices.js';
 import type { JsonObjectSchema, JsonSchema } from '../json-schema.js';
 
 /** The outcome of validating a tool call's arguments against the tool's schema. */
@@ -46,7 +47,12 @@ function coerceObject(schema: JsonObjectSchema, input: unknown, path: string, pr
     result[key] = coerce(propertySchema, raw, childPath, problems);
   }
   for (const required of schema.required ?? []) {
-    if (result[required] === undefined) problems.push(`'${path === '' ? required : `${path}.${required}`}' is required`);
+    if (result[required] === undefined) {
+      const name = path === '' ? required : `${path}.${required}`;
+      const property = schema.properties[required];
+      // A missing choice names the choices, so the model can pick one on its next call.
+      problems.push(property?.type === 'string' && property.enum !== undefined ? requiredOneOf(name, property.enum) : `'${name}' is required`);
+    }
   }
   return result;
 }
@@ -61,7 +67,7 @@ function coerce(schema: JsonSchema, raw: unknown, path: string, problems: string
         return raw;
       }
       if (schema.enum !== undefined && !schema.enum.includes(value)) {
-        problems.push(`${label(path)} must be one of ${schema.enum.map((item) => JSON.stringify(item)).join(', ')} (got ${describe(raw)})`);
+        problems.push(mustBeOneOf(path, schema.enum, raw));
       }
       return value;
     }

@@ -165,9 +165,22 @@ describe('startLoopbackServer', () => {
 
   it('answers unknown routes with 404', async () => {
     const server = await start();
-    const response = await fetch(`${server.url}/models`);
+    const response = await fetch(`${server.url}/embeddings`);
     expect(response.status).toBe(404);
-    expect(server.requests[0]?.path).toBe('/v1/models');
+    expect(server.requests[0]?.path).toBe('/v1/embeddings');
+  });
+
+  it('answers the discovery endpoints it was given, 404 for the others, and records them apart', async () => {
+    const server = await startLoopbackServer({ models: [{ id: 'm', max_model_len: 4096 }], props: { n_ctx: 2048 } });
+    try {
+      expect(await (await fetch(`${server.url}/models`)).json()).toEqual({ object: 'list', data: [{ object: 'model', created: 0, owned_by: 'loopback', id: 'm', max_model_len: 4096 }] });
+      expect(await (await fetch(`${server.url.replace(/\/v1$/, '')}/props`)).json()).toEqual({ n_ctx: 2048 });
+      expect((await fetch(`${server.url.replace(/\/v1$/, '')}/api/show`, { method: 'POST', body: '{"model":"m"}' })).status).toBe(404);
+      expect(server.discoveryRequests.map((request) => request.path)).toEqual(['/v1/models', '/props', '/api/show']);
+      expect(server.requests).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 
   it('closes while a request hangs', async () => {

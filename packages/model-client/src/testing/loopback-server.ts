@@ -157,6 +157,7 @@ export type LoopbackStep =
 /** A request the loopback server received. */
 export interface RecordedRequest {
   /** The parsed JSON body (`undefined` when the body was not JSON). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any JSON a client sent: tests read its fields directly
   body: any;
   /** The request headers, as node:http reports them (lower-case names). */
   headers: Record<string, string | string[] | undefined>;
@@ -166,12 +167,31 @@ export interface RecordedRequest {
   receivedAt: number;
 }
 
+/**
+ * An entry of the model list (`GET <base>/models`), as vLLM, OpenRouter or LM Studio describe a
+ * model: `id` plus any fields, for example `max_model_len` or `context_length`.
+ */
+export interface LoopbackModel {
+  /** The model id, as sent in requests. */
+  id: string;
+  /** Any further fields of the entry. */
+  [field: string]: unknown;
+}
+
+/** A discovery endpoint's answer: a JSON body, or `'hang'` to never answer (a server that stalls). */
+export type LoopbackDiscoveryAnswer<T> = T | 'hang';
+
 /** A running loopback server. */
 export interface LoopbackServer {
   /** Base URL to pass as `baseURL`, ending in `/v1`. */
   readonly url: string;
-  /** Every request received, in order, including the ones that got an error. */
+  /**
+   * Every chat-completion request (and every request to a path the server does not serve)
+   * received, in order, including the ones that got an error.
+   */
   readonly requests: RecordedRequest[];
+  /** Requests to the discovery endpoints (`…/models`, `/props`, `/api/show`, `/api/v0/models/<id>`), in order. */
+  readonly discoveryRequests: RecordedRequest[];
   /** Appends steps to the queue. */
   push(...steps: LoopbackStep[]): void;
   /** Steps not yet consumed. */
@@ -189,6 +209,20 @@ export interface LoopbackServerOptions {
    * among all chat-completion requests this server received.
    */
   respond?: (request: RecordedRequest, index: number) => LoopbackStep | Promise<LoopbackStep>;
+  /**
+   * The model list served at `GET <base>/models` (`{object: 'list', data: [...]}`), as vLLM,
+   * OpenRouter and LM Studio serve it. Without it the path answers 404.
+   */
+  models?: LoopbackDiscoveryAnswer<LoopbackModel[]>;
+  /** llama.cpp's `GET /props` body, for example `{default_generation_settings: {n_ctx: 8192}}`. Without it, 404. */
+  props?: LoopbackDiscoveryAnswer<Record<string, unknown>>;
+  /**
+   * Ollama's `POST /api/show` body (`{parameters: 'num_ctx 8192', model_info: {...}}`), or a
+   * function of the requested model. Without it, 404.
+   */
+  ollamaShow?: LoopbackDiscoveryAnswer<Record<string, unknown> | ((model: string) => Record<string, unknown> | undefined)>;
+  /** LM Studio's `GET /api/v0/models/<id>` entries (`max_context_length`, `loaded_context_length`), by id. Unknown ids get 404. */
+  lmStudioModels?: LoopbackModel[];
 }
 
 const DEFAULT_CHUNK_SIZE = 7;
@@ -199,12 +233,18 @@ const DEFAULT_CHUNK_SIZE = 7;
  * `chat.completion` object when the request is not streamed). Any path ending in
  * `/chat/completions` is served, so a base URL may carry a path prefix (`<origin>/cerebras/v1`).
  *
+ * It also serves the endpoints servers use to describe their models, when given: the model list
+ * (`GET …/models`), llama.cpp's `GET /props`, Ollama's `POST /api/show` and LM Studio's
+ * `GET /api/v0/models/<id>`; those requests are
+ * recorded in `discoveryRequests`, not `requests`.
+ *
  * A request with no step left gets HTTP 500 with an error saying so, so a test fails loudly.
  * The server also serves child processes, and adds no latency unless a step asks for it.
  */
 export async function startLoopbackServer(options: LoopbackServerOptions = {}): Promise<LoopbackServer> {
   const queue: LoopbackStep[] = [...(options.steps ?? [])];
   const requests: RecordedRequest[] = [];
+  const discoveryRequests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let completionCount = 0;
   let closed = false;
@@ -234,6 +274,7 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
       body = undefined;
     }
     const recorded: RecordedRequest = { body, headers: { ...request.headers }, path, receivedAt: Date.now() };
+    if (discover(request.method ?? 'GET', path, recorded, response)) return;
     requests.push(recorded);
 
     if (request.method !== 'POST' || !path.endsWith('/chat/completions')) {
@@ -257,6 +298,34 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
     }
     const requestBody = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     await answer(step, requestBody, index, response);
+  }
+
+  /** Serves the discovery endpoints; false when the request is not one of them. */
+  function discover(method: string, path: string, recorded: RecordedRequest, response: ServerResponse): boolean {
+    let answer: LoopbackDiscoveryAnswer<unknown> | undefined;
+    if (method === 'GET' && path.endsWith('/models')) {
+      answer =
+        options.models === undefined || options.models === 'hang'
+          ? options.models
+          : { object: 'list', data: options.models.map((model) => ({ object: 'model', created: 0, owned_by: 'loopback', ...model })) };
+    } else if (method === 'GET' && path === '/props') {
+      answer = options.props;
+    } else if (method === 'GET' && path.startsWith('/api/v0/models/')) {
+      const id = decodeURIComponent(path.slice('/api/v0/models/'.length));
+      answer = options.lmStudioModels?.find((model) => model.id === id);
+    } else if (method === 'POST' && path === '/api/show') {
+      const show = options.ollamaShow;
+      const requested = typeof recorded.body === 'object' && recorded.body !== null ? (recorded.body as Record<string, unknown>)['model'] : undefined;
+      answer = typeof show === 'function' ? show(typeof requested === 'string' ? requested : '') : show;
+    } else {
+      return false;
+    }
+    discoveryRequests.push(recorded);
+    // A hanging answer keeps the request open until the client gives up or close() runs.
+    if (answer === 'hang') return true;
+    if (answer === undefined) sendJson(response, 404, { error: `loopback server: ${method} ${path} is not served` });
+    else sendJson(response, 200, answer);
+    return true;
   }
 
   async function answer(
@@ -394,6 +463,7 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    discoveryRequests,
     push(...steps: LoopbackStep[]) {
       queue.push(...steps);
     },

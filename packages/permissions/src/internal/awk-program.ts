@@ -98,7 +98,6 @@ export function awkProgramProblem(program: string): string | undefined {
   let depth = 0;
   for (let index = 0; index < tokens.length; index += 1) {
     const token = tokens[index] as Token;
-    const next = tokens[index + 1];
     if (token.kind === 'identifier') {
       if (token.text === 'system') return 'awk system() runs a shell command';
       if (token.text === 'ENVIRON') return 'awk ENVIRON reads the environment, which can hold secrets';

@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { defineTool } from '@rho/core';
+import { defineTool, mustBeOneOf, requiredOneOf } from '@rho/core';
 import type { Tool, ToolResult } from '@rho/core';
 import { checkSql, checkWritePath, openWriteTarget } from '@rho/permissions';
 import type { PermissionProfile, WriteTarget } from '@rho/permissions';
@@ -135,6 +135,8 @@ export function createDatabaseTool(
         default: DEFAULT_ROW_LIMIT,
       },
       export_path: { type: 'string', description: "New .csv or .tsv file for 'export_query'; relative paths resolve against the working directory." },
+      // rho-agent's documentation called it output_path: calls written for it still work.
+      output_path: { type: 'string', description: 'Same as export_path (the name rho-agent documented).' },
     },
     required: aliases.length <= 1 ? ['operation'] : ['database', 'operation'],
     additionalProperties: false,
@@ -164,15 +166,17 @@ export function createDatabaseTool(
     async handle({ arguments: args }, context): Promise<ToolResult> {
       let alias: string;
       if (args.database !== undefined && args.database !== '') {
-        if (!connections.has(args.database)) {
-          return failure(`Unknown database '${args.database}'. Available: ${aliases.join(', ') || 'none configured'}`);
-        }
+        if (!connections.has(args.database)) return failure(`Unknown database: ${mustBeOneOf('database', aliases, args.database)}`);
         alias = args.database;
       } else if (aliases.length === 1 && aliases[0] !== undefined) {
         alias = aliases[0];
       } else {
-        return failure(`Missing required 'database' parameter. Available: ${aliases.join(', ') || 'none configured'}`);
+        return failure(requiredOneOf('database', aliases));
       }
+      if (args.export_path && args.output_path && args.export_path !== args.output_path) {
+        return failure(`export_path and output_path name the same parameter and disagree ("${args.export_path}" and "${args.output_path}"); pass only export_path.`);
+      }
+      const exportPath = args.export_path || args.output_path;
       const connection = connections.get(alias) as AliasConnection;
       const attachWarning = (result: ToolResult): ToolResult => {
         const warning = pendingWarnings.get(alias);
@@ -190,10 +194,10 @@ export function createDatabaseTool(
             return attachWarning(await describe(connection, args.table_name, args.schema));
           case 'export_query':
             return attachWarning(
-              await exportQuery(connection, args.sql, args.export_path, settings.workingDir ?? context.workingDir, context.signal),
+              await exportQuery(connection, args.sql, exportPath, settings.workingDir ?? context.workingDir, context.signal),
             );
           default:
-            return failure(`Unknown operation: ${String(args.operation)}. Use: ${OPERATIONS.join(', ')}`);
+            return failure(`Unknown operation: ${mustBeOneOf('operation', OPERATIONS, args.operation)}`);
         }
       } catch (error) {
         return attachWarning(failure(`${errorPrefix}: ${messageOf(error)}`));

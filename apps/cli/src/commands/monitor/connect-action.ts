@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { SessionContext } from '@rho/monitor';
-import { buildCoordinatorPrompt, readSessionContext, readMonitoredSession, resolveSession, sessionIds } from '@rho/monitor';
+import { SessionStore } from '@rho/core';
+import { buildCoordinatorPrompt, readSessionContext, readMonitoredSession } from '@rho/monitor';
 import { UsageError } from '../../exit-codes.js';
 import type { MonitorIo } from './monitor-io.js';
 
@@ -28,13 +29,14 @@ export interface ConnectOptions {
  */
 export async function connectAction(directory: string, prefixes: string[], options: ConnectOptions, io: MonitorIo): Promise<number> {
   if (prefixes.length === 0) throw new UsageError({ message: 'connect needs at least one session prefix: connect <prefix> <prefix>...' });
-  const targets = prefixes.map((prefix) => resolveSession(directory, prefix));
+  const store = new SessionStore(directory);
+  const targets = prefixes.map((prefix) => store.lookup(prefix));
   const unique = [...new Map(targets.map((target) => [target.id, target])).values()];
   const prompt = fittingPrompt(unique.map((target) => target.directory), options.task);
   const settings = agentSettings(unique[0]!.directory);
   const args = [binPath(), '--profile', 'readonly', ...(settings.model === undefined ? [] : ['--model', settings.model]), ...(settings.baseUrl === undefined ? [] : ['--base-url', settings.baseUrl]), '-p', prompt];
   io.err(`Connecting ${unique.map((target) => target.id).join(', ')}: starting a coordinator with their combined context (${Buffer.byteLength(prompt)} bytes)\n`);
-  const before = new Set(sessionIds(directory));
+  const before = new Set(store.ids());
   const code = await new Promise<number>((resolve, reject) => {
     // Its own process group: a Ctrl+C at the terminal reaches the monitor, which forwards one
     // SIGINT (a clean cancel) instead of the terminal sending it to both.
@@ -49,7 +51,7 @@ export async function connectAction(directory: string, prefixes: string[], optio
       resolve(exitCode ?? (signal === null ? 1 : 128));
     });
   });
-  const created = sessionIds(directory).filter((id) => !before.has(id) && (readMonitoredSession(join(directory, id), {}, true)?.firstPrompt ?? '').startsWith(COORDINATOR_MARK));
+  const created = store.ids().filter((id) => !before.has(id) && (readMonitoredSession(join(directory, id), {}, true)?.firstPrompt ?? '').startsWith(COORDINATOR_MARK));
   if (created.length > 0) io.err(`Coordinator session: ${created.join(', ')} (ask it more: rho --resume ${created[0]} "question")\n`);
   return code;
 }

@@ -1,6 +1,8 @@
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
-import { ACTIVE_STATUSES, listSessions, queueDirective, readMonitoredSession, requestCancel, requestPause, requestResume, resolveSession, resolveSessions } from '@rho/monitor';
+import { FileOperatorChannel, SessionStore } from '@rho/core';
+import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
 import { UsageError } from '../../exit-codes.js';
 import type { MonitorIo } from './monitor-io.js';
 import { formatSessionTable } from './session-table.js';
@@ -24,27 +26,51 @@ export function requireDirectory(directory: string, explicit: boolean): void {
 /**
  * `ps`: every session as a JSON array with `json` (or the newest `limit`), else a table of the
  * newest `limit` sessions plus any older ones that are still active, so a long-running agent
- * never drops out of sight.
+ * never drops out of sight. With `rhoAgentDirectory`, the Python rho-agent's sessions follow,
+ * marked (`source: "rho-agent"` in JSON, their own titled table otherwise).
  */
-export function psAction(directory: string, options: { json: boolean; limit?: number }, io: MonitorIo): number {
+export function psAction(directory: string, options: { json: boolean; limit?: number; rhoAgentDirectory?: string }, io: MonitorIo): number {
   const all = listSessions(directory);
+  // The Python rho-agent's sessions, listed after rho's and marked as such.
+  const legacyDirectory = options.rhoAgentDirectory !== undefined && resolve(options.rhoAgentDirectory) !== resolve(directory) && isDirectory(options.rhoAgentDirectory) ? options.rhoAgentDirectory : undefined;
+  const legacy = legacyDirectory === undefined ? [] : listSessions(legacyDirectory);
   if (options.json) {
     const chosen = options.limit === undefined ? all : all.slice(0, options.limit);
-    io.out(`${JSON.stringify(chosen.map(toJson))}\n`);
+    const chosenLegacy = options.limit === undefined ? legacy : legacy.slice(0, options.limit);
+    io.out(`${JSON.stringify([...chosen.map(toJson), ...chosenLegacy.map((session) => ({ ...toJson(session), source: 'rho-agent' }))])}\n`);
+    return MONITOR_EXIT.ok;
+  }
+  if (legacy.length > 0) {
+    if (all.length === 0) io.out(`No sessions found in ${directory}\n`);
+    else psTable(all, options.limit, io);
+    io.out(`\nSessions of rho-agent (${legacyDirectory}):\n`);
+    psTable(legacy, options.limit, io);
     return MONITOR_EXIT.ok;
   }
   if (all.length === 0) {
     io.out(`No sessions found in ${directory}\n`);
     return MONITOR_EXIT.ok;
   }
-  const limit = options.limit ?? all.length;
-  const shown = all.filter((session, index) => index < limit || ACTIVE_STATUSES.has(session.status));
+  psTable(all, options.limit, io);
+  return MONITOR_EXIT.ok;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The newest `limit` sessions plus any older ones still active, then what could not be read. */
+function psTable(all: MonitoredSession[], limit: number | undefined, io: MonitorIo): void {
+  const shown = all.filter((session, index) => index < (limit ?? all.length) || ACTIVE_STATUSES.has(session.status));
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   io.out(`${formatSessionTable(shown, { color: io.color, width })}\n`);
   if (shown.length < all.length) io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
   // Sessions that cannot be read are listed (status unknown), and why is said here.
   for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
-  return MONITOR_EXIT.ok;
 }
 
 /** A listed session in `ps --json`: the meta.json field names (snake_case), plus the live status. */
@@ -71,7 +97,7 @@ function toJson(session: MonitoredSession): Record<string, unknown> {
 
 /** `watch`: renders the session's events until its run ends (or forever with `follow`), or until `signal` aborts. */
 export async function watchAction(directory: string, prefix: string, options: { json: boolean; follow: boolean; fromStart: boolean; signal?: AbortSignal }, io: MonitorIo): Promise<number> {
-  const target = resolveSession(directory, prefix);
+  const target = new SessionStore(directory).lookup(prefix);
   const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : createWatchRenderer(io.out, io.color);
   // Child sessions (delegate) are shown under their parent: indented, or tagged in JSON.
   const childRenderers = new Map<string, (record: RawTraceRecord) => void>();
@@ -110,12 +136,13 @@ export type ControlKind = 'cancel' | 'pause' | 'resume';
  * reach live sessions (running, paused, waiting for approval): a sentinel left in a finished
  * session would stop or hold its next resume. Resume removes a pause wherever it is.
  */
-export function controlAction(kind: ControlKind, directory: string, target: { prefix?: string; all: boolean }, io: MonitorIo): number {
+export async function controlAction(kind: ControlKind, directory: string, target: { prefix?: string; all: boolean }, io: MonitorIo): Promise<number> {
   if (target.all && target.prefix !== undefined && target.prefix !== 'all') throw new UsageError({ message: `Give either a session prefix or --all, not both.` });
   const all = target.all || target.prefix === 'all';
   if (!all && (target.prefix === undefined || target.prefix === '')) throw new UsageError({ message: `Give a session id prefix, or use --all (rho ps lists the sessions).` });
-  const targets = all ? resolveSessions(directory, 'all') : [resolveSession(directory, target.prefix!)];
-  const act = kind === 'cancel' ? requestCancel : kind === 'pause' ? requestPause : requestResume;
+  const store = new SessionStore(directory);
+  const targets = all ? store.match('') : [store.lookup(target.prefix!)];
+  const act = (operator: FileOperatorChannel) => (kind === 'cancel' ? operator.requestCancel() : kind === 'pause' ? operator.requestPause() : operator.requestResume());
   let changed = 0;
   for (const { id, directory: sessionDirectory } of targets) {
     const session = readMonitoredSession(sessionDirectory, {}, false);
@@ -124,7 +151,7 @@ export function controlAction(kind: ControlKind, directory: string, target: { pr
       if (!all) io.out(`${id}: ${session?.status ?? 'unknown'}, not running; nothing to ${kind}\n`);
       continue;
     }
-    const outcome = act(sessionDirectory);
+    const outcome = await act(new FileOperatorChannel(sessionDirectory));
     if (outcome === 'requested') {
       changed += 1;
       io.out(`${kind}: ${id}\n`);
@@ -140,10 +167,10 @@ export function controlAction(kind: ControlKind, directory: string, target: { pr
 }
 
 /** `directive`: queues an instruction for one session; it reaches the model before its next call. */
-export function directiveAction(directory: string, prefix: string, text: string, io: MonitorIo): number {
+export async function directiveAction(directory: string, prefix: string, text: string, io: MonitorIo): Promise<number> {
   if (text.trim() === '') throw new UsageError({ message: 'The directive is empty: rho directive PREFIX "what the agent should do".' });
-  const target = resolveSession(directory, prefix);
-  queueDirective(target.directory, text);
+  const target = new SessionStore(directory).lookup(prefix);
+  await new FileOperatorChannel(target.directory).sendDirective(text);
   const session = readMonitoredSession(target.directory, {}, false);
   const live = session !== undefined && ACTIVE_STATUSES.has(session.status);
   io.out(live ? `directive queued for ${target.id}\n` : `directive queued for ${target.id} (${session?.status ?? 'unknown'}: it is delivered when the session is resumed)\n`);

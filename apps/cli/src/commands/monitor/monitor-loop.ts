@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 
-import { sessionIds } from '@rho/monitor';
+import { SessionStore } from '@rho/core';
 import type { ControlKind } from './monitor-actions.js';
 import { controlAction, directiveAction, psAction, watchAction } from './monitor-actions.js';
 import { connectAction } from './connect-action.js';
@@ -100,13 +100,13 @@ async function run(command: string, args: string[], directory: string, io: Monit
     case 'resume': {
       const prefix = args[0];
       if (prefix === undefined) throw new Error(`Usage: ${command} <prefix|all>`);
-      controlAction(command as ControlKind, directory, { prefix, all: prefix === 'all' }, io);
+      await controlAction(command as ControlKind, directory, { prefix, all: prefix === 'all' }, io);
       return;
     }
     case 'directive': {
       const [prefix, ...text] = args;
       if (prefix === undefined || text.length === 0) throw new Error('Usage: directive <prefix> <text>');
-      directiveAction(directory, prefix, text.join(' '), io);
+      await directiveAction(directory, prefix, text.join(' '), io);
       return;
     }
     case 'connect': {
@@ -138,7 +138,7 @@ function complete(line: string, directory: string): [string[], string] {
   const acceptsMany = command === 'connect';
   const acceptsAll = command === 'cancel' || command === 'pause' || command === 'resume';
   if (words.length > 2 && !acceptsMany) return [[], last];
-  const candidates = [...(acceptsAll ? ['all'] : []), ...sessionIds(directory)];
+  const candidates = [...(acceptsAll ? ['all'] : []), ...new SessionStore(directory).ids()];
   return [candidates.filter((candidate) => candidate.startsWith(last)).map((candidate) => `${candidate} `), last];
 }
 

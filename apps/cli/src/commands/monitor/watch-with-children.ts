@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { readSessionMeta } from '@rho/core';
+import { readSessionMeta, SessionStore } from '@rho/core';
 import type { RawTraceRecord } from '@rho/monitor';
-import { sessionIds, watchSession } from '@rho/monitor';
+import { watchSession } from '@rho/monitor';
 
 /** A record of the watched session, or of one of its child sessions (delegate). */
 export interface WatchedRecord {
@@ -81,7 +81,7 @@ export async function* watchWithChildren(
   };
 
   const discover = () => {
-    for (const id of sessionIds(sessionsDirectory)) {
+    for (const id of new SessionStore(sessionsDirectory).ids()) {
       if (seen.has(id)) continue;
       const directory = join(sessionsDirectory, id);
       const meta = readSessionMeta(directory);

@@ -1,8 +1,9 @@
 import type { ModelClient, ModelRequest } from '@rho/model-client';
-import { contextWindowFor, ModelApiError } from '@rho/model-client';
+import { ModelApiError } from '@rho/model-client';
 import type { Agent } from '../../agent.js';
 import type { CompactResult } from '../../compaction.js';
 import { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, messagesToKeep, SUMMARY_PREFIX } from '../../compaction.js';
+import type { ContextWindowResolver } from '../../context-window-resolver.js';
 import { SessionWriteError } from '../../errors.js';
 import { State } from '../../state.js';
 import { safeAppend } from './run-scope.js';
@@ -12,18 +13,19 @@ export interface CompactionScope {
   readonly agent: Agent;
   readonly state: State;
   readonly client: ModelClient;
+  /** The session's context window: set, discovered from the server, known, or the default. */
+  readonly window: ContextWindowResolver;
 }
 
-/** The context window used for automatic compaction: the agent's setting, else the known model's. */
-export function contextWindowOf(scope: Omit<CompactionScope, 'state'>): number | undefined {
-  return scope.agent.compaction.contextWindow ?? contextWindowFor(scope.client.model);
-}
-
-/** Whether the context has passed the compaction threshold of the window (when the window is known). */
-export function compactionDue(scope: CompactionScope): boolean {
+/**
+ * Whether the context has passed the compaction threshold of the window. The window is resolved
+ * once per session (setting, server, table, default), so compaction runs for every model.
+ */
+export async function compactionDue(scope: CompactionScope, signal?: AbortSignal): Promise<boolean> {
   const { auto = true, threshold = AUTO_COMPACT_THRESHOLD } = scope.agent.compaction;
-  const window = contextWindowOf(scope);
-  if (!auto || window === undefined || scope.state.messages.length < 2) return false;
+  // Resolved before the first model call even when compaction is off, so every llm_start says which window applies.
+  const window = (await scope.window.resolve(signal)).tokens;
+  if (!auto || scope.state.messages.length < 2) return false;
   const current = scope.state.lastInputTokens ?? scope.state.estimateTokens(scope.agent.systemPrompt);
   return current > Math.floor(window * threshold);
 }
@@ -34,7 +36,7 @@ export function compactionDue(scope: CompactionScope): boolean {
  * failed summary leaves history untouched and is reported; only a trace that cannot be written throws.
  */
 export async function compactHistory(scope: CompactionScope, options: { trigger: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal }): Promise<CompactResult> {
-  const { agent, state, client } = scope;
+  const { agent, state, client, window } = scope;
   const { trigger } = options;
   const tokensBefore = state.lastInputTokens ?? state.estimateTokens(agent.systemPrompt);
   const guidance = options.instructions !== undefined && options.instructions.trim() !== '' ? `\n\nUser guidance: ${options.instructions.trim()}` : '';
@@ -43,7 +45,7 @@ export async function compactHistory(scope: CompactionScope, options: { trigger:
     messages: [{ role: 'system', content: agent.systemPrompt }, ...state.messages, { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` }],
     ...(agent.registry.size > 0 ? { tools: agent.registry.specs() } : {}),
   };
-  state.append({ type: 'llm_start', model: client.model, context_size: tokensBefore, purpose: 'compaction' });
+  state.append({ type: 'llm_start', model: client.model, context_size: tokensBefore, ...window.traceFields(), purpose: 'compaction' });
   const started = performance.now();
   let summary: string;
   let ended = false;

@@ -21,7 +21,7 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
     ...(withTools && agent.registry.size > 0 ? { tools: agent.registry.specs() } : {}),
   };
   const model = client.model;
-  state.append({ type: 'llm_start', model, context_size: state.lastInputTokens ?? state.estimateTokens(agent.systemPrompt) });
+  state.append({ type: 'llm_start', model, context_size: state.lastInputTokens ?? state.estimateTokens(agent.systemPrompt), ...scope.window.traceFields() });
   const started = performance.now();
   let text = '';
   let refusal = '';

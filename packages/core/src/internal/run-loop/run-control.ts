@@ -75,7 +75,7 @@ export class RunControl {
   setStatus(status: SessionStatus): void {
     if (this.options.state.status === status) return;
     this.options.state.append({ type: 'status', status });
-    this.writeMeta({ status, heartbeat_at: timestamp() });
+    void this.options.control?.reportStatus(status).catch(() => {});
   }
 
   /** Merges `patch` into meta.json, when the session has a directory; never fails the run. */
@@ -106,7 +106,7 @@ export class RunControl {
         },
         () => {},
       );
-      if (ticks % heartbeatEvery === 0) this.writeMeta({ heartbeat_at: timestamp() });
+      if (ticks % heartbeatEvery === 0) void control?.heartbeat().catch(() => {});
     }, pollIntervalMs);
     timer.unref();
     return () => clearInterval(timer);

@@ -1,6 +1,7 @@
 import type { ModelClient } from '@rho/model-client';
 import type { Agent } from '../../agent.js';
 import type { ChildSessions } from '../../child-sessions.js';
+import type { ContextWindowResolver } from '../../context-window-resolver.js';
 import type { SessionEvent } from '../../events.js';
 import type { Approver } from '../../session-options.js';
 import type { State } from '../../state.js';
@@ -19,6 +20,8 @@ export interface RunScope {
   readonly state: State;
   /** The session's model client. */
   readonly client: ModelClient;
+  /** The session's context window (resolved once per session). */
+  readonly window: ContextWindowResolver;
   /** Aborted when the run is cancelled (by `cancel()`, the caller's signal or the control channel). */
   readonly controller: AbortController;
   /** The session's and the run's listeners, for transient events (text and reasoning deltas). */

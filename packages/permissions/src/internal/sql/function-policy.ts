@@ -1,4 +1,3 @@
-import type { SqlDialect } from '../../check-sql.js';
 import { BUILTIN_NON_VOLATILE, BUILTIN_VOLATILE } from './postgres-builtin-functions.js';
 import { isSideEffectFunction } from './side-effect-functions.js';
 
