@@ -1,13 +1,16 @@
 // One bench/peers contestant in its own process: `node worker.mjs <contestant> <baseURL> <turns>`.
 // Runs the same scripted tool loop (the model asks for `noop` until turn <turns>, then answers)
-// through one framework, and prints `{"runStart": <epoch ms>}` on stdout. The clock starts
-// before the framework is imported, so the first turn includes loading it, as a program that
-// starts a run would.
+// through one framework, and prints `{"runStart": <epoch ms>}` on stdout: when the program
+// started its run, after importing its framework and before building its agent. The bare client's
+// run starts before `import('openai')`: loading the SDK is part of its first turn, as it is of
+// rho's (the rho library loads it when a run starts); the frameworks' import costs show in the
+// parent's spawn-to-first-turn column instead.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const runStart = performance.timeOrigin + performance.now();
+let runStart = 0;
+const now = () => performance.timeOrigin + performance.now();
 const [contestant, baseURL, turnsText] = process.argv.slice(2);
 const turns = Number(turnsText);
 const model = 'gpt-4o-mini';
@@ -17,6 +20,7 @@ const description = 'Does nothing.';
 
 async function bare() {
   // The physical limit: the bare client, with the loop written by hand.
+  runStart = now();
   const { default: OpenAI } = await import('openai');
   const client = new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 });
   const tools = [
@@ -61,6 +65,7 @@ async function bare() {
 
 async function rhoLibrary() {
   const { Agent, defineTool } = await import('@rho/core');
+  runStart = now();
   const noop = defineTool({
     name: 'noop',
     description,
@@ -89,6 +94,7 @@ async function rhoLibrary() {
 async function openaiAgents() {
   const [{ Agent, run, tool, OpenAIChatCompletionsModel, setTracingDisabled }, { default: OpenAI }, { z }] =
     await Promise.all([import('@openai/agents'), import('openai'), import('zod')]);
+  runStart = now();
   setTracingDisabled(true);
   const noop = tool({
     name: 'noop',
@@ -114,6 +120,7 @@ async function aiSdk() {
     import('@ai-sdk/openai-compatible'),
     import('zod'),
   ]);
+  runStart = now();
   const provider = createOpenAICompatible({ name: 'bench', baseURL, apiKey: 'bench', includeUsage: true });
   const noop = tool({
     description,
