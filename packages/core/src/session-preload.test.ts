@@ -25,7 +25,7 @@ describe('Session.run and the model client', () => {
       },
       discoverContextWindow() {
         order.push('discover');
-        return Promise.resolve({ tokens: 32_000 });
+        return Promise.resolve({ tokens: 32_000, endpoint: '/props', field: 'default_generation_settings.n_ctx' });
       },
     };
     const directory = mkdtempSync(join(tmpdir(), 'rho-preload-'));
