@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 /**
  * An MCP tool result as a rho tool result: text as it is, images and audio as a note (the model
  * gets text), resources by their text or URI, structured content as JSON text (unless a text
- * block already carries it), `isError` as an unsuccessful result; truncated like every tool's output.
+ * block already carries it: the same JSON, or every value of it), `isError` as an unsuccessful result; truncated like every tool's output.
  */
 export function mapCallToolResult(result: CallToolResult, context: { server: string; tool: string }): ToolResult {
   const parts: string[] = [];
@@ -46,8 +46,7 @@ export function mapCallToolResult(result: CallToolResult, context: { server: str
     }
   }
   const structured = result.structuredContent;
-  if (structured !== undefined && !parts.some((part) => sameJson(part, structured)))
-    parts.push(JSON.stringify(structured, null, 2));
+  if (structured !== undefined && !carriedByText(parts, structured)) parts.push(JSON.stringify(structured, null, 2));
   const success = result.isError !== true;
   let content = parts.join('\n');
   if (content === '') content = success ? '(the tool returned no content)' : '(the tool failed without saying why)';
@@ -64,6 +63,21 @@ export function mapCallToolResult(result: CallToolResult, context: { server: str
 
 function approximateBytes(base64: string): number {
   return Math.floor((base64.length * 3) / 4);
+}
+
+/** Whether the text already says what the structured content says, so the model does not read it twice. */
+function carriedByText(parts: readonly string[], structured: Record<string, unknown>): boolean {
+  if (parts.some((part) => sameJson(part, structured))) return true;
+  const leaves: string[] = [];
+  collectLeaves(structured, leaves, 0);
+  const text = parts.join('\n');
+  return leaves.length > 0 && leaves.every((leaf) => text.includes(leaf));
+}
+
+function collectLeaves(value: unknown, into: string[], depth: number): void {
+  if (depth > 6 || value === null || value === undefined) return;
+  if (typeof value === 'object') for (const item of Object.values(value)) collectLeaves(item, into, depth + 1);
+  else into.push(String(value));
 }
 
 function sameJson(text: string, value: unknown): boolean {
