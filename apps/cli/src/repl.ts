@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { McpContextCost } from '@rho/agent';
 import type { Session } from '@rho/core';
 import { createTerminalApprover } from './approval-prompt.js';
 import { replayNotes } from './commands/run-command.js';
@@ -125,6 +126,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
             `cost     ${formatCost(usage)}`,
             `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)}} of ${formatTokens(window.tokens)} (${window.source}${window.detail === undefined ? '' : `: ${window.detail}`})`,
             `approve  ${autoApprove ? 'auto' : 'ask'}`,
+            ...mcpStatus(setup.agent.toolset.mcpContext),
           ].join('\n') + '\n',
         );
         return;
@@ -266,4 +268,11 @@ function appendHistory(path: string, entry: string): void {
   } catch {
     // History is a convenience; a read-only home must not break the REPL.
   }
+}
+
+/** The `/status` line of MCP servers: what each one's tools cost in every request (deferred ones: what they would). */
+function mcpStatus(costs: readonly McpContextCost[]): string[] {
+  if (costs.length === 0) return [];
+  const parts = costs.map((cost) => (cost.deferred ? `${cost.server} ${cost.tools} tools deferred (~${formatTokens(cost.fullTokens)} tokens if listed)` : `${cost.server} ${cost.tools} tools ~${formatTokens(cost.listedTokens)} tokens`));
+  return [`mcp      ${parts.join(' | ')}`];
 }

@@ -11,6 +11,7 @@ import type {
 import {
   approvalPolicy,
   BUILTIN_PROFILES,
+  declaredMcpIdentity,
   builtinProfile,
   everyCallNeedsApproval,
   loadProfile,
@@ -22,7 +23,7 @@ import { fsTools } from '@rho/tools-fs';
 import type { DatabaseConfig, DatabaseWarning, LoadDatabaseConfigOptions } from '@rho/tools-db';
 import { closeDbTools, dbTools, parseDatabaseConfig, resolveDatabaseConfig } from '@rho/tools-db';
 import type { McpRhoTool, McpServerConfig } from '@rho/tools-mcp';
-import { McpServers, parseMcpServers } from '@rho/tools-mcp';
+import { deferredMcpTools, McpServers, parseMcpServers, toolSpecTokens } from '@rho/tools-mcp';
 import type { ExtraTools } from './extra-tools.js';
 import { admitExtraTools } from './extra-tools.js';
 
@@ -88,6 +89,20 @@ export interface ToolsetOptions {
   onDatabaseWarning?: (warning: DatabaseWarning) => void;
 }
 
+/** The context cost of one MCP server's tools. */
+export interface McpContextCost {
+  /** The server name. */
+  server: string;
+  /** Its tools offered under the profile (listed, or found through `search_tools` when deferred). */
+  tools: number;
+  /** Whether its tools are deferred (`defer: true`): found through `search_tools`, not listed. */
+  deferred: boolean;
+  /** Approximate tokens its tools' names, descriptions and schemas take in every request (0 when deferred). */
+  listedTokens: number;
+  /** Approximate tokens they would take if listed. */
+  fullTokens: number;
+}
+
 /** A tool that is not offered, and why. */
 export interface WithheldTool {
   /** The tool's name. */
@@ -112,6 +127,8 @@ export interface Toolset {
   readonly withheld: readonly WithheldTool[];
   /** The MCP servers of these tools, to list or call by hand; stopped by `close()`. */
   readonly mcp: McpServers | undefined;
+  /** What each MCP server's tools cost in every model request (for `/status`), in server order. */
+  readonly mcpContext: readonly McpContextCost[];
   /** The database aliases the database tools serve. */
   readonly databases: readonly DatabaseConfig[];
   /** Closes the database connections the tools opened and stops the MCP servers; the tools must not be called afterwards. */
@@ -264,14 +281,17 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
 
   const ownTools = new WeakSet<object>(own);
   const mcpIdentities = new WeakMap<object, McpRhoTool['mcp']>(mcpTools.map((tool) => [tool, tool.mcp]));
+  const proxies = new WeakSet<object>();
   const policyOptions: ApprovalPolicyOptions = {
     isBuiltinTool: (tool: ApprovalSubject) => ownTools.has(tool),
     describeTool: (tool: ApprovalSubject) => {
       const source = extra.sources.get(tool as AnyTool);
       return source === undefined ? tool.name : `${tool.name} (from ${source})`;
     },
-    // By identity: only tools that came from the configured MCP servers follow the `mcp:` rules.
-    mcpTool: (tool: ApprovalSubject) => mcpIdentities.get(tool),
+    // By identity: only tools that came from the configured MCP servers follow the `mcp:` rules;
+    // call_mcp_tool of deferred loading is decided as the tool its arguments name.
+    mcpTool: (tool: ApprovalSubject, args?: Record<string, unknown>) =>
+      mcpIdentities.get(tool) ?? (proxies.has(tool) ? declaredMcpIdentity(tool, args) : undefined),
   };
   const policy = approvalPolicy(profile, policyOptions);
 
@@ -296,17 +316,49 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
     );
   }
 
+  // Deferred servers: their offered tools leave the list and are found through search_tools.
+  const deferredServers = new Set(
+    (options.mcp?.servers.configs ?? []).filter((config) => config.defer === true).map((config) => config.name),
+  );
+  const isDeferred = (tool: AnyTool) => mcpIdentities.has(tool) && deferredServers.has((tool as McpRhoTool).mcp.server);
+  const deferred = offered.filter(isDeferred) as McpRhoTool[];
+  const listed = offered.filter((tool) => !isDeferred(tool));
+  const proxyTools = deferredMcpTools(deferred);
+  for (const proxy of proxyTools) {
+    if (listed.some((tool) => tool.name === proxy.name)) {
+      throw new ConfigError({
+        message: `Deferred MCP tools need the tool name ${proxy.name}, which another tool already has. Rename that tool or remove defer from mcp_servers.`,
+        field: 'mcp_servers',
+      });
+    }
+    proxies.add(proxy);
+  }
+  listed.push(...proxyTools);
+  const mcpContext: McpContextCost[] = (options.mcp?.servers.names ?? []).map((server) => {
+    const tools = offered.filter((tool) => mcpIdentities.has(tool) && (tool as McpRhoTool).mcp.server === server);
+    const fullTokens = tools.reduce((sum, tool) => sum + toolSpecTokens(tool), 0);
+    const isDeferredServer = deferredServers.has(server);
+    return {
+      server,
+      tools: tools.length,
+      deferred: isDeferredServer,
+      listedTokens: isDeferredServer ? 0 : fullTokens,
+      fullTokens,
+    };
+  });
+
   let closed: Promise<void> | undefined;
   const servers = options.mcp?.servers;
   return {
     profile,
     workingDir,
     backend: options.backend,
-    tools: offered,
+    tools: listed,
     approvalPolicy: policy,
     withheld: [...denied, ...withheld],
     databases: options.databases,
     mcp: servers,
+    mcpContext,
     close: () => (closed ??= Promise.all([closeDbTools(databaseTools), servers?.close()]).then(() => undefined)),
   };
 }

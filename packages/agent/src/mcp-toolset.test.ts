@@ -113,6 +113,92 @@ describe('createToolset with mcp_servers', () => {
     while (alive(pid)) await new Promise((resolve) => setImmediate(resolve));
   });
 
+  it('defers a server: only search_tools and call_mcp_tool are listed, each call decided as the tool it names', async () => {
+    const profile = parseProfile({
+      profile: 'readonly',
+      mcp: { allow: ['everything/echo'], deny: ['everything/get-env'] },
+    });
+    const toolset = await createToolset({
+      profile,
+      workingDir: workingDir(),
+      mcpServers: { everything: { ...everything, defer: true } },
+    });
+    const client = createScriptedModelClient({
+      steps: [
+        { toolCalls: [{ id: 's', name: 'search_tools', arguments: { query: 'echo' } }] },
+        {
+          toolCalls: [
+            {
+              id: 'e',
+              name: 'call_mcp_tool',
+              arguments: { tool: 'everything__echo', arguments: { message: 'deferred' } },
+            },
+          ],
+        },
+        {
+          toolCalls: [
+            { id: 'g', name: 'call_mcp_tool', arguments: { tool: 'everything__get-sum', arguments: { a: 1, b: 2 } } },
+          ],
+        },
+        { toolCalls: [{ id: 'v', name: 'search_tools', arguments: { query: 'env' } }] },
+        { text: 'done' },
+      ],
+    });
+    const agent = new Agent({ toolset, client });
+    const asked: ApprovalRequest[] = [];
+    const session = agent.createSession({ approver: (request) => (asked.push(request), true) });
+    try {
+      const names = toolset.tools.map((tool) => tool.name);
+      expect(names).toContain('search_tools');
+      expect(names).toContain('call_mcp_tool');
+      expect(names.filter((name) => name.startsWith('everything__'))).toEqual([]);
+      const [context] = toolset.mcpContext;
+      expect(context).toMatchObject({ server: 'everything', deferred: true, listedTokens: 0 });
+      expect(context?.fullTokens).toBeGreaterThan(500);
+      expect(context?.tools).toBe(
+        toolset.mcp?.connection('everything') === undefined
+          ? -1
+          : (await toolset.mcp.connection('everything')!.listTools()).length - 1,
+      );
+      expect((await session.run('use the tools')).status).toBe('completed');
+    } finally {
+      await agent.close();
+    }
+    const results = session.state.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => String(message.content));
+    expect(results[0]).toContain('## everything__echo');
+    expect(results[0]).toContain('"message"');
+    // echo is allowed by name: no question. get-sum is not: the approver is asked, about get-sum.
+    expect(results[1]).toBe('Echo: deferred');
+    expect(results[2]).toContain('3');
+    expect(asked.map((request) => [request.toolName, request.reason])).toEqual([
+      [
+        'call_mcp_tool',
+        'profile readonly does not allow MCP tool get-sum of server everything by name (mcp.allow), so it asks before it runs (the server says it is read-only, which rho does not take on trust)',
+      ],
+    ]);
+    expect(results).toHaveLength(4);
+    // The denied tool cannot be found.
+    expect(results[3]).not.toContain('everything__get-env');
+  });
+
+  it('lists each server with its context cost when not deferred', async () => {
+    const toolset = await createToolset({
+      profile: 'unrestricted',
+      workingDir: workingDir(),
+      mcpServers: { everything },
+    });
+    try {
+      const [context] = toolset.mcpContext;
+      expect(context).toMatchObject({ server: 'everything', deferred: false });
+      expect(context?.listedTokens).toBe(context?.fullTokens);
+      expect(context?.tools).toBe(toolset.tools.filter((tool) => tool.name.startsWith('everything__')).length);
+    } finally {
+      await toolset.close();
+    }
+  });
+
   it('rejects a bad mcp_servers entry with a ConfigError', async () => {
     await expect(createToolset({ workingDir: workingDir(), mcpServers: { broken: { args: ['x'] } } })).rejects.toThrow(
       /mcp_servers\.broken needs command/,

@@ -76,24 +76,29 @@ export interface ApprovalPolicyOptions {
   /** How a tool is named in reasons (for example with the package it came from). Default: its name. */
   describeTool?: (tool: ApprovalSubject) => string;
   /**
-   * Which MCP server and tool a tool calls, or undefined for a tool that is not an MCP tool. MCP
+   * Which MCP server and tool a call reaches, or undefined for a tool that is not an MCP tool
+   * (`per-call` for a tool whose target its arguments name, asked about without arguments). MCP
    * tools are judged by the profile's `mcp:` rules, never by their annotations alone. Default:
-   * the `mcp` property the tool declares (as `@rho/tools-mcp` sets it).
+   * what the tool declares (`declaredMcpIdentity`: the `mcp` property `@rho/tools-mcp` sets).
    */
-  mcpTool?: (tool: ApprovalSubject) => McpToolIdentity | undefined;
+  mcpTool?: (tool: ApprovalSubject, args?: Record<string, unknown>) => McpToolIdentity | 'per-call' | undefined;
 }
 
 /**
  * Why every call of a tool needs approval under a profile, whatever its arguments; undefined when
- * some calls (or all) run without. The part of the decision that does not read arguments.
+ * some calls (or all) run without. The part of the decision that does not read arguments, except
+ * which MCP tool a call reaches (`args`, for a tool whose arguments name its target).
  */
 function standingRequirement(
   profile: PermissionProfile,
   tool: ApprovalSubject,
   options: ApprovalPolicyOptions,
+  args?: Record<string, unknown>,
 ): string | undefined {
   const label = options.describeTool?.(tool) ?? tool.name;
-  const mcp = options.mcpTool === undefined ? declaredMcpIdentity(tool) : options.mcpTool(tool);
+  const mcp = options.mcpTool === undefined ? declaredMcpIdentity(tool, args) : options.mcpTool(tool, args);
+  // Decided per call, by the MCP tool the arguments name.
+  if (mcp === 'per-call') return undefined;
   if (mcp !== undefined) {
     const ruling = mcpToolRuling(profile, mcp);
     // A denied tool is not offered; should one be called anyway, nobody may approve it blind.
@@ -152,7 +157,7 @@ function standingRequirement(
  */
 export function approvalPolicy(profile: PermissionProfile, options: ApprovalPolicyOptions = {}): ProfileApprovalPolicy {
   return (tool, args) => {
-    const standing = standingRequirement(profile, tool, options);
+    const standing = standingRequirement(profile, tool, options, args);
     if (standing !== undefined) return { required: true, reason: standing };
     if (profile.approval === 'none') return { required: false };
     const pattern = matchDangerousPattern(profile.dangerousPatterns, args);

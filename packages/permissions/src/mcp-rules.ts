@@ -134,12 +134,28 @@ export function mcpToolRuling(profile: PermissionProfile, identity: McpToolIdent
 }
 
 /**
- * The MCP identity a tool declares (its `mcp` property, as `@rho/tools-mcp` sets it), if any.
- * `createToolset` of `@rho/agent` answers by identity instead, for the tools it was given as MCP tools.
+ * The MCP identity a tool declares: its `mcp` property (as `@rho/tools-mcp` sets it), or, for a
+ * tool that calls whichever MCP tool its arguments name (deferred loading's `call_mcp_tool`), the
+ * identity its `mcp` function gives for these arguments; `per-call` when such a tool is asked
+ * about without arguments (each call is decided by its target). Undefined for other tools.
  */
-export function declaredMcpIdentity(tool: object): McpToolIdentity | undefined {
+export function declaredMcpIdentity(
+  tool: object,
+  args?: Record<string, unknown>,
+): McpToolIdentity | 'per-call' | undefined {
   const value: unknown = (tool as { mcp?: unknown }).mcp;
+  if (typeof value === 'function')
+    return args === undefined
+      ? 'per-call'
+      : (asIdentity((value as (args: Record<string, unknown>) => unknown)(args)) ?? {
+          server: '',
+          tool: String(args.tool ?? ''),
+        });
+  return asIdentity(value);
+}
+
+function asIdentity(value: unknown): McpToolIdentity | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { server, tool: name } = value as { server?: unknown; tool?: unknown };
-  return typeof server === 'string' && typeof name === 'string' ? (value as McpToolIdentity) : undefined;
+  const { server, tool } = value as { server?: unknown; tool?: unknown };
+  return typeof server === 'string' && typeof tool === 'string' ? (value as McpToolIdentity) : undefined;
 }

@@ -10,3 +10,10 @@ export type { McpConnectionOptions } from './mcp-connection.js';
 export { mapCallToolResult } from './mcp-result.js';
 export { McpServers, mcpAnnotations, mcpToolName } from './mcp-tools.js';
 export type { McpRhoTool, McpServersOptions } from './mcp-tools.js';
+export {
+  CALL_MCP_TOOL_NAME,
+  deferredMcpTools,
+  estimateTokens,
+  SEARCH_TOOLS_NAME,
+  toolSpecTokens,
+} from './deferred-tools.js';

@@ -8,6 +8,7 @@ import {
   type PermissionProfile,
 } from '@rho/permissions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deferredMcpTools } from './deferred-tools.js';
 import { McpServers, type McpRhoTool } from './mcp-tools.js';
 import { everythingStdio } from './test-support/servers.js';
 
@@ -81,6 +82,18 @@ describe('MCP tools of server-everything under permission profiles', () => {
     const closed = parseProfile({ approval: 'none', mcp: { default: 'deny', allow: ['everything/echo'] } });
     expect(mcpToolRuling(closed, { server: 'everything', tool: 'get-sum' }).decision).toBe('deny');
     expect(mcpToolRuling(closed, { server: 'everything', tool: 'echo' }).decision).toBe('allow');
+  });
+
+  it('decides call_mcp_tool of deferred loading as the tool it names, with approvalPolicy on its own', () => {
+    const [, call] = deferredMcpTools(tools);
+    const policy = approvalPolicy(parseProfile({ profile: 'readonly', mcp: { allow: ['everything/echo'] } }));
+    expect(policy(call!, { tool: 'everything__echo', arguments: { message: 'x' } })).toEqual({ required: false });
+    expect(policy(call!, { tool: 'everything__get-sum', arguments: {} }).reason).toMatch(
+      /does not allow MCP tool get-sum of server everything by name/,
+    );
+    // A name that is no tool is asked about (and then fails), never let through.
+    expect(policy(call!, { tool: 'nothing__here' }).required).toBe(true);
+    expect(everyCallNeedsApproval(profile('readonly'), call!)).toBe(false);
   });
 
   it('validates the mcp section like the rest of the profile', async () => {

@@ -58,6 +58,11 @@ export class McpServers {
     return [...this.connections.keys()];
   }
 
+  /** The servers' configurations, in order. */
+  get configs(): McpServerConfig[] {
+    return [...this.connections.values()].map((connection) => connection.config);
+  }
+
   /** The connection of a server (to list or call by hand, as `rho mcp` does). */
   connection(server: string): McpConnection | undefined {
     return this.connections.get(server);

@@ -36,6 +36,13 @@ describe('parseMcpServers', () => {
     ]);
   });
 
+  it('reads defer', () => {
+    expect(parseMcpServers({ big: { url: 'http://127.0.0.1:1/mcp', defer: true } })[0]).toMatchObject({ defer: true });
+    expect(() => parseMcpServers({ big: { url: 'http://127.0.0.1:1/mcp', defer: 'yes' } })).toThrow(
+      'mcp_servers.big.defer must be true or false.',
+    );
+  });
+
   it('accepts nothing configured', () => {
     expect(parseMcpServers(undefined)).toEqual([]);
     expect(parseMcpServers(null)).toEqual([]);
@@ -46,7 +53,7 @@ describe('parseMcpServers', () => {
     [{ s: {} }, /mcp_servers\.s needs command \(a stdio server\) or url/],
     [
       { s: { command: 'x', headers: {} } },
-      /mcp_servers\.s\.headers has unknown key headers; allowed keys: command, args, env, cwd, timeout/,
+      /mcp_servers\.s\.headers has unknown key headers; allowed keys: command, args, env, cwd, timeout, defer/,
     ],
     [{ s: { command: 'x', args: 'y' } }, /mcp_servers\.s\.args must be a list of strings/],
     [{ s: { url: 'ftp://host/mcp' } }, /mcp_servers\.s\.url must be an http:\/\/ or https:\/\/ URL/],

@@ -15,6 +15,8 @@ export interface McpStdioServerConfig {
   cwd?: string;
   /** How long one call may take, in milliseconds (progress notifications restart the clock). */
   timeoutMs: number;
+  /** Deferred loading: the tools are not listed to the model, which finds them with `search_tools`. */
+  defer?: boolean;
 }
 
 /** An MCP server reached over streamable HTTP. */
@@ -27,6 +29,8 @@ export interface McpHttpServerConfig {
   headers: Record<string, string>;
   /** How long one call may take, in milliseconds (progress notifications restart the clock). */
   timeoutMs: number;
+  /** Deferred loading: the tools are not listed to the model, which finds them with `search_tools`. */
+  defer?: boolean;
 }
 
 /** One configured MCP server. */
@@ -44,8 +48,8 @@ export interface ParseMcpServersOptions {
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 600;
 
 const SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
-const STDIO_KEYS = ['command', 'args', 'env', 'cwd', 'timeout'];
-const HTTP_KEYS = ['url', 'headers', 'timeout'];
+const STDIO_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'defer'];
+const HTTP_KEYS = ['url', 'headers', 'timeout', 'defer'];
 
 /**
  * Replaces `${VAR}` and `${VAR:-default}` in a string. An unset variable without a default is a
@@ -70,7 +74,7 @@ export function interpolateEnv(text: string, env: Readonly<Record<string, string
  * Validates the `mcp_servers:` mapping (server name → settings) of an agent config or
  * `$RHO_HOME/config.yaml` and resolves `${ENV}` references. A server has either `command`
  * (with optional `args`, `env`, `cwd`) or `url` (with optional `headers`), and optionally
- * `timeout` in seconds.
+ * `timeout` in seconds and `defer` (deferred loading: found through `search_tools`).
  *
  * @throws ConfigError naming the server and the field.
  */
@@ -137,6 +141,9 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
       timeoutSeconds = value as number;
     }
     const timeoutMs = Math.round(timeoutSeconds * 1000);
+    if (settings.defer !== undefined && typeof settings.defer !== 'boolean')
+      fail('must be true or false.', `${field}.defer`);
+    const defer = settings.defer === true ? { defer: true } : {};
     if (hasCommand) {
       const args = settings.args ?? [];
       if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string' && typeof arg !== 'number'))
@@ -148,6 +155,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
         args: (args as unknown[]).map((arg, index) => interpolateEnv(String(arg), env, `${field}.args.${index}`)),
         env: map('env'),
         timeoutMs,
+        ...defer,
       };
       if (settings.cwd !== undefined) server.cwd = text('cwd');
       servers.push(server);
@@ -161,7 +169,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
       }
       if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
         fail('must be an http:// or https:// URL.', `${field}.url`);
-      servers.push({ name, transport: 'http', url, headers: map('headers'), timeoutMs });
+      servers.push({ name, transport: 'http', url, headers: map('headers'), timeoutMs, ...defer });
     }
   }
   return servers;
