@@ -96,9 +96,15 @@ export class McpConnection {
    */
   async callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
     const live = await this.connect(signal);
+    // One signal per call: the SDK listens on the signal it is given and a run's signal outlives
+    // many calls, so listeners would pile up on it (a leak, and Node's MaxListeners warning).
+    const call = new AbortController();
+    const forward = () => call.abort(signal?.reason);
+    if (signal?.aborted) forward();
+    else signal?.addEventListener('abort', forward, { once: true });
     try {
       const result = (await live.client.callTool({ name, arguments: args }, undefined, {
-        ...(signal === undefined ? {} : { signal }),
+        signal: call.signal,
         timeout: this.config.timeoutMs,
         // Long calls that report progress are not cut off by the timeout.
         resetTimeoutOnProgress: true,
@@ -116,6 +122,8 @@ export class McpConnection {
         );
       }
       throw error;
+    } finally {
+      signal?.removeEventListener('abort', forward);
     }
   }
 

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +73,14 @@ describe('server-everything over stdio', () => {
       conditions: expect.any(String),
     });
     expect(structured.content).toContain('"temperature"');
+  });
+
+  it('leaves no listener on a run signal shared by many calls', async () => {
+    const echo = named(await servers(everythingStdio()).tools(), 'everything__echo');
+    const run = new AbortController();
+    for (let index = 0; index < 15; index += 1)
+      expect((await call(echo, { message: `m${index}` }, run.signal)).success).toBe(true);
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
   });
 
   it('turns a call the server rejects into an unsuccessful result the model can read', async () => {
