@@ -8,7 +8,7 @@ export type {
 export { McpConnection, McpServerError } from './mcp-connection.js';
 export type { McpConnectionOptions } from './mcp-connection.js';
 export { mapCallToolResult } from './mcp-result.js';
-export { McpServers, mcpAnnotations, mcpToolName } from './mcp-tools.js';
+export { McpServers, mcpAnnotations, mcpToolName, READ_RESOURCE } from './mcp-tools.js';
 export type { McpRhoTool, McpServersOptions } from './mcp-tools.js';
 export {
   CALL_MCP_TOOL_NAME,

@@ -1,7 +1,7 @@
 import { RhoError } from '@rho/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ReadResourceResult, Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from './server-config.js';
 
 /** A failure to reach, start or speak to an MCP server; the message names the server and what to check. */
@@ -88,6 +88,32 @@ export class McpConnection {
     } while (cursor !== undefined);
     this.cachedTools = tools;
     return tools;
+  }
+
+  /** The server's resources (every page), or an empty list when it offers none (no `resources` capability). */
+  async listResources(signal?: AbortSignal): Promise<Resource[]> {
+    const live = await this.connect(signal);
+    if (live.client.getServerCapabilities()?.resources === undefined) return [];
+    const resources: Resource[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await live.client.listResources(cursor === undefined ? {} : { cursor }, {
+        ...(signal === undefined ? {} : { signal }),
+        timeout: this.config.timeoutMs,
+      });
+      resources.push(...page.resources);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return resources;
+  }
+
+  /** Reads one resource by URI. */
+  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const live = await this.connect(signal);
+    return live.client.readResource(
+      { uri },
+      { ...(signal === undefined ? {} : { signal }), timeout: this.config.timeoutMs },
+    );
   }
 
   /**

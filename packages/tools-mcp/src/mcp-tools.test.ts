@@ -75,6 +75,19 @@ describe('server-everything over stdio', () => {
     expect(structured.content).toContain('"temperature"');
   });
 
+  it("offers the server's resources as one read tool", async () => {
+    const tools = await servers(everythingStdio()).tools();
+    const read = named(tools, 'everything__read_resource');
+    expect(read.annotations).toEqual({ readOnly: true, destructive: false, openWorld: false });
+    expect(read.description).toContain('demo://resource/static/document/features.md');
+    const result = await call(read, { uri: 'demo://resource/static/document/features.md' });
+    expect(result.success).toBe(true);
+    expect(result.content.length).toBeGreaterThan(100);
+    const missing = await call(read, { uri: 'demo://no/such/resource' });
+    expect(missing.success).toBe(false);
+    expect(missing.content).toMatch(/^Reading demo:\/\/no\/such\/resource from MCP server everything failed: /);
+  });
+
   it('leaves no listener on a run signal shared by many calls', async () => {
     const echo = named(await servers(everythingStdio()).tools(), 'everything__echo');
     const run = new AbortController();
@@ -184,6 +197,8 @@ describe('server-filesystem over stdio', () => {
     const read = named(tools, 'fs__read_text_file');
     expect(read.annotations?.readOnly).toBe(true);
     expect(named(tools, 'fs__write_file').annotations?.readOnly).toBe(false);
+    // server-filesystem has no resources capability: no read_resource tool.
+    expect(tools.map((tool) => tool.name)).not.toContain('fs__read_resource');
     const ok = await call(read, { path: join(root, 'notes.txt') });
     expect(ok).toMatchObject({ success: true });
     expect(ok.content).toContain('alpha\nbeta');

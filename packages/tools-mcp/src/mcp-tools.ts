@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
+import { truncateOutput } from '@rho/core';
 import type { AnyTool, JsonObjectSchema, ToolAnnotations, ToolResult } from '@rho/core';
 import type { McpToolIdentity } from '@rho/permissions';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection.js';
 import { mapCallToolResult } from './mcp-result.js';
 import type { McpServerConfig } from './server-config.js';
+
+/** The name (on the server side) of the tool that reads a server's resources: `server__read_resource`. */
+export const READ_RESOURCE = 'read_resource';
+const RESOURCES_IN_DESCRIPTION = 20;
 
 /** A rho tool that calls a tool of an MCP server; `mcp` says which (the profile's rules read it). */
 export interface McpRhoTool extends AnyTool {
@@ -76,7 +81,14 @@ export class McpServers {
     const lists = await Promise.all(
       [...this.connections.values()].map(async (connection) => {
         try {
-          return (await connection.listTools(signal)).map((tool) => this.toRhoTool(connection, tool));
+          const listed = await connection.listTools(signal);
+          const tools = listed.map((tool) => this.toRhoTool(connection, tool));
+          // Resources as one read tool, unless the server has a tool of that name itself.
+          if (!listed.some((tool) => tool.name === READ_RESOURCE)) {
+            const resources = await connection.listResources(signal);
+            if (resources.length > 0) tools.push(this.resourceTool(connection, resources));
+          }
+          return tools;
         } catch (error) {
           this.options.onWarning?.(
             `the tools of MCP server ${connection.config.name} are not offered: ${error instanceof Error ? error.message : String(error)}`,
@@ -100,6 +112,57 @@ export class McpServers {
   /** Stops every server; the tools must not be called afterwards. */
   async close(): Promise<void> {
     await Promise.all([...this.connections.values()].map((connection) => connection.close()));
+  }
+
+  private resourceTool(connection: McpConnection, resources: readonly Resource[]): McpRhoTool {
+    const server = connection.config.name;
+    const shown = resources
+      .slice(0, RESOURCES_IN_DESCRIPTION)
+      .map(
+        (resource) =>
+          `- ${resource.uri}${resource.name && resource.name !== resource.uri ? ` (${resource.name})` : ''}`,
+      );
+    const more = resources.length > shown.length ? `\n(and ${resources.length - shown.length} more)` : '';
+    const identity: McpToolIdentity = Object.freeze({ server, tool: READ_RESOURCE, readOnlyHint: true });
+    return Object.freeze({
+      name: mcpToolName(server, READ_RESOURCE),
+      description: `Reads a resource of MCP server ${server} by its URI. Resources:\n${shown.join('\n')}${more}`,
+      parameters: {
+        type: 'object',
+        properties: { uri: { type: 'string', description: 'The resource URI' } },
+        required: ['uri'],
+      } as JsonObjectSchema,
+      annotations: { readOnly: true, destructive: false, openWorld: false },
+      mcp: identity,
+      async handle(invocation, context): Promise<ToolResult> {
+        const uri = String((invocation.arguments as { uri?: unknown }).uri ?? '');
+        try {
+          const result = await connection.readResource(uri, context.signal);
+          const content = result.contents.map((item) =>
+            'text' in item && typeof item.text === 'string'
+              ? item.text
+              : `[binary resource ${item.uri}${item.mimeType ? ` (${item.mimeType})` : ''}, not shown]`,
+          );
+          return {
+            content: truncateOutput(content.join('\n') || '(the resource is empty)'),
+            success: true,
+            metadata: { mcp: { server, tool: READ_RESOURCE }, uri },
+          };
+        } catch (error) {
+          if (context.signal.aborted)
+            return {
+              content: `Reading ${uri} from MCP server ${server} was cancelled.`,
+              success: false,
+              metadata: { mcp: { server, tool: READ_RESOURCE }, cancelled: true },
+            };
+          return {
+            content: `Reading ${uri} from MCP server ${server} failed: ${error instanceof Error ? error.message : String(error)}`,
+            success: false,
+            metadata: { mcp: { server, tool: READ_RESOURCE } },
+          };
+        }
+      },
+    } satisfies McpRhoTool);
   }
 
   private toRhoTool(connection: McpConnection, tool: McpTool): McpRhoTool {
