@@ -140,6 +140,21 @@ export class McpConnection {
       return result;
     } catch (error) {
       if (signal?.aborted) throw error;
+      if (!live.closed && this.config.transport === 'http' && isTransportFailure(error)) {
+        // The HTTP server went away or forgot the session (a restart): there is no process to
+        // watch, so the failed request is the sign. The next call connects again, with backoff.
+        live.closed = true;
+        if (this.live === live) this.live = undefined;
+        this.crashes += 1;
+        this.lastCrashAt = Date.now();
+        this.cachedTools = undefined;
+        void live.client.close().catch(() => {});
+        throw new McpServerError(
+          this.config.name,
+          `MCP server ${this.config.name} (${this.config.url}) failed during the call of ${name}: ${error instanceof Error ? error.message : String(error)}; rho connects again on the next call.`,
+          { cause: error },
+        );
+      }
       if (live.closed) {
         throw new McpServerError(
           this.config.name,
@@ -264,6 +279,15 @@ export class McpConnection {
     });
     return transport;
   }
+}
+
+/** Whether an error is the transport's (no answer, a broken stream, an HTTP status) rather than a JSON-RPC error the server sent. */
+function isTransportFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  // McpError carries a numeric JSON-RPC code; the request timeout (-32001) is not a failure of the server.
+  const code = (error as { code?: unknown }).code;
+  if (error.name === 'McpError' || (typeof code === 'number' && code < 0)) return false;
+  return true;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -251,6 +251,31 @@ describe('server-everything over streamable HTTP', () => {
     expect(await pending).toMatchObject({ success: false, metadata: { cancelled: true } });
   });
 
+  it('fails the call in flight when the HTTP server dies, and connects again once it is back', async () => {
+    const own = await startEverythingHttp();
+    const mcp = new McpServers([{ name: 'web', transport: 'http', url: own.url, headers: {}, timeoutMs: 60_000 }], {
+      restartBaseDelayMs: 10,
+    });
+    open.push(mcp);
+    const tools = await mcp.tools();
+    const pending = call(named(tools, 'web__trigger-long-running-operation'), { duration: 60, steps: 60 });
+    await own.stop();
+    const failed = await pending;
+    expect(failed.success).toBe(false);
+    expect(failed.content).toMatch(/MCP tool trigger-long-running-operation of server web failed: MCP server web/);
+    const back = await startEverythingHttp(own.port);
+    try {
+      expect(await call(named(tools, 'web__echo'), { message: 'again' })).toMatchObject({
+        success: true,
+        content: 'Echo: again',
+      });
+      expect(mcp.connection('web')?.starts).toBe(2);
+    } finally {
+      await mcp.close();
+      await back.stop();
+    }
+  });
+
   it('warns and offers nothing for a server that is not there', async () => {
     const warnings: string[] = [];
     const mcp = new McpServers(

@@ -51,8 +51,10 @@ async function freePort(): Promise<number> {
 }
 
 /** server-everything in its streamable HTTP mode on a free local port; stop it with `child.kill()`. */
-export async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await freePort();
+export async function startEverythingHttp(
+  port?: number,
+): Promise<{ url: string; port: number; child: ChildProcess; stop(): Promise<void> }> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [serverScript('server-everything'), 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -67,6 +69,7 @@ export async function startEverythingHttp(): Promise<{ url: string; child: Child
   });
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    port,
     child,
     stop: () =>
       new Promise<void>((resolve) => {
