@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
+import { startLoopbackServer } from '@rho/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRho } from '../../test/support/run-rho.js';
 import { main } from '../main.js';
 import type { Terminal } from '../terminal.js';
 
@@ -191,5 +194,46 @@ describe('rho mcp', () => {
       expect(sum.code).toBe(0);
       expect(sum.stdout).toContain('42');
     });
+  });
+
+  it('a headless run offers the MCP tools the profile allows, runs them, and traces server and tool', async () => {
+    const server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [{ name: 'everything__echo', arguments: '{"message": "through rho"}' }] },
+        { type: 'response', text: 'It said: Echo: through rho.' },
+      ],
+    });
+    try {
+      const runConfig = join(dir, 'run.yaml');
+      writeFileSync(runConfig, `${readFileSync(config, 'utf8')}profile: ${join(dir, 'careful.yaml')}\n`);
+      const outcome = await runRho(['--base-url', server.url, '--config', runConfig, '-p', 'Echo something'], {
+        env: { RHO_HOME: home, NOTES_DIR: dir },
+        cwd: dir,
+      });
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).toContain('It said: Echo: through rho.');
+      const offered = ((server.requests[0]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map(
+        (tool) => tool.function.name,
+      );
+      // Allowed by name: offered. Asked about (get-sum) or denied (get-env): not offered headless.
+      expect(offered).toEqual(expect.arrayContaining(['everything__echo', 'files__read_text_file']));
+      expect(offered).not.toContain('everything__get-sum');
+      expect(offered).not.toContain('everything__get-env');
+      const sessions = join(home, 'sessions');
+      const [session] = readdirSync(sessions);
+      const trace = readFileSync(join(sessions, session!, 'trace.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(trace.find((record) => record.type === 'tool_end')).toMatchObject({
+        tool_name: 'everything__echo',
+        success: true,
+        metadata: { mcp: { server: 'everything', tool: 'echo' } },
+      });
+      // Saved as written, so a resume starts the same servers and no secret is written out.
+      expect(readFileSync(join(sessions, session!, 'config.yaml'), 'utf8')).toContain('${NOTES_DIR}');
+    } finally {
+      await server.close();
+    }
   });
 });
