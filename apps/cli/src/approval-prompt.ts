@@ -1,37 +1,109 @@
 import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
-import type { Approver } from '@rho/core';
+import type { Approver, ApprovalRequest } from '@rho/core';
+import { toolCallDiff } from './diff.js';
 import { toolSignature } from './format.js';
 import type { Terminal } from './terminal.js';
 import { styles } from './terminal.js';
 
 /** How a person answered an approval prompt. */
-export type ApprovalAnswer = 'yes' | 'no' | 'always';
+export type ApprovalAnswer = 'yes' | 'no' | 'always-call' | 'always-tool';
 
-/** Reads one answer: empty or `y`/`yes` approves, `a`/`always` approves this tool for the session, anything else rejects. */
+/** Diff lines shown in the prompt before the rest is summarised. */
+const DIFF_LINES = 60;
+
+/**
+ * Reads one answer. Only an explicit yes approves: Enter, end of input and anything unknown
+ * refuse. `c` approves this exact call (same tool, same arguments) for the rest of the session,
+ * `a` every call of the tool.
+ */
 export function parseApprovalAnswer(input: string | null): ApprovalAnswer {
   if (input === null) return 'no';
   const answer = input.trim().toLowerCase();
-  if (answer === '' || answer === 'y' || answer === 'yes') return 'yes';
-  if (answer === 'a' || answer === 'always') return 'always';
+  if (answer === 'y' || answer === 'yes') return 'yes';
+  if (answer === 'c' || answer === 'call' || answer === 'command') return 'always-call';
+  if (answer === 'a' || answer === 'always' || answer === 't' || answer === 'tool') return 'always-tool';
   return 'no';
 }
 
+/** What the session remembers of "always" answers. */
+export interface ApprovalMemory {
+  /** Tools approved for every call. */
+  tools: Set<string>;
+  /** Exact calls approved (see {@link callKey}). */
+  calls: Set<string>;
+}
+
+/** An empty {@link ApprovalMemory}. */
+export function createApprovalMemory(): ApprovalMemory {
+  return { tools: new Set(), calls: new Set() };
+}
+
+/** The identity of a call for "always this exact call": the tool and its arguments, key order ignored. */
+export function callKey(toolName: string, args: unknown): string {
+  return `${toolName}\u0000${stableJson(args)}`;
+}
+
+/** Options of {@link createTerminalApprover}. */
+export interface TerminalApproverOptions {
+  /** Asks on an existing readline interface (the REPL's); otherwise one is opened per question. */
+  ask?: (question: string) => Promise<string | null>;
+  /** Remembered answers, shared across runs of a REPL. */
+  memory?: ApprovalMemory;
+  /** Where relative paths of edit and write resolve, for the diff. */
+  workingDir?: string;
+  /** Called before the prompt is drawn (clears a status line). */
+  beforeAsk?: () => void;
+}
+
 /**
- * An approver that asks on the terminal: `Approve? [Y/n/a=always for this tool]`. With `ask`,
- * it reuses an existing readline interface (the REPL's); otherwise it opens one per question.
+ * An approver that asks on the terminal. The prompt names the call, the risk (the policy's
+ * reason), the diff an `edit` or `write` would make, and the answers: `y` yes, `N` no (the
+ * default: Enter refuses), `c` always this exact call, `a` always this tool.
  */
-export function createTerminalApprover(terminal: Terminal, options: { ask?: (question: string) => Promise<string | null>; alwaysAllowed?: Set<string> } = {}): Approver {
-  const always = options.alwaysAllowed ?? new Set<string>();
+export function createTerminalApprover(terminal: Terminal, options: TerminalApproverOptions = {}): Approver {
+  const memory = options.memory ?? createApprovalMemory();
   const style = styles(terminal.color);
   const ask = options.ask ?? questionOnce;
-  return async (request) => {
-    if (always.has(request.toolName)) return true;
-    terminal.stderr.write(`\n${style.yellow('approval')} ${toolSignature(request.toolName, request.arguments, 400)}${request.reason === undefined ? '' : style.dim(` (${request.reason})`)}\n`);
-    const answer = parseApprovalAnswer(await ask('Approve? [Y/n/a=always for this tool] '));
-    if (answer === 'always') always.add(request.toolName);
+  return async (request: ApprovalRequest) => {
+    const key = callKey(request.toolName, request.arguments);
+    if (memory.tools.has(request.toolName) || memory.calls.has(key)) return true;
+    options.beforeAsk?.();
+    terminal.stderr.write(approvalText(request, { color: terminal.color, workingDir: options.workingDir ?? process.cwd() }));
+    const answer = parseApprovalAnswer(await ask(`Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: always ${request.toolName} (Enter = no) `));
+    if (answer === 'always-call') memory.calls.add(key);
+    if (answer === 'always-tool') memory.tools.add(request.toolName);
+    if (answer === 'no') terminal.stderr.write(style.dim('Refused: the run stops here (the model is told the call was rejected when you continue).\n'));
     return answer !== 'no';
   };
+}
+
+/** The text above the question: the call, its risk and, for edit and write, the diff. */
+export function approvalText(request: Pick<ApprovalRequest, 'toolName' | 'arguments' | 'reason'>, options: { color: boolean; workingDir: string }): string {
+  const style = styles(options.color);
+  const lines = [`\n${style.yellow('approval needed')} ${toolSignature(request.toolName, request.arguments, 400)}`];
+  lines.push(`  ${style.bold('risk:')} ${request.reason ?? 'the profile asks for approval of this tool'}`);
+  const diff = toolCallDiff(request.toolName, request.arguments, options.workingDir);
+  if (diff !== undefined) {
+    if (diff.lines.length === 0) lines.push(style.dim(`  (no change to ${diff.path})`));
+    for (const line of diff.lines.slice(0, DIFF_LINES)) {
+      const coloured = line.startsWith('@@') ? style.cyan(line) : line.startsWith('+') ? style.green(line) : line.startsWith('-') ? style.red(line) : style.dim(line);
+      lines.push(`  ${coloured}`);
+    }
+    if (diff.lines.length > DIFF_LINES) lines.push(style.dim(`  … ${diff.lines.length - DIFF_LINES} more diff lines`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 function questionOnce(question: string): Promise<string | null> {

@@ -3,19 +3,20 @@
 // yargs, the agent runtime or any tool package, so they start about as fast as Node itself.
 import { readFileSync } from 'node:fs';
 
-/** Width `dist/help.txt` is rendered at (the parser's default when there is no terminal). */
-const HELP_WIDTH = 100;
+/** Widths `dist/help-<width>.txt` is rendered at (scripts/render-help.mjs), widest last. */
+const HELP_WIDTHS = [40, 60, 80, 100];
 
 const args = process.argv.slice(2);
 const only = args.length === 1 ? args[0] : undefined;
 let cachedHelp: string | undefined;
-if (only === '--help' || only === '-h') {
-  if (process.env.RHO_RENDER_HELP !== '1' && (process.stdout.columns ?? HELP_WIDTH) >= HELP_WIDTH) {
-    try {
-      cachedHelp = readFileSync(new URL('./help.txt', import.meta.url), 'utf8');
-    } catch {
-      // Not rendered (a development build): let yargs render it.
-    }
+if ((only === '--help' || only === '-h') && process.env.RHO_RENDER_HELP !== '1') {
+  // Not a terminal: the widest (what yargs would use). A terminal: the widest that fits.
+  const columns = process.stdout.columns ?? 100;
+  const width = [...HELP_WIDTHS].reverse().find((candidate) => candidate <= columns) ?? HELP_WIDTHS[0]!;
+  try {
+    cachedHelp = readFileSync(new URL(`./help-${width}.txt`, import.meta.url), 'utf8');
+  } catch {
+    // Not rendered (a development build): let yargs render it.
   }
 }
 if (only === '--version' || only === '-V') {
@@ -24,6 +25,11 @@ if (only === '--version' || only === '-V') {
 } else if (cachedHelp !== undefined) {
   process.stdout.write(cachedHelp);
 } else {
+  // `rho monitor | head`: a reader that goes away is not an error of rho's.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   const { main } = await import('./main.js');
   const code = await main(args);
   process.exitCode = code;

@@ -1,22 +1,17 @@
 import { ConfigError, RhoError, SessionNotFoundError } from '@rho/core';
 import type { RunStatus } from '@rho/core';
+import { EXIT } from './exit-code-map.js';
 
-/** The exit codes of `rho` (see DESIGN.md). */
-export const EXIT = {
-  completed: 0,
-  failed: 1,
-  badInput: 2,
-  limit: 3,
-  cancelled: 130,
-} as const;
+export type { ExitCode } from './exit-code-map.js';
+export { EXIT, EXIT_CODE_HELP } from './exit-code-map.js';
 
 /** The exit code for how a run ended. */
 export function exitCodeForStatus(status: RunStatus): number {
   switch (status) {
     case 'completed':
       return EXIT.completed;
+    // An answer cut off at the model's output limit ('truncated') is not a whole answer either.
     case 'error':
-    // The last answer was cut off at the model's output limit: it is not a whole answer.
     case 'truncated':
       return EXIT.failed;
     case 'limit':

@@ -17,11 +17,11 @@ export function formatElapsed(milliseconds: number): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
-/** `$0.0012`, or `unknown` for unpriced models. */
+/** `$0.0012`; `cost unknown` when nothing was priced; `$0.0012 + unpriced` when some calls were not. */
 export function formatCost(usage: UsageTotals): string {
   if (usage.cost_usd === 0 && (usage.unpriced_calls ?? 0) > 0) return 'cost unknown';
   const known = `$${usage.cost_usd.toFixed(4)}`;
-  return (usage.unpriced_calls ?? 0) > 0 ? `${known} + unpriced calls` : known;
+  return (usage.unpriced_calls ?? 0) > 0 ? `${known} + unpriced` : known;
 }
 
 /** The usage line printed after a run. */
@@ -40,8 +40,7 @@ export function toolSignature(name: string, args: unknown, maxLength = 120): str
       .map(([key, value]) => `${key}=${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)}`)
       .join(', ');
   }
-  inner = inner.replace(/\s*\n\s*/g, ' ⏎ ');
-  if (inner.length > maxLength) inner = `${inner.slice(0, maxLength - 1)}…`;
+  inner = clipWords(inner.replace(/\s*\n\s*/g, ' ⏎ '), maxLength);
   return `${name}(${inner})`;
 }
 
@@ -53,4 +52,26 @@ export function formatAge(iso: string, now: number = Date.now()): string {
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
   return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/**
+ * `text` shortened to at most `max` characters at a word boundary, with `…` when cut: a cut never
+ * falls inside a word (a single word longer than `max` is the only exception).
+ */
+export function clipWords(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const room = text.slice(0, Math.max(1, max - 1));
+  // The room ends where a word ends: keep it whole.
+  if (/\s/.test(text[room.length] ?? ' ')) return `${room.trimEnd()}…`;
+  const boundary = room.search(/\s+\S*$/);
+  const kept = boundary > max / 3 ? room.slice(0, boundary) : room;
+  return `${kept.trimEnd()}…`;
+}
+
+/** The first `lines` non-empty lines of a tool's output, each clipped to `width`, and how many lines were left out. */
+export function outputPreview(content: string, lines: number, width: number): { lines: string[]; more: number } {
+  const all = content.replace(/\s+$/, '').split('\n');
+  while (all.length > 0 && all[0]!.trim() === '') all.shift();
+  if (all.length === 0) return { lines: [], more: 0 };
+  return { lines: all.slice(0, lines).map((line) => clipWords(line.replace(/\t/g, '  ').replace(/\r/g, ''), width)), more: Math.max(0, all.length - lines) };
 }

@@ -1,26 +1,20 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import type { McpContextCost } from '@rho/agent';
 import type { Session } from '@rho/core';
-import { createTerminalApprover } from './approval-prompt.js';
-import { replayNotes } from './commands/run-command.js';
+import { createApprovalMemory, createTerminalApprover } from './approval-prompt.js';
+import { EXIT } from './exit-codes.js';
 import { formatCost, formatTokens, formatUsage } from './format.js';
-import { createHumanRenderer } from './render.js';
+import type { MarkdownRenderer } from './markdown.js';
+import type { EventRenderer } from './render.js';
+import { createEventRenderer } from './render.js';
+import { promptToSend, replayNotes } from './replay-notes.js';
+import { REPL_COMMANDS } from './slash-commands.js';
 import type { RunSetup } from './run-setup.js';
 import type { Terminal } from './terminal.js';
 import { styles } from './terminal.js';
-
-/** Slash commands of the REPL, with their help text. */
-export const REPL_COMMANDS: Readonly<Record<string, string>> = {
-  '/help': 'show this help',
-  '/compact': '/compact [instructions]: summarise the conversation to free context',
-  '/clear': 'clear the screen',
-  '/approve': 'toggle auto-approve for this session',
-  '/status': 'model, profile, usage, cost and session id',
-  '/resume': '/resume [id|prefix|latest]: continue another session (lists them without an argument)',
-  '/exit': 'leave (also /quit, exit, quit, Ctrl+D)',
-};
 
 const HISTORY_LIMIT = 1000;
 
@@ -29,28 +23,64 @@ export interface ReplOptions {
   autoApprove: boolean;
   /** Re-creates the run setup for another session (`/resume`). */
   resume?: (reference: string) => Promise<RunSetup>;
+  /** Renders answers as Markdown (stdout is a terminal). */
+  markdown?: MarkdownRenderer;
 }
 
 /**
- * The interactive loop: streaming answers, tool lines, approvals (yes / no / always for this
- * tool), slash commands, multi-line input (end a line with `\` to continue; pasted lines are
- * taken together), history across sessions in `$RHO_HOME/history`. Ctrl+C cancels the current
- * run; at the prompt, a second Ctrl+C or Ctrl+D exits.
+ * What readline writes, gated: while a run streams its output, what a person types ahead is kept
+ * in readline's line but not echoed into the answer; the prompt is redrawn with it (cursor where
+ * it was) when the run ends.
+ */
+class EchoGate extends Writable {
+  muted = false;
+  readonly isTTY = true;
+
+  constructor(private readonly target: NodeJS.WriteStream) {
+    super();
+    target.on('resize', () => this.emit('resize'));
+  }
+
+  get columns(): number {
+    return this.target.columns ?? 80;
+  }
+
+  get rows(): number {
+    return this.target.rows ?? 24;
+  }
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (!this.muted) this.target.write(chunk);
+    callback();
+  }
+}
+
+/**
+ * The interactive loop: streaming answers (Markdown rendered), tool lines with previews and
+ * diffs, a status line, approvals (Enter refuses; yes, always this call, always this tool), slash
+ * commands, multi-line input (end a line with `\` to continue; pasted lines are taken together),
+ * typing ahead during a run (lines sent with Enter are queued), history across sessions in
+ * `$RHO_HOME/history`. Ctrl+C cancels the current run; at the prompt, a second Ctrl+C or Ctrl+D
+ * exits.
  */
 export async function runRepl(initial: RunSetup, terminal: Terminal, options: ReplOptions): Promise<number> {
   let setup = initial;
   let session: Session = setup.session;
   const style = styles(terminal.color);
   const historyPath = join(setup.home, 'history');
-  const alwaysAllowed = new Set<string>();
+  const memory = createApprovalMemory();
   let autoApprove = options.autoApprove;
   let running = false;
   let interruptsAtPrompt = 0;
   let interruptsInRun = 0;
+  let renderer: EventRenderer | undefined;
+  /** Lines sent with Enter while a run was in progress, run in order after it. */
+  const queued: string[] = [];
 
+  const echo = new EchoGate(process.stdout);
   const readline = createInterface({
     input: process.stdin,
-    output: process.stdout,
+    output: echo,
     terminal: true,
     historySize: HISTORY_LIMIT,
     history: loadHistory(historyPath),
@@ -63,14 +93,28 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
   });
   const prompt = () => {
     readline.setPrompt(style.cyan('› '));
-    readline.prompt();
+    // Keeps what was typed ahead during a run, with the cursor where it was.
+    readline.prompt(true);
   };
   const ask = (question: string) =>
     new Promise<string | null>((resolve) => {
-      readline.question(question, (answer) => resolve(answer));
+      // The question gets a clean line: text typed ahead is set aside and put back afterwards.
+      const typedAhead = readline.line;
+      const cursor = readline.cursor;
+      readline.write(null, { ctrl: true, name: 'e' });
+      readline.write(null, { ctrl: true, name: 'u' });
+      echo.muted = false;
+      readline.question(question, (answer) => {
+        echo.muted = running;
+        if (typedAhead !== '') {
+          readline.write(typedAhead);
+          for (let index = typedAhead.length; index > cursor; index -= 1) readline.write(null, { name: 'left' });
+        }
+        resolve(answer);
+      });
     });
   const attachApprover = () => {
-    const terminalApprover = createTerminalApprover(terminal, { ask, alwaysAllowed });
+    const terminalApprover = createTerminalApprover(terminal, { ask, memory, workingDir: setup.config.workingDir ?? process.cwd(), beforeAsk: () => renderer?.pauseStatus() });
     session.approver = (request) => (autoApprove ? true : terminalApprover(request));
   };
   attachApprover();
@@ -86,13 +130,28 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     running = true;
     interruptsInRun = 0;
     // readline keeps reading while a run is in progress: it delivers Ctrl+C (the terminal is in
-    // raw mode) and answers approval questions; other lines typed meanwhile are ignored.
-    const render = createHumanRenderer(terminal, { spinner: true });
+    // raw mode), answers approval questions and keeps what is typed ahead (not echoed meanwhile).
+    echo.muted = true;
+    const current = session;
+    renderer = createEventRenderer({
+      mode: 'live',
+      color: terminal.color,
+      out: (text) => terminal.stdout.write(text),
+      err: (text) => terminal.stderr.write(text),
+      statusLine: terminal.stderr.isTTY === true,
+      ...(options.markdown === undefined ? {} : { markdown: options.markdown }),
+      workingDir: setup.config.workingDir ?? process.cwd(),
+      contextWindow: () => current.contextWindow,
+      width: process.stdout.columns ?? 100,
+    });
     try {
-      const result = await session.run(task, { onEvent: render });
-      if (result.status === 'error' && result.error !== undefined) terminal.stderr.write(style.dim('The run failed; fix the problem above and try again.\n'));
+      const result = await session.run(promptToSend(session, task), { onEvent: renderer });
+      if (result.status === 'error' && result.error !== undefined) terminal.stderr.write(style.dim('The run failed; fix the problem above and try again (sending the same task again does not repeat it).\n'));
     } finally {
+      renderer.finish();
+      renderer = undefined;
       running = false;
+      echo.muted = false;
     }
   };
 
@@ -124,8 +183,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
             `profile  ${setup.profile.name} (shell ${setup.profile.shell}, file write ${setup.profile.fileWrite}, database ${setup.profile.database})`,
             `usage    ${formatTokens(usage.input_tokens)} in | ${formatTokens(usage.output_tokens)} out | ${formatTokens(usage.cached_tokens)} cached`,
             `cost     ${formatCost(usage)}`,
-            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)}} of ${formatTokens(window.tokens)} (${window.source}${window.detail === undefined ? '' : `: ${window.detail}`})`,
-            `approve  ${autoApprove ? 'auto' : 'ask'}`,
+            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)} of ${formatTokens(window.tokens)}${session.state.lastInputTokens === undefined ? '' : ` (${Math.round((session.state.lastInputTokens / window.tokens) * 100)}%)`}, window from ${window.source}${window.detail === undefined ? '' : `: ${window.detail}`}`,
+            `approve  ${autoApprove ? 'auto' : 'ask'}${memory.tools.size > 0 ? ` (always: ${[...memory.tools].join(', ')})` : ''}${memory.calls.size > 0 ? ` (${memory.calls.size} exact call${memory.calls.size === 1 ? '' : 's'} always allowed)` : ''}`,
+            `instructions ${setup.instructionFiles.length === 0 ? 'none (AGENTS.md or .rho/instructions.md from here up to the repository root)' : setup.instructionFiles.join(', ')}`,
             ...mcpStatus(setup.agent.toolset.mcpContext),
           ].join('\n') + '\n',
         );
@@ -148,9 +208,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
           return;
         }
         if (rest.length === 0) {
-          const sessions = setup.store.list({ limit: 20 });
-          if (sessions.length === 0) terminal.stderr.write('No saved sessions found.\n');
-          for (const info of sessions) terminal.stderr.write(`  ${info.id}  ${info.status.padEnd(9)} ${(info.model ?? '-').padEnd(14)} ${(info.firstPrompt ?? '').replace(/\s+/g, ' ').slice(0, 60)}\n`);
+          // The table of `rho ps` and `rho --list`.
+          const { listSessionsCommand } = await import('./commands/list-command.js');
+          await listSessionsCommand({ json: false }, terminal, { ...process.env, RHO_HOME: setup.home });
           terminal.stderr.write(style.dim('Use /resume <id|prefix|latest>.\n'));
           return;
         }
@@ -199,11 +259,25 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       } else {
         await runTask(input);
       }
-      if (!closing) prompt();
+      if (closing) return;
+      const next = queued.shift();
+      if (next !== undefined) {
+        terminal.stderr.write(`${style.cyan('› ')}${next}\n`);
+        buffer = [next];
+        return submit();
+      }
+      prompt();
     };
 
     readline.on('line', (line) => {
-      if (running) return;
+      if (running) {
+        // Sent while the agent works: run it next, as typed.
+        if (line.trim() !== '') {
+          queued.push(line);
+          terminal.stderr.write(style.dim(`\r\u001b[K(queued: ${line.length > 60 ? `${line.slice(0, 59)}…` : line})\n`));
+        }
+        return;
+      }
       interruptsAtPrompt = 0;
       if (line.endsWith('\\')) {
         buffer.push(line.slice(0, -1));
@@ -218,7 +292,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     });
     readline.on('SIGINT', () => {
       if (running) {
-        if (interruptsInRun > 0) process.exit(130);
+        if (interruptsInRun > 0) process.exit(EXIT.cancelled);
         interruptsInRun += 1;
         terminal.stderr.write('\nCancelling... (Ctrl+C again to quit)\n');
         session.cancel();

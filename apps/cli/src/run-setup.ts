@@ -10,6 +10,8 @@ import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
 import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
+import { checkBaseUrl, checkChoice, checkPositiveInteger, checkPositiveNumber, checkVars, REASONING_EFFORTS } from './input-checks.js';
+import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
 import { buildToolset } from './tools.js';
@@ -23,15 +25,17 @@ export interface SetupArguments {
   profile?: string;
   workingDir?: string;
   systemPrompt?: string;
-  var?: string[];
+  /** `--var key=value`: one item, or several when the flag is repeated. */
+  var?: string | string[];
   varsFile?: string;
   config?: string;
   resume?: string;
   reasoningEffort?: string;
   autoApprove: boolean;
-  maxTurns?: number;
-  maxTokens?: number;
-  maxCost?: number;
+  /** As typed (validated here, so the message can say what is wrong). */
+  maxTurns?: number | string;
+  maxTokens?: number | string;
+  maxCost?: number | string;
   dbConfig?: string;
   /** `--tool-package` (repeatable): package names or paths, added to the config's `tool_packages`. */
   toolPackage?: string[];
@@ -55,6 +59,10 @@ export interface RunSetup {
   prompt: string | undefined;
   resumed: boolean;
   home: string;
+  /** AGENTS.md and .rho/instructions.md files added to the system prompt, outermost first. */
+  instructionFiles: string[];
+  /** Tools not offered because nobody can approve their calls in this run (the caller says so). */
+  withheld: readonly { name: string; reason: string }[];
   /** Releases what the tools hold (database connections). */
   close(): Promise<void>;
 }
@@ -122,7 +130,18 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     throw new UsageError({ message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). ${config.backend === undefined ? 'Unset RHO_AGENT_BACKEND' : `Remove 'backend' from ${configOrigin}`} or set it to local.` });
   }
 
-  const baseURL = nonEmpty(config.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL);
+  // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).
+  if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL.trim() === '') {
+    delete env.OPENAI_BASE_URL;
+    delete process.env.OPENAI_BASE_URL;
+  }
+  // On resume the saved base_url is a default: a flag (already in config) or the environment wins.
+  const savedBaseUrl = resumedDirectory !== undefined && argv.baseUrl === undefined ? nonEmpty(config.baseUrl) : undefined;
+  const baseURLSource = argv.baseUrl !== undefined ? '--base-url' : savedBaseUrl !== undefined && nonEmpty(env.OPENAI_BASE_URL) !== undefined ? 'OPENAI_BASE_URL' : nonEmpty(config.baseUrl) !== undefined ? `base_url (${configOrigin})` : 'OPENAI_BASE_URL';
+  const rawBaseURL = savedBaseUrl !== undefined ? (nonEmpty(env.OPENAI_BASE_URL) ?? savedBaseUrl) : (nonEmpty(config.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL));
+  const baseURL = rawBaseURL === undefined ? undefined : checkBaseUrl(rawBaseURL, baseURLSource);
+  if (baseURL !== undefined && resumedDirectory !== undefined) config.baseUrl = baseURL;
+  if (config.reasoningEffort !== undefined) config.reasoningEffort = checkChoice(config.reasoningEffort, REASONING_EFFORTS, argv.reasoningEffort !== undefined ? '--reasoning-effort' : 'reasoning_effort');
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
   // `gguf:PATH` runs a local model in this process (@rho/model-gguf, loaded only then).
   const ggufPath = nonEmpty(config.model)?.startsWith('gguf:') === true ? config.model!.slice('gguf:'.length) : undefined;
@@ -148,14 +167,24 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const savedProfileName = profileName === 'eval' ? 'eval' : profile.name;
   config.profile = config.profile ?? savedProfileName;
 
-  const { systemPrompt, initialPrompt } = resolveSystemPrompt(config, argv, { home, workingDir, profile });
+  const resolved = resolveSystemPrompt(config, argv, { home, workingDir, profile });
+  const { initialPrompt } = resolved;
+  // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
+  const instructions = findProjectInstructions(workingDir);
+  const systemPrompt = `${resolved.systemPrompt}${instructions.text}`;
   const toolPackages: ToolPackageReference[] = [
     // (A resumed session's config lives in its session directory: names also resolve from the current directory.)
     ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [...new Set([configDir ?? process.cwd(), workingDir, process.cwd()])], origin: configOrigin })),
     ...(argv.toolPackage ?? []).filter((spec) => spec.trim() !== '').map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
   ];
   // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).
-  const approvals: ApprovalAvailability = hooks.approvals ?? (config.autoApprove === true ? 'auto' : process.stdin.isTTY === true && process.stdout.isTTY === true ? 'ask' : 'none');
+  // A person at a terminal answers on stdin and reads on stderr; the answer itself may be piped.
+  const approvals: ApprovalAvailability = hooks.approvals ?? (config.autoApprove === true ? 'auto' : process.stdin.isTTY === true && process.stderr.isTTY === true ? 'ask' : 'none');
+  // Tools withheld for want of an approver are named by the caller in one line with what to do
+  // (run-command's notice), not by the toolset's generic warning.
+  const toolsetWarning = (message: string) => {
+    if (!/ not offered: every call of .* nobody can approve in this run/.test(message)) hooks.onWarning?.(message);
+  };
   const toolset = await buildToolset({
     profile,
     workingDir,
@@ -163,7 +192,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     env,
     toolPackages,
     approvals,
-    ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
+    ...(hooks.onWarning === undefined ? {} : { onWarning: toolsetWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
     ...(config.mcpServers === undefined ? {} : { mcpServers: config.mcpServers }),
@@ -217,7 +246,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     await localClient?.close();
     await agent.close();
   };
-  return { agent, session, store, profile, config, model, prompt, resumed: resumedDirectory !== undefined, home, close };
+  return { agent, session, store, profile, config, model, prompt, resumed: resumedDirectory !== undefined, home, instructionFiles: instructions.files, withheld: toolset.withheld, close };
 }
 
 function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
@@ -230,9 +259,9 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.systemPrompt !== undefined) config.systemPrompt = resolve(argv.systemPrompt);
   if (argv.autoApprove) config.autoApprove = true;
   const budgets: Budgets = config.budgets;
-  if (argv.maxTurns !== undefined) budgets.maxTurns = positive(argv.maxTurns, '--max-turns');
-  if (argv.maxTokens !== undefined) budgets.maxTokens = positive(argv.maxTokens, '--max-tokens');
-  if (argv.maxCost !== undefined) budgets.maxCostUsd = positive(argv.maxCost, '--max-cost');
+  if (argv.maxTurns !== undefined) budgets.maxTurns = checkPositiveInteger(argv.maxTurns, '--max-turns', 20);
+  if (argv.maxTokens !== undefined) budgets.maxTokens = checkPositiveInteger(argv.maxTokens, '--max-tokens', 200000);
+  if (argv.maxCost !== undefined) budgets.maxCostUsd = checkPositiveNumber(argv.maxCost, '--max-cost', 0.5);
   if (argv.firstByteTimeout !== undefined) config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
   if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
   if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
@@ -295,7 +324,7 @@ function retries(value: string | number | undefined, name: string): number | und
  * `.md` path is a prompt file, anything else literal text), `$RHO_HOME/default.md`, the built-in.
  */
 function resolveSystemPrompt(config: AgentConfig, argv: SetupArguments, context: { home: string; workingDir: string; profile: PermissionProfile }): { systemPrompt: string; initialPrompt?: string } {
-  const cliVars = { ...(argv.varsFile === undefined ? {} : loadVarsFile(resolve(argv.varsFile))), ...parseVars(argv.var ?? []) };
+  const cliVars = { ...(argv.varsFile === undefined ? {} : loadVarsFile(resolve(argv.varsFile))), ...parseVars(checkVars(argv.var)) };
   const builtinVars = {
     platform: platformName(),
     home_dir: homedir(),
@@ -354,11 +383,6 @@ function absoluteSpec(reference: ToolPackageReference): string {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-function positive(value: number, flag: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError({ message: `${flag} must be a positive number (got ${value}).` });
-  return value;
 }
 
 function isDirectory(path: string): boolean {

@@ -228,7 +228,7 @@ describe('rho (built binary)', () => {
 
     const list = await runRho(['--list'], { env: { RHO_HOME: home } });
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^ID\s+STATUS\s+MODEL\s+AGE\s+COST\s+FIRST PROMPT/);
+    expect(list.stdout).toMatch(/^ID\s+STATUS\s+MODEL\s+AGE\s+COST\s+PROMPT/);
     expect(list.stdout).toContain('What is 2+2?');
 
     const unknown = await runRho(['--base-url', server.url, '-r', 'ffffffff', 'x'], { env: { RHO_HOME: home }, cwd: work });

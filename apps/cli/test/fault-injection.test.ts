@@ -145,7 +145,7 @@ async function killSuite(runs: number, plan: (index: number) => KillPlan): Promi
     const state = State.fromJsonl(trace);
     expect(state.replay!.skippedLines).toEqual([]);
     // Everything the process reported had been appended first, in the same order.
-    const reported = killed.lines.map((line) => JSON.parse(line) as { type: string }).filter((event) => event.type !== 'text' && event.type !== 'reasoning');
+    const reported = killed.lines.map((line) => asTraced(JSON.parse(line) as { type: string })).filter((event) => event.type !== 'text' && event.type !== 'reasoning');
     const written = trace.split('\n').filter((line) => line.trim() !== '').flatMap((line) => {
       try {
         return [JSON.parse(line) as { type: string }];
@@ -279,3 +279,10 @@ describe('SIGKILL at random moments', () => {
     expect(landed).toBeGreaterThan(DIRECTIVE_RUNS / 3);
   });
 });
+
+/** A --json event as the trace holds it: --json's run_start also names the session and its working directory. */
+function asTraced(event: { type: string }): { type: string } {
+  if (event.type !== 'run_start') return event;
+  const { session_id: _id, working_dir: _dir, ...traced } = event as { type: string; session_id?: string; working_dir?: string };
+  return traced;
+}

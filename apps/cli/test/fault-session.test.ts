@@ -219,7 +219,7 @@ describe('a trace that cannot be written', () => {
       const state = State.fromJsonl(written);
       expect(state.replay!.tornLastLine).toBe(false);
       expect(state.replay!.skippedLines).toEqual([]);
-      const reported = outcome.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string }).filter((event) => event.type !== 'text' && event.type !== 'reasoning');
+      const reported = outcome.stdout.trim().split('\n').map((line) => asTraced(JSON.parse(line) as { type: string })).filter((event) => event.type !== 'text' && event.type !== 'reasoning');
       expect(written.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(reported);
       expect(reported.some((event) => event.type === 'tool_end')).toBe(true);
 
@@ -316,4 +316,11 @@ describe('an unknown cost', () => {
 /** uid 65534 (nobody) when this process may run children as it, else undefined. */
 function unprivilegedUser(): number | undefined {
   return process.getuid?.() === 0 ? 65534 : undefined;
+}
+
+/** A --json event as the trace holds it: --json's run_start also names the session and its working directory. */
+function asTraced(event: { type: string }): { type: string } {
+  if (event.type !== 'run_start') return event;
+  const { session_id: _id, working_dir: _dir, ...traced } = event as { type: string; session_id?: string; working_dir?: string };
+  return traced;
 }

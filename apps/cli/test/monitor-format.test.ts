@@ -9,9 +9,10 @@ import { PassThrough } from 'node:stream';
 import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
-import { splitWords } from '../src/commands/monitor/monitor-loop.js';
 import { formatSessionTable } from '../src/commands/monitor/session-table.js';
-import { createWatchRenderer } from '../src/commands/monitor/watch-renderer.js';
+import { createEventRenderer } from '../src/render.js';
+import { splitWords } from '../src/commands/monitor/split-words.js';
+import { isKnownRecord } from '@rho/monitor';
 
 const pythonTraces = pythonTracesDir;
 
@@ -20,7 +21,7 @@ function session(id: string, fields: Partial<MonitoredSession> = {}): MonitoredS
 }
 
 describe('splitWords', () => {
-  it('splits like a shell: quotes group, backslashes escape', () => {
+  it('splits like a shell: quotes group, backslash escapes, an open quote is an error', () => {
     expect(splitWords('directive ab12 "focus on the \\"error\\" lines" now')).toEqual(['directive', 'ab12', 'focus on the "error" lines', 'now']);
     expect(splitWords("  connect a  b --task 'what overlaps?' ")).toEqual(['connect', 'a', 'b', '--task', 'what overlaps?']);
     expect(splitWords('say it\\ twice ""')).toEqual(['say', 'it twice', '']);
@@ -53,19 +54,22 @@ describe('formatSessionTable', () => {
   });
 });
 
-describe('createWatchRenderer', () => {
+describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
   it('renders every record of the Python fixture traces without failing', () => {
     for (const name of readdirSync(pythonTraces)) {
       let output = '';
-      const render = createWatchRenderer((text) => {
+      const renderer = createEventRenderer({ mode: 'replay', color: false, out: (text) => {
         output += text;
-      }, false);
+      } });
+      const render = (record: RawTraceRecord) => {
+        if (isKnownRecord(record)) renderer(record);
+      };
       for (const line of readFileSync(join(pythonTraces, name, 'trace.jsonl'), 'utf8').split('\n')) {
         if (line.trim() === '') continue;
         try {
           render(JSON.parse(line) as RawTraceRecord);
         } catch (error) {
-          throw new Error(`${name}: ${line.slice(0, 80)}: ${String(error)}`);
+          throw new Error(`${name}: ${line.slice(0, 80)}: ${String(error)}`, { cause: error });
         }
       }
       expect(output, name).toMatch(/▶ run started: /);
@@ -74,9 +78,12 @@ describe('createWatchRenderer', () => {
 
   it('shows model calls, tool calls with arguments and results, messages, compactions, directives and the end', () => {
     let output = '';
-    const render = createWatchRenderer((text) => {
+    const renderer = createEventRenderer({ mode: 'replay', color: false, out: (text) => {
       output += text;
-    }, false);
+    } });
+    const render = (record: RawTraceRecord) => {
+      if (isKnownRecord(record)) renderer(record);
+    };
     const ts = '2026-11-21T10:00:01.000Z';
     const records = [
       { type: 'run_start', prompt: 'Check the disk', ts },
@@ -101,7 +108,8 @@ describe('createWatchRenderer', () => {
       '10:00:01 ◆ gpt-4o-mini: 1.5K in, 42 out, $0.0003, 1s',
       '10:00:01 assistant: Let me look.',
       '10:00:01 → bash(df -h)',
-      '10:00:01   ✗ bash failed (20ms): df: permission denied more',
+      '10:00:01   ✗ bash failed (20ms): df: permission denied',
+      '10:00:01     │ more',
       "10:00:01   ⊘ bash(rm -rf /) blocked: readonly profile",
       '10:00:01 compacted (auto): 90.0K -> 4.0K tokens',
       '10:00:01 ⚑ directive: Stop after this.',

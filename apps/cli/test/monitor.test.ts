@@ -338,7 +338,8 @@ describe('monitor commands against real rho processes', () => {
     const outcome = await rho(['monitor'], rhoHome, 'help\nps\nwatch zz\ndirective feed "stay on task"\nbogus\nresume all\nquit\n');
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain(`rho monitor: ${join(rhoHome, 'sessions')}`);
-    expect(outcome.stdout).toContain('connect <prefix> <prefix>...');
+    expect(outcome.stdout).toContain('connect <prefixes..>');
+    expect(outcome.stdout).toMatch(/cancel \[prefix\][\s\S]*\[aliases: kill\]/);
     expect(outcome.stdout).toMatch(/^feed0001\s+created/m);
     expect(outcome.stderr).toContain('Session not found: zz');
     expect(outcome.stdout).toContain('directive queued for feed0001');

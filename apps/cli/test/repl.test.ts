@@ -1,52 +1,14 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { State } from '@rho/core';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 // Drives the REPL in a real terminal: tmux runs `rho`, send-keys types, capture-pane reads the screen.
-const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin.js');
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-if (!hasTmux && process.env.CI === 'true') throw new Error('tmux is required for the REPL tests in CI (apt-get install tmux).');
-
-class TmuxSession {
-  readonly name = `rho-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-
-  constructor(command: string, env: Record<string, string>, cwd: string) {
-    const exports = Object.entries(env).map(([key, value]) => `${key}='${value}'`).join(' ');
-    execFileSync('tmux', ['new-session', '-d', '-s', this.name, '-x', '150', '-y', '50', `cd '${cwd}' && env ${exports} ${command}; echo "[exit $?]"; sleep 30`]);
-  }
-
-  type(text: string): void {
-    execFileSync('tmux', ['send-keys', '-t', this.name, '-l', text]);
-  }
-
-  keys(...keys: string[]): void {
-    execFileSync('tmux', ['send-keys', '-t', this.name, ...keys]);
-  }
-
-  screen(): string {
-    return execFileSync('tmux', ['capture-pane', '-p', '-S', '-200', '-t', this.name], { encoding: 'utf8' });
-  }
-
-  async waitFor(pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const screen = this.screen();
-      if (pattern.test(screen)) return screen;
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern} on screen:\n${screen}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
-  kill(): void {
-    spawnSync('tmux', ['kill-session', '-t', this.name]);
-  }
-}
+import { hasTmux, TmuxSession } from './support/tmux.js';
+import { bin } from './support/run-rho.js';
 
 let server: LoopbackServer | undefined;
 let terminal: TmuxSession | undefined;
@@ -81,11 +43,11 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
     await terminal.waitFor(/Type a task/);
     terminal.type('what is here?');
     terminal.keys('Enter');
-    await terminal.waitFor(/Approve\? \[Y\/n\/a=always for this tool\]/);
-    expect(terminal.screen()).toMatch(/approval list\(path='\.'\)/);
+    await terminal.waitFor(/Allow\? yes \/ No \/ c: always this exact call \/ a: always list \(Enter = no\)/);
+    expect(terminal.screen()).toMatch(/approval needed list\(path='\.'\)\n {2}risk: profile ask-everything requires approval for every tool call/);
     terminal.type('y');
     terminal.keys('Enter');
-    const afterRun = await terminal.waitFor(/There is one file, a\.txt\.[\s\S]*\[session: /);
+    const afterRun = await terminal.waitFor(/There is one file, a\.txt\.[\s\S]*\[run: .* · session: /);
     expect(afterRun).toMatch(/Looking around\./);
     expect(afterRun).toMatch(/→ list\(path='\.'\)/);
     expect(afterRun).toMatch(/✓ list/);
@@ -142,18 +104,18 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
     terminal.keys('Enter');
     terminal.type('second line');
     terminal.keys('Enter');
-    await terminal.waitFor(/Approve\?/);
+    await terminal.waitFor(/Allow\?/);
     terminal.type('a');
     terminal.keys('Enter');
     await terminal.waitFor(/Listed twice\./);
     // The second list call was not asked about.
-    expect(terminal.screen().match(/Approve\?/g)).toHaveLength(1);
+    expect(terminal.screen().match(/Allow\?/g)).toHaveLength(1);
     const firstRequest = server.requests[0]!.body as { messages: { role: string; content: string }[] };
     expect(firstRequest.messages.at(-1)).toEqual({ role: 'user', content: 'first line\nsecond line' });
 
     terminal.type('read it');
     terminal.keys('Enter');
-    await terminal.waitFor(/approval read\(path='a\.txt'\)[\s\S]*Approve\?/);
+    await terminal.waitFor(/approval needed read\(path='a\.txt'\)[\s\S]*Allow\?/);
     terminal.type('n');
     terminal.keys('Enter');
     await terminal.waitFor(/read\(path='a\.txt'\) blocked: rejected by the user/);

@@ -102,7 +102,9 @@ describe('coming from rho-agent', () => {
       const { home, work, sessions } = withRhoAgentSessions();
       const list = await runRho(['--list'], { env: { HOME: home }, cwd: work });
       expect(list.code, list.stderr).toBe(0);
-      expect(list.stdout).toContain(`No saved sessions found.\n\nSessions of rho-agent (${sessions}):\n`);
+      // The table and words of rho ps (issue 17).
+      expect(list.stdout).toContain(`No sessions in ${join(home, '.config', 'rho', 'sessions')} yet; run a task first.\n\nSessions of rho-agent (${sessions}):\n`);
+      expect(list.stdout).toBe((await runRho(['ps', '--limit', '20'], { env: { HOME: home }, cwd: work })).stdout);
       expect(list.stdout).toMatch(/^7b1d0e55 +completed +gpt-5-mini .*What is 2\+2\?/m);
       expect(list.stdout).toMatch(/^3f9a2c1e +completed +gpt-5-mini /m);
       const listJson = JSON.parse((await runRho(['--list', '--json'], { env: { HOME: home }, cwd: work })).stdout) as { id: string; source: string; directory: string }[];

@@ -69,7 +69,8 @@ describe('tool packages in the CLI', () => {
     const outcome = await runRho(['--base-url', server.url, '--config', join(work, 'agents', 'counter.yaml'), '-p', 'How many words are in README.md?'], { env: { RHO_HOME: home }, cwd: work });
     expect(outcome.stderr).not.toMatch(/Error/);
     // Headless without --auto-approve nobody can approve: what always needs approval under readonly is not offered.
-    expect(outcome.stderr.match(/Warning: .*/g)).toEqual(['Warning: bash and delegate are not offered: every call of these needs approval under profile readonly and nobody can approve in this run; give the run an approver or auto-approve it to offer them.']);
+    expect(outcome.stderr.match(/Warning: .*/g)).toBeNull();
+    expect(outcome.stderr.match(/Note: .*/g)).toEqual(['Note: no terminal to approve on, so bash and delegate are not offered: every call of them needs approval under profile readonly. Pass -y to approve them, or --profile to choose another profile.']);
     expect(toolNames(0)).not.toContain('bash');
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('README.md has 4 words.');
@@ -97,7 +98,7 @@ describe('tool packages in the CLI', () => {
     server = await startLoopbackServer({ steps: [{ type: 'response', text: 'I cannot count here.' }] });
     const headless = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'Count README.md'], { env: { RHO_HOME: home }, cwd: work });
     expect(headless.code).toBe(0);
-    expect(headless.stderr).toContain('Warning: word_count is not offered: every call of it needs approval under profile ask-for-word-count and nobody can approve in this run;');
+    expect(headless.stderr).toContain('Note: no terminal to approve on, so word_count is not offered: every call of it needs approval under profile ask-for-word-count. Pass -y to approve it, or --profile to choose another profile.');
     expect(toolNames(0)).not.toContain('word_count');
     expect(toolNames(0)).toContain('read');
     await server.close();
@@ -109,7 +110,7 @@ describe('tool packages in the CLI', () => {
       const command = `cd '${work}' && env RHO_HOME='${home}' NO_COLOR=1 '${process.execPath}' '${bin}' --base-url '${server.url}' --config agent.yaml -p 'Count README.md'; echo "[exit $?]"; sleep 30`;
       execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '200', '-y', '50', command]);
       try {
-        const screen = await waitForScreen(name, /Approve\?/);
+        const screen = await waitForScreen(name, /Allow\?/);
         expect(screen).toMatch(/word_count[\s\S]*profile ask-for-word-count requires approval for word_count/);
         execFileSync('tmux', ['send-keys', '-t', name, 'y', 'Enter']);
         await waitForScreen(name, /\[exit 0\]/);
@@ -156,7 +157,7 @@ describe('tool packages in the CLI', () => {
     server = await startLoopbackServer({ steps: [{ type: 'response', toolCalls: [{ name: 'stamp', arguments: '{}' }] }, { type: 'response', text: 'refused' }] });
     const developer = await runRho(['--base-url', server.url, '--profile', 'developer', ...flags, '-p', 'stamp it'], { env: { RHO_HOME: home }, cwd: work });
     expect(developer.code).toBe(0);
-    expect(developer.stderr).toContain('Warning: stamp is not offered: every call of it needs approval under profile developer');
+    expect(developer.stderr).toContain('Note: no terminal to approve on, so stamp is not offered: every call of it needs approval under profile developer.');
     expect(toolNames(0)).not.toContain('stamp');
     expect(toolNames(0)).toContain('word_count');
     expect(lastMessage(1).content).toContain("unknown tool 'stamp'");

@@ -87,6 +87,24 @@ describe('Agent from a profile', () => {
     expect(headless.toolset.withheld.map((tool) => tool.name)).toEqual(['bash', 'delegate']);
   });
 
+  it('gives delegate\'s child the same tools and approval policy, asking the parent\'s approver', async () => {
+    const client = createScriptedModelClient({
+      steps: [
+        { toolCalls: [{ id: 'd', name: 'delegate', arguments: { instruction: 'List the files.' } }] },
+        { toolCalls: [{ id: 'b', name: 'bash', arguments: { command: 'ls' } }] },
+        { text: 'Makefile and shop.sqlite.' },
+        { text: 'The child found two files.' },
+      ],
+    });
+    const agent = new Agent({ workingDir: await project(), client });
+    const asked: string[] = [];
+    const session = agent.createSession({ approver: (request) => (asked.push(`${request.toolName}:${request.sessionId === session.id ? 'parent' : 'child'}`), true) });
+    const result = await session.run('What is here?');
+    expect(result.status).toBe('completed');
+    // readonly asks before delegate (in the parent) and before bash (in the child, by the same policy).
+    expect(asked).toEqual(['delegate:parent', 'bash:child']);
+  });
+
   it('says what to do with a profile name it cannot resolve without reading files, and reads them in Agent.create', async () => {
     expect(() => new Agent({ profile: 'careful', client: createScriptedModelClient({ steps: [] }) })).toThrow(ConfigError);
     expect(() => new Agent({ profile: 'careful', client: createScriptedModelClient({ steps: [] }) })).toThrow(/use `await Agent.create\(\{ profile: "careful" \}\)`/);

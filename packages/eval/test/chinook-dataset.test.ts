@@ -16,7 +16,20 @@ interface Connection {
 function openReadonly(path: string): Connection {
   const require = createRequire(import.meta.url);
   if (Number(process.versions.node.split('.')[0]) >= 24) {
-    const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string, options: { readOnly: boolean }) => { prepare(sql: string): { setReadBigInts(on: boolean): void; setReturnArrays(on: boolean): void; all(): SqlValue[][] }; exec(sql: string): void; close(): void } };
+    const { DatabaseSync } = require('node:sqlite') as {
+      DatabaseSync: new (
+        path: string,
+        options: { readOnly: boolean },
+      ) => {
+        prepare(sql: string): {
+          setReadBigInts(on: boolean): void;
+          setReturnArrays(on: boolean): void;
+          all(): SqlValue[][];
+        };
+        exec(sql: string): void;
+        close(): void;
+      };
+    };
     const database = new DatabaseSync(path, { readOnly: true });
     return {
       rows(sql) {
@@ -49,12 +62,21 @@ describe('the bundled chinook set', () => {
       expect(question.goldSql.trim(), question.id).not.toBe('');
       expect(SQL_DIFFICULTIES, question.id).toContain(question.difficulty);
     }
-    for (const difficulty of SQL_DIFFICULTIES) expect(dataset.questions.filter((question) => question.difficulty === difficulty).length, difficulty).toBeGreaterThanOrEqual(10);
+    for (const difficulty of SQL_DIFFICULTIES)
+      expect(
+        dataset.questions.filter((question) => question.difficulty === difficulty).length,
+        difficulty,
+      ).toBeGreaterThanOrEqual(10);
     expect(new Set(dataset.questions.map((question) => question.question)).size).toBe(dataset.questions.length);
   });
 
   it('has gold queries that all run read-only and return rows', async () => {
-    const outcomes = await Promise.all(dataset.questions.map(async (question) => ({ question, outcome: await executor.run(question.databasePath, question.goldSql) })));
+    const outcomes = await Promise.all(
+      dataset.questions.map(async (question) => ({
+        question,
+        outcome: await executor.run(question.databasePath, question.goldSql),
+      })),
+    );
     for (const { question, outcome } of outcomes) {
       expect(outcome.ok ? 'ok' : outcome.message, `question ${question.id}`).toBe('ok');
       if (outcome.ok) expect(outcome.rows.length, `question ${question.id} returns no row`).toBeGreaterThan(0);
@@ -90,8 +112,13 @@ describe('the bundled chinook set', () => {
         }
         const [, , from, key, direction, limit] = match;
         // The ordering key of the first n + 1 rows: the n-th and the next must differ.
-        const keys = database.rows(`SELECT ${key} FROM ${from} ORDER BY ${key} ${direction} LIMIT ${Number(limit) + 1}`).map((row) => row[0]);
-        if (keys.length > Number(limit)) expect(keys[Number(limit)], `question ${question.id} has a tie at its LIMIT`).not.toEqual(keys[Number(limit) - 1]);
+        const keys = database
+          .rows(`SELECT ${key} FROM ${from} ORDER BY ${key} ${direction} LIMIT ${Number(limit) + 1}`)
+          .map((row) => row[0]);
+        if (keys.length > Number(limit))
+          expect(keys[Number(limit)], `question ${question.id} has a tie at its LIMIT`).not.toEqual(
+            keys[Number(limit) - 1],
+          );
         checked += 1;
       }
     } finally {

@@ -15,13 +15,30 @@ function fakeTerminal(tty: boolean): { terminal: Terminal; stdout: () => string;
         return true;
       },
     }) as unknown as Terminal['stdout'];
-  return { terminal: { stdout: stream('stdout'), stderr: stream('stderr'), color: false }, stdout: () => written.stdout, stderr: () => written.stderr };
+  return {
+    terminal: { stdout: stream('stdout'), stderr: stream('stderr'), color: false },
+    stdout: () => written.stdout,
+    stderr: () => written.stderr,
+  };
 }
 
 const result = (id: string, correct: boolean): SqlQuestionResult => ({
-  type: 'result', question_id: id, db_id: 'chinook', difficulty: 'simple', question: 'q', status: correct ? 'correct' : 'incorrect', correct,
-  predicted_sql: 'SELECT 1', answer_source: 'submit_sql', gold_sql: 'SELECT 1', session_id: 's', trace_path: '/t', run_status: 'completed',
-  usage: { input_tokens: 1, output_tokens: 1, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0.01 }, duration_ms: 1, finished_at: '2026-01-01T00:00:00Z',
+  type: 'result',
+  question_id: id,
+  db_id: 'chinook',
+  difficulty: 'simple',
+  question: 'q',
+  status: correct ? 'correct' : 'incorrect',
+  correct,
+  predicted_sql: 'SELECT 1',
+  answer_source: 'submit_sql',
+  gold_sql: 'SELECT 1',
+  session_id: 's',
+  trace_path: '/t',
+  run_status: 'completed',
+  usage: { input_tokens: 1, output_tokens: 1, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0.01 },
+  duration_ms: 1,
+  finished_at: '2026-01-01T00:00:00Z',
 });
 
 const events: SqlEvalEvent[] = [
@@ -49,12 +66,26 @@ describe('createEvalProgress', () => {
     const plain = fakeTerminal(false);
     const progress = createEvalProgress(plain.terminal, { json: false, bar: false, paint: styles(false) });
     for (const event of events) progress.event(event);
-    expect(plain.stderr().split('\n').filter((line) => line !== '')).toEqual(['rho eval sql: 4 questions (1 already done), 2 at a time; results in /r.jsonl', '[2/4] 1 simple incorrect  accuracy 50.0%  $0.0200']);
+    expect(
+      plain
+        .stderr()
+        .split('\n')
+        .filter((line) => line !== ''),
+    ).toEqual([
+      'rho eval sql: 4 questions (1 already done), 2 at a time; results in /r.jsonl',
+      '[2/4] 1 simple incorrect  accuracy 50.0%  $0.0200',
+    ]);
 
     const json = fakeTerminal(false);
     const jsonProgress = createEvalProgress(json.terminal, { json: true, bar: false, paint: styles(false) });
     for (const event of events) jsonProgress.event(event);
     expect(json.stderr()).toBe('');
-    expect(json.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as SqlEvalEvent)).toEqual(events);
+    expect(
+      json
+        .stdout()
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as SqlEvalEvent),
+    ).toEqual(events);
   });
 });

@@ -32,7 +32,12 @@ export interface EvalSqlArguments {
  * set or a BIRD-layout dataset, resumable, with a report and `--compare`. `@rho/eval` is loaded
  * only when the command runs, so `rho --help` stays fast.
  */
-export function registerEvalCommands(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void): Argv {
+export function registerEvalCommands(
+  parser: Argv,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+  setExit: (code: number) => void,
+): Argv {
   return parser.command('eval', 'Measure an agent on a benchmark (rho eval sql)', (evaluation) =>
     evaluation
       .command(
@@ -40,29 +45,89 @@ export function registerEvalCommands(parser: Argv, terminal: Terminal, env: Node
         'Text-to-SQL execution accuracy, BIRD-style: each question is a readonly session with the database tool; its final query is run and compared with the gold query (exit 0 when the run completes, whatever the accuracy)',
         (command) =>
           command
-            .option('dataset', { type: 'string', describe: 'chinook (bundled, 64 questions), a directory in BIRD\'s dev layout (dev.json, dev_databases/), or a questions JSON file' })
-            .option('db-dir', { type: 'string', describe: 'Folder of <db_id>/<db_id>.sqlite (default: dev_databases next to the questions)' })
+            .option('dataset', {
+              type: 'string',
+              describe:
+                "chinook (bundled, 64 questions), a directory in BIRD's dev layout (dev.json, dev_databases/), or a questions JSON file",
+            })
+            .option('db-dir', {
+              type: 'string',
+              describe: 'Folder of <db_id>/<db_id>.sqlite (default: dev_databases next to the questions)',
+            })
             .option('limit', { alias: 'n', type: 'number', describe: 'Only the first N questions' })
-            .option('difficulty', { type: 'string', choices: ['simple', 'moderate', 'challenging'], describe: 'Only questions of this difficulty (before --limit)' })
+            .option('difficulty', {
+              type: 'string',
+              choices: ['simple', 'moderate', 'challenging'],
+              describe: 'Only questions of this difficulty (before --limit)',
+            })
             .option('concurrency', { alias: 'j', type: 'number', default: 4, describe: 'Questions in flight at once' })
-            .option('output', { alias: 'o', type: 'string', describe: 'Results JSONL to create, one line per finished question (default: $RHO_HOME/evals/sql-<dataset>-<time>.jsonl); the report goes next to it as .report.json' })
-            .option('resume', { type: 'string', describe: 'Continue the run of this results JSONL: finished questions are not run again' })
+            .option('output', {
+              alias: 'o',
+              type: 'string',
+              describe:
+                'Results JSONL to create, one line per finished question (default: $RHO_HOME/evals/sql-<dataset>-<time>.jsonl); the report goes next to it as .report.json',
+            })
+            .option('resume', {
+              type: 'string',
+              describe: 'Continue the run of this results JSONL: finished questions are not run again',
+            })
             // Counted here rather than with yargs' nargs, whose error would not be a usage error (exit 2).
-            .option('compare', { type: 'string', array: true, describe: 'Compare two runs, A B (each a report JSON or a results JSONL): per-question flips and accuracy deltas' })
-            .option('json', { type: 'boolean', default: false, describe: 'Print progress events as JSON lines on stdout, the last one with the report' })
-            .option('evidence', { type: 'boolean', default: true, describe: 'Give each question its evidence (hint); --no-evidence leaves it out' })
-            .option('model', { alias: 'm', type: 'string', describe: 'Model name (default: $OPENAI_MODEL or gpt-5-mini)' })
+            .option('compare', {
+              type: 'string',
+              array: true,
+              describe:
+                'Compare two runs, A B (each a report JSON or a results JSONL): per-question flips and accuracy deltas',
+            })
+            .option('json', {
+              type: 'boolean',
+              default: false,
+              describe: 'Print progress events as JSON lines on stdout, the last one with the report',
+            })
+            .option('evidence', {
+              type: 'boolean',
+              default: true,
+              describe: 'Give each question its evidence (hint); --no-evidence leaves it out',
+            })
+            .option('model', {
+              alias: 'm',
+              type: 'string',
+              describe: 'Model name (default: $OPENAI_MODEL or gpt-5-mini)',
+            })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)' })
-            .option('reasoning-effort', { type: 'string', describe: 'Reasoning effort for reasoning models (low, medium, high)' })
-            .option('system-prompt', { alias: 's', type: 'string', describe: 'A text file to use as the system prompt instead of the built-in one' })
+            .option('reasoning-effort', {
+              type: 'string',
+              describe: 'Reasoning effort for reasoning models (low, medium, high)',
+            })
+            .option('system-prompt', {
+              alias: 's',
+              type: 'string',
+              describe: 'A text file to use as the system prompt instead of the built-in one',
+            })
             .option('max-turns', { type: 'number', default: 20, describe: 'Model calls per question' })
             .option('max-tokens', { type: 'number', describe: 'Tokens per question' })
             .option('max-cost', { type: 'number', describe: 'USD per question' })
-            .option('question-timeout', { type: 'number', default: 300, describe: 'Seconds for one question\'s session' })
-            .option('query-timeout', { type: 'number', default: 30, describe: 'Seconds for one evaluation query (predicted or gold)' })
-            .option('first-byte-timeout', { type: 'number', describe: 'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60)' })
-            .option('idle-timeout', { type: 'number', describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)' })
-            .option('max-retries', { type: 'number', describe: 'Retries of a failed model request (default: $RHO_MAX_RETRIES or 8)' }),
+            .option('question-timeout', {
+              type: 'number',
+              default: 300,
+              describe: "Seconds for one question's session",
+            })
+            .option('query-timeout', {
+              type: 'number',
+              default: 30,
+              describe: 'Seconds for one evaluation query (predicted or gold)',
+            })
+            .option('first-byte-timeout', {
+              type: 'number',
+              describe: 'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60)',
+            })
+            .option('idle-timeout', {
+              type: 'number',
+              describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)',
+            })
+            .option('max-retries', {
+              type: 'number',
+              describe: 'Retries of a failed model request (default: $RHO_MAX_RETRIES or 8)',
+            }),
         async (argv) => {
           setExit(await evalSqlCommand(argv as unknown as EvalSqlArguments, terminal, env));
         },
@@ -72,7 +137,11 @@ export function registerEvalCommands(parser: Argv, terminal: Terminal, env: Node
 }
 
 /** Runs `rho eval sql`; returns the exit code (0 completed, 1 every question failed in its session, 2 bad input, 130 interrupted). */
-export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+export async function evalSqlCommand(
+  argv: EvalSqlArguments,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const { existsSync, mkdirSync, readFileSync, writeFileSync } = await import('node:fs');
   const { dirname, join, resolve } = await import('node:path');
   const { rhoHome } = await import('@rho/core');
@@ -82,17 +151,23 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
   const { styles } = await import('../terminal.js');
 
   if (argv.compare !== undefined) {
-    if (argv.compare.length !== 2) throw new UsageError({ message: '--compare takes two runs: rho eval sql --compare A B (each a report JSON or a results JSONL).' });
+    if (argv.compare.length !== 2)
+      throw new UsageError({
+        message: '--compare takes two runs: rho eval sql --compare A B (each a report JSON or a results JSONL).',
+      });
     const [before, after] = argv.compare.map((path) => evaluation.loadSqlEvalReport(resolve(path)));
     const comparison = evaluation.compareSqlEvalReports(before!, after!);
-    terminal.stdout.write(argv.json ? `${JSON.stringify(comparison, null, 2)}\n` : evaluation.formatSqlEvalComparison(comparison));
+    terminal.stdout.write(
+      argv.json ? `${JSON.stringify(comparison, null, 2)}\n` : evaluation.formatSqlEvalComparison(comparison),
+    );
     return 0;
   }
 
   loadDotenv(env);
   const positive = (value: number | undefined, flag: string, whole = false): number | undefined => {
     if (value === undefined) return undefined;
-    if (!Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) throw new UsageError({ message: `${flag} must be a positive ${whole ? 'whole ' : ''}number (got ${value}).` });
+    if (!Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value)))
+      throw new UsageError({ message: `${flag} must be a positive ${whole ? 'whole ' : ''}number (got ${value}).` });
     return value;
   };
   const limit = positive(argv.limit, '--limit', true);
@@ -100,26 +175,45 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
   const resumePath = argv.resume === undefined ? undefined : resolve(argv.resume);
   const header = resumePath === undefined ? undefined : evaluation.readSqlResults(resumePath).header;
   // A resumed run keeps its dataset and model unless they are given again (and then they must match).
-  const datasetSource = argv.dataset ?? (header === undefined ? undefined : header.dataset === 'chinook' ? 'chinook' : header.dataset_path);
-  if (datasetSource === undefined || datasetSource.trim() === '') throw new UsageError({ message: 'Missing --dataset: pass chinook (bundled), a BIRD-layout directory (dev.json and dev_databases/), or a questions JSON file.' });
-  const databasesDir = argv.dbDir === undefined ? (argv.dataset === undefined ? header?.databases_dir : undefined) : resolve(argv.dbDir);
+  const datasetSource =
+    argv.dataset ?? (header === undefined ? undefined : header.dataset === 'chinook' ? 'chinook' : header.dataset_path);
+  if (datasetSource === undefined || datasetSource.trim() === '')
+    throw new UsageError({
+      message:
+        'Missing --dataset: pass chinook (bundled), a BIRD-layout directory (dev.json and dev_databases/), or a questions JSON file.',
+    });
+  const databasesDir =
+    argv.dbDir === undefined ? (argv.dataset === undefined ? header?.databases_dir : undefined) : resolve(argv.dbDir);
   const dataset = evaluation.loadSqlDataset(datasetSource, databasesDir === undefined ? {} : { databasesDir });
   if (dataset.questions.length === 0) throw new UsageError({ message: `${dataset.path} has no questions.` });
 
-  const nonEmpty = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
+  const nonEmpty = (value: string | undefined) =>
+    value === undefined || value.trim() === '' ? undefined : value.trim();
   const model = nonEmpty(argv.model) ?? header?.model ?? nonEmpty(env.OPENAI_MODEL) ?? 'gpt-5-mini';
-  if (model.startsWith('gguf:')) throw new UsageError({ message: 'rho eval sql does not run in-process GGUF models yet: serve the model with an OpenAI-compatible server (llama.cpp\'s llama-server, vLLM, Ollama) and pass --base-url.' });
+  if (model.startsWith('gguf:'))
+    throw new UsageError({
+      message:
+        "rho eval sql does not run in-process GGUF models yet: serve the model with an OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama) and pass --base-url.",
+    });
   const baseURL = nonEmpty(argv.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL);
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
-  if (baseURL === undefined && apiKey === undefined) throw new UsageError({ message: 'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.' });
+  if (baseURL === undefined && apiKey === undefined)
+    throw new UsageError({
+      message:
+        'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.',
+    });
   const seconds = (flag: number | undefined, variable: string, name: string): number | undefined => {
     const raw = flag ?? (nonEmpty(env[variable]) === undefined ? undefined : Number(env[variable]));
     return positive(raw, flag === undefined ? variable : name);
   };
   const firstByte = seconds(argv.firstByteTimeout, 'RHO_FIRST_BYTE_TIMEOUT', '--first-byte-timeout');
   const idle = seconds(argv.idleTimeout, 'RHO_IDLE_TIMEOUT', '--idle-timeout');
-  const retriesRaw = argv.maxRetries ?? (nonEmpty(env.RHO_MAX_RETRIES) === undefined ? undefined : Number(env.RHO_MAX_RETRIES));
-  if (retriesRaw !== undefined && (!Number.isInteger(retriesRaw) || retriesRaw < 0)) throw new UsageError({ message: `--max-retries must be a whole number of retries, 0 or more (got ${retriesRaw}).` });
+  const retriesRaw =
+    argv.maxRetries ?? (nonEmpty(env.RHO_MAX_RETRIES) === undefined ? undefined : Number(env.RHO_MAX_RETRIES));
+  if (retriesRaw !== undefined && (!Number.isInteger(retriesRaw) || retriesRaw < 0))
+    throw new UsageError({
+      message: `--max-retries must be a whole number of retries, 0 or more (got ${retriesRaw}).`,
+    });
   let systemPrompt: string | undefined;
   if (argv.systemPrompt !== undefined) {
     const path = resolve(argv.systemPrompt);
@@ -136,21 +230,35 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
     try {
       mkdirSync(join(home, 'evals'), { recursive: true });
     } catch (error) {
-      throw new UsageError({ message: `Cannot create ${join(home, 'evals')} for the results: ${(error as Error).message}. Set RHO_HOME to a writable directory or pass --output FILE.` });
+      throw new UsageError({
+        message: `Cannot create ${join(home, 'evals')} for the results: ${(error as Error).message}. Set RHO_HOME to a writable directory or pass --output FILE.`,
+      });
     }
     resultsPath = join(home, 'evals', `sql-${dataset.name}-${stamp}.jsonl`);
   }
-  if (resumePath === undefined && existsSync(resultsPath)) throw new UsageError({ message: `${resultsPath} already exists. Continue it with --resume ${resultsPath}, or choose another --output.` });
-  if (!existsSync(dirname(resultsPath))) throw new UsageError({ message: `The folder of ${resultsPath} does not exist. Create it or choose another --output.` });
+  if (resumePath === undefined && existsSync(resultsPath))
+    throw new UsageError({
+      message: `${resultsPath} already exists. Continue it with --resume ${resultsPath}, or choose another --output.`,
+    });
+  if (!existsSync(dirname(resultsPath)))
+    throw new UsageError({
+      message: `The folder of ${resultsPath} does not exist. Create it or choose another --output.`,
+    });
 
   const paint = styles(terminal.color);
-  const progress = createEvalProgress(terminal, { json: argv.json, bar: !argv.json && terminal.stderr.isTTY === true, paint });
+  const progress = createEvalProgress(terminal, {
+    json: argv.json,
+    bar: !argv.json && terminal.stderr.isTTY === true,
+    paint,
+  });
   const controller = new AbortController();
   let interrupts = 0;
   const onInterrupt = () => {
     interrupts += 1;
     if (interrupts > 1) process.exit(130);
-    progress.note('Stopping: questions in flight are cancelled and will run again on --resume. (Ctrl+C again to quit at once)');
+    progress.note(
+      'Stopping: questions in flight are cancelled and will run again on --resume. (Ctrl+C again to quit at once)',
+    );
     controller.abort();
   };
   process.on('SIGINT', onInterrupt);
@@ -211,11 +319,15 @@ export async function evalSqlCommand(argv: EvalSqlArguments, terminal: Terminal,
     terminal.stdout.write(`report: ${reportPath}\n`);
   }
   if (controller.signal.aborted) {
-    terminal.stderr.write(`Interrupted after ${report.overall.total} of ${report.planned} questions. Continue with: rho eval sql --resume ${resultsPath}\n`);
+    terminal.stderr.write(
+      `Interrupted after ${report.overall.total} of ${report.planned} questions. Continue with: rho eval sql --resume ${resultsPath}\n`,
+    );
     return 130;
   }
   if (ranHere > 0 && failedHere === ranHere) {
-    terminal.stderr.write(`rho: every question failed in its session (${firstFailure ?? 'unknown error'}). Check the model, endpoint and key; continue with --resume ${resultsPath} once fixed.\n`);
+    terminal.stderr.write(
+      `rho: every question failed in its session (${firstFailure ?? 'unknown error'}). Check the model, endpoint and key; continue with --resume ${resultsPath} once fixed.\n`,
+    );
     return 1;
   }
   return 0;
@@ -232,7 +344,10 @@ export interface EvalProgress {
 }
 
 /** Progress on stderr: a redrawn bar on a terminal, one line per question otherwise; JSON lines on stdout with --json. */
-export function createEvalProgress(terminal: Terminal, options: { json: boolean; bar: boolean; paint: ReturnType<typeof import('../terminal.js').styles> }): EvalProgress {
+export function createEvalProgress(
+  terminal: Terminal,
+  options: { json: boolean; bar: boolean; paint: ReturnType<typeof import('../terminal.js').styles> },
+): EvalProgress {
   const { paint } = options;
   let drawn = false;
   let state = { done: 0, total: 0, correct: 0, cost: 0, inFlight: 0 };
@@ -245,7 +360,9 @@ export function createEvalProgress(terminal: Terminal, options: { json: boolean;
     const filled = state.total === 0 ? 0 : Math.round((state.done / state.total) * width);
     const accuracy = state.done === 0 ? '-' : `${((state.correct / state.done) * 100).toFixed(1)}%`;
     clear();
-    terminal.stderr.write(`[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${state.done}/${state.total}  accuracy ${accuracy}  $${state.cost.toFixed(4)}  running ${state.inFlight}`);
+    terminal.stderr.write(
+      `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${state.done}/${state.total}  accuracy ${accuracy}  $${state.cost.toFixed(4)}  running ${state.inFlight}`,
+    );
     drawn = true;
   };
   return {
@@ -257,16 +374,26 @@ export function createEvalProgress(terminal: Terminal, options: { json: boolean;
       switch (event.type) {
         case 'eval_start':
           state = { done: event.done, total: event.total, correct: event.correct, cost: event.cost_usd, inFlight: 0 };
-          terminal.stderr.write(`rho eval sql: ${event.total} questions${event.done > 0 ? ` (${event.done} already done)` : ''}, ${event.concurrency} at a time; results in ${event.results_path}\n`);
+          terminal.stderr.write(
+            `rho eval sql: ${event.total} questions${event.done > 0 ? ` (${event.done} already done)` : ''}, ${event.concurrency} at a time; results in ${event.results_path}\n`,
+          );
           break;
         case 'question_start':
           state.inFlight += 1;
           break;
         case 'question_end': {
-          state = { done: event.done, total: event.total, correct: event.correct, cost: event.cost_usd, inFlight: Math.max(0, state.inFlight - 1) };
+          state = {
+            done: event.done,
+            total: event.total,
+            correct: event.correct,
+            cost: event.cost_usd,
+            inFlight: Math.max(0, state.inFlight - 1),
+          };
           if (!options.bar) {
             const mark = event.result.correct ? paint.green('correct') : paint.red(event.result.status);
-            terminal.stderr.write(`[${event.done}/${event.total}] ${event.result.question_id} ${event.result.difficulty} ${mark}  accuracy ${(event.accuracy * 100).toFixed(1)}%  $${event.cost_usd.toFixed(4)}\n`);
+            terminal.stderr.write(
+              `[${event.done}/${event.total}] ${event.result.question_id} ${event.result.difficulty} ${mark}  accuracy ${(event.accuracy * 100).toFixed(1)}%  $${event.cost_usd.toFixed(4)}\n`,
+            );
           }
           break;
         }

@@ -32,10 +32,11 @@ export function registerExportCommands(parser: Argv, terminal: Terminal, env: No
 export async function exportCommand(argv: ExportArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const { existsSync, readFileSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');
+  const { EXIT } = await import('../exit-codes.js');
   const { SessionNotFoundError, SessionStore, TraceError, resolveSessionWithRhoAgent, rhoHome, sessionToAtif } = await import('@rho/core');
   const fail = (message: string): number => {
     terminal.stderr.write(`rho: ${message}\n`);
-    return 2;
+    return EXIT.badInput;
   };
 
   const explicitDir = argv.dir !== undefined && argv.dir !== '';
@@ -64,7 +65,7 @@ export async function exportCommand(argv: ExportArguments, terminal: Terminal, e
 
   if (argv.output === undefined || argv.output === '' || argv.output === '-') {
     terminal.stdout.write(json);
-    return 0;
+    return EXIT.completed;
   }
   const target = resolve(argv.output);
   try {
@@ -76,5 +77,5 @@ export async function exportCommand(argv: ExportArguments, terminal: Terminal, e
     return fail(`Cannot write ${target}: ${(error as Error).message}. Check that its directory exists and is writable.`);
   }
   terminal.stderr.write(`Written to ${target}\n`);
-  return 0;
+  return EXIT.completed;
 }

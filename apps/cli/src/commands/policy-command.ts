@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { rhoHome } from '@rho/core';
 import type { PermissionProfile, PolicyExplanation, SqlDialect, WriteTool } from '@rho/permissions';
 import { explainPolicy, formatPolicyExplanation, loadProfile } from '@rho/permissions';
-import { UsageError } from '../exit-codes.js';
+import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 import { styles } from '../terminal.js';
 
@@ -53,7 +53,7 @@ export async function policyCheckCommand(argv: PolicyCheckArguments, terminal: T
   } else {
     terminal.stdout.write(`${formatPolicyExplanation(explanation)}\n`);
   }
-  return explanation.allowed ? 0 : 1;
+  return explanation.allowed ? EXIT.completed : EXIT.failed;
 }
 
 function colourVerdict(text: string): string {

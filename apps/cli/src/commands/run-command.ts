@@ -1,9 +1,11 @@
-import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Session, SessionEvent } from '@rho/core';
-import { SessionWriteError } from '@rho/core';
-import { exitCodeForStatus, UsageError } from '../exit-codes.js';
-import { createHumanRenderer, createJsonRenderer } from '../render.js';
+import type { SessionEvent } from '@rho/core';
+import { ConfigError, SessionWriteError } from '@rho/core';
+import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
+import { loadMarkdownRenderer } from '../markdown.js';
+import { createEventRenderer, createJsonRenderer } from '../render.js';
+import { promptToSend, replayNotes } from '../replay-notes.js';
 import type { SetupArguments } from '../run-setup.js';
 import { prepareRun } from '../run-setup.js';
 import type { Terminal } from '../terminal.js';
@@ -30,6 +32,8 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     throw new UsageError({ message: 'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.' });
   }
   const onWarning = argv.json ? undefined : (message: string) => terminal.stderr.write(`Warning: ${message}\n`);
+  // The Markdown renderer loads while the session is set up (only when the answer is rendered).
+  const markdown = !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0' ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' }) : undefined;
   const setup = await prepareRun(argv, env, onWarning === undefined ? {} : { onWarning });
   if (setup.prompt === undefined) {
     if (!interactive) {
@@ -38,17 +42,56 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     const { runRepl } = await import('../repl.js');
     return runRepl(setup, terminal, {
       autoApprove: argv.autoApprove || setup.config.autoApprove === true,
+      ...(await markdown?.then((render) => ({ markdown: render }), () => ({})) ?? {}),
       resume: (reference) => prepareRun({ ...argv, resume: reference, prompt: undefined, p: undefined }, env, onWarning === undefined ? {} : { onWarning }),
     });
   }
   const { session } = setup;
-  if (!argv.autoApprove && interactive) {
-    const { createTerminalApprover } = await import('../approval-prompt.js');
-    session.approver = createTerminalApprover(terminal);
-  } else if (argv.autoApprove || setup.config.autoApprove === true) {
+  // Approvals and the status line need a person at a terminal (stdin and stderr); the answer may
+  // still be piped (`rho "task" | tee answer.md`).
+  const canAsk = process.stdin.isTTY === true && terminal.stderr.isTTY === true;
+  const rendered = await markdown?.catch(() => undefined);
+  const autoApprove = argv.autoApprove || setup.config.autoApprove === true;
+  const renderer = argv.json
+    ? undefined
+    : createEventRenderer({
+        mode: 'live',
+        color: terminal.color,
+        out: (text) => terminal.stdout.write(text),
+        err: (text) => terminal.stderr.write(text),
+        statusLine: canAsk,
+        ...(rendered === undefined ? {} : { markdown: rendered }),
+        workingDir: setup.config.workingDir ?? process.cwd(),
+        contextWindow: () => session.contextWindow,
+        width: terminalWidth(terminal),
+      });
+  if (autoApprove) {
     session.approver = () => true;
+  } else if (canAsk) {
+    const { createTerminalApprover } = await import('../approval-prompt.js');
+    session.approver = createTerminalApprover(terminal, { workingDir: setup.config.workingDir ?? process.cwd(), ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }) });
+  } else {
+    // Nobody can approve: say so before the first model call, naming the tools it concerns (the
+    // toolset did not offer them) and what to do.
+    const needing = setup.withheld.map((tool) => tool.name);
+    if (needing.length > 0) {
+      const list = needing.length === 1 ? needing[0] : `${needing.slice(0, -1).join(', ')} and ${needing.at(-1)}`;
+      const notice = `Note: no terminal to approve on, so ${list} ${needing.length === 1 ? 'is' : 'are'} not offered: every call of ${needing.length === 1 ? 'it' : 'them'} needs approval under profile ${setup.profile.name}. Pass -y to approve ${needing.length === 1 ? 'it' : 'them'}, or --profile to choose another profile.`;
+      // On stderr also with --json: stdout carries only the session's events.
+      terminal.stderr.write(`${notice}\n`);
+    }
   }
-  const render: (event: SessionEvent) => void = argv.json ? createJsonRenderer(terminal) : createHumanRenderer(terminal, { spinner: interactive });
+  const json = argv.json ? createJsonRenderer((text) => terminal.stdout.write(text), { sessionId: session.id, workingDir: setup.config.workingDir ?? process.cwd() }) : undefined;
+  let toolCalls = 0;
+  let blocked: string[] = [];
+  let modelAnswers = 0;
+  const render = (event: SessionEvent) => {
+    if (event.type === 'tool_start') toolCalls += 1;
+    if (event.type === 'tool_blocked') blocked.push(`${event.tool_name}: ${event.reason}`);
+    if (event.type === 'llm_end') modelAnswers += 1;
+    if (json !== undefined) json(event);
+    else renderer?.(event);
+  };
   if (!argv.json && setup.resumed) {
     terminal.stderr.write(`Resuming session: ${session.id}\n`);
     for (const note of replayNotes(session)) terminal.stderr.write(`${note}\n`);
@@ -60,21 +103,30 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       if (!argv.json) terminal.stderr.write('\nCancelling... (Ctrl+C again to quit at once)\n');
       session.cancel();
     } else {
-      process.exit(130);
+      process.exit(EXIT.cancelled);
     }
   };
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await session.run(setup.prompt, { onEvent: render });
+    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render });
   } finally {
+    renderer?.finish();
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
     await setup.close().catch(() => {});
   }
   // A trace that cannot be written leaves no error record (and so no rendered event): say it here.
   if (result.status === 'error' && result.error !== undefined && SessionWriteError.isInstance(result.error)) terminal.stderr.write(`rho: ${result.error.message}\n`);
+  // A new session that failed before its first model call (a configuration problem found only
+  // when the run started) holds nothing worth resuming: it is not kept. Once the model was called,
+  // the trace says what happened and stays.
+  if (!setup.resumed && result.status === 'error' && modelAnswers === 0 && ConfigError.isInstance(result.error) && session.directory !== undefined) {
+    rmSync(session.directory, { recursive: true, force: true });
+    if (!argv.json) terminal.stderr.write('No session was saved: the run failed before the model answered.\n');
+    return exitCodeForStatus(result.status);
+  }
   if (!argv.json) terminal.stderr.write(`Session: ${session.id} (resume with: rho --resume ${session.id})\n`);
   if (argv.output !== undefined && result.status === 'completed') {
     writeNewFile(resolve(argv.output), result.text.endsWith('\n') ? result.text : `${result.text}\n`);
@@ -83,20 +135,20 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     // A cut-off answer written to a file would pass for a whole one: it is not written.
     terminal.stderr.write(`rho: ${resolve(argv.output)} was not written: the answer is incomplete (cut off at the model's output limit).\n`);
   }
+  // Every tool call refused: whatever the model said, the task was not done the way it was asked.
+  if (result.status === 'completed' && blocked.length > 0 && toolCalls === 0) {
+    const reasons = [...new Set(blocked)];
+    const byUser = blocked.every((reason) => reason.endsWith(': rejected by the user'));
+    const hint = byUser ? '' : autoApprove ? ' Choose a profile that allows them (--profile).' : ' Pass -y to approve tool calls, or --profile to choose another profile.';
+    terminal.stderr.write(`rho: every tool call was refused (${blocked.length}): ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; ...' : ''}.${hint}\n`);
+    blocked = [];
+    return EXIT.refused;
+  }
   return exitCodeForStatus(result.status);
 }
 
-/** What a person should know about a resumed trace: interrupted tool calls, a torn last line. */
-export function replayNotes(session: Session): string[] {
-  const report = session.state.replay;
-  if (report === undefined) return [];
-  const notes = report.interruptedToolCalls.map((call) => `Note: tool call ${call.name} (${call.id}) was interrupted when the agent stopped; the model is told its outcome is unknown.`);
-  if (report.tornLastLine) notes.push('Note: the last line of the trace was cut off by a crash and was ignored.');
-  for (const record of report.invalidRecords.slice(0, 5)) notes.push(`Note: trace line ${record.line} (a ${record.type} record) was skipped: ${record.reason}.`);
-  if (report.invalidRecords.length > 5) notes.push(`Note: ${report.invalidRecords.length - 5} more trace records of the wrong shape were skipped.`);
-  if (report.recoveredDirectives > 0) notes.push(`Note: ${report.recoveredDirectives} operator directive(s) recorded just before the agent stopped are delivered from their trace record.`);
-  if (report.skippedLines.length > 0) notes.push(`Note: ${report.skippedLines.length} unreadable trace line(s) were skipped (lines ${report.skippedLines.slice(0, 5).join(', ')}${report.skippedLines.length > 5 ? ', ...' : ''}).`);
-  return notes;
+function terminalWidth(terminal: Terminal): number {
+  return (terminal.stdout as { columns?: number }).columns ?? (terminal.stderr as { columns?: number }).columns ?? 100;
 }
 
 function writeNewFile(path: string, content: string): void {

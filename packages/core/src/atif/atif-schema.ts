@@ -1,6 +1,6 @@
 /* The ATIF-v1.6 validator; the document types and their sources are in atif-types.ts. */
 import { ATIF_ACCEPTED_VERSIONS } from './atif-types.js';
-import type { AtifTrajectory, AtifValidationIssue } from './atif-types.js';
+import type { AtifValidationIssue } from './atif-types.js';
 export { ATIF_ACCEPTED_VERSIONS, ATIF_SCHEMA_VERSION } from './atif-types.js';
 export type { AtifImageSource, AtifContentPart, AtifAgent, AtifToolCall, AtifSubagentTrajectoryRef, AtifObservationResult, AtifObservation, AtifMetrics, AtifFinalMetrics, AtifStepSource, AtifStep, AtifTrajectory, AtifValidationIssue } from './atif-types.js';
 

@@ -3,7 +3,18 @@ import { compareResultSets } from './compare-result-sets.js';
 
 describe('compareResultSets (BIRD execution accuracy)', () => {
   it('ignores row order but not column order', () => {
-    expect(compareResultSets([[1n, 'a'], [2n, 'b']], [[2n, 'b'], [1n, 'a']]).equal).toBe(true);
+    expect(
+      compareResultSets(
+        [
+          [1n, 'a'],
+          [2n, 'b'],
+        ],
+        [
+          [2n, 'b'],
+          [1n, 'a'],
+        ],
+      ).equal,
+    ).toBe(true);
     const swapped = compareResultSets([['a', 1n]], [[1n, 'a']]);
     expect(swapped.equal).toBe(false);
     expect(swapped.reason).toContain('1 gold row(s) missing, e.g. (1, "a")');
@@ -40,7 +51,9 @@ describe('compareResultSets (BIRD execution accuracy)', () => {
     expect(compareResultSets([[2328.600000000004]], [[2328.6]]).equal).toBe(true);
     // AVG(UnitPrice) of Chinook's tracks, scanned forwards and backwards
     expect(compareResultSets([[1.0508050242648312]], [[1.0508050242648173]]).equal).toBe(true);
-    expect(compareResultSets([[1.0508050242648312]], [[1.0508050242648173]], { floatDecimals: null }).equal).toBe(false);
+    expect(compareResultSets([[1.0508050242648312]], [[1.0508050242648173]], { floatDecimals: null }).equal).toBe(
+      false,
+    );
     expect(compareResultSets([[5.588571428571428]], [[5.5885714285714]]).equal).toBe(true);
     // a real difference survives rounding
     expect(compareResultSets([[5.58857]], [[5.58858]]).equal).toBe(false);
@@ -62,11 +75,16 @@ describe('compareResultSets (BIRD execution accuracy)', () => {
   it('says why sets differ: columns, missing and extra rows', () => {
     expect(compareResultSets([[1n, 2n]], [[1n]]).reason).toBe('different columns: 2 predicted vs 1 gold');
     const result = compareResultSets([[1n], [3n]], [[1n], [2n]]);
-    expect(result).toEqual({ equal: false, reason: '2 predicted row(s) vs 2 gold row(s); 1 gold row(s) missing, e.g. (2); 1 row(s) not in gold, e.g. (3)' });
+    expect(result).toEqual({
+      equal: false,
+      reason: '2 predicted row(s) vs 2 gold row(s); 1 gold row(s) missing, e.g. (2); 1 row(s) not in gold, e.g. (3)',
+    });
   });
 
   it('counts two empty results as equal and an empty one against rows as different', () => {
     expect(compareResultSets([], []).equal).toBe(true);
-    expect(compareResultSets([], [[1n]]).reason).toBe('0 predicted row(s) vs 1 gold row(s); 1 gold row(s) missing, e.g. (1)');
+    expect(compareResultSets([], [[1n]]).reason).toBe(
+      '0 predicted row(s) vs 1 gold row(s); 1 gold row(s) missing, e.g. (1)',
+    );
   });
 });

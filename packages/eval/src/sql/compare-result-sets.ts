@@ -28,7 +28,11 @@ export interface ResultSetComparison {
  * equals NULL, the integer 1 equals the real 1.0, and text '1' equals neither. Reals are
  * rounded first (see {@link CompareResultSetsOptions.floatDecimals}).
  */
-export function compareResultSets(predicted: readonly (readonly SqlValue[])[], gold: readonly (readonly SqlValue[])[], options: CompareResultSetsOptions = {}): ResultSetComparison {
+export function compareResultSets(
+  predicted: readonly (readonly SqlValue[])[],
+  gold: readonly (readonly SqlValue[])[],
+  options: CompareResultSetsOptions = {},
+): ResultSetComparison {
   const decimals = options.floatDecimals === undefined ? 6 : options.floatDecimals;
   const predictedKeys = predicted.map((row) => rowKey(row, decimals));
   const goldKeys = gold.map((row) => rowKey(row, decimals));
@@ -70,7 +74,8 @@ function valueKey(value: SqlValue, decimals: number | null): string {
 
 function numberText(value: number, decimals: number | null): string {
   if (!Number.isFinite(value)) return String(value);
-  const rounded = decimals === null || Number.isInteger(value) || Math.abs(value) >= 1e15 ? value : Number(value.toFixed(decimals));
+  const rounded =
+    decimals === null || Number.isInteger(value) || Math.abs(value) >= 1e15 ? value : Number(value.toFixed(decimals));
   // Integral values print as integers whatever their storage class, so 1 and 1.0 meet, and so do
   // a bigint and a real of the same whole value beyond 2^53.
   if (Number.isInteger(rounded)) return BigInt(rounded).toString();
@@ -79,7 +84,15 @@ function numberText(value: number, decimals: number | null): string {
 
 function showKey(key: string): string {
   const values = JSON.parse(key) as string[];
-  const shown = values.map((value) => (value === 'null' ? 'NULL' : value.startsWith('s:') ? JSON.stringify(value.slice(2)) : value.startsWith('b:') ? `x'${value.slice(2)}'` : value.slice(2)));
+  const shown = values.map((value) =>
+    value === 'null'
+      ? 'NULL'
+      : value.startsWith('s:')
+        ? JSON.stringify(value.slice(2))
+        : value.startsWith('b:')
+          ? `x'${value.slice(2)}'`
+          : value.slice(2),
+  );
   const text = `(${shown.join(', ')})`;
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }

@@ -113,23 +113,42 @@ export interface SqlEvalOptions {
  */
 export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport> {
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
-  if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) throw new ConfigError({ message: `limit must be a whole number of questions, 1 or more (got ${options.limit}).` });
+  if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
+    throw new ConfigError({ message: `limit must be a whole number of questions, 1 or more (got ${options.limit}).` });
   // Made first: it fails at once when no SQLite engine is installed, before a results file exists.
   const executor = createSqlExecutor({ timeoutMs: options.queryTimeoutMs ?? 30_000, maxProcesses: concurrency });
   const { header, finished, writer } = openResults(options);
   // A resumed run keeps the limit it was started with, unless one is given again.
   const limit = options.limit ?? header.limit;
   const difficulty = options.difficulty ?? header.difficulty;
-  const eligible = difficulty === undefined ? options.dataset.questions : options.dataset.questions.filter((question) => question.difficulty === difficulty);
+  const eligible =
+    difficulty === undefined
+      ? options.dataset.questions
+      : options.dataset.questions.filter((question) => question.difficulty === difficulty);
   const selected = limit === undefined ? eligible : eligible.slice(0, limit);
   const selectedIds = new Set(selected.map((question) => question.id));
   // A session that failed (model API, key, network) says nothing about the model: a resume runs
   // such questions again, and their new line supersedes the old one.
-  const results = new Map(finished.filter((result) => selectedIds.has(result.question_id) && result.status !== 'agent_error').map((result) => [result.question_id, result]));
+  const results = new Map(
+    finished
+      .filter((result) => selectedIds.has(result.question_id) && result.status !== 'agent_error')
+      .map((result) => [result.question_id, result]),
+  );
   const pending = selected.filter((question) => !results.has(question.id));
   const store = new SessionStore(options.sessionsDir);
-  const tally = { correct: [...results.values()].filter((result) => result.correct).length, cost: [...results.values()].reduce((sum, result) => sum + result.usage.cost_usd, 0) };
-  options.onEvent?.({ type: 'eval_start', total: selected.length, done: results.size, correct: tally.correct, cost_usd: tally.cost, concurrency, results_path: options.resultsPath });
+  const tally = {
+    correct: [...results.values()].filter((result) => result.correct).length,
+    cost: [...results.values()].reduce((sum, result) => sum + result.usage.cost_usd, 0),
+  };
+  options.onEvent?.({
+    type: 'eval_start',
+    total: selected.length,
+    done: results.size,
+    correct: tally.correct,
+    cost_usd: tally.cost,
+    concurrency,
+    results_path: options.resultsPath,
+  });
 
   // A failure of the runner itself (a session directory that cannot be made) stops the other
   // workers from taking new questions; those in flight finish and are recorded first.
@@ -153,7 +172,15 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
         results.set(result.question_id, result);
         if (result.correct) tally.correct += 1;
         tally.cost += result.usage.cost_usd;
-        options.onEvent?.({ type: 'question_end', result, done: results.size, total: selected.length, correct: tally.correct, accuracy: tally.correct / results.size, cost_usd: tally.cost });
+        options.onEvent?.({
+          type: 'question_end',
+          result,
+          done: results.size,
+          total: selected.length,
+          correct: tally.correct,
+          accuracy: tally.correct / results.size,
+          cost_usd: tally.cost,
+        });
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, pending.length)) }, worker));
@@ -162,40 +189,79 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
     await executor.close();
   }
   if (fatal !== undefined) throw fatal.error;
-  const ordered = selected.map((question) => results.get(question.id)).filter((result): result is SqlQuestionResult => result !== undefined);
+  const ordered = selected
+    .map((question) => results.get(question.id))
+    .filter((result): result is SqlQuestionResult => result !== undefined);
   const report = buildSqlEvalReport(header, ordered, { resultsPath: options.resultsPath, planned: selected.length });
   options.onEvent?.({ type: 'eval_end', report, interrupted: options.signal?.aborted === true });
   return report;
 }
 
-function openResults(options: SqlEvalOptions): { header: SqlRunHeader; finished: SqlQuestionResult[]; writer: SqlResultsWriter } {
+function openResults(options: SqlEvalOptions): {
+  header: SqlRunHeader;
+  finished: SqlQuestionResult[];
+  writer: SqlResultsWriter;
+} {
   if (options.resume === true) {
     const { header, results, wholeLength } = readSqlResults(options.resultsPath);
     if (header.dataset !== options.dataset.name) {
-      throw new ConfigError({ message: `${options.resultsPath} is a run of the dataset '${header.dataset}', not '${options.dataset.name}'. Resume it with --dataset ${header.dataset === 'chinook' ? 'chinook' : header.dataset_path}.` });
+      throw new ConfigError({
+        message: `${options.resultsPath} is a run of the dataset '${header.dataset}', not '${options.dataset.name}'. Resume it with --dataset ${header.dataset === 'chinook' ? 'chinook' : header.dataset_path}.`,
+      });
     }
     if (header.model !== options.model) {
-      throw new ConfigError({ message: `${options.resultsPath} is a run of the model '${header.model}', not '${options.model}': mixing models would make its accuracy meaningless. Resume it with --model ${header.model}, or start a new run.` });
+      throw new ConfigError({
+        message: `${options.resultsPath} is a run of the model '${header.model}', not '${options.model}': mixing models would make its accuracy meaningless. Resume it with --model ${header.model}, or start a new run.`,
+      });
     }
     const known = new Set(options.dataset.questions.map((question) => question.id));
     const stranger = results.find((result) => !known.has(result.question_id));
-    if (stranger !== undefined) throw new ConfigError({ message: `${options.resultsPath} has question ${stranger.question_id}, which the dataset ${options.dataset.path} does not: it belongs to another version of the dataset.` });
+    if (stranger !== undefined)
+      throw new ConfigError({
+        message: `${options.resultsPath} has question ${stranger.question_id}, which the dataset ${options.dataset.path} does not: it belongs to another version of the dataset.`,
+      });
     return { header, finished: results, writer: reopenSqlResultsFile(options.resultsPath, wholeLength) };
   }
-  const header: SqlRunHeader = { type: 'run', format: SQL_RESULTS_FORMAT, dataset: options.dataset.name, dataset_path: options.dataset.path, databases_dir: options.dataset.databasesDir, model: options.model, started_at: new Date().toISOString(), ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.difficulty === undefined ? {} : { difficulty: options.difficulty }) };
+  const header: SqlRunHeader = {
+    type: 'run',
+    format: SQL_RESULTS_FORMAT,
+    dataset: options.dataset.name,
+    dataset_path: options.dataset.path,
+    databases_dir: options.dataset.databasesDir,
+    model: options.model,
+    started_at: new Date().toISOString(),
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.difficulty === undefined ? {} : { difficulty: options.difficulty }),
+  };
   return { header, finished: [], writer: createSqlResultsFile(options.resultsPath, header) };
 }
 
-async function runQuestion(question: SqlQuestion, options: SqlEvalOptions, store: SessionStore, executor: SqlExecutor): Promise<SqlQuestionResult | undefined> {
+async function runQuestion(
+  question: SqlQuestion,
+  options: SqlEvalOptions,
+  store: SessionStore,
+  executor: SqlExecutor,
+): Promise<SqlQuestionResult | undefined> {
   const started = Date.now();
   const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
   const profile = builtinProfile('readonly')!;
   const workingDir = dirname(question.databasePath);
   const systemPrompt = options.systemPrompt ?? SQL_EVAL_SYSTEM_PROMPT;
   const budgets = options.budgets ?? { maxTurns: 20 };
-  const databaseEntry = { type: 'sqlite', path: question.databasePath, statement_timeout: Math.max(1, Math.ceil(queryTimeoutMs / 1000)) };
+  const databaseEntry = {
+    type: 'sqlite',
+    path: question.databasePath,
+    statement_timeout: Math.max(1, Math.ceil(queryTimeoutMs / 1000)),
+  };
   const { id, directory } = store.create({
-    config: { model: options.model, profile: profile.name, working_dir: workingDir, system_prompt: systemPrompt, databases: { [question.dbId]: databaseEntry }, budgets: budgetDocument(budgets) },
+    config: {
+      model: options.model,
+      profile: profile.name,
+      working_dir: workingDir,
+      system_prompt: systemPrompt,
+      databases: { [question.dbId]: databaseEntry },
+      budgets: budgetDocument(budgets),
+    },
     model: options.model,
     profile: profile.name,
     workingDir,
@@ -228,7 +294,9 @@ async function runQuestion(question: SqlQuestion, options: SqlEvalOptions, store
   let failure: string | undefined;
   try {
     // Should a tool still ask for approval of its own, the unattended run grants it.
-    run = await agent.createSession({ id, directory, approver: () => true }).run(sqlQuestionPrompt(question, { evidence: options.useEvidence !== false }), { signal: controller.signal });
+    run = await agent
+      .createSession({ id, directory, approver: () => true })
+      .run(sqlQuestionPrompt(question, { evidence: options.useEvidence !== false }), { signal: controller.signal });
   } catch (error) {
     failure = error instanceof Error ? error.message : String(error);
   } finally {
@@ -249,28 +317,87 @@ async function runQuestion(question: SqlQuestion, options: SqlEvalOptions, store
     session_id: id,
     trace_path: join(directory, 'trace.jsonl'),
     run_status: timedOut ? ('timeout' as const) : (run?.status ?? 'error'),
-    usage: { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cached_tokens: usage.cached_tokens, reasoning_tokens: usage.reasoning_tokens, cost_usd: usage.cost_usd },
+    usage: {
+      input_tokens: usage.input_tokens,
+      output_tokens: usage.output_tokens,
+      cached_tokens: usage.cached_tokens,
+      reasoning_tokens: usage.reasoning_tokens,
+      cost_usd: usage.cost_usd,
+    },
   };
-  const finish = (fields: Pick<SqlQuestionResult, 'status' | 'correct' | 'predicted_sql' | 'answer_source'> & { detail?: string }): SqlQuestionResult => ({ ...base, ...fields, duration_ms: Date.now() - started, finished_at: new Date().toISOString() });
+  const finish = (
+    fields: Pick<SqlQuestionResult, 'status' | 'correct' | 'predicted_sql' | 'answer_source'> & { detail?: string },
+  ): SqlQuestionResult => ({
+    ...base,
+    ...fields,
+    duration_ms: Date.now() - started,
+    finished_at: new Date().toISOString(),
+  });
 
   // The last submission counts even when the session then ran out of time or budget.
   const answer = extractSqlAnswer(run?.text ?? '', submit.submitted());
   if (answer === undefined) {
-    if (timedOut) return finish({ status: 'agent_timeout', correct: false, predicted_sql: null, answer_source: null, detail: `no answer within ${(options.questionTimeoutMs ?? 300_000) / 1000} s` });
-    if (failure !== undefined || run?.status === 'error') return finish({ status: 'agent_error', correct: false, predicted_sql: null, answer_source: null, detail: failure ?? run?.error?.message ?? 'the session failed' });
-    if (run?.status === 'limit') return finish({ status: 'limit', correct: false, predicted_sql: null, answer_source: null, detail: `a budget ended the session before an answer${run.limit === undefined ? '' : ` (${run.limit})`}` });
-    return finish({ status: 'no_answer', correct: false, predicted_sql: null, answer_source: null, detail: 'the agent neither called submit_sql nor ended its answer with a ```sql block' });
+    if (timedOut)
+      return finish({
+        status: 'agent_timeout',
+        correct: false,
+        predicted_sql: null,
+        answer_source: null,
+        detail: `no answer within ${(options.questionTimeoutMs ?? 300_000) / 1000} s`,
+      });
+    if (failure !== undefined || run?.status === 'error')
+      return finish({
+        status: 'agent_error',
+        correct: false,
+        predicted_sql: null,
+        answer_source: null,
+        detail: failure ?? run?.error?.message ?? 'the session failed',
+      });
+    if (run?.status === 'limit')
+      return finish({
+        status: 'limit',
+        correct: false,
+        predicted_sql: null,
+        answer_source: null,
+        detail: `a budget ended the session before an answer${run.limit === undefined ? '' : ` (${run.limit})`}`,
+      });
+    return finish({
+      status: 'no_answer',
+      correct: false,
+      predicted_sql: null,
+      answer_source: null,
+      detail: 'the agent neither called submit_sql nor ended its answer with a ```sql block',
+    });
   }
   const answered = { predicted_sql: answer.sql, answer_source: answer.source };
   const gold = await executor.run(question.databasePath, question.goldSql);
-  if (!gold.ok) return finish({ status: 'gold_error', correct: false, ...answered, detail: `gold query ${gold.kind === 'timeout' ? 'timed out' : 'failed'} (a dataset problem): ${gold.message}` });
+  if (!gold.ok)
+    return finish({
+      status: 'gold_error',
+      correct: false,
+      ...answered,
+      detail: `gold query ${gold.kind === 'timeout' ? 'timed out' : 'failed'} (a dataset problem): ${gold.message}`,
+    });
   const predicted = await executor.run(question.databasePath, answer.sql);
-  if (!predicted.ok) return finish({ status: predicted.kind === 'timeout' ? 'predicted_timeout' : 'predicted_error', correct: false, ...answered, detail: predicted.message });
+  if (!predicted.ok)
+    return finish({
+      status: predicted.kind === 'timeout' ? 'predicted_timeout' : 'predicted_error',
+      correct: false,
+      ...answered,
+      detail: predicted.message,
+    });
   const comparison = compareResultSets(predicted.rows, gold.rows, options.comparison);
-  return comparison.equal ? finish({ status: 'correct', correct: true, ...answered }) : finish({ status: 'incorrect', correct: false, ...answered, detail: comparison.reason ?? 'the rows differ' });
+  return comparison.equal
+    ? finish({ status: 'correct', correct: true, ...answered })
+    : finish({ status: 'incorrect', correct: false, ...answered, detail: comparison.reason ?? 'the rows differ' });
 }
 
 function budgetDocument(budgets: Budgets): Record<string, number> {
-  const entries = Object.entries({ max_turns: budgets.maxTurns, max_tokens: budgets.maxTokens, max_cost_usd: budgets.maxCostUsd, max_duration_ms: budgets.maxDurationMs });
+  const entries = Object.entries({
+    max_turns: budgets.maxTurns,
+    max_tokens: budgets.maxTokens,
+    max_cost_usd: budgets.maxCostUsd,
+    max_duration_ms: budgets.maxDurationMs,
+  });
   return Object.fromEntries(entries.filter((entry): entry is [string, number] => entry[1] !== undefined));
 }

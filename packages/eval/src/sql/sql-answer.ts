@@ -46,9 +46,16 @@ export function createSubmitSqlTool(): SubmitSqlTool {
     annotations: { readOnly: true },
     async handle({ arguments: { sql } }) {
       const cleaned = cleanSql(sql);
-      if (cleaned === '') return { content: 'The query is empty. Call submit_sql with the SQLite query that answers the question.', success: false };
+      if (cleaned === '')
+        return {
+          content: 'The query is empty. Call submit_sql with the SQLite query that answers the question.',
+          success: false,
+        };
       last = cleaned;
-      return { content: 'Query submitted for evaluation. Reply with a one-line final message; do not call more tools.', success: true };
+      return {
+        content: 'Query submitted for evaluation. Reply with a one-line final message; do not call more tools.',
+        success: true,
+      };
     },
   });
   return { tool, submitted: () => last };

@@ -27,7 +27,7 @@ const birdQuestion = {
 };
 
 describe('loadSqlDataset', () => {
-  it('loads BIRD\'s dev layout as is: a directory with dev.json and dev_databases/<db>/<db>.sqlite', () => {
+  it("loads BIRD's dev layout as is: a directory with dev.json and dev_databases/<db>/<db>.sqlite", () => {
     const directory = birdLayout([birdQuestion, { ...birdQuestion, question_id: 1, difficulty: 'moderate' }]);
     const dataset = loadSqlDataset(directory);
     expect(dataset.path).toBe(join(directory, 'dev.json'));
@@ -51,8 +51,12 @@ describe('loadSqlDataset', () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'rho-bird-questions-'));
     writeFileSync(join(elsewhere, 'mini_dev.json'), JSON.stringify([birdQuestion]));
     expect(() => loadSqlDataset(join(elsewhere, 'mini_dev.json'))).toThrow(/Database file not found/);
-    const dataset = loadSqlDataset(join(elsewhere, 'mini_dev.json'), { databasesDir: join(directory, 'dev_databases') });
-    expect(dataset.questions[0]!.databasePath).toBe(join(directory, 'dev_databases', 'california_schools', 'california_schools.sqlite'));
+    const dataset = loadSqlDataset(join(elsewhere, 'mini_dev.json'), {
+      databasesDir: join(directory, 'dev_databases'),
+    });
+    expect(dataset.questions[0]!.databasePath).toBe(
+      join(directory, 'dev_databases', 'california_schools', 'california_schools.sqlite'),
+    );
   });
 
   it('takes questions without evidence or difficulty (BIRD train has no difficulty)', () => {
@@ -68,7 +72,11 @@ describe('loadSqlDataset', () => {
 
   it.each([
     ['a missing database', [{ ...birdQuestion, db_id: 'financial' }], /Database file not found: .*financial\.sqlite/],
-    ['an unknown difficulty', [{ ...birdQuestion, difficulty: 'hard' }], /difficulty "hard" is not one of simple, moderate, challenging/],
+    [
+      'an unknown difficulty',
+      [{ ...birdQuestion, difficulty: 'hard' }],
+      /difficulty "hard" is not one of simple, moderate, challenging/,
+    ],
     ['a duplicate id', [birdQuestion, birdQuestion], /question_id 0 appears twice/],
     ['a missing SQL', [{ ...birdQuestion, SQL: undefined }], /item 0: missing 'SQL'/],
     ['a db_id that is a path', [{ ...birdQuestion, db_id: '../x' }], /is not a plain name/],

@@ -64,31 +64,47 @@ export function loadSqlDataset(source: string, options: LoadSqlDatasetOptions = 
   const bundled = (BUNDLED_SQL_DATASETS as readonly string[]).includes(source);
   const target = bundled ? bundledSqlDatasetDir(source as (typeof BUNDLED_SQL_DATASETS)[number]) : resolve(source);
   if (!existsSync(target)) {
-    throw new ConfigError({ message: `Dataset not found: ${target}. Pass ${BUNDLED_SQL_DATASETS.join(' or ')}, a directory in BIRD's dev layout (dev.json and dev_databases/), or a questions JSON file.` });
+    throw new ConfigError({
+      message: `Dataset not found: ${target}. Pass ${BUNDLED_SQL_DATASETS.join(' or ')}, a directory in BIRD's dev layout (dev.json and dev_databases/), or a questions JSON file.`,
+    });
   }
   let file = target;
   if (statSync(target).isDirectory()) {
     file = join(target, 'dev.json');
-    if (!existsSync(file)) throw new ConfigError({ message: `No dev.json in ${target}. A dataset directory holds dev.json (the questions) and dev_databases/<db_id>/<db_id>.sqlite, as BIRD's dev set does; or pass the questions file itself.` });
+    if (!existsSync(file))
+      throw new ConfigError({
+        message: `No dev.json in ${target}. A dataset directory holds dev.json (the questions) and dev_databases/<db_id>/<db_id>.sqlite, as BIRD's dev set does; or pass the questions file itself.`,
+      });
   }
   const databasesDir = resolve(options.databasesDir ?? join(dirname(file), 'dev_databases'));
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new ConfigError({ message: `Cannot read the questions in ${file}: ${error instanceof Error ? error.message : String(error)}. It must be a JSON array of BIRD questions.`, cause: error });
+    throw new ConfigError({
+      message: `Cannot read the questions in ${file}: ${error instanceof Error ? error.message : String(error)}. It must be a JSON array of BIRD questions.`,
+      cause: error,
+    });
   }
-  if (!Array.isArray(parsed)) throw new ConfigError({ message: `${file} must hold a JSON array of questions ({question_id, db_id, question, evidence, SQL, difficulty}).` });
+  if (!Array.isArray(parsed))
+    throw new ConfigError({
+      message: `${file} must hold a JSON array of questions ({question_id, db_id, question, evidence, SQL, difficulty}).`,
+    });
   const seen = new Set<string>();
   const questions = parsed.map((item: unknown, index) => {
     const question = parseQuestion(item, index, file, databasesDir);
-    if (seen.has(question.id)) throw new ConfigError({ message: `${file}: question_id ${question.id} appears twice (item ${index}); ids must be unique so results can be resumed and compared.` });
+    if (seen.has(question.id))
+      throw new ConfigError({
+        message: `${file}: question_id ${question.id} appears twice (item ${index}); ids must be unique so results can be resumed and compared.`,
+      });
     seen.add(question.id);
     return question;
   });
   const missing = [...new Set(questions.map((question) => question.databasePath))].filter((path) => !existsSync(path));
   if (missing.length > 0) {
-    throw new ConfigError({ message: `Database file${missing.length > 1 ? 's' : ''} not found: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}. Each db_id needs <databases dir>/<db_id>/<db_id>.sqlite (BIRD's dev_databases layout); pass the folder with --db-dir if it is elsewhere.` });
+    throw new ConfigError({
+      message: `Database file${missing.length > 1 ? 's' : ''} not found: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}. Each db_id needs <databases dir>/<db_id>/<db_id>.sqlite (BIRD's dev_databases layout); pass the folder with --db-dir if it is elsewhere.`,
+    });
   }
   const name = bundled ? source : basename(dirname(file)) || basename(file);
   return { name, path: file, databasesDir, questions };
@@ -96,7 +112,10 @@ export function loadSqlDataset(source: string, options: LoadSqlDatasetOptions = 
 
 function parseQuestion(item: unknown, index: number, file: string, databasesDir: string): SqlQuestion {
   const where = `${file}, item ${index}`;
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new ConfigError({ message: `${where}: a question must be an object with question_id, db_id, question and SQL.` });
+  if (typeof item !== 'object' || item === null || Array.isArray(item))
+    throw new ConfigError({
+      message: `${where}: a question must be an object with question_id, db_id, question and SQL.`,
+    });
   const record = item as Record<string, unknown>;
   const text = (key: string, required: boolean): string => {
     const value = record[key];
@@ -104,17 +123,24 @@ function parseQuestion(item: unknown, index: number, file: string, databasesDir:
       if (required) throw new ConfigError({ message: `${where}: missing '${key}'.` });
       return '';
     }
-    if (typeof value !== 'string') throw new ConfigError({ message: `${where}: '${key}' must be a string (got ${typeof value}).` });
+    if (typeof value !== 'string')
+      throw new ConfigError({ message: `${where}: '${key}' must be a string (got ${typeof value}).` });
     if (required && value.trim() === '') throw new ConfigError({ message: `${where}: '${key}' is empty.` });
     return value;
   };
   const rawId = record.question_id ?? index;
-  if (typeof rawId !== 'number' && typeof rawId !== 'string') throw new ConfigError({ message: `${where}: 'question_id' must be a number or a string.` });
+  if (typeof rawId !== 'number' && typeof rawId !== 'string')
+    throw new ConfigError({ message: `${where}: 'question_id' must be a number or a string.` });
   const dbId = text('db_id', true);
-  if (!/^[\w.-]+$/.test(dbId) || dbId.startsWith('.')) throw new ConfigError({ message: `${where}: db_id ${JSON.stringify(dbId)} is not a plain name (letters, digits, _ . -).` });
+  if (!/^[\w.-]+$/.test(dbId) || dbId.startsWith('.'))
+    throw new ConfigError({
+      message: `${where}: db_id ${JSON.stringify(dbId)} is not a plain name (letters, digits, _ . -).`,
+    });
   const difficulty = text('difficulty', false);
   if (difficulty !== '' && !(SQL_DIFFICULTIES as readonly string[]).includes(difficulty)) {
-    throw new ConfigError({ message: `${where}: difficulty ${JSON.stringify(difficulty)} is not one of ${SQL_DIFFICULTIES.join(', ')}.` });
+    throw new ConfigError({
+      message: `${where}: difficulty ${JSON.stringify(difficulty)} is not one of ${SQL_DIFFICULTIES.join(', ')}.`,
+    });
   }
   return {
     id: String(rawId),

@@ -76,12 +76,19 @@ export interface SqlEvalReport {
 const DIFFICULTY_ORDER = ['simple', 'moderate', 'challenging'];
 
 /** Builds the report of a run from its results. */
-export function buildSqlEvalReport(header: SqlRunHeader, unordered: readonly SqlQuestionResult[], options: { resultsPath: string; planned?: number }): SqlEvalReport {
+export function buildSqlEvalReport(
+  header: SqlRunHeader,
+  unordered: readonly SqlQuestionResult[],
+  options: { resultsPath: string; planned?: number },
+): SqlEvalReport {
   // Results are written as questions finish; reports list them by id, so two reports of the
   // same results (one returned by the run, one rebuilt from its file) are equal.
   const results = [...unordered].sort((a, b) => a.question_id.localeCompare(b.question_id, 'en', { numeric: true }));
   const planned = options.planned ?? results.length;
-  const statuses = Object.fromEntries(SQL_RESULT_STATUSES.map((status) => [status, 0])) as Record<SqlResultStatus, number>;
+  const statuses = Object.fromEntries(SQL_RESULT_STATUSES.map((status) => [status, 0])) as Record<
+    SqlResultStatus,
+    number
+  >;
   const usage: SqlEvalUsage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0 };
   const groups = new Map<string, SqlQuestionResult[]>();
   let questionTime = 0;
@@ -96,7 +103,8 @@ export function buildSqlEvalReport(header: SqlRunHeader, unordered: readonly Sql
     groups.set(result.difficulty, [...(groups.get(result.difficulty) ?? []), result]);
   }
   usage.cost_usd = Math.round(usage.cost_usd * 1e8) / 1e8;
-  const rank = (label: string) => (DIFFICULTY_ORDER.includes(label) ? DIFFICULTY_ORDER.indexOf(label) : DIFFICULTY_ORDER.length);
+  const rank = (label: string) =>
+    DIFFICULTY_ORDER.includes(label) ? DIFFICULTY_ORDER.indexOf(label) : DIFFICULTY_ORDER.length;
   const labels = [...groups.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return {
     format: SQL_REPORT_FORMAT,
@@ -125,7 +133,12 @@ export function buildSqlEvalReport(header: SqlRunHeader, unordered: readonly Sql
         session_id: result.session_id,
         trace_path: result.trace_path,
       })),
-    questions: results.map((result) => ({ question_id: result.question_id, difficulty: result.difficulty, status: result.status, correct: result.correct })),
+    questions: results.map((result) => ({
+      question_id: result.question_id,
+      difficulty: result.difficulty,
+      status: result.status,
+      correct: result.correct,
+    })),
   };
 }
 
@@ -139,7 +152,10 @@ function accuracyOf(results: readonly SqlQuestionResult[]): SqlAccuracy {
  * (whose report is rebuilt from its lines).
  */
 export function loadSqlEvalReport(path: string): SqlEvalReport {
-  if (!existsSync(path)) throw new ConfigError({ message: `Report not found: ${path}. Pass a report JSON or a results JSONL written by rho eval sql.` });
+  if (!existsSync(path))
+    throw new ConfigError({
+      message: `Report not found: ${path}. Pass a report JSON or a results JSONL written by rho eval sql.`,
+    });
   const text = readFileSync(path, 'utf8');
   const firstLine = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
   try {
@@ -172,22 +188,37 @@ export function formatPercent(value: number): string {
 /** A plain-text table of a report: accuracy by difficulty, statuses, usage and the failures. */
 export function formatSqlEvalReport(report: SqlEvalReport, options: { failures?: number } = {}): string {
   const lines: string[] = [];
-  lines.push(`rho eval sql: ${report.dataset} with ${report.model}${report.complete ? '' : ` (incomplete: ${report.overall.total} of ${report.planned} questions)`}`);
+  lines.push(
+    `rho eval sql: ${report.dataset} with ${report.model}${report.complete ? '' : ` (incomplete: ${report.overall.total} of ${report.planned} questions)`}`,
+  );
   lines.push('');
-  const rows = [['difficulty', 'questions', 'correct', 'accuracy'], ...Object.entries(report.by_difficulty).map(([label, accuracy]) => [label, String(accuracy.total), String(accuracy.correct), formatPercent(accuracy.accuracy)]), ['overall', String(report.overall.total), String(report.overall.correct), formatPercent(report.overall.accuracy)]];
+  const rows = [
+    ['difficulty', 'questions', 'correct', 'accuracy'],
+    ...Object.entries(report.by_difficulty).map(([label, accuracy]) => [
+      label,
+      String(accuracy.total),
+      String(accuracy.correct),
+      formatPercent(accuracy.accuracy),
+    ]),
+    ['overall', String(report.overall.total), String(report.overall.correct), formatPercent(report.overall.accuracy)],
+  ];
   lines.push(...table(rows, [false, true, true, true]));
   lines.push('');
   const counted = Object.entries(report.statuses).filter(([, count]) => count > 0);
   lines.push(`outcomes: ${counted.map(([status, count]) => `${status} ${count}`).join(', ') || 'none'}`);
   const usage = report.usage;
-  lines.push(`tokens: ${usage.input_tokens} in (${usage.cached_tokens} cached), ${usage.output_tokens} out (${usage.reasoning_tokens} reasoning); cost $${usage.cost_usd.toFixed(4)}`);
+  lines.push(
+    `tokens: ${usage.input_tokens} in (${usage.cached_tokens} cached), ${usage.output_tokens} out (${usage.reasoning_tokens} reasoning); cost $${usage.cost_usd.toFixed(4)}`,
+  );
   lines.push(`results: ${report.results_path}`);
   const limit = options.failures ?? 20;
   if (report.failures.length > 0) {
     lines.push('');
     lines.push(`failures (${report.failures.length}${report.failures.length > limit ? `, first ${limit}` : ''}):`);
     for (const failure of report.failures.slice(0, limit)) {
-      lines.push(`- [${failure.question_id}] ${failure.difficulty} ${failure.status}: ${oneLine(failure.question, 100)}`);
+      lines.push(
+        `- [${failure.question_id}] ${failure.difficulty} ${failure.status}: ${oneLine(failure.question, 100)}`,
+      );
       if (failure.detail !== undefined) lines.push(`    why:       ${oneLine(failure.detail, 160)}`);
       lines.push(`    predicted: ${failure.predicted_sql === null ? '(none)' : oneLine(failure.predicted_sql, 160)}`);
       lines.push(`    gold:      ${oneLine(failure.gold_sql, 160)}`);

@@ -19,8 +19,18 @@ afterEach(async () => {
 describe('createSqlExecutor', () => {
   it('returns columns and rows with exact integers, reals, text and NULLs', async () => {
     executor = createSqlExecutor();
-    const outcome = await executor.run(chinook, 'SELECT CustomerId, Company, Country, 1.5 AS half FROM Customer WHERE CustomerId IN (1, 2) ORDER BY CustomerId');
-    expect(outcome).toEqual({ ok: true, columns: ['CustomerId', 'Company', 'Country', 'half'], rows: [[1n, 'Embraer - Empresa Brasileira de Aeronáutica S.A.', 'Brazil', 1.5], [2n, null, 'Germany', 1.5]] });
+    const outcome = await executor.run(
+      chinook,
+      'SELECT CustomerId, Company, Country, 1.5 AS half FROM Customer WHERE CustomerId IN (1, 2) ORDER BY CustomerId',
+    );
+    expect(outcome).toEqual({
+      ok: true,
+      columns: ['CustomerId', 'Company', 'Country', 'half'],
+      rows: [
+        [1n, 'Embraer - Empresa Brasileira de Aeronáutica S.A.', 'Brazil', 1.5],
+        [2n, null, 'Germany', 1.5],
+      ],
+    });
   });
 
   it('runs read-only: writes, pragmas that write and a second statement are refused, and the file is unchanged', async () => {
@@ -29,7 +39,13 @@ describe('createSqlExecutor', () => {
     copyFileSync(chinook, copy);
     const before = readFileSync(copy);
     executor = createSqlExecutor();
-    for (const sql of ['DELETE FROM Artist', "UPDATE Artist SET Name = 'x'", 'CREATE TABLE t (x)', 'SELECT 1; DELETE FROM Artist', 'DROP TABLE Artist']) {
+    for (const sql of [
+      'DELETE FROM Artist',
+      "UPDATE Artist SET Name = 'x'",
+      'CREATE TABLE t (x)',
+      'SELECT 1; DELETE FROM Artist',
+      'DROP TABLE Artist',
+    ]) {
       const outcome = await executor.run(copy, sql);
       expect(outcome.ok, sql).toBe(false);
     }
@@ -37,7 +53,7 @@ describe('createSqlExecutor', () => {
     expect(readFileSync(copy).equals(before)).toBe(true);
   });
 
-  it('reports an SQL error with SQLite\'s message', async () => {
+  it("reports an SQL error with SQLite's message", async () => {
     executor = createSqlExecutor();
     const outcome = await executor.run(chinook, 'SELECT nope FROM Artist');
     expect(outcome).toEqual({ ok: false, kind: 'error', message: expect.stringContaining('no such column: nope') });
@@ -45,7 +61,10 @@ describe('createSqlExecutor', () => {
 
   it('ends a query that outlives its timeout by killing its process, and the next query still runs', async () => {
     executor = createSqlExecutor({ timeoutMs: 300, maxProcesses: 1 });
-    const [endless, after] = await Promise.all([executor.run(chinook, ENDLESS), executor.run(chinook, 'SELECT COUNT(*) FROM Genre')]);
+    const [endless, after] = await Promise.all([
+      executor.run(chinook, ENDLESS),
+      executor.run(chinook, 'SELECT COUNT(*) FROM Genre'),
+    ]);
     expect(endless).toEqual({ ok: false, kind: 'timeout', message: 'the query ran longer than 0.3 s' });
     expect(after).toEqual({ ok: true, columns: ['COUNT(*)'], rows: [[25n]] });
   });
@@ -59,12 +78,24 @@ describe('createSqlExecutor', () => {
 
   it('runs more queries than processes, each with its own answer', async () => {
     executor = createSqlExecutor({ maxProcesses: 2 });
-    const outcomes = await Promise.all([1, 2, 3, 4, 5].map((id) => executor!.run(chinook, `SELECT Name FROM Genre WHERE GenreId = ${id}`)));
-    expect(outcomes.map((outcome) => (outcome.ok ? outcome.rows[0]?.[0] : outcome.message))).toEqual(['Rock', 'Jazz', 'Metal', 'Alternative & Punk', 'Rock And Roll']);
+    const outcomes = await Promise.all(
+      [1, 2, 3, 4, 5].map((id) => executor!.run(chinook, `SELECT Name FROM Genre WHERE GenreId = ${id}`)),
+    );
+    expect(outcomes.map((outcome) => (outcome.ok ? outcome.rows[0]?.[0] : outcome.message))).toEqual([
+      'Rock',
+      'Jazz',
+      'Metal',
+      'Alternative & Punk',
+      'Rock And Roll',
+    ]);
   });
 
   it('refuses a result larger than maxRows', async () => {
     executor = createSqlExecutor({ maxRows: 10 });
-    expect(await executor.run(chinook, 'SELECT * FROM Track')).toEqual({ ok: false, kind: 'error', message: 'the query returned more than 10 rows' });
+    expect(await executor.run(chinook, 'SELECT * FROM Track')).toEqual({
+      ok: false,
+      kind: 'error',
+      message: 'the query returned more than 10 rows',
+    });
   });
 });

@@ -7,8 +7,7 @@ import { QUERY_WORKER_SOURCE } from './internal/query-worker-source.js';
 
 /** The outcome of one query run by a {@link SqlExecutor}. */
 export type SqlQueryOutcome =
-  | { ok: true; columns: string[]; rows: SqlValue[][] }
-  | { ok: false; kind: 'timeout' | 'error'; message: string };
+  { ok: true; columns: string[]; rows: SqlValue[][] } | { ok: false; kind: 'timeout' | 'error'; message: string };
 
 /** Options of {@link createSqlExecutor}. */
 export interface SqlExecutorOptions {
@@ -44,7 +43,10 @@ function resolveBetterSqlite(): string {
   try {
     return createRequire(import.meta.url).resolve('better-sqlite3');
   } catch (error) {
-    throw new ConfigError({ message: `Evaluating SQL needs SQLite: install better-sqlite3 next to rho (npm install better-sqlite3), or use Node 24 or newer, which has node:sqlite. (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`, cause: error });
+    throw new ConfigError({
+      message: `Evaluating SQL needs SQLite: install better-sqlite3 next to rho (npm install better-sqlite3), or use Node 24 or newer, which has node:sqlite. (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+      cause: error,
+    });
   }
 }
 
@@ -62,12 +64,15 @@ export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor
   const maxRows = options.maxRows ?? 200_000;
   const workers = new Set<Worker>();
   const waiting: ((worker: Worker) => void)[] = [];
- let nextId = 0;
+  let nextId = 0;
   let closed = false;
   const betterSqlitePath = resolveBetterSqlite();
 
   function spawnWorker(): Worker {
-    const child = spawn(process.execPath, ['-e', QUERY_WORKER_SOURCE, betterSqlitePath], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    const child = spawn(process.execPath, ['-e', QUERY_WORKER_SOURCE, betterSqlitePath], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
     // Drained so a chatty process cannot block on a full pipe; kept for error messages.
     child.stderr?.resume();
     const ready = new Promise<boolean>((resolve) => {
@@ -127,7 +132,11 @@ export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor
       // The timeout is the query's own: it starts once the process can run it.
       if (!(await worker.ready)) {
         release(worker, false);
-        return { ok: false, kind: 'error', message: 'the query process could not start SQLite (is better-sqlite3 installed?)' };
+        return {
+          ok: false,
+          kind: 'error',
+          message: 'the query process could not start SQLite (is better-sqlite3 installed?)',
+        };
       }
       return new Promise<SqlQueryOutcome>((resolve) => {
         const { child } = worker;
@@ -141,28 +150,54 @@ export function createSqlExecutor(options: SqlExecutorOptions = {}): SqlExecutor
           release(worker, alive);
           resolve(outcome);
         };
-        const onMessage = (message: { id: number; ok: boolean; columns?: string[]; rows?: SqlValue[][]; message?: string }) => {
+        const onMessage = (message: {
+          id: number;
+          ok: boolean;
+          columns?: string[];
+          rows?: SqlValue[][];
+          message?: string;
+        }) => {
           if (message.id !== id) return;
-          finish(message.ok ? { ok: true, columns: message.columns ?? [], rows: message.rows ?? [] } : { ok: false, kind: 'error', message: message.message ?? 'unknown error' }, true);
+          finish(
+            message.ok
+              ? { ok: true, columns: message.columns ?? [], rows: message.rows ?? [] }
+              : { ok: false, kind: 'error', message: message.message ?? 'unknown error' },
+            true,
+          );
         };
         const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-          finish({ ok: false, kind: 'error', message: `the query process ended (${signal ?? `exit code ${code}`}) before answering` }, false);
+          finish(
+            {
+              ok: false,
+              kind: 'error',
+              message: `the query process ended (${signal ?? `exit code ${code}`}) before answering`,
+            },
+            false,
+          );
         };
-        const timer = setTimeout(() => finish({ ok: false, kind: 'timeout', message: `the query ran longer than ${timeoutMs / 1000} s` }, false), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            finish({ ok: false, kind: 'timeout', message: `the query ran longer than ${timeoutMs / 1000} s` }, false),
+          timeoutMs,
+        );
         child.on('message', onMessage);
         child.once('exit', onExit);
         child.send({ id, path, sql, maxRows }, (error) => {
-          if (error !== null) finish({ ok: false, kind: 'error', message: `cannot reach the query process: ${error.message}` }, false);
+          if (error !== null)
+            finish({ ok: false, kind: 'error', message: `cannot reach the query process: ${error.message}` }, false);
         });
       });
     },
     async close() {
       closed = true;
-      const exits = [...workers].map((worker) => new Promise<void>((resolve) => {
-        if (worker.child.exitCode !== null || worker.child.signalCode !== null) return resolve();
-        worker.child.once('exit', () => resolve());
-        worker.child.kill('SIGKILL');
-      }));
+      const exits = [...workers].map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.child.exitCode !== null || worker.child.signalCode !== null) return resolve();
+            worker.child.once('exit', () => resolve());
+            worker.child.kill('SIGKILL');
+          }),
+      );
       workers.clear();
       await Promise.all(exits);
     },

@@ -15,10 +15,29 @@ export const SQL_RESULTS_FORMAT = 'rho-sql-eval/1';
  * (model API, internal). `agent_timeout`: the question's time ran out before an answer.
  * `limit`: a budget (turns, tokens, cost) ended the session before an answer.
  */
-export type SqlResultStatus = 'correct' | 'incorrect' | 'no_answer' | 'predicted_error' | 'predicted_timeout' | 'gold_error' | 'agent_error' | 'agent_timeout' | 'limit';
+export type SqlResultStatus =
+  | 'correct'
+  | 'incorrect'
+  | 'no_answer'
+  | 'predicted_error'
+  | 'predicted_timeout'
+  | 'gold_error'
+  | 'agent_error'
+  | 'agent_timeout'
+  | 'limit';
 
 /** Every {@link SqlResultStatus}, in report order. */
-export const SQL_RESULT_STATUSES: readonly SqlResultStatus[] = ['correct', 'incorrect', 'no_answer', 'predicted_error', 'predicted_timeout', 'agent_timeout', 'limit', 'agent_error', 'gold_error'];
+export const SQL_RESULT_STATUSES: readonly SqlResultStatus[] = [
+  'correct',
+  'incorrect',
+  'no_answer',
+  'predicted_error',
+  'predicted_timeout',
+  'agent_timeout',
+  'limit',
+  'agent_error',
+  'gold_error',
+];
 
 /** Token and cost totals. */
 export interface SqlEvalUsage {
@@ -123,7 +142,9 @@ export function readSqlResults(path: string): SqlResultsContent {
     try {
       records.push(JSON.parse(line));
     } catch {
-      throw new ConfigError({ message: `${path}, line ${index + 1}: not a JSON record. Is this a results file written by rho eval sql?` });
+      throw new ConfigError({
+        message: `${path}, line ${index + 1}: not a JSON record. Is this a results file written by rho eval sql?`,
+      });
     }
   });
   if (tail.trim() !== '') {
@@ -136,7 +157,9 @@ export function readSqlResults(path: string): SqlResultsContent {
   }
   const [header, ...rest] = records as [SqlRunHeader | undefined, ...SqlQuestionResult[]];
   if (header === undefined || header.type !== 'run' || header.format !== SQL_RESULTS_FORMAT) {
-    throw new ConfigError({ message: `${path} does not start with a '${SQL_RESULTS_FORMAT}' run line: it is not a results file written by rho eval sql.` });
+    throw new ConfigError({
+      message: `${path} does not start with a '${SQL_RESULTS_FORMAT}' run line: it is not a results file written by rho eval sql.`,
+    });
   }
   const byId = new Map<string, SqlQuestionResult>();
   for (const record of rest) {
@@ -160,8 +183,14 @@ export function createSqlResultsFile(path: string, header: SqlRunHeader): SqlRes
     descriptor = openSync(path, 'wx');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new ConfigError({ message: `${path} already exists. Continue it with --resume ${path}, or choose another --output.` });
-    throw new ConfigError({ message: `Cannot create ${path}: ${(error as Error).message}. Check that its directory exists and is writable.`, cause: error });
+    if (code === 'EEXIST')
+      throw new ConfigError({
+        message: `${path} already exists. Continue it with --resume ${path}, or choose another --output.`,
+      });
+    throw new ConfigError({
+      message: `Cannot create ${path}: ${(error as Error).message}. Check that its directory exists and is writable.`,
+      cause: error,
+    });
   }
   return writer(descriptor, header);
 }
@@ -172,7 +201,8 @@ export function reopenSqlResultsFile(path: string, wholeLength: number): SqlResu
   const descriptor = openSync(path, 'a+');
   // A last record whole but for its newline (the crash came between the two) gets one first.
   const last = Buffer.alloc(1);
-  if (wholeLength > 0 && readSync(descriptor, last, 0, 1, wholeLength - 1) === 1 && last[0] !== 0x0a) writeSync(descriptor, '\n');
+  if (wholeLength > 0 && readSync(descriptor, last, 0, 1, wholeLength - 1) === 1 && last[0] !== 0x0a)
+    writeSync(descriptor, '\n');
   return writer(descriptor);
 }
 

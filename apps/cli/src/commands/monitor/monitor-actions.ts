@@ -1,26 +1,18 @@
-import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
-import { FileOperatorChannel, SessionStore } from '@rho/core';
-import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
-import { UsageError } from '../../exit-codes.js';
+import { FileOperatorChannel, SessionStore, State } from '@rho/core';
+import { ACTIVE_STATUSES, isKnownRecord, listSessions, readMonitoredSession } from '@rho/monitor';
+import { EXIT, UsageError } from '../../exit-codes.js';
+import { formatCost } from '../../format.js';
+import { createEventRenderer } from '../../render.js';
 import type { MonitorIo } from './monitor-io.js';
 import { formatSessionTable } from './session-table.js';
-import { createWatchRenderer } from './watch-renderer.js';
 import { watchWithChildren } from './watch-with-children.js';
-
-/** Exit codes of the monitor commands (DESIGN.md): 0 done, 2 bad input. */
-export const MONITOR_EXIT = { ok: 0, badInput: 2 } as const;
 
 /** Throws a UsageError (exit 2) when `directory` was given explicitly and is not a directory. */
 export function requireDirectory(directory: string, explicit: boolean): void {
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(directory).isDirectory();
-  } catch {
-    isDirectory = false;
-  }
-  if (!isDirectory && explicit) throw new UsageError({ message: `Not a sessions directory: ${directory}. Pass the directory that holds the session folders (default: $RHO_HOME/sessions).` });
+  if (!isDirectory(directory) && explicit) throw new UsageError({ message: `Not a sessions directory: ${directory}. Pass the directory that holds the session folders (default: $RHO_HOME/sessions).` });
 }
 
 /**
@@ -38,21 +30,21 @@ export function psAction(directory: string, options: { json: boolean; limit?: nu
     const chosen = options.limit === undefined ? all : all.slice(0, options.limit);
     const chosenLegacy = options.limit === undefined ? legacy : legacy.slice(0, options.limit);
     io.out(`${JSON.stringify([...chosen.map(toJson), ...chosenLegacy.map((session) => ({ ...toJson(session), source: 'rho-agent' }))])}\n`);
-    return MONITOR_EXIT.ok;
+    return EXIT.completed;
   }
   if (legacy.length > 0) {
-    if (all.length === 0) io.out(`No sessions found in ${directory}\n`);
+    if (all.length === 0) io.out(`No sessions in ${directory} yet; run a task first.\n`);
     else psTable(all, options.limit, io);
     io.out(`\nSessions of rho-agent (${legacyDirectory}):\n`);
     psTable(legacy, options.limit, io);
-    return MONITOR_EXIT.ok;
+    return EXIT.completed;
   }
   if (all.length === 0) {
-    io.out(`No sessions found in ${directory}\n`);
-    return MONITOR_EXIT.ok;
+    io.out(`No sessions in ${directory} yet; run a task first.\n`);
+    return EXIT.completed;
   }
   psTable(all, options.limit, io);
-  return MONITOR_EXIT.ok;
+  return EXIT.completed;
 }
 
 function isDirectory(path: string): boolean {
@@ -67,10 +59,30 @@ function isDirectory(path: string): boolean {
 function psTable(all: MonitoredSession[], limit: number | undefined, io: MonitorIo): void {
   const shown = all.filter((session, index) => index < (limit ?? all.length) || ACTIVE_STATUSES.has(session.status));
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  io.out(`${formatSessionTable(shown, { color: io.color, width })}\n`);
+  io.out(`${formatSessionTable(shown, { color: io.color, width, costs: liveCosts(shown) })}\n`);
   if (shown.length < all.length) io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
   // Sessions that cannot be read are listed (status unknown), and why is said here.
   for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
+}
+
+/**
+ * The cost of each active session so far, summed from its trace (meta.json has it only once a run
+ * ends): `$0.0123`, `unknown` when no call was priced, `$0.0123 + unpriced` when some were not.
+ */
+function liveCosts(sessions: readonly MonitoredSession[]): Map<string, string> {
+  const costs = new Map<string, string>();
+  for (const session of sessions) {
+    if (!ACTIVE_STATUSES.has(session.status)) continue;
+    try {
+      const usage = State.fromJsonl(readFileSync(join(session.directory, 'trace.jsonl'))).usage;
+      // No model call has ended yet: nothing is known.
+      if (usage.input_tokens + usage.output_tokens === 0 && (usage.unpriced_calls ?? 0) === 0) continue;
+      costs.set(session.id, formatCost(usage).replace('cost unknown', 'unknown'));
+    } catch {
+      // An unreadable trace keeps meta.json's figure.
+    }
+  }
+  return costs;
 }
 
 /** A listed session in `ps --json`: the meta.json field names (snake_case), plus the live status. */
@@ -98,7 +110,14 @@ function toJson(session: MonitoredSession): Record<string, unknown> {
 /** `watch`: renders the session's events until its run ends (or forever with `follow`), or until `signal` aborts. */
 export async function watchAction(directory: string, prefix: string, options: { json: boolean; follow: boolean; fromStart: boolean; signal?: AbortSignal }, io: MonitorIo): Promise<number> {
   const target = new SessionStore(directory).lookup(prefix);
-  const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : createWatchRenderer(io.out, io.color);
+  const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
+  const replay = (write: (text: string) => void) => {
+    const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width });
+    return (record: RawTraceRecord) => {
+      if (isKnownRecord(record)) renderer(record);
+    };
+  };
+  const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : replay(io.out);
   // Child sessions (delegate) are shown under their parent: indented, or tagged in JSON.
   const childRenderers = new Map<string, (record: RawTraceRecord) => void>();
   const renderChild = (childId: string, record: RawTraceRecord) => {
@@ -109,7 +128,7 @@ export async function watchAction(directory: string, prefix: string, options: { 
     let renderer = childRenderers.get(childId);
     if (renderer === undefined) {
       const prefix = `  ┆ ${childId.slice(0, 8)} `;
-      renderer = createWatchRenderer((text) => io.out(text.split('\n').map((line) => (line === '' ? line : `${prefix}${line}`)).join('\n')), io.color);
+      renderer = replay((text) => io.out(text.split('\n').map((line) => (line === '' ? line : `${prefix}${line}`)).join('\n')));
       childRenderers.set(childId, renderer);
     }
     renderer(record);
@@ -121,11 +140,11 @@ export async function watchAction(directory: string, prefix: string, options: { 
   }
   if (options.signal?.aborted === true) {
     if (!options.json) io.err('Stopped watching.\n');
-    return MONITOR_EXIT.ok;
+    return EXIT.completed;
   }
   const session = readMonitoredSession(target.directory, {}, false);
   if (!options.json) io.err(`Session ${target.id} ${session?.status === 'dead' ? `is dead: ${session.deadReason ?? 'its process is gone'}` : `ended (${session?.status ?? 'unknown'})`}\n`);
-  return MONITOR_EXIT.ok;
+  return EXIT.completed;
 }
 
 /** Which control request. */
@@ -156,14 +175,14 @@ export async function controlAction(kind: ControlKind, directory: string, target
       changed += 1;
       io.out(`${kind}: ${id}\n`);
     } else if (!all) {
-      io.out(kind === 'resume' ? `${id}: not paused\n` : `${id}: ${kind} already requested\n`);
+      io.out(kind === 'resume' ? `${id}: not paused (${session?.status ?? 'unknown'}); nothing to unpause.${live ? '' : ` To continue it with a new task: rho --resume ${id} "task"`}\n` : `${id}: ${kind} already requested\n`);
     }
   }
   if (all) {
     const noun = kind === 'resume' ? 'paused sessions to resume' : `running sessions to ${kind}`;
     io.out(changed === 0 ? `No ${noun}\n` : `Sent ${kind} to ${changed} session${changed === 1 ? '' : 's'}\n`);
   }
-  return MONITOR_EXIT.ok;
+  return EXIT.completed;
 }
 
 /** `directive`: queues an instruction for one session; it reaches the model before its next call. */
@@ -174,5 +193,5 @@ export async function directiveAction(directory: string, prefix: string, text: s
   const session = readMonitoredSession(target.directory, {}, false);
   const live = session !== undefined && ACTIVE_STATUSES.has(session.status);
   io.out(live ? `directive queued for ${target.id}\n` : `directive queued for ${target.id} (${session?.status ?? 'unknown'}: it is delivered when the session is resumed)\n`);
-  return MONITOR_EXIT.ok;
+  return EXIT.completed;
 }

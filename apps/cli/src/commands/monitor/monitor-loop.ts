@@ -1,32 +1,26 @@
 import { createInterface } from 'node:readline';
-
+import yargs from 'yargs';
 import { SessionStore } from '@rho/core';
-import type { ControlKind } from './monitor-actions.js';
-import { controlAction, directiveAction, psAction, watchAction } from './monitor-actions.js';
-import { connectAction } from './connect-action.js';
+import type { Argv } from 'yargs';
+import type { MonitorConsole } from '../monitor-commands.js';
 import type { MonitorIo } from './monitor-io.js';
+import { didYouMean } from '../../did-you-mean.js';
+import { psAction } from './monitor-actions.js';
+import { splitWords } from './split-words.js';
 
-const COMMANDS = ['ps', 'watch', 'cancel', 'pause', 'resume', 'directive', 'connect', 'help', 'quit'] as const;
+/** `registerMonitorCommands`, passed in by it (so the two modules do not import each other). */
+export type RegisterCommands = (parser: Argv, terminal: MonitorIo['terminal'], env: NodeJS.ProcessEnv, setExit: (code: number) => void, monitorConsole: MonitorConsole) => Argv;
 
-const HELP = `Commands:
-  ps                            list sessions with their live status
-  watch <prefix> [--follow]     show a session's events as they happen (Ctrl+C stops watching)
-  cancel <prefix|all>           stop a running agent (or every running agent)
-  pause <prefix|all>            hold an agent before its next model or tool call
-  resume <prefix|all>           release a paused agent
-  directive <prefix> <text>     send an instruction the agent reads before its next model call
-  connect <prefix> <prefix>... [--task TEXT]
-                                start a coordinator agent holding the context of these agents
-  help                          this list
-  quit                          leave the monitor (agents keep running)
-`;
+/** Words the console completes (the commands, their aliases, and its own). */
+const COMMANDS = ['ps', 'watch', 'cancel', 'kill', 'pause', 'resume', 'unpause', 'directive', 'connect', 'help', 'quit'] as const;
 
 /**
- * `rho monitor [DIR]`: an interactive loop over the sessions in DIR. Session ids complete with
- * Tab. Ctrl+C while watching (or while a coordinator runs) stops that, never an agent; Ctrl+C at
- * the prompt, Ctrl+D or `quit` leaves.
+ * `rho monitor [DIR]`: an interactive loop over the sessions in DIR. Each line is parsed by the
+ * same yargs commands as `rho ps`, `rho watch`, `rho cancel`... (so options, quoting and messages
+ * are the same), acting on DIR. Session ids complete with Tab. Ctrl+C while watching (or while a
+ * coordinator runs) stops that, never an agent; Ctrl+C at the prompt, Ctrl+D or `quit` leaves.
  */
-export async function monitorLoop(directory: string, io: MonitorIo, input: NodeJS.ReadableStream = process.stdin): Promise<number> {
+export async function monitorLoop(directory: string, io: MonitorIo, register: RegisterCommands, input: NodeJS.ReadableStream = process.stdin): Promise<number> {
   const interactive = (input as { isTTY?: boolean }).isTTY === true;
   const readline = createInterface({
     input,
@@ -56,18 +50,12 @@ export async function monitorLoop(directory: string, io: MonitorIo, input: NodeJ
   try {
     prompt();
     for await (const line of readline) {
-      const words = splitWords(line);
-      if (words === undefined) {
-        io.err(`Invalid command syntax: ${line} (unbalanced quotes)\n`);
-        prompt();
-        continue;
-      }
-      const [command, ...rest] = words;
+      const command = line.trim();
       if (command === 'quit' || command === 'exit' || command === 'q') break;
-      if (command !== undefined) {
+      if (command !== '') {
         current = new AbortController();
         try {
-          await run(command, rest, directory, io, current.signal);
+          await runConsoleLine(command, { directory, io, register, signal: current.signal });
         } catch (error) {
           io.err(`${error instanceof Error ? error.message : String(error)}\n`);
         } finally {
@@ -83,49 +71,43 @@ export async function monitorLoop(directory: string, io: MonitorIo, input: NodeJ
   return 0;
 }
 
-async function run(command: string, args: string[], directory: string, io: MonitorIo, signal: AbortSignal): Promise<void> {
-  switch (command) {
-    case 'ps':
-      psAction(directory, { json: false, limit: 50 }, io);
-      return;
-    case 'watch': {
-      const follow = args.includes('--follow') || args.includes('-f');
-      const prefix = args.find((arg) => !arg.startsWith('-'));
-      if (prefix === undefined) throw new Error('Usage: watch <prefix> [--follow]');
-      await watchAction(directory, prefix, { json: false, follow, fromStart: true, signal }, io);
-      return;
-    }
-    case 'cancel':
-    case 'pause':
-    case 'resume': {
-      const prefix = args[0];
-      if (prefix === undefined) throw new Error(`Usage: ${command} <prefix|all>`);
-      await controlAction(command as ControlKind, directory, { prefix, all: prefix === 'all' }, io);
-      return;
-    }
-    case 'directive': {
-      const [prefix, ...text] = args;
-      if (prefix === undefined || text.length === 0) throw new Error('Usage: directive <prefix> <text>');
-      await directiveAction(directory, prefix, text.join(' '), io);
-      return;
-    }
-    case 'connect': {
-      const taskIndex = args.indexOf('--task');
-      const task = taskIndex === -1 ? undefined : args.slice(taskIndex + 1).join(' ');
-      const prefixes = taskIndex === -1 ? args : args.slice(0, taskIndex);
-      if (prefixes.length === 0) throw new Error('Usage: connect <prefix> <prefix>... [--task TEXT]');
-      const code = await connectAction(directory, prefixes, { ...(task === undefined || task === '' ? {} : { task }), signal }, io);
-      if (code !== 0) io.err(`The coordinator exited with code ${code}.\n`);
-      return;
-    }
-    case 'help':
-    case 'h':
-    case '?':
-      io.out(HELP);
-      return;
-    default:
-      io.err(`Unknown command: ${command}. Type help for the list.\n`);
+/**
+ * Runs one console line through the monitor's yargs commands. Errors (an unknown command, a
+ * missing argument, a session not found) are thrown with their message; `help` prints the list.
+ */
+export async function runConsoleLine(line: string, context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal }): Promise<void> {
+  const { io } = context;
+  const words = splitWords(line);
+  if (words === undefined) throw new Error(`Invalid command syntax: ${line} (unbalanced quotes)`);
+  const first = words[0] ?? '';
+  if (first === 'help' || first === 'h' || first === '?') {
+    const help = await consoleParser(context).getHelp();
+    io.out(`${help.replace(/\n+$/, '')}\n  quit                          Leave the monitor (agents keep running)\n`);
+    return;
   }
+  if (!(COMMANDS as readonly string[]).includes(first)) {
+    const suggestion = didYouMean(first, COMMANDS);
+    throw new Error(`Unknown command: ${first}.${suggestion === undefined ? '' : ` Did you mean ${suggestion}?`} Type help for the commands.`);
+  }
+  await consoleParser(context).parseAsync(words);
+}
+
+function consoleParser(context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal }): Argv {
+  const { directory, io, register, signal } = context;
+  const parser = yargs()
+    .scriptName('')
+    .usage("Commands (as in rho COMMAND; DIR defaults to this monitor's directory):")
+    .help(false)
+    .version(false)
+    .strict()
+    .exitProcess(false)
+    .wrap(Math.min(100, (io.terminal.stdout as { columns?: number }).columns ?? 100))
+    .fail((message, error) => {
+      if (error !== undefined && error !== null) throw error;
+      throw new Error(`${message} Type help for the commands.`);
+    });
+  register(parser, io.terminal, io.env, () => {}, { directory, signal: () => signal });
+  return parser.demandCommand(1, 'Type a command.');
 }
 
 /** Tab completion: command names first, then session ids (and `all` where it is allowed). */
@@ -136,41 +118,8 @@ function complete(line: string, directory: string): [string[], string] {
   if (words.length <= 1) return [COMMANDS.filter((command) => command.startsWith(last)).map((command) => `${command} `), last];
   const command = words[0];
   const acceptsMany = command === 'connect';
-  const acceptsAll = command === 'cancel' || command === 'pause' || command === 'resume';
+  const acceptsAll = command === 'cancel' || command === 'kill' || command === 'pause' || command === 'resume' || command === 'unpause';
   if (words.length > 2 && !acceptsMany) return [[], last];
-  const candidates = [...(acceptsAll ? ['all'] : []), ...new SessionStore(directory).ids()];
+  const candidates = [...(acceptsAll ? ['all', 'latest'] : ['latest']), ...new SessionStore(directory).ids()];
   return [candidates.filter((candidate) => candidate.startsWith(last)).map((candidate) => `${candidate} `), last];
 }
-
-/** Splits a command line like a shell: whitespace separates, quotes group, backslash escapes. Undefined when a quote is left open. */
-export function splitWords(line: string): string[] | undefined {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  let quote: '"' | "'" | undefined;
-  for (let index = 0; index < line.length; index += 1) {
-    const char = line[index]!;
-    if (quote !== undefined) {
-      if (char === quote) quote = undefined;
-      else if (char === '\\' && quote === '"' && index + 1 < line.length) word += line[++index];
-      else word += char;
-    } else if (char === '"' || char === "'") {
-      quote = char;
-      inWord = true;
-    } else if (char === '\\' && index + 1 < line.length) {
-      word += line[++index];
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else {
-      word += char;
-      inWord = true;
-    }
-  }
-  if (quote !== undefined) return undefined;
-  if (inWord) words.push(word);
-  return words;
-}
-

@@ -1,6 +1,6 @@
 import type { MonitoredSession } from '@rho/monitor';
 import { flattenSessionTree, groupSessions } from '@rho/monitor';
-import { formatElapsed } from '../../format.js';
+import { clipWords, formatElapsed } from '../../format.js';
 import { styles } from '../../terminal.js';
 
 /** Options of {@link formatSessionTable}. */
@@ -9,6 +9,8 @@ export interface SessionTableOptions {
   /** Terminal width; the prompt column is cut to fit. */
   width: number;
   now?: number;
+  /** Cost shown per session id, where it is known better than meta.json's (a running session's, read from its trace). */
+  costs?: ReadonlyMap<string, string>;
 }
 
 /** The `rho ps` table: children indented under their parent, one line per session. */
@@ -20,7 +22,7 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
     status: session.status,
     model: session.model ?? '-',
     age: age(session.startedAt, now),
-    cost: session.costUsd === undefined ? '-' : `$${session.costUsd.toFixed(4)}`,
+    cost: options.costs?.get(session.id) ?? (session.costUsd === undefined ? (['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus) ? '-' : 'unknown') : `$${session.costUsd.toFixed(4)}`),
     prompt: oneLine(session.firstPrompt ?? ''),
   }));
   const header = { id: 'ID', status: 'STATUS', model: 'MODEL', age: 'AGE', cost: 'COST', prompt: 'PROMPT' };
@@ -77,5 +79,5 @@ function oneLine(text: string): string {
 }
 
 function cut(text: string, width: number): string {
-  return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
+  return clipWords(text, width);
 }

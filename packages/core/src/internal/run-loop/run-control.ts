@@ -20,7 +20,8 @@ export interface RunControlOptions {
 
 /**
  * How a running session hears from its operator and shows it is alive: pause and cancel through
- * the control channel, directives delivered as user messages, status and heartbeat in meta.json.
+ * the control channel, directives delivered as user messages, status and heartbeat reported
+ * through the channel, and the run's own fields (start, outcome) merged into meta.json.
  */
 export class RunControl {
   constructor(private readonly options: RunControlOptions) {}
@@ -70,7 +71,7 @@ export class RunControl {
     state.directiveCursor = taken.cursor;
   }
 
-  /** Records a status change (paused, waiting for approval, running) in the trace and meta.json. */
+  /** Records a status change (paused, waiting for approval, running) in the trace and reports it through the control channel. */
   setStatus(status: SessionStatus): void {
     if (this.options.state.status === status) return;
     this.options.state.append({ type: 'status', status });

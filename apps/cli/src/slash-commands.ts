@@ -1,0 +1,12 @@
+// Free of imports: `rho --help` lists these without loading the REPL.
+
+/** Slash commands of the REPL, with their help text. */
+export const REPL_COMMANDS: Readonly<Record<string, string>> = {
+  '/help': 'show this help',
+  '/compact': '/compact [instructions]: summarise the conversation to free context',
+  '/clear': 'clear the screen',
+  '/approve': 'toggle auto-approve for this session',
+  '/status': 'model, profile, usage, cost, context, instruction files and session id',
+  '/resume': '/resume [id|prefix|latest]: continue another session (lists them without an argument)',
+  '/exit': 'leave (also /quit, exit, quit, Ctrl+D)',
+};
