@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent } from '@rho/agent';
 import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
-import { loadAgentConfig, parseAgentConfig, readSessionMeta, resolveSessionWithRhoAgent, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import { loadAgentConfig, parseAgentConfig, preloadOpenAI, readSessionMeta, resolveSessionWithRhoAgent, rhoHome, SessionLock, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -148,6 +148,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   if (ggufPath === undefined && baseURL === undefined && apiKey === undefined) {
     throw new UsageError({ message: 'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.' });
   }
+  // The SDK loads while the profile, the tools and the session are set up, not in the first request.
+  if (ggufPath === undefined) void preloadOpenAI();
   const model = nonEmpty(config.model) ?? nonEmpty(env.OPENAI_MODEL) ?? 'gpt-5-mini';
   // Flags (already in config) win over the agent config, which wins over the environment.
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
@@ -195,6 +197,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     ...(hooks.onWarning === undefined ? {} : { onWarning: toolsetWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
+    ...(config.mcpServers === undefined ? {} : { mcpServers: config.mcpServers }),
   });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
@@ -359,6 +362,7 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined) document.databases = config.databases;
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
+  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0) document.mcp_servers = config.mcpServers;
   const budgets = Object.entries({ max_turns: config.budgets.maxTurns, max_tokens: config.budgets.maxTokens, max_cost_usd: config.budgets.maxCostUsd, max_duration_ms: config.budgets.maxDurationMs }).filter(([, value]) => value !== undefined);
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   document.auto_approve = config.autoApprove ?? false;

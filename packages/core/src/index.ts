@@ -1,5 +1,5 @@
 export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
-export { contextWindowFor, costOf, createModelClient, DEFAULT_CONTEXT_WINDOW, discoverContextWindow, priceFor, resolveContextWindow } from '@rho/model-client';
+export { contextWindowFor, costOf, createModelClient, DEFAULT_CONTEXT_WINDOW, discoverContextWindow, preloadOpenAI, priceFor, resolveContextWindow } from '@rho/model-client';
 export type { ContextWindowInfo, ContextWindowSource, DiscoveredContextWindow } from '@rho/model-client';
 export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ModelResponseKind, RetryNotice, ToolSpec, Usage } from '@rho/model-client';
 export {

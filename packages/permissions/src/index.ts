@@ -12,15 +12,52 @@ export {
   parseProfile,
   profileToDocument,
 } from './permission-profile.js';
-export type { ApprovalMode, DatabaseMode, FileWriteMode, PermissionProfile, ProfileSandboxMode, ShellMode } from './permission-profile.js';
-export { approvalPolicy, BUILTIN_TOOL_NAMES, everyCallNeedsApproval, matchDangerousPattern } from './approval-policy.js';
-export type { ApprovalPolicyOptions, ApprovalRequirement, ApprovalSubject, ProfileApprovalPolicy } from './approval-policy.js';
+export type {
+  ApprovalMode,
+  DatabaseMode,
+  FileWriteMode,
+  PermissionProfile,
+  ProfileSandboxMode,
+  ShellMode,
+} from './permission-profile.js';
+export {
+  approvalPolicy,
+  BUILTIN_TOOL_NAMES,
+  everyCallNeedsApproval,
+  matchDangerousPattern,
+} from './approval-policy.js';
+export type {
+  ApprovalPolicyOptions,
+  ApprovalRequirement,
+  ApprovalSubject,
+  ProfileApprovalPolicy,
+} from './approval-policy.js';
 export { checkShellCommand } from './check-shell-command.js';
-export type { CheckShellCommandOptions, ShellCommand, ShellDecision, ShellOperator, ShellPlan } from './check-shell-command.js';
+export type {
+  CheckShellCommandOptions,
+  ShellCommand,
+  ShellDecision,
+  ShellOperator,
+  ShellPlan,
+} from './check-shell-command.js';
 export { gawkAvailable, hardenPlan, scrubEnvironment } from './harden-plan.js';
 export type { HardenedPlan } from './harden-plan.js';
-export { BUBBLEWRAP_INSTALL, commandNeedsNetwork, NETWORK_PROGRAMS, sandboxModeOf, sandboxOffWarning, sandboxStatus, sandboxWrapper } from './sandbox-wrapper.js';
-export type { SandboxLookupOptions, SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
+export {
+  BUBBLEWRAP_INSTALL,
+  commandNeedsNetwork,
+  NETWORK_PROGRAMS,
+  sandboxModeOf,
+  sandboxOffWarning,
+  sandboxStatus,
+  sandboxWrapper,
+} from './sandbox-wrapper.js';
+export type {
+  SandboxLookupOptions,
+  SandboxMode,
+  SandboxRunOptions,
+  SandboxStatus,
+  SandboxWrapper,
+} from './sandbox-wrapper.js';
 export { ALLOWED_PROGRAMS } from './internal/program-rules.js';
 export {
   AUTO_EXECUTED_NAMES,
@@ -44,3 +81,5 @@ export { readSql } from './sql-reading.js';
 export type { SqlReading, SqlSpan } from './sql-reading.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
 export type { PolicyExplanation, PolicyRequest, WriteTool } from './explain-policy.js';
+export { declaredMcpIdentity, MCP_DECISIONS, mcpPatternProblem, mcpToolRuling } from './mcp-rules.js';
+export type { McpDecision, McpPermissions, McpToolIdentity, McpToolRuling } from './mcp-rules.js';
