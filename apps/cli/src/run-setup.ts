@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent } from '@rho/agent';
 import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
-import { loadAgentConfig, parseAgentConfig, rhoHome, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import { loadAgentConfig, parseAgentConfig, preloadOpenAI, rhoHome, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import { readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
@@ -149,6 +149,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   if (ggufPath === undefined && baseURL === undefined && apiKey === undefined) {
     throw new UsageError({ message: 'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.' });
   }
+  // The SDK loads while the profile, the tools and the session are set up, not in the first request.
+  if (ggufPath === undefined) void preloadOpenAI();
   const model = nonEmpty(config.model) ?? nonEmpty(env.OPENAI_MODEL) ?? 'gpt-5-mini';
   // Flags (already in config) win over the agent config, which wins over the environment.
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');

@@ -4,8 +4,8 @@ import type { CompactionOptions } from './compaction.js';
 
 /**
  * The context window of one session's model, resolved once: the agent's setting, its per-model
- * setting, the server's answer (bounded by a short timeout), the table of known models, the
- * default. Kept apart from the loop so the loop only asks for it.
+ * setting, the table of known models, the server's answer (bounded by a short timeout; asked only
+ * for models the table does not know), the default. Kept apart from the loop so the loop only asks for it.
  */
 export class ContextWindowResolver {
   private resolved: ContextWindowInfo | undefined;

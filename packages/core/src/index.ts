@@ -1,5 +1,5 @@
 export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
-export { createModelClient } from '@rho/model-client';
+export { createModelClient, preloadOpenAI } from '@rho/model-client';
 export type { ContextWindowInfo, ContextWindowSource } from '@rho/model-client';
 export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ModelResponseKind, RetryNotice, ToolSpec, Usage } from '@rho/model-client';
 export {

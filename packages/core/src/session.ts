@@ -128,11 +128,16 @@ export class Session implements ChildSession {
    */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.running) throw new SessionBusyError({ message: 'This session is already running; wait for run() to finish or cancel() it first.', operation: 'run' });
+    // The SDK loads while the run sets up (lock, trace, meta, context window), not in the first request.
+    void this.client.preload?.();
     // One writer per session directory: another process running it makes this throw SessionLockedError.
     const runLock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
     this.running = true;
     const controller = new AbortController();
     this.controller = controller;
+    // The context window (maybe asked of the server) is resolved while the run sets up; the first
+    // turn awaits the same promise.
+    void this.window.resolve(controller.signal);
     const external = options.signal;
     const onExternalAbort = () => controller.abort(external?.reason);
     if (external?.aborted) controller.abort(external.reason);

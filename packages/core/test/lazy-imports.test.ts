@@ -54,4 +54,12 @@ describe('import @rho/core', () => {
 for await (const event of client.stream({ messages: [{ role: 'user', content: 'hi' }] })) { void event; }`);
     expect(loadsOpenAI(used)).toBe(true);
   });
+
+  it('loads the openai SDK on preload(), with no request made and no key set', async () => {
+    // Port 9 (discard) is never asked: preload only loads; it resolves, it does not reject.
+    const preloaded = await resolvedUrls(`const client = core.createModelClient({ model: 'm', apiKey: '', baseURL: 'http://127.0.0.1:9/v1' });
+const outcome = await client.preload();
+if (outcome !== undefined) throw new Error('preload resolved to ' + String(outcome));`);
+    expect(loadsOpenAI(preloaded)).toBe(true);
+  });
 });

@@ -75,7 +75,7 @@ export interface ResolveContextWindowOptions {
   explicit?: { tokens: number; source: 'flag' | 'env' | 'config' };
   /** Windows per model name set by the user (matched like the table: snapshots, provider prefixes). */
   perModel?: Readonly<Record<string, number>>;
-  /** Asks the server; called only when neither `explicit` nor `perModel` answers. */
+  /** Asks the server; called only when neither `explicit`, `perModel` nor the table answers. */
   discover?: () => Promise<DiscoveredContextWindow | undefined>;
   /** The table of known models. Default {@link DEFAULT_CONTEXT_WINDOWS}. */
   table?: Readonly<Record<string, number>>;
@@ -85,17 +85,19 @@ export interface ResolveContextWindowOptions {
 
 /**
  * The context window of a model, by precedence: the explicit setting, the per-model setting, the
- * server's answer, the table of known models, the default. Never throws and always answers, so
+ * table of known models, the server's answer (asked only for models the table does not know), the default. Never throws and always answers, so
  * compaction runs for every model.
  */
 export async function resolveContextWindow(options: ResolveContextWindowOptions): Promise<ContextWindowInfo> {
   if (options.explicit !== undefined) return { tokens: options.explicit.tokens, source: options.explicit.source };
   const perModel = options.perModel === undefined ? undefined : contextWindowFor(options.model, lowerCaseKeys(options.perModel));
   if (perModel !== undefined) return { tokens: perModel, source: 'config' };
-  const discovered = options.discover === undefined ? undefined : await options.discover().catch(() => undefined);
-  if (discovered !== undefined) return { tokens: discovered.tokens, source: 'discovered', detail: `${discovered.endpoint} ${discovered.field}` };
+  // A model the table knows (the hosted ones) is not asked about: asking costs round trips before
+  // the first request, and hosted APIs do not report a window. Servers of unknown models are asked.
   const known = contextWindowFor(options.model, options.table);
   if (known !== undefined) return { tokens: known, source: 'table' };
+  const discovered = options.discover === undefined ? undefined : await options.discover().catch(() => undefined);
+  if (discovered !== undefined) return { tokens: discovered.tokens, source: 'discovered', detail: `${discovered.endpoint} ${discovered.field}` };
   return { tokens: options.fallback ?? DEFAULT_CONTEXT_WINDOW, source: 'default' };
 }
 

@@ -237,6 +237,26 @@ describe('createModelClient streaming', () => {
   });
 });
 
+describe('createModelClient preload', () => {
+  it('sends nothing, resolves to undefined, and the next call goes out as usual', async () => {
+    const server = await serve({ type: 'response', text: 'after preload' });
+    const model = client(server);
+    await expect(Promise.all([model.preload!(), model.preload!()])).resolves.toEqual([undefined, undefined]);
+    expect(server.requests).toHaveLength(0);
+    expect(server.discoveryRequests).toHaveLength(0);
+    expect((await model.complete({ messages: [{ role: 'user', content: 'hi' }] })).text).toBe('after preload');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('resolves without a key, and the call still fails saying what to set', async () => {
+    const server = await serve();
+    const model = client(server, { apiKey: '' });
+    await expect(model.preload!()).resolves.toBeUndefined();
+    await expect(model.complete({ messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow(/set OPENAI_API_KEY/);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
 describe('createModelClient without streaming', () => {
   it('makes a plain request when configured, with the same events', async () => {
     const server = await serve({

@@ -98,10 +98,23 @@ const NON_STREAMING_TOOL_PROVIDERS = ['cerebras'];
 
 let openAIModule: Promise<typeof import('openai')> | undefined;
 
-/** The `openai` package, imported once, the first time a request is made. */
+/** The `openai` package, imported once: by a preload or the first request, whichever comes first. */
 function loadOpenAI(): Promise<typeof import('openai')> {
   openAIModule ??= import('openai');
   return openAIModule;
+}
+
+/**
+ * Starts loading the `openai` SDK that {@link createModelClient}'s clients use, before any client
+ * exists: a program that knows it will call a model (a CLI about to set up a run) overlaps the
+ * load with its own set-up. Importing this package never loads it. Resolves once loaded; never
+ * rejects (a failure to load shows again on the first call).
+ */
+export function preloadOpenAI(): Promise<void> {
+  return loadOpenAI().then(
+    () => undefined,
+    () => undefined,
+  );
 }
 
 /**
@@ -475,6 +488,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       const onRetry = callOptions.onRetry ?? options.onRetry;
       const completion = await completeWithRetries(request, signal, onRetry);
       return responseOf(completion, request.model ?? options.model);
+    },
+    preload(): Promise<void> {
+      // Without a key there is no SDK instance to build: the first call fails before using one.
+      return hasKey ? sdk().then(() => undefined, () => undefined) : preloadOpenAI();
     },
     discoverContextWindow(signal?: AbortSignal): Promise<DiscoveredContextWindow | undefined> {
       return discoverContextWindow({

@@ -121,10 +121,18 @@ describe('resolveContextWindow', () => {
     expect(await resolveContextWindow({ model: 'x', explicit: { tokens: 7000, source: 'env' } })).toEqual({ tokens: 7000, source: 'env' });
   });
 
-  it('then the per-model setting (matched like the table), then the server, then the table, then the default', async () => {
+  it('then the per-model setting (matched like the table), then the table, then the server, then the default', async () => {
     expect(await resolveContextWindow({ model: 'Qwen3-Coder-2025-07-01', perModel: { 'qwen3-coder': 131_072 }, discover: discovered })).toEqual({ tokens: 131_072, source: 'config' });
-    expect(await resolveContextWindow({ model: 'gpt-4o', discover: discovered })).toEqual({ tokens: 8192, source: 'discovered', detail: '/props n_ctx' });
-    expect(await resolveContextWindow({ model: 'gpt-4o', discover: async () => undefined })).toEqual({ tokens: 128_000, source: 'table' });
+    // A known (hosted) model is not asked about: no round trips before its first request.
+    let asked = 0;
+    const counting = async () => {
+      asked += 1;
+      return discovered();
+    };
+    expect(await resolveContextWindow({ model: 'gpt-4o', discover: counting })).toEqual({ tokens: 128_000, source: 'table' });
+    expect(asked).toBe(0);
+    expect(await resolveContextWindow({ model: 'my-local-model', discover: counting })).toEqual({ tokens: 8192, source: 'discovered', detail: '/props n_ctx' });
+    expect(asked).toBe(1);
     expect(await resolveContextWindow({ model: 'my-local-model', discover: async () => undefined })).toEqual({ tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });
     expect(DEFAULT_CONTEXT_WINDOW).toBe(32_768);
     expect(await resolveContextWindow({ model: 'my-local-model', discover: () => Promise.reject(new Error('boom')) })).toEqual({ tokens: DEFAULT_CONTEXT_WINDOW, source: 'default' });

@@ -1,4 +1,4 @@
-export { createModelClient } from './create-model-client.js';
+export { createModelClient, preloadOpenAI } from './create-model-client.js';
 export type { ModelClientOptions, StreamingMode } from './create-model-client.js';
 export { ModelApiError, ModelResponseError, RhoError } from './errors.js';
 export type { ModelApiErrorOptions, ModelResponseErrorOptions, ModelResponseKind, RhoErrorOptions } from './errors.js';

@@ -166,4 +166,11 @@ export interface ModelClient {
    * cannot tell leave it out). Resolves to `undefined` when the server does not say; never rejects.
    */
   discoverContextWindow?(signal?: AbortSignal): Promise<DiscoveredContextWindow | undefined>;
+  /**
+   * Starts loading what the first call needs (the HTTP SDK), so that a caller can overlap it with
+   * its own set-up instead of paying for it in the first request (optional: clients with nothing
+   * to load leave it out). Resolves once loaded; never rejects: a failure to load shows again on
+   * the first call.
+   */
+  preload?(): Promise<void>;
 }

@@ -1,0 +1,188 @@
+// bench/peers: rho beside its peers on one workload, as ratios to the bare `openai` client.
+//
+// The same scripted 200-tool-turn loop (the model asks for a trivial tool until turn 200, then
+// answers) runs against one loopback OpenAI-compatible server (real HTTP, real SSE, answering at
+// once) through: the bare `openai` client with the loop written by hand (the physical limit),
+// the rho library, the `rho` CLI (built binary), `@openai/agents` and the AI SDK (`streamText`
+// with a tool). Every run is its own process (so peak RSS is the process's own), the
+// contestants are interleaved round by round, and request arrival times are taken at the server
+// so every contestant is timed by the same clock.
+//
+// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-cli,agents,ai-sdk]`; --quick: one round, no
+// warm-up (a smoke test); --only: these contestants (and the bare client) only.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startLoopbackServer } from '@rho/core/testing';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const roundsFlag = args.find((arg) => arg.startsWith('--rounds='));
+const ROUNDS = roundsFlag ? Number(roundsFlag.slice('--rounds='.length)) : quick ? 1 : 5;
+const TURNS = 200;
+const worker = join(here, 'peers', 'worker.mjs');
+const rssHook = pathToFileURL(join(here, 'peers', 'rss-on-exit.mjs')).href;
+const cliBin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
+const onlyFlag = args.find((arg) => arg.startsWith('--only='));
+const CONTESTANTS = [
+  'bare',
+  ...(onlyFlag ? onlyFlag.slice('--only='.length).split(',') : ['rho', 'rho-cli', 'agents', 'ai-sdk']).filter(
+    (name) => name !== 'bare',
+  ),
+];
+const LABELS = {
+  bare: 'bare openai client',
+  rho: 'rho library',
+  'rho-cli': 'rho CLI',
+  agents: '@openai/agents',
+  'ai-sdk': 'AI SDK streamText',
+};
+
+// The model's side of the script. The CLI has no `noop`, so it reads a small file instead (its
+// cheapest read-only tool); the others get `noop`.
+function respond(request) {
+  arrivals.push(performance.timeOrigin + performance.now());
+  const turn = request.body.messages.filter((message) => message.role === 'assistant').length + 1;
+  const names = (request.body.tools ?? []).map((tool) => tool.function?.name);
+  const call = names.includes('noop')
+    ? { name: 'noop', arguments: `{"n": ${turn}}` }
+    : { name: 'read', arguments: '{"path": "notes.txt"}' };
+  if (turn < TURNS)
+    return {
+      type: 'response',
+      text: '',
+      toolCalls: [call],
+      usage: { prompt_tokens: 100 + turn, completion_tokens: 5 },
+    };
+  return { type: 'response', text: 'done', usage: { prompt_tokens: 100 + turn, completion_tokens: 1 } };
+}
+
+let arrivals = [];
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+async function runOnce(contestant, server) {
+  const scratch = mkdtempSync(join(tmpdir(), 'rho-bench-peers-'));
+  const rssFile = join(scratch, 'rss');
+  writeFileSync(join(scratch, 'notes.txt'), 'alpha\nbeta\ngamma\n');
+  const command =
+    contestant === 'rho-cli'
+      ? [
+          '--import',
+          rssHook,
+          cliBin,
+          '--base-url',
+          server.url,
+          '--model',
+          'gpt-4o-mini',
+          '--max-turns',
+          String(TURNS + 5),
+          `Read notes.txt ${TURNS} times.`,
+        ]
+      : ['--import', rssHook, worker, contestant, server.url, String(TURNS)];
+  arrivals = [];
+  const spawned = performance.timeOrigin + performance.now();
+  const child = spawn(process.execPath, command, {
+    cwd: scratch,
+    env: { ...process.env, RHO_HOME: join(scratch, 'home'), RHO_BENCH_RSS_FILE: rssFile, OPENAI_API_KEY: 'bench' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  const ended = performance.timeOrigin + performance.now();
+  try {
+    if (code !== 0 || arrivals.length !== TURNS)
+      throw new Error(
+        `${contestant} exited ${code} after ${arrivals.length} of ${TURNS} requests:\n${stderr.slice(-2000)}`,
+      );
+    // The CLI's clock starts at spawn; the workers report when their run started (worker.mjs).
+    const runStart = contestant === 'rho-cli' ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
+    const gaps = arrivals.slice(1).map((time, index) => time - arrivals[index]);
+    return {
+      perTurn: (arrivals.at(-1) - arrivals[0]) / (TURNS - 1),
+      turn10: median(gaps.slice(5, 15)),
+      turn200: median(gaps.slice(TURNS - 11)),
+      firstTurn: arrivals[1] - runStart,
+      processToFirstTurn: arrivals[1] - spawned,
+      rssMb: Number(readFileSync(rssFile, 'utf8')) / 1024,
+      wall: ended - spawned,
+    };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const version = (name) => {
+  const require = createRequire(join(here, 'package.json'));
+  let directory = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8'));
+      if (manifest.name === name) return manifest.version;
+    } catch {
+      // not the package root yet
+    }
+    directory = dirname(directory);
+  }
+};
+
+const server = await startLoopbackServer({ respond });
+const results = Object.fromEntries(CONTESTANTS.map((name) => [name, []]));
+try {
+  if (!quick) for (const contestant of CONTESTANTS) await runOnce(contestant, server); // warm the file cache
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Interleaved, and the order rotates, so no contestant always follows the same neighbour.
+    const order = CONTESTANTS.map((_, index) => CONTESTANTS[(index + round) % CONTESTANTS.length]);
+    for (const contestant of order) results[contestant].push(await runOnce(contestant, server));
+  }
+} finally {
+  await server.close();
+}
+
+const summary = Object.fromEntries(
+  CONTESTANTS.map((name) => [
+    name,
+    Object.fromEntries(Object.keys(results[name][0]).map((key) => [key, median(results[name].map((run) => run[key]))])),
+  ]),
+);
+const base = summary.bare;
+const cell = (value, unit, reference) =>
+  `${value.toFixed(unit === 'MB' ? 0 : 2)} ${unit} (${(value / reference).toFixed(2)}x)`;
+console.log(
+  `peers: ${TURNS} tool turns per run, ${ROUNDS} interleaved round(s), medians; node ${process.version}; openai ${version('openai')}, @openai/agents ${version('@openai/agents')}, ai ${version('ai')}, @ai-sdk/openai-compatible ${version('@ai-sdk/openai-compatible')}`,
+);
+console.log('peers: ratios are to the bare openai client measured in the same run');
+const rows = CONTESTANTS.map((name) => {
+  const s = summary[name];
+  return [
+    LABELS[name],
+    cell(s.perTurn, 'ms', base.perTurn),
+    `${s.turn10.toFixed(2)} -> ${s.turn200.toFixed(2)} ms (${(s.turn200 / s.turn10).toFixed(2)}x)`,
+    cell(s.firstTurn, 'ms', base.firstTurn),
+    `${s.processToFirstTurn.toFixed(0)} ms`,
+    cell(s.rssMb, 'MB', base.rssMb),
+  ];
+});
+const header = ['', 'per turn', 'turn 10 -> turn 200', 'first turn', 'spawn to first turn', 'peak RSS'];
+const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
+for (const row of [header, ...rows])
+  console.log(`  ${row.map((text, column) => text.padEnd(widths[column])).join('  ')}`);
+const over = (name) => (summary[name].perTurn - base.perTurn).toFixed(3);
+if (summary['rho-cli'])
+  console.log(
+    `peers: rho CLI per turn: ${over('rho-cli')} ms over the bare client (target: 1.25x); first turn from spawn: ${(summary['rho-cli'].processToFirstTurn - base.processToFirstTurn).toFixed(1)} ms over the bare client's`,
+  );
+if (summary.rho)
+  console.log(
+    `peers: rho library per turn: ${over('rho')} ms over the bare client (target <= 0.25 ms, 1.1x); first turn ${(summary.rho.firstTurn - base.firstTurn).toFixed(1)} ms over (target <= 20 ms); peak RSS ${(summary.rho.rssMb / base.rssMb).toFixed(2)}x (target <= 1.05x)`,
+  );
