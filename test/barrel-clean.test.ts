@@ -33,6 +33,7 @@ const HEAVY = [
   'node-sql-parser',
   'node-llama-cpp',
   '@vscode/ripgrep',
+  '@modelcontextprotocol/sdk',
 ];
 
 interface Entry {

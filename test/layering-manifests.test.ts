@@ -33,7 +33,7 @@ const packages = readdirSync(join(root, 'packages'))
 
 describe('package manifests follow the layering', () => {
   it('finds the packages', () => {
-    expect(packages).toEqual(expect.arrayContaining(['core', 'model-client', 'permissions', 'tools-fs']));
+    expect(packages).toEqual(expect.arrayContaining(['core', 'model-client', 'permissions', 'tools-fs', 'tools-mcp']));
   });
 
   for (const name of packages) {

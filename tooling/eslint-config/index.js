@@ -22,7 +22,8 @@ export const layers = {
   'packages/monitor': { allow: ['core'] },
   'packages/tools-fs': { allow: ['core', 'permissions'] },
   'packages/tools-db': { allow: ['core', 'permissions'] },
-  'packages/agent': { allow: ['core', 'permissions', 'tools-fs', 'tools-db'] },
+  'packages/tools-mcp': { allow: ['core', 'permissions'] },
+  'packages/agent': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'tools-mcp'] },
   'packages/eval': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'agent'] },
 };
 

@@ -8,6 +8,7 @@ import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
 import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
+import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
@@ -63,6 +64,7 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
   registerMonitorCommands(parser, terminal, env, setExit);
   registerExportCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
+  registerMcpCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(

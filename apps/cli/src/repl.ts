@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import type { McpContextCost } from '@rho/agent';
 import type { Session } from '@rho/core';
 import { createApprovalMemory, createTerminalApprover } from './approval-prompt.js';
 import { EXIT } from './exit-codes.js';
@@ -185,6 +186,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
             `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)} of ${formatTokens(window.tokens)}${session.state.lastInputTokens === undefined ? '' : ` (${Math.round((session.state.lastInputTokens / window.tokens) * 100)}%)`}, window from ${window.source}${window.detail === undefined ? '' : `: ${window.detail}`}`,
             `approve  ${autoApprove ? 'auto' : 'ask'}${memory.tools.size > 0 ? ` (always: ${[...memory.tools].join(', ')})` : ''}${memory.calls.size > 0 ? ` (${memory.calls.size} exact call${memory.calls.size === 1 ? '' : 's'} always allowed)` : ''}`,
             `instructions ${setup.instructionFiles.length === 0 ? 'none (AGENTS.md or .rho/instructions.md from here up to the repository root)' : setup.instructionFiles.join(', ')}`,
+            ...mcpStatus(setup.agent.toolset.mcpContext),
           ].join('\n') + '\n',
         );
         return;
@@ -340,4 +342,11 @@ function appendHistory(path: string, entry: string): void {
   } catch {
     // History is a convenience; a read-only home must not break the REPL.
   }
+}
+
+/** The `/status` line of MCP servers: what each one's tools cost in every request (deferred ones: what they would). */
+function mcpStatus(costs: readonly McpContextCost[]): string[] {
+  if (costs.length === 0) return [];
+  const parts = costs.map((cost) => (cost.deferred ? `${cost.server} ${cost.tools} tools deferred (~${formatTokens(cost.fullTokens)} tokens if listed)` : `${cost.server} ${cost.tools} tools ~${formatTokens(cost.listedTokens)} tokens`));
+  return [`mcp      ${parts.join(' | ')}`];
 }

@@ -198,6 +198,7 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     ...(hooks.onWarning === undefined ? {} : { onWarning: toolsetWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
+    ...(config.mcpServers === undefined ? {} : { mcpServers: config.mcpServers }),
   });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
@@ -362,6 +363,7 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined) document.databases = config.databases;
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
+  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0) document.mcp_servers = config.mcpServers;
   const budgets = Object.entries({ max_turns: config.budgets.maxTurns, max_tokens: config.budgets.maxTokens, max_cost_usd: config.budgets.maxCostUsd, max_duration_ms: config.budgets.maxDurationMs }).filter(([, value]) => value !== undefined);
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   document.auto_approve = config.autoApprove ?? false;

@@ -15,6 +15,8 @@ export interface ToolSetup {
   dbConfigPath?: string;
   /** `databases` of the agent config. */
   databases?: Record<string, unknown>;
+  /** `mcp_servers` of the agent config: MCP servers whose tools the profile's `mcp:` rules admit. */
+  mcpServers?: Record<string, unknown>;
   /** `tool_packages` and `--tool-package`, resolved from node_modules or paths here. */
   toolPackages?: readonly ToolPackageReference[];
   /** Whether this run can obtain approvals: a terminal that asks, `--auto-approve`, or nobody. */
@@ -48,6 +50,7 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
       ? { databases: setup.databases }
       : { databaseConfig: { rhoHome: setup.home, env: setup.env, ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }) } }),
     extraTools: packages.map((loaded) => ({ source: `tool package ${loaded.spec}`, tools: loaded.tools })),
+    ...(setup.mcpServers === undefined ? {} : { mcpServers: setup.mcpServers }),
     approvals: setup.approvals,
     // Said once per process: a REPL builds the toolset again on /resume.
     ...(setup.onWarning === undefined ? {} : { onWarning: onceEach(setup.onWarning) }),

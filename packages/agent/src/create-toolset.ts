@@ -2,11 +2,29 @@ import { resolve } from 'node:path';
 import type { AnyTool, ExecutionBackend } from '@rho/core';
 import { ConfigError, createDelegateTool } from '@rho/core';
 import { approvalRequestedByTool } from '@rho/core/internal';
-import type { ApprovalPolicyOptions, ApprovalSubject, PermissionProfile, ProfileApprovalPolicy, SandboxMode } from '@rho/permissions';
-import { approvalPolicy, BUILTIN_PROFILES, builtinProfile, everyCallNeedsApproval, loadProfile, sandboxStatus, sandboxWrapper } from '@rho/permissions';
+import type {
+  ApprovalPolicyOptions,
+  ApprovalSubject,
+  PermissionProfile,
+  ProfileApprovalPolicy,
+  SandboxMode,
+} from '@rho/permissions';
+import {
+  approvalPolicy,
+  BUILTIN_PROFILES,
+  declaredMcpIdentity,
+  builtinProfile,
+  everyCallNeedsApproval,
+  loadProfile,
+  mcpToolRuling,
+  sandboxStatus,
+  sandboxWrapper,
+} from '@rho/permissions';
 import { fsTools } from '@rho/tools-fs';
 import type { DatabaseConfig, DatabaseWarning, LoadDatabaseConfigOptions } from '@rho/tools-db';
 import { closeDbTools, dbTools, parseDatabaseConfig, resolveDatabaseConfig } from '@rho/tools-db';
+import type { McpRhoTool, McpServerConfig } from '@rho/tools-mcp';
+import { deferredMcpTools, McpServers, parseMcpServers, toolSpecTokens } from '@rho/tools-mcp';
 import type { ExtraTools } from './extra-tools.js';
 import { admitExtraTools } from './extra-tools.js';
 
@@ -54,6 +72,13 @@ export interface ToolsetOptions {
   /** Tools rho did not make (tool packages, the application's own), admitted by the profile's rules. */
   extraTools?: readonly ExtraTools[];
   /**
+   * MCP servers whose tools to offer (`server__tool`), decided by the profile's `mcp:` rules: the
+   * `mcp_servers` mapping (server name → `command`/`args`/`env` or `url`/`headers`, `${ENV}`
+   * resolved from `env`) or parsed configs. Servers start here to list their tools, restart after
+   * a crash, and stop with `close()`. A server that cannot start is reported through `onWarning`.
+   */
+  mcpServers?: Readonly<Record<string, unknown>> | readonly McpServerConfig[];
+  /**
    * Whether approvals can be obtained where these tools run. With `none`, a tool whose every
    * call needs approval is not offered (the model would only be refused); tools that need
    * approval only for some arguments stay. Default `ask`.
@@ -63,6 +88,20 @@ export interface ToolsetOptions {
   onWarning?: (message: string) => void;
   /** Told once per alias when a read-only database session's account could write. */
   onDatabaseWarning?: (warning: DatabaseWarning) => void;
+}
+
+/** The context cost of one MCP server's tools. */
+export interface McpContextCost {
+  /** The server name. */
+  server: string;
+  /** Its tools offered under the profile (listed, or found through `search_tools` when deferred). */
+  tools: number;
+  /** Whether its tools are deferred (`defer: true`): found through `search_tools`, not listed. */
+  deferred: boolean;
+  /** Approximate tokens its tools' names, descriptions and schemas take in every request (0 when deferred). */
+  listedTokens: number;
+  /** Approximate tokens they would take if listed. */
+  fullTokens: number;
 }
 
 /** A tool that is not offered, and why. */
@@ -85,18 +124,27 @@ export interface Toolset {
   readonly tools: readonly AnyTool[];
   /** The one approval decision for these tools; core's `ApprovalPolicy` (`new Agent({ approvalPolicy })` of `@rho/core`). */
   readonly approvalPolicy: ProfileApprovalPolicy;
-  /** Tools not offered because no approval can be obtained (`approvals: 'none'`). */
+  /** Tools not offered: denied by the profile's `mcp:` rules, or needing approval where none can be obtained (`approvals: 'none'`). */
   readonly withheld: readonly WithheldTool[];
+  /** The MCP servers of these tools, to list or call by hand; stopped by `close()`. */
+  readonly mcp: McpServers | undefined;
+  /** What each MCP server's tools cost in every model request (for `/status`), in server order. */
+  readonly mcpContext: readonly McpContextCost[];
   /** The database aliases the database tools serve. */
   readonly databases: readonly DatabaseConfig[];
-  /** Closes the database connections the tools opened; the tools must not be called afterwards. */
+  /** Closes the database connections the tools opened and stops the MCP servers; the tools must not be called afterwards. */
   close(): Promise<void>;
 }
 
 /** Toolset options with the profile and databases already resolved. */
-export interface ResolvedToolsetOptions extends Omit<ToolsetOptions, 'profile' | 'databases' | 'databaseConfig'> {
+export interface ResolvedToolsetOptions extends Omit<
+  ToolsetOptions,
+  'profile' | 'databases' | 'databaseConfig' | 'mcpServers'
+> {
   profile: PermissionProfile;
   databases: readonly DatabaseConfig[];
+  /** The MCP servers, started, and their tools as listed. */
+  mcp?: { servers: McpServers; tools: readonly McpRhoTool[] };
 }
 
 /**
@@ -116,15 +164,52 @@ export interface ResolvedToolsetOptions extends Omit<ToolsetOptions, 'profile' |
 export async function createToolset(options: ToolsetOptions = {}): Promise<Toolset> {
   const workingDir = resolve(options.workingDir ?? process.cwd());
   const profile =
-    typeof options.profile === 'object' ? options.profile : await loadProfile(options.profile ?? 'readonly', options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome });
-  const databases = options.databases !== undefined ? resolveDatabases(options.databases, workingDir, options.env) : await readDatabaseConfig(options);
-  const toolset = buildToolset({ ...options, workingDir, profile, databases });
-  if (profile.shell === 'restricted' && options.onWarning !== undefined && toolset.tools.some((tool) => tool.name === 'bash')) {
+    typeof options.profile === 'object'
+      ? options.profile
+      : await loadProfile(
+          options.profile ?? 'readonly',
+          options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome },
+        );
+  const databases =
+    options.databases !== undefined
+      ? resolveDatabases(options.databases, workingDir, options.env)
+      : await readDatabaseConfig(options);
+  const mcp = await startMcpServers(options, workingDir);
+  const { mcpServers: _mcpServers, ...rest } = options;
+  let toolset: Toolset;
+  try {
+    toolset = buildToolset({ ...rest, workingDir, profile, databases, ...(mcp === undefined ? {} : { mcp }) });
+  } catch (error) {
+    await mcp?.servers.close();
+    throw error;
+  }
+  if (
+    profile.shell === 'restricted' &&
+    options.onWarning !== undefined &&
+    toolset.tools.some((tool) => tool.name === 'bash')
+  ) {
     // Said once, up front: otherwise the user learns it from each refused command.
-    const { refusal } = sandboxStatus(options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox }, await sandboxWrapper());
+    const { refusal } = sandboxStatus(
+      options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox },
+      await sandboxWrapper(),
+    );
     if (refusal !== undefined) options.onWarning(`every bash command will be refused: ${refusal}`);
   }
   return toolset;
+}
+
+async function startMcpServers(options: ToolsetOptions, workingDir: string): Promise<ResolvedToolsetOptions['mcp']> {
+  const source = options.mcpServers;
+  if (source === undefined) return undefined;
+  const configs = Array.isArray(source)
+    ? (source as readonly McpServerConfig[])
+    : parseMcpServers(source, options.env === undefined ? {} : { env: options.env });
+  if (configs.length === 0) return undefined;
+  const servers = new McpServers(configs, {
+    workingDir,
+    ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+  });
+  return { servers, tools: await servers.tools() };
 }
 
 /** The profile for a name without reading files: a built-in profile, else a clear error. */
@@ -140,16 +225,27 @@ export function builtinProfileNamed(name: string): PermissionProfile {
 }
 
 /** Database aliases from the `databases` option: parsed aliases as they are, a mapping validated. */
-export function resolveDatabases(databases: DatabasesOption, workingDir: string, env: ToolsetOptions['env']): readonly DatabaseConfig[] {
+export function resolveDatabases(
+  databases: DatabasesOption,
+  workingDir: string,
+  env: ToolsetOptions['env'],
+): readonly DatabaseConfig[] {
   if (Array.isArray(databases)) return databases as readonly DatabaseConfig[];
-  return parseDatabaseConfig(databases, { baseDir: workingDir, ...(env === undefined ? {} : { env: env as Record<string, string | undefined> }) });
+  return parseDatabaseConfig(databases, {
+    baseDir: workingDir,
+    ...(env === undefined ? {} : { env: env as Record<string, string | undefined> }),
+  });
 }
 
 async function readDatabaseConfig(options: ToolsetOptions): Promise<readonly DatabaseConfig[]> {
   const source = options.databaseConfig;
   if (source === undefined) return [];
   const env = options.env === undefined ? {} : { env: options.env as Record<string, string | undefined> };
-  const resolved = await resolveDatabaseConfig(typeof source === 'string' ? { path: source, ...env } : { ...env, ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }), ...source });
+  const resolved = await resolveDatabaseConfig(
+    typeof source === 'string'
+      ? { path: source, ...env }
+      : { ...env, ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }), ...source },
+  );
   // Read from rho-agent's file because rho has none: the caller tells the user (libraries never print).
   if (resolved.notice !== undefined) options.onWarning?.(resolved.notice);
   return resolved.databases;
@@ -169,24 +265,46 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
   if (options.delegate !== false) own.push(createDelegateTool());
   const databaseTools: AnyTool[] =
     options.databases.length > 0
-      ? dbTools({ profile, databases: options.databases, workingDir, ...(options.onDatabaseWarning === undefined ? {} : { onWarning: options.onDatabaseWarning }) })
+      ? dbTools({
+          profile,
+          databases: options.databases,
+          workingDir,
+          ...(options.onDatabaseWarning === undefined ? {} : { onWarning: options.onDatabaseWarning }),
+        })
       : [];
   own.push(...databaseTools);
-  const extra = admitExtraTools(options.extraTools ?? [], { profile, takenNames: own.map((tool) => tool.name), onWarning: options.onWarning });
+  const extra = admitExtraTools(options.extraTools ?? [], {
+    profile,
+    takenNames: own.map((tool) => tool.name),
+    onWarning: options.onWarning,
+  });
+  const mcpTools = admitMcpTools(options.mcp?.tools ?? [], [...own, ...extra.tools]);
 
   const ownTools = new WeakSet<object>(own);
+  const mcpIdentities = new WeakMap<object, McpRhoTool['mcp']>(mcpTools.map((tool) => [tool, tool.mcp]));
+  const proxies = new WeakSet<object>();
   const policyOptions: ApprovalPolicyOptions = {
     isBuiltinTool: (tool: ApprovalSubject) => ownTools.has(tool),
     describeTool: (tool: ApprovalSubject) => {
       const source = extra.sources.get(tool as AnyTool);
       return source === undefined ? tool.name : `${tool.name} (from ${source})`;
     },
+    // By identity: only tools that came from the configured MCP servers follow the `mcp:` rules;
+    // call_mcp_tool of deferred loading is decided as the tool its arguments name.
+    mcpTool: (tool: ApprovalSubject, args?: Record<string, unknown>) =>
+      mcpIdentities.get(tool) ?? (proxies.has(tool) ? declaredMcpIdentity(tool, args) : undefined),
   };
   const policy = approvalPolicy(profile, policyOptions);
 
   const offered: AnyTool[] = [];
   const withheld: WithheldTool[] = [];
-  for (const tool of [...own, ...extra.tools]) {
+  const denied: WithheldTool[] = [];
+  for (const tool of mcpTools) {
+    const ruling = mcpToolRuling(profile, tool.mcp);
+    if (ruling.decision === 'deny') denied.push({ name: tool.name, reason: ruling.reason });
+  }
+  const deniedNames = new Set(denied.map((tool) => tool.name));
+  for (const tool of [...own, ...extra.tools, ...mcpTools.filter((tool) => !deniedNames.has(tool.name))]) {
     const reason = options.approvals === 'none' ? standingApproval(profile, tool, policyOptions) : undefined;
     if (reason === undefined) offered.push(tool);
     else withheld.push({ name: tool.name, reason });
@@ -199,22 +317,77 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
     );
   }
 
+  // Deferred servers: their offered tools leave the list and are found through search_tools.
+  const deferredServers = new Set(
+    (options.mcp?.servers.configs ?? []).filter((config) => config.defer === true).map((config) => config.name),
+  );
+  const isDeferred = (tool: AnyTool) => mcpIdentities.has(tool) && deferredServers.has((tool as McpRhoTool).mcp.server);
+  const deferred = offered.filter(isDeferred) as McpRhoTool[];
+  const listed = offered.filter((tool) => !isDeferred(tool));
+  const proxyTools = deferredMcpTools(deferred);
+  for (const proxy of proxyTools) {
+    if (listed.some((tool) => tool.name === proxy.name)) {
+      throw new ConfigError({
+        message: `Deferred MCP tools need the tool name ${proxy.name}, which another tool already has. Rename that tool or remove defer from mcp_servers.`,
+        field: 'mcp_servers',
+      });
+    }
+    proxies.add(proxy);
+  }
+  listed.push(...proxyTools);
+  const mcpContext: McpContextCost[] = (options.mcp?.servers.names ?? []).map((server) => {
+    const tools = offered.filter((tool) => mcpIdentities.has(tool) && (tool as McpRhoTool).mcp.server === server);
+    const fullTokens = tools.reduce((sum, tool) => sum + toolSpecTokens(tool), 0);
+    const isDeferredServer = deferredServers.has(server);
+    return {
+      server,
+      tools: tools.length,
+      deferred: isDeferredServer,
+      listedTokens: isDeferredServer ? 0 : fullTokens,
+      fullTokens,
+    };
+  });
+
   let closed: Promise<void> | undefined;
+  const servers = options.mcp?.servers;
   return {
     profile,
     workingDir,
     backend: options.backend,
-    tools: offered,
+    tools: listed,
     approvalPolicy: policy,
-    withheld,
+    withheld: [...denied, ...withheld],
     databases: options.databases,
-    close: () => (closed ??= closeDbTools(databaseTools)),
+    mcp: servers,
+    mcpContext,
+    close: () => (closed ??= Promise.all([closeDbTools(databaseTools), servers?.close()]).then(() => undefined)),
   };
 }
 
+/** MCP tools whose names are free (a clash with rho's or an extra tool is a `ConfigError`, as between extra tools). */
+function admitMcpTools(tools: readonly McpRhoTool[], taken: readonly AnyTool[]): McpRhoTool[] {
+  const names = new Set(taken.map((tool) => tool.name));
+  for (const tool of tools) {
+    if (names.has(tool.name)) {
+      throw new ConfigError({
+        message: `MCP tool ${tool.mcp.tool} of server ${tool.mcp.server} would be named ${tool.name}, which is already taken by another tool. Rename the server in mcp_servers.`,
+        field: `mcp_servers.${tool.mcp.server}`,
+      });
+    }
+  }
+  return [...tools];
+}
+
 /** Why every call of a tool needs approval, whatever its arguments (the profile, or the tool's own standing request). */
-function standingApproval(profile: PermissionProfile, tool: AnyTool, options: ApprovalPolicyOptions): string | undefined {
-  if (everyCallNeedsApproval(profile, tool, options)) return approvalPolicy(profile, options)(tool, {}).reason ?? `profile ${profile.name} requires approval for ${tool.name}`;
+function standingApproval(
+  profile: PermissionProfile,
+  tool: AnyTool,
+  options: ApprovalPolicyOptions,
+): string | undefined {
+  if (everyCallNeedsApproval(profile, tool, options))
+    return (
+      approvalPolicy(profile, options)(tool, {}).reason ?? `profile ${profile.name} requires approval for ${tool.name}`
+    );
   // A tool that still asks for approval of every call itself (`requiresApproval: true`).
   const asked: unknown = (tool as { requiresApproval?: unknown }).requiresApproval;
   if (typeof asked !== 'function' && asked) return approvalRequestedByTool(tool, {})?.reason;

@@ -1,7 +1,7 @@
 export { Agent } from './agent.js';
 export type { AgentOptions, CreateAgentOptions } from './agent.js';
 export { createToolset } from './create-toolset.js';
-export type { ApprovalAvailability, DatabasesOption, Toolset, ToolsetOptions, WithheldTool } from './create-toolset.js';
+export type { ApprovalAvailability, DatabasesOption, McpContextCost, Toolset, ToolsetOptions, WithheldTool } from './create-toolset.js';
 export type { ExtraTools } from './extra-tools.js';
 // What an application that installs @rho/agent alone needs from the packages below it, so it
 // never imports a package it did not install.

@@ -33,6 +33,15 @@ describe('agent config', () => {
     expect(() => parseAgentConfig({ tool_packages: 'word-count' }, 'a.yaml')).toThrow("a.yaml: 'tool_packages' must be a list of package names or paths (got \"word-count\").");
   });
 
+  it('keeps mcp_servers as written (${ENV} unresolved), suggests it for near misses, and writes it back', () => {
+    const servers = { files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '${HOME}'] }, web: { url: 'http://127.0.0.1:3001/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } } };
+    const config = parseAgentConfig({ mcp_servers: servers, mcpServers: {} });
+    expect(config.mcpServers).toEqual(servers);
+    expect(unknownAgentConfigKeys(config)).toEqual([{ key: 'mcpServers', suggestion: 'mcp_servers' }]);
+    expect(agentConfigToDocument(config)).toMatchObject({ mcp_servers: servers });
+    expect(() => parseAgentConfig({ mcp_servers: ['files'] }, 'a.yaml')).toThrow("a.yaml: 'mcp_servers' must be a mapping of server names to settings (command and args, or url) (got [\"files\"]).");
+  });
+
   it('round-trips through YAML, keeping unknown keys', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'rho-config-')), 'agent.yaml');
     const config = parseAgentConfig({ system_prompt: 'prompt.md', vars: { env: 'prod', n: 3 }, model: 'gpt-4o', profile: 'developer', budgets: { max_turns: 5, max_cost_usd: 0.5 }, auto_approve: false, labels: ['x'] });

@@ -26,6 +26,11 @@ export interface AgentConfig {
   databases?: Record<string, unknown>;
   /** Tool packages to load (`tool_packages`): package names or paths, as written. */
   toolPackages?: string[];
+  /**
+   * MCP servers (`mcp_servers`): server name → `command`/`args`/`env` (stdio) or `url`/`headers`
+   * (streamable HTTP), as written (`${ENV}` references unresolved); `@rho/tools-mcp` validates them.
+   */
+  mcpServers?: Record<string, unknown>;
   budgets: Budgets;
   autoApprove?: boolean;
   /** Seconds to wait for a model answer to start (`first_byte_timeout`). */
@@ -79,10 +84,11 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
     } else if (key === 'vars') {
       if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping of names to values', value);
       config.vars = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, item]) => [name, item === null ? '' : String(item)]));
-    } else if (key === 'response_format' || key === 'databases') {
-      if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping', value);
+    } else if (key === 'response_format' || key === 'databases' || key === 'mcp_servers') {
+      if (typeof value !== 'object' || Array.isArray(value)) fail(key, key === 'mcp_servers' ? 'a mapping of server names to settings (command and args, or url)' : 'a mapping', value);
       if (key === 'response_format') config.responseFormat = value as Record<string, unknown>;
-      else config.databases = value as Record<string, unknown>;
+      else if (key === 'databases') config.databases = value as Record<string, unknown>;
+      else config.mcpServers = value as Record<string, unknown>;
     } else if (key === 'first_byte_timeout' || key === 'idle_timeout') {
       if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0)) fail(key, 'a positive number of seconds', value);
       config[key === 'first_byte_timeout' ? 'firstByteTimeout' : 'idleTimeout'] = value as number;
@@ -125,6 +131,7 @@ const KNOWN_KEYS: readonly string[] = [
   'response_format',
   'databases',
   'tool_packages',
+  'mcp_servers',
   'budgets',
   'auto_approve',
   'first_byte_timeout',
@@ -142,6 +149,9 @@ const KEY_ALIASES: Readonly<Record<string, string>> = {
   extensions: 'tool_packages',
   prompt: 'system_prompt',
   database: 'databases',
+  mcp: 'mcp_servers',
+  mcpservers: 'mcp_servers',
+  mcp_server: 'mcp_servers',
   approve: 'auto_approve',
   vars_file: 'vars',
   // Budgets are nested: `budgets: {max_turns: 20}`.
@@ -221,6 +231,7 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined && Object.keys(config.databases).length > 0) document.databases = config.databases;
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
+  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0) document.mcp_servers = config.mcpServers;
   const budgets = Object.entries(BUDGET_FIELDS).flatMap(([key, field]) => (config.budgets[field] === undefined ? [] : [[key, config.budgets[field]]]));
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   if (config.autoApprove !== undefined) document.auto_approve = config.autoApprove;

@@ -1,4 +1,5 @@
 import type { AnyTool } from '@rho/core';
+import { declaredMcpIdentity, mcpToolRuling, type McpToolIdentity } from './mcp-rules.js';
 import { DEFAULT_DANGEROUS_TOOLS, type PermissionProfile } from './permission-profile.js';
 
 /** The answer of a {@link ProfileApprovalPolicy}. */
@@ -13,7 +14,8 @@ function collectStrings(value: unknown, into: string[], depth = 0): void {
   if (depth > 8) return;
   if (typeof value === 'string') into.push(value);
   else if (Array.isArray(value)) for (const item of value) collectStrings(item, into, depth + 1);
-  else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) collectStrings(item, into, depth + 1);
+  else if (typeof value === 'object' && value !== null)
+    for (const item of Object.values(value)) collectStrings(item, into, depth + 1);
 }
 
 function normalise(text: string): string {
@@ -37,7 +39,22 @@ export function matchDangerousPattern(patterns: readonly string[], args: Record<
  * The names of rho's own tools (tools-fs, tools-db and `delegate`): the profile's approval rules
  * name them, so their annotations are not consulted. Any other tool is judged by what it declares.
  */
-export const BUILTIN_TOOL_NAMES: readonly string[] = ['read', 'grep', 'glob', 'list', 'read_excel', 'bash', 'write', 'edit', 'sqlite', 'postgres', 'mysql', 'oracle', 'vertica', 'delegate'];
+export const BUILTIN_TOOL_NAMES: readonly string[] = [
+  'read',
+  'grep',
+  'glob',
+  'list',
+  'read_excel',
+  'bash',
+  'write',
+  'edit',
+  'sqlite',
+  'postgres',
+  'mysql',
+  'oracle',
+  'vertica',
+  'delegate',
+];
 
 /** What an approval policy sees of a tool: its name and its annotations (a core tool fits). */
 export type ApprovalSubject = Pick<AnyTool, 'name' | 'annotations'>;
@@ -58,14 +75,35 @@ export interface ApprovalPolicyOptions {
   isBuiltinTool?: (tool: ApprovalSubject) => boolean;
   /** How a tool is named in reasons (for example with the package it came from). Default: its name. */
   describeTool?: (tool: ApprovalSubject) => string;
+  /**
+   * Which MCP server and tool a call reaches, or undefined for a tool that is not an MCP tool
+   * (`per-call` for a tool whose target its arguments name, asked about without arguments). MCP
+   * tools are judged by the profile's `mcp:` rules, never by their annotations alone. Default:
+   * what the tool declares (`declaredMcpIdentity`: the `mcp` property `@rho/tools-mcp` sets).
+   */
+  mcpTool?: (tool: ApprovalSubject, args?: Record<string, unknown>) => McpToolIdentity | 'per-call' | undefined;
 }
 
 /**
  * Why every call of a tool needs approval under a profile, whatever its arguments; undefined when
- * some calls (or all) run without. The part of the decision that does not read arguments.
+ * some calls (or all) run without. The part of the decision that does not read arguments, except
+ * which MCP tool a call reaches (`args`, for a tool whose arguments name its target).
  */
-function standingRequirement(profile: PermissionProfile, tool: ApprovalSubject, options: ApprovalPolicyOptions): string | undefined {
+function standingRequirement(
+  profile: PermissionProfile,
+  tool: ApprovalSubject,
+  options: ApprovalPolicyOptions,
+  args?: Record<string, unknown>,
+): string | undefined {
   const label = options.describeTool?.(tool) ?? tool.name;
+  const mcp = options.mcpTool === undefined ? declaredMcpIdentity(tool, args) : options.mcpTool(tool, args);
+  // Decided per call, by the MCP tool the arguments name.
+  if (mcp === 'per-call') return undefined;
+  if (mcp !== undefined) {
+    const ruling = mcpToolRuling(profile, mcp);
+    // A denied tool is not offered; should one be called anyway, nobody may approve it blind.
+    return ruling.decision === 'allow' ? undefined : ruling.reason;
+  }
   switch (profile.approval) {
     case 'none':
       return undefined;
@@ -83,9 +121,12 @@ function standingRequirement(profile: PermissionProfile, tool: ApprovalSubject, 
       if (builtin) return undefined;
       // Deny by default: rho cannot see what another tool's code does, only what it declares.
       const annotations = tool.annotations ?? {};
-      if (annotations.readOnly !== true) return `${label} is not declared read-only (annotations.readOnly), so profile ${profile.name} asks before it runs`;
-      if (annotations.destructive === true) return `${label} is declared destructive, so profile ${profile.name} asks before it runs`;
-      if (annotations.openWorld === true) return `${label} reaches beyond this machine (annotations.openWorld), so profile ${profile.name} asks before it runs`;
+      if (annotations.readOnly !== true)
+        return `${label} is not declared read-only (annotations.readOnly), so profile ${profile.name} asks before it runs`;
+      if (annotations.destructive === true)
+        return `${label} is declared destructive, so profile ${profile.name} asks before it runs`;
+      if (annotations.openWorld === true)
+        return `${label} reaches beyond this machine (annotations.openWorld), so profile ${profile.name} asks before it runs`;
       return undefined;
     }
     default: {
@@ -108,16 +149,23 @@ function standingRequirement(profile: PermissionProfile, tool: ApprovalSubject, 
  *   that is not one of rho's own needs approval unless it declares `readOnly` (and neither
  *   `destructive` nor `openWorld`).
  *
+ * - MCP tools (see {@link ApprovalPolicyOptions.mcpTool}) follow the profile's `mcp:` section
+ *   (`mcpToolRuling`): allowed tools run, the others need approval; the server's hints are shown
+ *   in the reason and never decide.
+ *
  * The session denies a call that needs approval, with the reason, when nobody can answer.
  */
 export function approvalPolicy(profile: PermissionProfile, options: ApprovalPolicyOptions = {}): ProfileApprovalPolicy {
   return (tool, args) => {
-    const standing = standingRequirement(profile, tool, options);
+    const standing = standingRequirement(profile, tool, options, args);
     if (standing !== undefined) return { required: true, reason: standing };
     if (profile.approval === 'none') return { required: false };
     const pattern = matchDangerousPattern(profile.dangerousPatterns, args);
     if (pattern !== undefined) {
-      return { required: true, reason: `the arguments contain the dangerous pattern "${pattern}" (approval.dangerous_patterns of profile ${profile.name})` };
+      return {
+        required: true,
+        reason: `the arguments contain the dangerous pattern "${pattern}" (approval.dangerous_patterns of profile ${profile.name})`,
+      };
     }
     return { required: false };
   };
@@ -128,6 +176,10 @@ export function approvalPolicy(profile: PermissionProfile, options: ApprovalPoli
  * tool is useless where nobody can approve, and `createToolset` does not offer it there. A tool
  * whose calls need approval only for some arguments (a dangerous pattern) is not one of them.
  */
-export function everyCallNeedsApproval(profile: PermissionProfile, tool: ApprovalSubject, options: ApprovalPolicyOptions = {}): boolean {
+export function everyCallNeedsApproval(
+  profile: PermissionProfile,
+  tool: ApprovalSubject,
+  options: ApprovalPolicyOptions = {},
+): boolean {
   return standingRequirement(profile, tool, options) !== undefined;
 }

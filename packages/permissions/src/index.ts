@@ -11,13 +11,40 @@ export {
   SHELL_MODES,
   parseProfile,
 } from './permission-profile.js';
-export type { ApprovalMode, DatabaseMode, FileWriteMode, PermissionProfile, ProfileSandboxMode, ShellMode } from './permission-profile.js';
-export { approvalPolicy, BUILTIN_TOOL_NAMES, everyCallNeedsApproval } from './approval-policy.js';
-export type { ApprovalPolicyOptions, ApprovalRequirement, ApprovalSubject, ProfileApprovalPolicy } from './approval-policy.js';
+export type {
+  ApprovalMode,
+  DatabaseMode,
+  FileWriteMode,
+  PermissionProfile,
+  ProfileSandboxMode,
+  ShellMode,
+} from './permission-profile.js';
+export {
+  approvalPolicy,
+  BUILTIN_TOOL_NAMES,
+  everyCallNeedsApproval,
+} from './approval-policy.js';
+export type {
+  ApprovalPolicyOptions,
+  ApprovalRequirement,
+  ApprovalSubject,
+  ProfileApprovalPolicy,
+} from './approval-policy.js';
 export { checkShellCommand } from './check-shell-command.js';
-export type { CheckShellCommandOptions, ShellCommand, ShellDecision, ShellOperator, ShellPlan } from './check-shell-command.js';
+export type {
+  CheckShellCommandOptions,
+  ShellCommand,
+  ShellDecision,
+  ShellOperator,
+  ShellPlan,
+} from './check-shell-command.js';
 export { sandboxStatus, sandboxWrapper } from './sandbox-wrapper.js';
-export type { SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
+export type {
+  SandboxMode,
+  SandboxRunOptions,
+  SandboxStatus,
+  SandboxWrapper,
+} from './sandbox-wrapper.js';
 export { checkWritePath } from './check-write-path.js';
 export type { CheckWritePathOptions, PathDecision, WriteKind } from './check-write-path.js';
 export { openWriteTarget } from './write-target.js';
@@ -26,3 +53,5 @@ export { checkSql } from './check-sql.js';
 export type { SqlDecision, SqlDialect } from './check-sql.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
 export type { PolicyExplanation, PolicyRequest, WriteTool } from './explain-policy.js';
+export { declaredMcpIdentity, MCP_DECISIONS, mcpPatternProblem, mcpToolRuling } from './mcp-rules.js';
+export type { McpDecision, McpPermissions, McpToolIdentity, McpToolRuling } from './mcp-rules.js';

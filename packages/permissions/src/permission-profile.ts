@@ -1,5 +1,6 @@
 import { ConfigError } from '@rho/core';
 import * as v from 'valibot';
+import { MCP_DECISIONS, mcpPatternProblem, type McpPermissions } from './mcp-rules.js';
 
 /** How the `bash` tool runs: `restricted` checks every command against the shell policy. */
 export type ShellMode = 'restricted' | 'unrestricted';
@@ -85,6 +86,8 @@ export interface PermissionProfile {
   writeRoots: string[];
   /** The sandbox of restricted shell commands (YAML `sandbox`); `required` when absent. */
   sandbox?: ProfileSandboxMode;
+  /** Decisions for MCP tools (YAML `mcp`); absent: every MCP tool asks (none under `approval: none`). */
+  mcp?: McpPermissions;
 }
 
 function modeField<const T extends string>(field: string, allowed: readonly T[]) {
@@ -101,7 +104,9 @@ function modeField<const T extends string>(field: string, allowed: readonly T[])
 function section<TEntries extends v.ObjectEntries>(field: string, entries: TEntries) {
   return v.pipe(
     v.unknown(),
-    v.transform((value) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : { mode: value })),
+    v.transform((value) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value) ? value : { mode: value },
+    ),
     v.strictObject(entries, (issue) => unknownKeyMessage(field, issue, Object.keys(entries))),
   );
 }
@@ -113,6 +118,18 @@ function unknownKeyMessage(section: string, issue: v.BaseIssue<unknown>, allowed
 
 const stringList = (field: string) =>
   v.array(v.string(`${field} must be a list of strings`), `${field} must be a list of strings`);
+
+const mcpPatterns = (field: string) =>
+  v.pipe(
+    stringList(field),
+    v.check(
+      (patterns) => patterns.every((pattern) => mcpPatternProblem(pattern) === undefined),
+      (issue) => {
+        const bad = (issue.input as string[]).find((pattern) => mcpPatternProblem(pattern) !== undefined) ?? '';
+        return `${field} pattern ${JSON.stringify(bad)} ${mcpPatternProblem(bad) ?? ''}`;
+      },
+    ),
+  );
 
 const topLevelEntries = {
   profile: v.optional(v.string('profile must be a string')),
@@ -143,9 +160,25 @@ const topLevelEntries = {
   shell_working_dir: v.optional(v.nullable(v.string('shell_working_dir must be a string'))),
   bash_only: v.optional(v.boolean('bash_only must be true or false')),
   sandbox: v.optional(modeField('sandbox', SANDBOX_MODES)),
+  mcp: v.optional(
+    v.strictObject(
+      {
+        default: v.optional(modeField('mcp.default', MCP_DECISIONS)),
+        allow: v.optional(mcpPatterns('mcp.allow')),
+        ask: v.optional(mcpPatterns('mcp.ask')),
+        deny: v.optional(mcpPatterns('mcp.deny')),
+      },
+      (issue) =>
+        issue.path?.length
+          ? unknownKeyMessage('mcp', issue, ['default', 'allow', 'ask', 'deny'])
+          : 'mcp must be a mapping with default, allow, ask and deny',
+    ),
+  ),
 };
 
-const profileSchema = v.strictObject(topLevelEntries, (issue) => unknownKeyMessage('', issue, Object.keys(topLevelEntries)));
+const profileSchema = v.strictObject(topLevelEntries, (issue) =>
+  unknownKeyMessage('', issue, Object.keys(topLevelEntries)),
+);
 
 function issuePath(issue: v.BaseIssue<unknown>): string {
   return (issue.path ?? []).map((item) => String(item.key)).join('.');
@@ -191,6 +224,14 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
   };
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
   if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
+  if (data.mcp !== undefined) {
+    profile.mcp = {
+      allow: [...(data.mcp.allow ?? [])],
+      ask: [...(data.mcp.ask ?? [])],
+      deny: [...(data.mcp.deny ?? [])],
+    };
+    if (data.mcp.default !== undefined) profile.mcp.default = data.mcp.default;
+  }
   return profile;
 }
 
@@ -200,7 +241,10 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
     profile: profile.name,
     description: profile.description,
     shell: { mode: profile.shell },
-    file_write: profile.writeRoots.length > 0 ? { mode: profile.fileWrite, roots: profile.writeRoots } : { mode: profile.fileWrite },
+    file_write:
+      profile.writeRoots.length > 0
+        ? { mode: profile.fileWrite, roots: profile.writeRoots }
+        : { mode: profile.fileWrite },
     database: { mode: profile.database },
     approval: {
       mode: profile.approval,
@@ -211,5 +255,15 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
     ...(profile.shellWorkingDir ? { shell_working_dir: profile.shellWorkingDir } : {}),
     bash_only: profile.bashOnly,
     ...(profile.sandbox === undefined ? {} : { sandbox: profile.sandbox }),
+    ...(profile.mcp === undefined
+      ? {}
+      : {
+          mcp: {
+            ...(profile.mcp.default === undefined ? {} : { default: profile.mcp.default }),
+            allow: profile.mcp.allow,
+            ask: profile.mcp.ask,
+            deny: profile.mcp.deny,
+          },
+        }),
   };
 }

@@ -1,0 +1,176 @@
+import { ConfigError } from '@rho/core';
+
+/** An MCP server started as a child process, spoken to over its standard input and output. */
+export interface McpStdioServerConfig {
+  /** The server's name: the prefix of its tools (`name__tool`) and what profile rules match. */
+  name: string;
+  transport: 'stdio';
+  /** The program to run. */
+  command: string;
+  /** Its arguments. */
+  args: string[];
+  /** Variables added to the SDK's safe default environment (not the whole of rho's). */
+  env: Record<string, string>;
+  /** Working directory of the process; the session's when absent. */
+  cwd?: string;
+  /** How long one call may take, in milliseconds (progress notifications restart the clock). */
+  timeoutMs: number;
+  /** Deferred loading: the tools are not listed to the model, which finds them with `search_tools`. */
+  defer?: boolean;
+}
+
+/** An MCP server reached over streamable HTTP. */
+export interface McpHttpServerConfig {
+  name: string;
+  transport: 'http';
+  /** The server's MCP endpoint. */
+  url: string;
+  /** Headers sent with every request (for example `Authorization`). */
+  headers: Record<string, string>;
+  /** How long one call may take, in milliseconds (progress notifications restart the clock). */
+  timeoutMs: number;
+  /** Deferred loading: the tools are not listed to the model, which finds them with `search_tools`. */
+  defer?: boolean;
+}
+
+/** One configured MCP server. */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
+/** Options of {@link parseMcpServers}. */
+export interface ParseMcpServersOptions {
+  /** Environment for `${VAR}` and `${VAR:-default}` references; default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the mapping came from, for messages (a file path or `agent config`). */
+  origin?: string;
+}
+
+/** Default time one MCP call may take: ten minutes, since servers run builds and queries. */
+export const DEFAULT_MCP_TIMEOUT_SECONDS = 600;
+
+const SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
+const STDIO_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'defer'];
+const HTTP_KEYS = ['url', 'headers', 'timeout', 'defer'];
+
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` in a string. An unset variable without a default is a
+ * `ConfigError`: a server started with an empty token fails later with a far less clear message.
+ */
+export function interpolateEnv(text: string, env: Readonly<Record<string, string | undefined>>, where: string): string {
+  return text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_match, name: string, fallback: string | undefined) => {
+      const value = env[name];
+      if (value !== undefined && value !== '') return value;
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError({
+        message: `${where} refers to \${${name}}, which is not set: set ${name} in the environment or write \${${name}:-default}.`,
+        field: where,
+      });
+    },
+  );
+}
+
+/**
+ * Validates the `mcp_servers:` mapping (server name → settings) of an agent config or
+ * `$RHO_HOME/config.yaml` and resolves `${ENV}` references. A server has either `command`
+ * (with optional `args`, `env`, `cwd`) or `url` (with optional `headers`), and optionally
+ * `timeout` in seconds and `defer` (deferred loading: found through `search_tools`).
+ *
+ * @throws ConfigError naming the server and the field.
+ */
+export function parseMcpServers(source: unknown, options: ParseMcpServersOptions = {}): McpServerConfig[] {
+  const env = options.env ?? process.env;
+  const prefix = options.origin === undefined ? 'mcp_servers' : `${options.origin}: mcp_servers`;
+  if (source === undefined || source === null) return [];
+  if (typeof source !== 'object' || Array.isArray(source)) {
+    throw new ConfigError({
+      message: `${prefix} must be a mapping of server name to settings (command and args, or url).`,
+      field: 'mcp_servers',
+    });
+  }
+  const servers: McpServerConfig[] = [];
+  for (const [name, raw] of Object.entries(source as Record<string, unknown>)) {
+    const field = `mcp_servers.${name}`;
+    const fail = (message: string, at = field): never => {
+      throw new ConfigError({
+        message: `${options.origin === undefined ? '' : `${options.origin}: `}${at} ${message}`,
+        field: at,
+      });
+    };
+    if (!SERVER_NAME.test(name))
+      fail('is not a valid server name: use 1-32 letters, digits, "_" or "-" (it prefixes the tool names).');
+    if (name.includes('__')) fail('must not contain "__", which separates the server from the tool in tool names.');
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      fail('must be a mapping with command (and args, env) or url (and headers).');
+    const settings = raw as Record<string, unknown>;
+    const hasCommand = settings.command !== undefined;
+    const hasUrl = settings.url !== undefined;
+    if (hasCommand === hasUrl)
+      fail(
+        hasCommand
+          ? 'has both command and url: give one (command for stdio, url for streamable HTTP).'
+          : 'needs command (a stdio server) or url (a streamable HTTP server).',
+      );
+    const allowed = hasCommand ? STDIO_KEYS : HTTP_KEYS;
+    for (const key of Object.keys(settings))
+      if (!allowed.includes(key))
+        fail(`has unknown key ${key}; allowed keys: ${allowed.join(', ')}.`, `${field}.${key}`);
+    const text = (key: string): string => {
+      const value = settings[key];
+      if (typeof value !== 'string' || value.trim() === '') fail('must be a non-empty string.', `${field}.${key}`);
+      return interpolateEnv(value as string, env, `${field}.${key}`);
+    };
+    const map = (key: string): Record<string, string> => {
+      const value = settings[key];
+      if (value === undefined || value === null) return {};
+      if (typeof value !== 'object' || Array.isArray(value))
+        fail('must be a mapping of names to strings.', `${field}.${key}`);
+      const out: Record<string, string> = {};
+      for (const [k, item] of Object.entries(value as Record<string, unknown>)) {
+        if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean')
+          fail('must be a string.', `${field}.${key}.${k}`);
+        out[k] = interpolateEnv(String(item), env, `${field}.${key}.${k}`);
+      }
+      return out;
+    };
+    let timeoutSeconds = DEFAULT_MCP_TIMEOUT_SECONDS;
+    if (settings.timeout !== undefined) {
+      const value = settings.timeout;
+      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 86_400)
+        fail('must be a number of seconds between 1 and 86400.', `${field}.timeout`);
+      timeoutSeconds = value as number;
+    }
+    const timeoutMs = Math.round(timeoutSeconds * 1000);
+    if (settings.defer !== undefined && typeof settings.defer !== 'boolean')
+      fail('must be true or false.', `${field}.defer`);
+    const defer = settings.defer === true ? { defer: true } : {};
+    if (hasCommand) {
+      const args = settings.args ?? [];
+      if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string' && typeof arg !== 'number'))
+        fail('must be a list of strings.', `${field}.args`);
+      const server: McpStdioServerConfig = {
+        name,
+        transport: 'stdio',
+        command: text('command'),
+        args: (args as unknown[]).map((arg, index) => interpolateEnv(String(arg), env, `${field}.args.${index}`)),
+        env: map('env'),
+        timeoutMs,
+        ...defer,
+      };
+      if (settings.cwd !== undefined) server.cwd = text('cwd');
+      servers.push(server);
+    } else {
+      const url = text('url');
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(url);
+      } catch {
+        fail(`is not a URL (${JSON.stringify(url)}).`, `${field}.url`);
+      }
+      if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+        fail('must be an http:// or https:// URL.', `${field}.url`);
+      servers.push({ name, transport: 'http', url, headers: map('headers'), timeoutMs, ...defer });
+    }
+  }
+  return servers;
+}
