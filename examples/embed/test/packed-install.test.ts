@@ -155,14 +155,14 @@ describe('packed packages', () => {
     const tarball = (name: string) => `file:${packed.get(name)!.tarball}`;
     // The app names @rho/agent alone; the @rho packages it depends on are not in the registry, so
     // npm takes them from the tarballs through overrides, like a registry install would resolve them.
-    const rho = ['@rho/agent', '@rho/core', '@rho/model-client', '@rho/permissions', '@rho/tools-fs', '@rho/tools-db'];
+    const rho = ['@rho/agent', '@rho/core', '@rho/model-client', '@rho/permissions', '@rho/tools-fs', '@rho/tools-db', '@rho/tools-mcp'];
     writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'rho-packed-agent-app', private: true, type: 'module', dependencies: { '@rho/agent': tarball('@rho/agent'), 'rho-example-embed-agent': tarball('rho-example-embed-agent') }, overrides: Object.fromEntries(rho.map((name) => [name, tarball(name)])) }, null, 2)}\n`);
     // No install scripts: the ones in this tree fetch binaries from outside the npm registry
     // (@vscode/ripgrep) or build a native grammar rho does not load (tree-sitter-bash: rho uses its .wasm).
     const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts'], { cwd: app, encoding: 'utf8', env: { ...process.env, npm_config_nodedir: undefined } });
     expect(install.stderr + install.stdout, 'npm install').not.toMatch(/ERR!/);
-    expect(install.status).toBe(0);
-    expect(readdirSync(join(app, 'node_modules', '@rho')).sort()).toEqual(['agent', 'core', 'model-client', 'permissions', 'tools-db', 'tools-fs']);
+    expect(install.status, install.stderr).toBe(0);
+    expect(readdirSync(join(app, 'node_modules', '@rho')).sort()).toEqual(['agent', 'core', 'model-client', 'permissions', 'tools-db', 'tools-fs', 'tools-mcp']);
     const resolved = execFileSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('@rho/agent'))"], { cwd: app, encoding: 'utf8' });
     expect(fileURLToPath(resolved)).toBe(join(app, 'node_modules', '@rho', 'agent', 'dist', 'index.js'));
     // Database drivers load only when a database tool runs: none was installed, and none is needed.
