@@ -162,7 +162,12 @@ async function killSuite(runs: number, plan: (index: number) => KillPlan): Promi
     const finalTrace = readFileSync(tracePath, 'utf8');
     const final = State.fromJsonl(finalTrace);
     expect(final.status).toBe('completed');
-    expect(final.replay!.skippedLines).toEqual([]);
+    // A SIGKILL can cut a record in the middle of its write(2) when the record crosses a page of the
+    // file (Linux stops copying at a page boundary once a fatal signal is pending). That record was never
+    // reported; replay ignored it as the torn last line, and the resumed writer started a new line
+    // after it, so it is the one line the final trace may skip, and only where the kill left it.
+    const tornLine = state.replay!.tornLastLine ? trace.split('\n').length : undefined;
+    expect(final.replay!.skippedLines).toEqual(tornLine === undefined ? [] : [tornLine]);
     expect(final.replay!.invalidRecords).toEqual([]);
     const answered = new Set(final.messages.flatMap((message) => (message.role === 'tool' ? [message.tool_call_id] : [])));
     for (const message of final.messages) {
