@@ -80,6 +80,8 @@ export type { CompactionOptions, CompactResult } from './compaction.js';
 export { mustBeOneOf, oneOf, requiredOneOf } from './choices.js';
 export { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
+export { loadUserConfig, parseUserConfig, USER_CONFIG_KEYS, userConfigPath } from './user-config.js';
+export type { UserConfig } from './user-config.js';
 export { ATIF_ACCEPTED_VERSIONS, ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
 export type { AtifAgent, AtifContentPart, AtifFinalMetrics, AtifImageSource, AtifMetrics, AtifObservation, AtifObservationResult, AtifStep, AtifStepSource, AtifSubagentTrajectoryRef, AtifToolCall, AtifTrajectory, AtifValidationIssue } from './atif/atif-schema.js';
 export { traceToAtif } from './atif/trace-to-atif.js';
