@@ -19,6 +19,11 @@ describe('loadUserConfig', () => {
     expect(userConfigPath(home)).toBe(join(home, 'config.yaml'));
   });
 
+  it('is empty when $RHO_HOME is a file (the session store reports that)', () => {
+    writeFileSync(join(home, 'file'), '');
+    expect(loadUserConfig(join(home, 'file')).found).toBe(false);
+  });
+
   it('is empty for an empty file', () => {
     write('');
     expect(loadUserConfig(home)).toEqual({ path: join(home, 'config.yaml'), found: true, warnings: [] });

@@ -89,7 +89,9 @@ export function loadUserConfig(rhoHome: string): UserConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path, found: false, warnings: [] };
+    // ENOTDIR: $RHO_HOME is not a directory, so it holds no file; the session store says what to fix.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { path, found: false, warnings: [] };
     throw new ConfigError({
       message: `Cannot read ${path}: ${(error as Error).message}. Fix its permissions or remove it.`,
       file: path,
