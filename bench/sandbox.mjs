@@ -10,7 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalBackend } from '@rho/core';
-import { builtinProfile, sandboxWrapper, scrubEnvironment } from '@rho/permissions';
+import { builtinProfile, sandboxWrapper } from '@rho/permissions';
+import { scrubEnvironment } from '@rho/permissions/internal';
 import { createBashTool, restrictedShellGate } from '@rho/tools-fs';
 
 const RUNS = 41;

@@ -112,12 +112,36 @@ const unbuilt = entries.filter((entry) => !existsSync(entry.file));
 describe('importing a public entry loads nothing heavy', () => {
   it('finds the entries of the packages (a build exists)', () => {
     expect(entries.map((entry) => entry.specifier)).toEqual(
-      expect.arrayContaining(['@rho/core', '@rho/core/testing', '@rho/model-client', '@rho/tools-db', '@rho/tools-fs']),
+      expect.arrayContaining([
+        '@rho/core',
+        '@rho/core/internal',
+        '@rho/core/testing',
+        '@rho/model-client',
+        '@rho/permissions/internal',
+        '@rho/tools-db',
+        '@rho/tools-db/internal',
+        '@rho/tools-fs',
+      ]),
     );
     expect(
       unbuilt.map((entry) => entry.file),
       'run `pnpm build` first',
     ).toEqual([]);
+  });
+
+  it('builds every internal entry from src/internal/index.ts, types first', () => {
+    const internal = entries.filter((entry) => entry.specifier.endsWith('/internal'));
+    expect(internal.length).toBeGreaterThanOrEqual(3);
+    for (const entry of internal) {
+      const manifest = JSON.parse(readFileSync(join(entry.directory, 'package.json'), 'utf8')) as {
+        exports: Record<string, Record<string, string>>;
+      };
+      expect(Object.entries(manifest.exports['./internal']!), entry.specifier).toEqual([
+        ['types', './dist/internal/index.d.ts'],
+        ['import', './dist/internal/index.js'],
+      ]);
+      expect(existsSync(join(entry.directory, 'src', 'internal', 'index.ts')), entry.specifier).toBe(true);
+    }
   });
 
   it('sees a heavy package when one is imported (the check can fail)', async () => {

@@ -68,6 +68,12 @@ const files: Record<string, string> = {
   'examples/embed/src/public.ts':
     "import { a } from '@rho/core';\nimport { b } from '@rho/core/testing';\nexport const c = [a, b];\n",
   'apps/cli/src/internal.ts': "import { a } from '@rho/core/internal';\nexport const b = a;\n",
+  'examples/embed/src/dynamic-internal.ts': "export const load = () => import('@rho/permissions/internal');\n",
+  'integrations/harbor/src/internal.ts': "import { a } from '@rho/core/internal';\nexport const b = a;\n",
+  'scripts/internal.mjs': "import { a } from '@rho/tools-db/internal';\nexport const b = a;\n",
+  'packages/tools-db/src/internal-use.ts': "import { a } from '@rho/permissions/internal';\nexport const b = a;\n",
+  'bench/internal.mjs': "import { a } from '@rho/tools-db/internal';\nexport const b = a;\n",
+  'test/internal.test.ts': "import { a } from '@rho/core/internal';\nexport const b = a;\n",
   'bench/relative.mjs': "import { a } from '../packages/core/dist/index.js';\nexport const b = a;\n",
 };
 
@@ -131,6 +137,15 @@ describe('the layering', () => {
     expect(rulesFor('examples/embed/src/internal.ts')).toEqual(['no-restricted-imports']);
     expect(rulesFor('examples/embed/src/public.ts')).toEqual([]);
     expect(rulesFor('apps/cli/src/internal.ts')).toEqual([]);
+  });
+
+  it('allows an internal entry only in packages, apps, bench and tests', () => {
+    expect(rulesFor('examples/embed/src/dynamic-internal.ts')).toEqual(['no-restricted-syntax']);
+    expect(rulesFor('integrations/harbor/src/internal.ts')).toEqual(['no-restricted-imports']);
+    expect(rulesFor('scripts/internal.mjs')).toEqual(['no-restricted-imports']);
+    expect(rulesFor('packages/tools-db/src/internal-use.ts')).toEqual([]);
+    expect(rulesFor('bench/internal.mjs')).toEqual([]);
+    expect(rulesFor('test/internal.test.ts')).toEqual([]);
   });
 
   it('refuses `export *` in a package: an index names what it exports', () => {

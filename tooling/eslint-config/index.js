@@ -55,6 +55,13 @@ const everywhere = [
   },
 ];
 
+/** An `internal` entry, allowed only in packages/*, apps/*, bench/ and test/ (see its config below). */
+const internalEntry = {
+  regex: '^@rho/[^/]+/internal(?:/|$)',
+  message:
+    "Public entries only here: an `internal` entry (`@rho/<name>/internal`) carries no semver promise and is for rho's own packages, apps, bench and tests.",
+};
+
 function layering(allowed, name) {
   const listed = allowed.length === 0 ? 'no @rho package' : allowed.map((dep) => `@rho/${dep}`).join(', ');
   return [
@@ -109,20 +116,19 @@ function layeringConfigs() {
       rules: { 'no-restricted-imports': ['error', { patterns: everywhere }] },
     },
     {
-      // Examples are third-party shaped: they show what a user can write, so public entries only.
-      name: 'rho/layering/examples',
-      files: ['examples/**'],
+      // An `internal` entry (`@rho/core/internal`) has no semver promise: rho's own packages, the
+      // CLI, bench and the workspace tests may use it (they move with it). Examples are third-party
+      // shaped (they show what a user can write), and integrations, scripts and tooling stand
+      // outside the packages as a user's code does: public entries only.
+      name: 'rho/layering/public-entries-only',
+      files: ['examples/**', 'integrations/**', 'scripts/**', 'tooling/**'],
       rules: {
-        'no-restricted-imports': [
+        'no-restricted-imports': ['error', { patterns: [...everywhere, internalEntry] }],
+        'no-restricted-syntax': [
           'error',
           {
-            patterns: [
-              ...everywhere,
-              {
-                regex: '^@rho/[^/]+/internal(?:/|$)',
-                message: "Examples use public entries only; an `internal` entry is for rho's own packages.",
-              },
-            ],
+            selector: `ImportExpression[source.value=/${internalEntry.regex.replaceAll('/', '\\x2F')}/]`,
+            message: internalEntry.message,
           },
         ],
       },

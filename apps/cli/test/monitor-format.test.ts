@@ -1,18 +1,20 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { SessionStore, updateSessionMeta } from '@rho/core';
+import { SessionStore } from '@rho/core';
+import { updateSessionMeta } from '@rho/core/internal';
 import { psAction } from '../src/commands/monitor/monitor-actions.js';
 import { monitorIo } from '../src/commands/monitor/monitor-io.js';
 import type { Terminal } from '../src/terminal.js';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
+import type { MonitoredSession } from '@rho/monitor';
+import type { RawTraceRecord } from '@rho/core';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
 import { formatSessionTable } from '../src/commands/monitor/session-table.js';
 import { createEventRenderer } from '../src/render.js';
 import { splitWords } from '../src/commands/monitor/split-words.js';
-import { isKnownRecord } from '@rho/monitor';
+import { isKnownRecord } from '@rho/core';
 
 const pythonTraces = pythonTracesDir;
 

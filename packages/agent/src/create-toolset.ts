@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { AnyTool, ExecutionBackend } from '@rho/core';
-import { approvalRequestedByTool, ConfigError, createDelegateTool } from '@rho/core';
+import { ConfigError, createDelegateTool } from '@rho/core';
+import { approvalRequestedByTool } from '@rho/core/internal';
 import type {
   ApprovalPolicyOptions,
   ApprovalSubject,

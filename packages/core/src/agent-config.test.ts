@@ -2,8 +2,9 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { pythonTracesDir } from './testing/fixtures.js';
-import { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
+import { agentConfigToDocument, loadAgentConfig, parseAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 
 const fixtures = pythonTracesDir;
 
@@ -42,10 +43,10 @@ describe('agent config', () => {
   });
 
   it('round-trips through YAML, keeping unknown keys', () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'rho-config-')), 'nested', 'agent.yaml');
+    const path = join(mkdtempSync(join(tmpdir(), 'rho-config-')), 'agent.yaml');
     const config = parseAgentConfig({ system_prompt: 'prompt.md', vars: { env: 'prod', n: 3 }, model: 'gpt-4o', profile: 'developer', budgets: { max_turns: 5, max_cost_usd: 0.5 }, auto_approve: false, labels: ['x'] });
     expect(config).toMatchObject({ systemPrompt: 'prompt.md', vars: { env: 'prod', n: '3' }, budgets: { maxTurns: 5, maxCostUsd: 0.5 }, extras: { labels: ['x'] } });
-    saveAgentConfig(path, config);
+    writeFileSync(path, stringify(agentConfigToDocument(config)));
     expect(loadAgentConfig(path)).toEqual(config);
   });
 

@@ -1,6 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { ConfigError } from './errors.js';
 import type { Budgets } from './session-options.js';
 
@@ -248,10 +247,4 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   if (config.contextWindow !== undefined) document.context_window = config.contextWindow;
   if (config.contextWindows !== undefined && Object.keys(config.contextWindows).length > 0) document.context_windows = config.contextWindows;
   return { ...document, ...config.extras };
-}
-
-/** Writes an agent configuration as YAML, creating parent directories. */
-export function saveAgentConfig(path: string, config: AgentConfig): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, stringify(agentConfigToDocument(config)));
 }

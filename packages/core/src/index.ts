@@ -1,6 +1,6 @@
 export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
-export { contextWindowFor, costOf, createModelClient, DEFAULT_CONTEXT_WINDOW, discoverContextWindow, preloadOpenAI, priceFor, resolveContextWindow } from '@rho/model-client';
-export type { ContextWindowInfo, ContextWindowSource, DiscoveredContextWindow } from '@rho/model-client';
+export { createModelClient, preloadOpenAI } from '@rho/model-client';
+export type { ContextWindowInfo, ContextWindowSource } from '@rho/model-client';
 export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ModelResponseKind, RetryNotice, ToolSpec, Usage } from '@rho/model-client';
 export {
   ConfigError,
@@ -24,7 +24,6 @@ export type {
 } from './execution-backend.js';
 export { createLocalBackend } from './local-backend.js';
 export type { LocalBackendOptions } from './local-backend.js';
-export { TRACE_RECORD_TYPES, timestamp } from './events.js';
 export type {
   CompactEvent,
   DirectiveEvent,
@@ -48,47 +47,35 @@ export type {
   UsageEvent,
   UsageTotals,
 } from './events.js';
-export { reportedUsage } from './events.js';
-export type { ReportedUsage } from './events.js';
 export { Agent } from './agent.js';
-export { approvalRequestedByTool, defaultApprovalPolicy } from './approval-policy.js';
+export { defaultApprovalPolicy } from './approval-policy.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';
 export { Session } from './session.js';
 export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
-export { DIRECTIVE_PREFIX, INTERRUPTED_TOOL_RESULT, State } from './state.js';
+export { State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';
 export { ToolRegistry } from './tool-registry.js';
 export type { PreparedToolCall, RawToolCall } from './tool-registry.js';
-export { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from './truncate.js';
-export { JsonlTraceSink } from './trace-sink.js';
 export type { TraceSink } from './trace-sink.js';
-export { CONTROL_FILES, FileControlChannel } from './control-channel.js';
 export type { ControlChannel, TakenDirectives } from './control-channel.js';
 export { FileOperatorChannel } from './operator-channel.js';
 export type { ControlOutcome, OperatorChannel } from './operator-channel.js';
 export { isKnownRecord, readTrace, TraceReader } from './trace-reader.js';
 export type { RawTraceRecord, TraceContents, TraceEnd, TraceNote, TraceNoteKind, TraceReaderOptions, TraceVisitor } from './trace-reader.js';
-export { readSessionMeta, updateSessionMeta } from './session-meta.js';
 export type { SessionMeta } from './session-meta.js';
 export { SessionStore, rhoHome } from './session-store.js';
 export type { CreateSessionOptions, SessionInfo, SessionListOptions, SessionRef } from './session-store.js';
-export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from './rho-agent-sessions.js';
-export type { FoundSession } from './rho-agent-sessions.js';
-export { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, KEPT_RECENT_USER_MESSAGES, SUMMARY_PREFIX } from './compaction.js';
 export type { CompactionOptions, CompactResult } from './compaction.js';
-export { mustBeOneOf, oneOf, requiredOneOf } from './choices.js';
-export { agentConfigToDocument, loadAgentConfig, parseAgentConfig, saveAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
+export { loadAgentConfig, parseAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
-export { loadUserConfig, parseUserConfig, USER_CONFIG_KEYS, userConfigPath } from './user-config.js';
+export { loadUserConfig, userConfigPath } from './user-config.js';
 export type { UserConfig } from './user-config.js';
-export { ATIF_ACCEPTED_VERSIONS, ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
+export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
 export type { AtifAgent, AtifContentPart, AtifFinalMetrics, AtifImageSource, AtifMetrics, AtifObservation, AtifObservationResult, AtifStep, AtifStepSource, AtifSubagentTrajectoryRef, AtifToolCall, AtifTrajectory, AtifValidationIssue } from './atif/atif-schema.js';
 export { traceToAtif } from './atif/trace-to-atif.js';
 export type { TraceToAtifOptions } from './atif/trace-to-atif.js';
 export { sessionToAtif } from './atif/session-to-atif.js';
-export { createAgentTool, formatAgentInput } from './agent-tool.js';
+export { createAgentTool } from './agent-tool.js';
 export type { AgentToolOptions } from './agent-tool.js';
-export { createDelegateTool, DELEGATE_TOOL_NAME } from './delegate-tool.js';
-export { LOCK_FILE, SessionLock, sessionLockOwner } from './session-lock.js';
-export type { LockOwner } from './session-lock.js';
+export { createDelegateTool } from './delegate-tool.js';

@@ -1,4 +1,4 @@
-export { createModelClient, preloadOpenAI, shouldStream } from './create-model-client.js';
+export { createModelClient, preloadOpenAI } from './create-model-client.js';
 export type { ModelClientOptions, StreamingMode } from './create-model-client.js';
 export { ModelApiError, ModelResponseError, RhoError } from './errors.js';
 export type { ModelApiErrorOptions, ModelResponseErrorOptions, ModelResponseKind, RhoErrorOptions } from './errors.js';
@@ -16,7 +16,7 @@ export type {
   ToolSpec,
   Usage,
 } from './types.js';
-export { contextWindowFor, DEFAULT_CONTEXT_WINDOW, DEFAULT_CONTEXT_WINDOWS, resolveContextWindow } from './context-windows.js';
+export { contextWindowFor, DEFAULT_CONTEXT_WINDOW, resolveContextWindow } from './context-windows.js';
 export type { ContextWindowInfo, ContextWindowSource, ResolveContextWindowOptions } from './context-windows.js';
-export { clearContextWindowCache, discoverContextWindow, DISCOVERY_TIMEOUT_MS } from './discover-context-window.js';
+export { clearContextWindowCache, discoverContextWindow } from './discover-context-window.js';
 export type { ContextWindowEndpoint, DiscoverContextWindowOptions, DiscoveredContextWindow } from './discover-context-window.js';

@@ -1,7 +1,7 @@
 import { appendFileSync, cpSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { updateSessionMeta } from '@rho/core';
+import { updateSessionMeta } from '@rho/core/internal';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
 import { watchSession } from './watch-session.js';

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSessionMeta } from '@rho/core';
+import { readSessionMeta } from '@rho/core/internal';
 import type { RawTraceRecord } from '@rho/core';
 import { followTrace } from './follow-trace.js';
 import type { LivenessOptions } from './live-status.js';

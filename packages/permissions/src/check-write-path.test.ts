@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { builtinProfile } from './builtin-profiles.js';
-import { checkWritePath, createExclusive } from './check-write-path.js';
+import { checkWritePath } from './check-write-path.js';
+import { openWriteTarget } from './write-target.js';
 import type { PermissionProfile } from './permission-profile.js';
 
 const createOnly: PermissionProfile = { ...builtinProfile('readonly')!, name: 'exports', fileWrite: 'create-only' };
@@ -88,7 +89,17 @@ describe('checkWritePath', () => {
   });
 });
 
-describe('createExclusive', () => {
+/** The check-then-create flow of the write tools: a checked path opened without following links. */
+async function createExclusive(realPath: string, data: string): Promise<void> {
+  const target = await openWriteTarget(realPath, { createParents: true });
+  try {
+    await target.createExclusive(Buffer.from(data, 'utf8'), 0o644);
+  } finally {
+    target.close();
+  }
+}
+
+describe('create after the check', () => {
   it('creates the file with its parents', async () => {
     const decision = await check('reports/2026/summary.md');
     if (!decision.allowed) throw new Error(decision.reason);

@@ -2,7 +2,6 @@ import { lstat, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { PermissionProfile } from './permission-profile.js';
-import { openWriteTarget } from './write-target.js';
 
 /**
  * Directory names that are sensitive wherever they appear in a real path, in every write mode:
@@ -92,7 +91,7 @@ export interface CheckWritePathOptions {
  * not a name that tools run on their own (`conftest.py`, `Makefile`, `*.pth`, ...); `create-only`
  * writes and exports need a file that does not exist yet, and `edit` one that does.
  *
- * The write itself must then go through {@link openWriteTarget}, which walks the decided real path
+ * The write itself must then go through `openWriteTarget`, which walks the decided real path
  * again without following any link and writes relative to the parent directory's handle, so a
  * link swapped in after this check cannot redirect it.
  */
@@ -182,19 +181,6 @@ function exportNameRefusal(name: string): PathDecision | undefined {
     return deny('export.hidden', `export_query does not create hidden files (${name}); give a name that does not start with a dot.`);
   }
   return undefined;
-}
-
-/**
- * Creates `realPath` with `data`, failing with `EEXIST` if anything (a file, a directory, a
- * symbolic link) is already there, and never following a link on the way: see {@link openWriteTarget}.
- */
-export async function createExclusive(realPath: string, data: string | Uint8Array): Promise<void> {
-  const target = await openWriteTarget(realPath, { createParents: true });
-  try {
-    await target.createExclusive(typeof data === 'string' ? Buffer.from(data, 'utf8') : data, 0o644);
-  } finally {
-    target.close();
-  }
 }
 
 function deny(rule: string, reason: string): PathDecision {

@@ -18,8 +18,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from 'postgres';
 import type { Connection } from 'mysql2/promise';
-import { checkSql, readSql } from '@rho/permissions';
-import type { SqlReading, SqlServerContext } from '@rho/permissions';
+import { checkSql } from '@rho/permissions';
+import { readSql } from '@rho/permissions/internal';
+import type { SqlReading, SqlServerContext } from '@rho/permissions/internal';
 import { MYSQL_READS, POSTGRES_READS, mysqlHostile, postgresHostile } from './support/corpus.js';
 import { MYSQL_SERVER, createMysqlChinook, createPostgresChinook, mysqlAdmin, postgresAdmin, probeMysql, probePostgres } from './support/servers.js';
 

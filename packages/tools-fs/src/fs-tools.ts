@@ -1,5 +1,6 @@
 import type { AnyTool, ExecutionBackend } from '@rho/core';
-import { checkWritePath, openWriteTarget, sandboxModeOf, sandboxOffWarning, type PermissionProfile, type SandboxMode } from '@rho/permissions';
+import { checkWritePath, openWriteTarget, type PermissionProfile, type SandboxMode } from '@rho/permissions';
+import { sandboxModeOf, sandboxOffWarning } from '@rho/permissions/internal';
 import { createBashTool } from './bash-tool.js';
 import { createEditTool } from './edit-tool.js';
 import { createGlobTool } from './glob-tool.js';

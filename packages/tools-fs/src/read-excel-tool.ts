@@ -1,5 +1,6 @@
 import { basename, extname } from 'node:path';
-import { defineTool, mustBeOneOf, type ToolResult } from '@rho/core';
+import { defineTool, type ToolResult } from '@rho/core';
+import { mustBeOneOf } from '@rho/core/internal';
 import type { CellValue, Worksheet } from 'exceljs';
 import { parseCsv } from './internal/csv.js';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';

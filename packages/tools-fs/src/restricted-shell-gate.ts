@@ -1,13 +1,5 @@
-import {
-  checkShellCommand,
-  commandNeedsNetwork,
-  hardenPlan,
-  sandboxStatus,
-  sandboxWrapper,
-  type PermissionProfile,
-  type SandboxLookupOptions,
-  type SandboxMode,
-} from '@rho/permissions';
+import { checkShellCommand, sandboxStatus, sandboxWrapper, type PermissionProfile, type SandboxMode } from '@rho/permissions';
+import { commandNeedsNetwork, hardenPlan, type SandboxLookupOptions } from '@rho/permissions/internal';
 import type { ShellGate } from './bash-tool.js';
 import type { Plan } from './internal/plan-runner.js';
 

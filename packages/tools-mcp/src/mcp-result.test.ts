@@ -1,4 +1,4 @@
-import { MAX_TOOL_OUTPUT_BYTES } from '@rho/core';
+import { MAX_TOOL_OUTPUT_BYTES } from '@rho/core/internal';
 import { describe, expect, it } from 'vitest';
 import { mapCallToolResult } from './mcp-result.js';
 

@@ -1,4 +1,4 @@
-import { truncateOutput } from '@rho/core';
+import { truncateOutput } from '@rho/core/internal';
 import type { ToolResult } from '@rho/core';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { truncateOutput } from '@rho/core';
+import { truncateOutput } from '@rho/core/internal';
 import type { AnyTool, JsonObjectSchema, ToolAnnotations, ToolResult } from '@rho/core';
 import type { McpToolIdentity } from '@rho/permissions';
 import type { Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';

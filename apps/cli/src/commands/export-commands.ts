@@ -33,7 +33,8 @@ export async function exportCommand(argv: ExportArguments, terminal: Terminal, e
   const { existsSync, readFileSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
-  const { SessionNotFoundError, SessionStore, TraceError, resolveSessionWithRhoAgent, rhoHome, sessionToAtif } = await import('@rho/core');
+  const { SessionNotFoundError, SessionStore, TraceError, rhoHome, sessionToAtif } = await import('@rho/core');
+  const { resolveSessionWithRhoAgent } = await import('@rho/core/internal');
   const fail = (message: string): number => {
     terminal.stderr.write(`rho: ${message}\n`);
     return EXIT.badInput;

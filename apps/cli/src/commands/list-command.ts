@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { rhoAgentSessionStore, rhoHome, SessionStore } from '@rho/core';
+import { rhoHome, SessionStore } from '@rho/core';
+import { rhoAgentSessionStore } from '@rho/core/internal';
 import { EXIT } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 

@@ -62,7 +62,7 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
         const limit = typeof argv.limit === 'number' ? argv.limit : json ? undefined : 50;
         // Without a DIR, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are listed too, marked.
         const withRhoAgent = argv.dir === undefined || argv.dir === '';
-        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }), ...(withRhoAgent ? { rhoAgentDirectory: (await import('@rho/core')).rhoAgentSessionsDir() } : {}) }, io));
+        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }), ...(withRhoAgent ? { rhoAgentDirectory: (await import('@rho/core/internal')).rhoAgentSessionsDir() } : {}) }, io));
       },
     )
     .command(

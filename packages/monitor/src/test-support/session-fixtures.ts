@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SessionStore, updateSessionMeta } from '@rho/core';
+import { SessionStore } from '@rho/core';
+import { updateSessionMeta } from '@rho/core/internal';
 import type { SessionMeta } from '@rho/core';
 
 /** A fresh temporary `sessions` directory. */

@@ -1,5 +1,5 @@
 import { ConfigError } from '@rho/core';
-import type { SqlServerContext } from '@rho/permissions';
+import type { SqlServerContext } from '@rho/permissions/internal';
 import type { DatabaseConfig } from '../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from './driver.js';
 import { StatementError } from './run-error.js';

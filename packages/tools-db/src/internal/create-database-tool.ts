@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { defineTool, mustBeOneOf, requiredOneOf } from '@rho/core';
+import { defineTool } from '@rho/core';
+import { mustBeOneOf, requiredOneOf } from '@rho/core/internal';
 import type { Tool, ToolResult } from '@rho/core';
 import { checkSql, checkWritePath, openWriteTarget } from '@rho/permissions';
 import type { PermissionProfile, WriteTarget } from '@rho/permissions';

@@ -1,4 +1,4 @@
-import type { SqlServerContext } from '@rho/permissions';
+import type { SqlServerContext } from '@rho/permissions/internal';
 import type { DatabaseConfig, DatabaseType } from '../database-config.js';
 
 /**

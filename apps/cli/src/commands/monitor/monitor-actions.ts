@@ -1,8 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { MonitoredSession, RawTraceRecord } from '@rho/monitor';
+import type { MonitoredSession } from '@rho/monitor';
+import type { RawTraceRecord } from '@rho/core';
 import { FileOperatorChannel, SessionStore, State } from '@rho/core';
-import { ACTIVE_STATUSES, isKnownRecord, listSessions, readMonitoredSession } from '@rho/monitor';
+import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
+import { isKnownRecord } from '@rho/core';
 import { EXIT, UsageError } from '../../exit-codes.js';
 import { formatCost } from '../../format.js';
 import { createEventRenderer } from '../../render.js';

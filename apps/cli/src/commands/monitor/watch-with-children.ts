@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { readSessionMeta, SessionStore } from '@rho/core';
-import type { RawTraceRecord } from '@rho/monitor';
+import { SessionStore } from '@rho/core';
+import { readSessionMeta } from '@rho/core/internal';
+import type { RawTraceRecord } from '@rho/core';
 import { watchSession } from '@rho/monitor';
 
 /** A record of the watched session, or of one of its child sessions (delegate). */

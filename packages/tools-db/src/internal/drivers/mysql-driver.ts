@@ -1,5 +1,5 @@
 import type { Connection, ConnectionOptions, FieldPacket, QueryError } from 'mysql2';
-import type { SqlServerContext } from '@rho/permissions';
+import type { SqlServerContext } from '@rho/permissions/internal';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';

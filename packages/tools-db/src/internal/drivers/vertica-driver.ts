@@ -1,5 +1,5 @@
-import { buildFunctionCatalog } from '@rho/permissions';
-import type { SqlFunctionRow, SqlServerContext } from '@rho/permissions';
+import { buildFunctionCatalog } from '@rho/permissions/internal';
+import type { SqlFunctionRow, SqlServerContext } from '@rho/permissions/internal';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';

@@ -1,0 +1,14 @@
+/**
+ * `@rho/core/internal`: plumbing shared by rho's own packages and the CLI (the session directory's
+ * meta file and lock, the Python rho-agent's sessions, choice messages, a tool's own approval
+ * request, the registry's output truncation that `@rho/tools-mcp` applies too). No semver
+ * promise: names here change or go without notice. Lint allows importing this entry only from
+ * `packages/*`, `apps/*`, `bench/` and `test/`.
+ */
+export { approvalRequestedByTool } from '../approval-policy.js';
+export { mustBeOneOf, requiredOneOf } from '../choices.js';
+export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from '../rho-agent-sessions.js';
+export type { FoundSession } from '../rho-agent-sessions.js';
+export { readSessionMeta, updateSessionMeta } from '../session-meta.js';
+export { SessionLock } from '../session-lock.js';
+export { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from '../truncate.js';
