@@ -4,8 +4,9 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent } from '@rho/agent';
 import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
-import { loadAgentConfig, parseAgentConfig, preloadOpenAI, rhoHome, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import { loadAgentConfig, loadUserConfig, parseAgentConfig, preloadOpenAI, rhoHome, SessionStore, unknownAgentConfigKeys } from '@rho/core';
 import { readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
+import { parseMcpServerSources } from '@rho/tools-mcp';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
@@ -123,6 +124,9 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   for (const { key, suggestion } of unknownAgentConfigKeys(config)) {
     hooks.onWarning?.(`${configOrigin}: unknown key '${key}' is ignored${suggestion === undefined ? '' : ` (did you mean '${suggestion}'?)`}.`);
   }
+  // $RHO_HOME/config.yaml is read on every run and resume, never copied into the session's config.yaml.
+  const userConfig = loadUserConfig(home);
+  for (const warning of userConfig.warnings) hooks.onWarning?.(warning);
   config = applyFlags(config, argv);
   // Tools never run anywhere but where the user was told: a backend this version cannot provide
   // stops the run before the first model call instead of running the tools on this machine.
@@ -198,7 +202,8 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     ...(hooks.onWarning === undefined ? {} : { onWarning: toolsetWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
-    ...(config.mcpServers === undefined ? {} : { mcpServers: config.mcpServers }),
+    // The agent config's servers win by name over $RHO_HOME/config.yaml's.
+    mcpServers: parseMcpServerSources([{ origin: userConfig.path, servers: userConfig.mcpServers }, { origin: configOrigin, servers: config.mcpServers }], { env }),
   });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];

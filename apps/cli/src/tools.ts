@@ -2,6 +2,7 @@ import type { ApprovalAvailability, Toolset } from '@rho/agent';
 import { createToolset } from '@rho/agent';
 import type { PermissionProfile } from '@rho/permissions';
 import type { DatabaseWarning } from '@rho/tools-db';
+import type { McpServerConfig } from '@rho/tools-mcp';
 import type { ToolPackageReference } from './tool-packages.js';
 import { loadToolPackages } from './tool-packages.js';
 
@@ -15,8 +16,11 @@ export interface ToolSetup {
   dbConfigPath?: string;
   /** `databases` of the agent config. */
   databases?: Record<string, unknown>;
-  /** `mcp_servers` of the agent config: MCP servers whose tools the profile's `mcp:` rules admit. */
-  mcpServers?: Record<string, unknown>;
+  /**
+   * MCP servers whose tools the profile's `mcp:` rules admit: an `mcp_servers` mapping, or the
+   * servers of `$RHO_HOME/config.yaml` and the agent config already merged (`parseMcpServerSources`).
+   */
+  mcpServers?: Readonly<Record<string, unknown>> | readonly McpServerConfig[];
   /** `tool_packages` and `--tool-package`, resolved from node_modules or paths here. */
   toolPackages?: readonly ToolPackageReference[];
   /** Whether this run can obtain approvals: a terminal that asks, `--auto-approve`, or nobody. */

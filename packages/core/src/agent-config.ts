@@ -172,17 +172,23 @@ export interface UnknownAgentConfigKey {
  * nothing), each with the known key it most likely means, for a "did you mean" warning.
  */
 export function unknownAgentConfigKeys(config: AgentConfig): UnknownAgentConfigKey[] {
-  return Object.keys(config.extras).map((key) => {
-    const normalized = key.trim().toLowerCase().replace(/-/g, '_');
-    const alias = KEY_ALIASES[normalized];
-    if (alias !== undefined) return { key, suggestion: alias };
-    let best: { name: string; distance: number } | undefined;
-    for (const name of KNOWN_KEYS) {
-      const distance = editDistance(normalized, name);
-      if (best === undefined || distance < best.distance) best = { name, distance };
-    }
-    return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 4)) ? { key, suggestion: best.name } : { key };
-  });
+  return Object.keys(config.extras).map((key) => suggestKey(key, KNOWN_KEYS, KEY_ALIASES));
+}
+
+/**
+ * An unknown key with the one of `known` it most likely means: an alias, else the nearest name
+ * within a quarter of its length in edits. Shared with `$RHO_HOME/config.yaml` (user-config.ts).
+ */
+export function suggestKey(key: string, known: readonly string[], aliases: Readonly<Record<string, string>> = {}): UnknownAgentConfigKey {
+  const normalized = key.trim().toLowerCase().replace(/-/g, '_');
+  const alias = aliases[normalized];
+  if (alias !== undefined && known.includes(alias)) return { key, suggestion: alias };
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(normalized, name);
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 4)) ? { key, suggestion: best.name } : { key };
 }
 
 /** Edits (insert, delete, replace, swap two neighbours) that turn `a` into `b`. */

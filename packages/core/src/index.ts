@@ -69,6 +69,8 @@ export type { CreateSessionOptions, SessionInfo, SessionListOptions, SessionRef 
 export type { CompactionOptions, CompactResult } from './compaction.js';
 export { loadAgentConfig, parseAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
+export { loadUserConfig, userConfigPath } from './user-config.js';
+export type { UserConfig } from './user-config.js';
 export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
 export type { AtifAgent, AtifContentPart, AtifFinalMetrics, AtifImageSource, AtifMetrics, AtifObservation, AtifObservationResult, AtifStep, AtifStepSource, AtifSubagentTrajectoryRef, AtifToolCall, AtifTrajectory, AtifValidationIssue } from './atif/atif-schema.js';
 export { traceToAtif } from './atif/trace-to-atif.js';

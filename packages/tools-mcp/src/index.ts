@@ -1,7 +1,13 @@
-export { DEFAULT_MCP_TIMEOUT_SECONDS, interpolateEnv, parseMcpServers } from './server-config.js';
+export {
+  DEFAULT_MCP_TIMEOUT_SECONDS,
+  interpolateEnv,
+  parseMcpServers,
+  parseMcpServerSources,
+} from './server-config.js';
 export type {
   McpHttpServerConfig,
   McpServerConfig,
+  McpServerSource,
   McpStdioServerConfig,
   ParseMcpServersOptions,
 } from './server-config.js';

@@ -1,6 +1,6 @@
 import { ConfigError } from '@rho/core';
 import { describe, expect, it } from 'vitest';
-import { parseMcpServers } from './server-config.js';
+import { parseMcpServers, parseMcpServerSources } from './server-config.js';
 
 describe('parseMcpServers', () => {
   it('reads stdio and streamable HTTP servers with ${ENV} references resolved', () => {
@@ -68,5 +68,61 @@ describe('parseMcpServers', () => {
   ])('rejects %j with a clear ConfigError', (source, message) => {
     expect(() => parseMcpServers(source, { env: {} })).toThrow(ConfigError);
     expect(() => parseMcpServers(source, { env: {} })).toThrow(message);
+  });
+});
+
+describe('parseMcpServerSources', () => {
+  const global = {
+    origin: '/home/me/.config/rho/config.yaml',
+    servers: {
+      notes: { command: 'notes-server' },
+      tracker: { url: 'https://global.example/mcp', headers: { A: '${UNSET_TOKEN}' } },
+    },
+  };
+
+  it('a later source wins by name, whole, and the replaced server is not validated', () => {
+    const servers = parseMcpServerSources(
+      [global, { origin: 'agent.yaml', servers: { tracker: { url: 'https://agent.example/mcp' } } }],
+      { env: {} },
+    );
+    expect(servers.map((server) => server.name)).toEqual(['notes', 'tracker']);
+    // No header of the global tracker survives, and its unset ${UNSET_TOKEN} is no error.
+    expect(servers[1]).toEqual({
+      name: 'tracker',
+      transport: 'http',
+      url: 'https://agent.example/mcp',
+      headers: {},
+      timeoutMs: 600_000,
+    });
+  });
+
+  it('takes sources that configure nothing', () => {
+    expect(
+      parseMcpServerSources(
+        [
+          { origin: 'config.yaml', servers: undefined },
+          { origin: 'agent.yaml', servers: { a: { url: 'https://a.example' } } },
+        ],
+        { env: {} },
+      ).map((server) => server.name),
+    ).toEqual(['a']);
+    expect(
+      parseMcpServerSources([
+        { origin: 'config.yaml', servers: null },
+        { origin: 'agent.yaml', servers: {} },
+      ]),
+    ).toEqual([]);
+  });
+
+  it('names the file of the server at fault', () => {
+    expect(() => parseMcpServerSources([global, { origin: 'agent.yaml', servers: undefined }], { env: {} })).toThrow(
+      /^\/home\/me\/\.config\/rho\/config\.yaml: mcp_servers\.tracker\.headers\.A refers to \$\{UNSET_TOKEN\}/,
+    );
+    expect(() =>
+      parseMcpServerSources([{ origin: 'agent.yaml', servers: { bad: { command: 'x', url: 'y' } } }]),
+    ).toThrow(/^agent\.yaml: mcp_servers\.bad has both command and url/);
+    expect(() => parseMcpServerSources([{ origin: 'agent.yaml', servers: ['x'] }])).toThrow(
+      /agent\.yaml: mcp_servers must be a mapping/,
+    );
   });
 });

@@ -89,6 +89,15 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
     });
   }
   const servers: McpServerConfig[] = [];
+  // The origin (the file) also prefixes an unset ${VAR}: which file's server needs it matters.
+  const interpolate = (text: string, where: string): string => {
+    try {
+      return interpolateEnv(text, env, where);
+    } catch (error) {
+      if (options.origin === undefined || !ConfigError.isInstance(error)) throw error;
+      throw new ConfigError({ message: `${options.origin}: ${error.message}`, field: where, cause: error });
+    }
+  };
   for (const [name, raw] of Object.entries(source as Record<string, unknown>)) {
     const field = `mcp_servers.${name}`;
     const fail = (message: string, at = field): never => {
@@ -118,7 +127,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
     const text = (key: string): string => {
       const value = settings[key];
       if (typeof value !== 'string' || value.trim() === '') fail('must be a non-empty string.', `${field}.${key}`);
-      return interpolateEnv(value as string, env, `${field}.${key}`);
+      return interpolate(value as string, `${field}.${key}`);
     };
     const map = (key: string): Record<string, string> => {
       const value = settings[key];
@@ -129,7 +138,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
       for (const [k, item] of Object.entries(value as Record<string, unknown>)) {
         if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean')
           fail('must be a string.', `${field}.${key}.${k}`);
-        out[k] = interpolateEnv(String(item), env, `${field}.${key}.${k}`);
+        out[k] = interpolate(String(item), `${field}.${key}.${k}`);
       }
       return out;
     };
@@ -152,7 +161,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
         name,
         transport: 'stdio',
         command: text('command'),
-        args: (args as unknown[]).map((arg, index) => interpolateEnv(String(arg), env, `${field}.args.${index}`)),
+        args: (args as unknown[]).map((arg, index) => interpolate(String(arg), `${field}.args.${index}`)),
         env: map('env'),
         timeoutMs,
         ...defer,
@@ -173,4 +182,36 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
     }
   }
   return servers;
+}
+
+/** One `mcp_servers` mapping and the file (or `agent config`) it came from, for messages. */
+export interface McpServerSource {
+  origin: string;
+  servers: unknown;
+}
+
+/**
+ * The servers of several `mcp_servers` mappings (`$RHO_HOME/config.yaml`, then an agent config),
+ * a later source winning by name: its server replaces the earlier one whole, settings are not
+ * merged. Each mapping is validated under its own origin; a replaced server is not (its `${ENV}`
+ * references need not be set).
+ *
+ * @throws ConfigError naming the origin, the server and the field.
+ */
+export function parseMcpServerSources(
+  sources: readonly McpServerSource[],
+  options: Pick<ParseMcpServersOptions, 'env'> = {},
+): McpServerConfig[] {
+  const names = (source: unknown): string[] =>
+    typeof source === 'object' && source !== null && !Array.isArray(source) ? Object.keys(source) : [];
+  return sources.flatMap((source, index) => {
+    const replaced = new Set(sources.slice(index + 1).flatMap((later) => names(later.servers)));
+    const kept =
+      replaced.size === 0 || names(source.servers).length === 0
+        ? source.servers
+        : Object.fromEntries(
+            Object.entries(source.servers as Record<string, unknown>).filter(([name]) => !replaced.has(name)),
+          );
+    return parseMcpServers(kept, { ...options, origin: source.origin });
+  });
 }

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { loadAgentConfig, rhoHome } from '@rho/core';
+import { loadAgentConfig, loadUserConfig, rhoHome } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile, mcpToolRuling } from '@rho/permissions';
 import type { McpServerConfig } from '@rho/tools-mcp';
-import { mapCallToolResult, McpServers, mcpToolName, parseMcpServers } from '@rho/tools-mcp';
+import { mapCallToolResult, McpServers, mcpToolName, parseMcpServers, parseMcpServerSources } from '@rho/tools-mcp';
 import { UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 import type { McpArguments } from './mcp-command.js';
@@ -11,10 +11,17 @@ import type { McpArguments } from './mcp-command.js';
 /** The name `--command`/`--url` servers get (also in the options' help). */
 const AD_HOC = 'adhoc';
 
-/** The servers the arguments name. */
-export function serversOf(argv: McpArguments, env: NodeJS.ProcessEnv): McpServerConfig[] {
+/**
+ * The servers the arguments name: `--command`/`--url` alone, else those of `$RHO_HOME/config.yaml`
+ * and of `--config` (whose servers win by name), as a run would start them.
+ */
+export function serversOf(
+  argv: McpArguments,
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void = () => {},
+): McpServerConfig[] {
   const given = [argv.config, argv.command, argv.url].filter((value) => value !== undefined);
-  if (given.length !== 1)
+  if (given.length > 1)
     throw new UsageError({
       message: 'Give one of --config AGENT.yaml (its mcp_servers), --command "PROGRAM ARGS" or --url URL.',
     });
@@ -28,12 +35,20 @@ export function serversOf(argv: McpArguments, env: NodeJS.ProcessEnv): McpServer
     return parseMcpServers({ [AD_HOC]: { command, args } }, { env, origin: '--command' });
   }
   if (argv.url !== undefined) return parseMcpServers({ [AD_HOC]: { url: argv.url } }, { env, origin: '--url' });
-  const path = resolve(argv.config as string);
-  const config = loadAgentConfig(path);
-  const servers = parseMcpServers(config.mcpServers, { env, origin: path });
+  const user = loadUserConfig(rhoHome(env));
+  for (const warning of user.warnings) warn(warning);
+  const path = argv.config === undefined ? undefined : resolve(argv.config);
+  const agent = path === undefined ? undefined : loadAgentConfig(path);
+  const servers = parseMcpServerSources(
+    [
+      { origin: user.path, servers: user.mcpServers },
+      ...(path === undefined ? [] : [{ origin: path, servers: agent?.mcpServers }]),
+    ],
+    { env },
+  );
   if (servers.length === 0)
     throw new UsageError({
-      message: `${path} configures no MCP servers: add mcp_servers (server name: command and args, or url).`,
+      message: `No MCP servers configured in ${[user.path, ...(path === undefined ? [] : [path])].join(' or ')}: add mcp_servers (server name: command and args, or url), pass --config AGENT.yaml, or try one with --command or --url.`,
     });
   return servers;
 }
@@ -63,7 +78,7 @@ function where(server: McpServerConfig): string {
 
 /** `rho mcp list`. */
 export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const servers = serversOf(argv, env);
+  const servers = serversOf(argv, env, warnOn(terminal));
   if (argv.json)
     terminal.stdout.write(
       `${JSON.stringify(
@@ -82,7 +97,7 @@ export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env
 
 /** `rho mcp tools SERVER`. */
 export async function mcpToolsCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = pick(serversOf(argv, env), argv.server);
+  const server = pick(serversOf(argv, env, warnOn(terminal)), argv.server);
   const profile = await profileOf(argv, env);
   const mcp = new McpServers([server]);
   try {
@@ -121,7 +136,7 @@ export async function mcpToolsCommand(argv: McpArguments, terminal: Terminal, en
 
 /** `rho mcp call SERVER TOOL --args JSON`: the person running it stands in for the approver; a tool the profile denies is refused. */
 export async function mcpCallCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = pick(serversOf(argv, env), argv.server);
+  const server = pick(serversOf(argv, env, warnOn(terminal)), argv.server);
   let args: unknown;
   try {
     args = JSON.parse(argv.args ?? '{}');
@@ -156,6 +171,11 @@ export async function mcpCallCommand(argv: McpArguments, terminal: Terminal, env
     process.off('SIGINT', onSignal);
     await mcp.close();
   }
+}
+
+/** Warnings (an unknown key of `$RHO_HOME/config.yaml`) go to stderr, as in a run. */
+function warnOn(terminal: Terminal): (message: string) => void {
+  return (message) => terminal.stderr.write(`Warning: ${message}\n`);
 }
 
 function firstLine(text: string): string {

@@ -3,7 +3,7 @@ import type { Terminal } from '../terminal.js';
 
 /** Arguments shared by `rho mcp list|tools|call`. */
 export interface McpArguments {
-  /** The agent config whose `mcp_servers` to use. */
+  /** The agent config whose `mcp_servers` to use, with those of `$RHO_HOME/config.yaml`. */
   config?: string;
   /** A server to try without a config: a command line (stdio) ... */
   command?: string;
@@ -21,8 +21,9 @@ export interface McpArguments {
 }
 
 /**
- * Registers `rho mcp list|tools|call`: try MCP servers by hand, with the servers of an agent
- * config (`--config`, its `mcp_servers`) or one given on the command line (`--command`/`--url`).
+ * Registers `rho mcp list|tools|call`: try MCP servers by hand, with the servers of
+ * `$RHO_HOME/config.yaml` and an agent config (`--config`, its `mcp_servers`, winning by name),
+ * or one given on the command line (`--command`/`--url`).
  */
 export function registerMcpCommands(
   parser: Argv,
@@ -32,7 +33,11 @@ export function registerMcpCommands(
 ): Argv {
   const common = (command: Argv) =>
     command
-      .option('config', { alias: 'c', type: 'string', describe: 'Agent config YAML whose mcp_servers to use' })
+      .option('config', {
+        alias: 'c',
+        type: 'string',
+        describe: "Agent config YAML whose mcp_servers to use (besides $RHO_HOME/config.yaml's; its own win by name)",
+      })
       .option('command', { type: 'string', describe: 'A stdio server command line to try instead (named adhoc)' })
       .option('url', { type: 'string', describe: 'A streamable HTTP server URL to try instead (named adhoc)' })
       .option('profile', {

@@ -1,0 +1,85 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from './errors.js';
+import { loadUserConfig, parseUserConfig, userConfigPath } from './user-config.js';
+
+let home: string;
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), 'rho-user-config-'));
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+const write = (text: string) => writeFileSync(join(home, 'config.yaml'), text);
+
+describe('loadUserConfig', () => {
+  it('is empty when the file is missing', () => {
+    expect(loadUserConfig(home)).toEqual({ path: join(home, 'config.yaml'), found: false, warnings: [] });
+    expect(userConfigPath(home)).toBe(join(home, 'config.yaml'));
+  });
+
+  it('is empty when $RHO_HOME is a file (the session store reports that)', () => {
+    writeFileSync(join(home, 'file'), '');
+    expect(loadUserConfig(join(home, 'file')).found).toBe(false);
+  });
+
+  it('is empty for an empty file', () => {
+    write('');
+    expect(loadUserConfig(home)).toEqual({ path: join(home, 'config.yaml'), found: true, warnings: [] });
+  });
+
+  it('reads mcp_servers as written, ${ENV} references kept', () => {
+    write('mcp_servers:\n  notes:\n    command: notes-server\n    env: {TOKEN: "${NOTES_TOKEN}"}\n');
+    expect(loadUserConfig(home).mcpServers).toEqual({
+      notes: { command: 'notes-server', env: { TOKEN: '${NOTES_TOKEN}' } },
+    });
+  });
+
+  it('warns about unknown keys with the key they may mean, and loads the rest', () => {
+    write(
+      'mcp-servers: {}\nmcp: {}\nfleet: {url: "https://fleet.example"}\nmcp_servers:\n  a: {url: "https://a.example/mcp"}\n',
+    );
+    const config = loadUserConfig(home);
+    const path = join(home, 'config.yaml');
+    expect(config.warnings).toEqual([
+      `${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).`,
+      `${path}: unknown key 'mcp' is ignored (did you mean 'mcp_servers'?).`,
+      `${path}: unknown key 'fleet' is ignored (this version knows mcp_servers).`,
+    ]);
+    expect(config.mcpServers).toEqual({ a: { url: 'https://a.example/mcp' } });
+  });
+
+  it.each([
+    ['mcp_servers: [notes]\n', /config\.yaml: 'mcp_servers' must be a mapping of server names/, 'mcp_servers'],
+    ['mcp_servers: notes\n', /'mcp_servers' must be a mapping/, 'mcp_servers'],
+    ['- mcp_servers\n', /config\.yaml must contain a YAML mapping/, undefined],
+    ['mcp_servers: {a: [\n', /Invalid YAML in .*config\.yaml/, undefined],
+  ])('rejects %j naming the file and the field', (text, message, field) => {
+    write(text);
+    let thrown: unknown;
+    try {
+      loadUserConfig(home);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(ConfigError.isInstance(thrown)).toBe(true);
+    expect((thrown as ConfigError).message).toMatch(message);
+    expect((thrown as ConfigError).file).toBe(join(home, 'config.yaml'));
+    expect((thrown as ConfigError).field).toBe(field);
+  });
+
+  it('rejects a file it cannot read', () => {
+    mkdirSync(join(home, 'config.yaml'));
+    expect(() => loadUserConfig(home)).toThrow(/Cannot read .*config\.yaml/);
+    rmSync(join(home, 'config.yaml'), { recursive: true });
+    if (process.getuid?.() === 0) return; // root reads any file: the mode cannot make it unreadable
+    write('mcp_servers: {}\n');
+    chmodSync(join(home, 'config.yaml'), 0o000);
+    expect(() => loadUserConfig(home)).toThrow(ConfigError);
+  });
+
+  it('parses a document already read', () => {
+    expect(parseUserConfig(null, 'x.yaml')).toEqual({ path: 'x.yaml', found: true, warnings: [] });
+  });
+});

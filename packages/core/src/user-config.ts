@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { suggestKey } from './agent-config.js';
+import { ConfigError } from './errors.js';
+
+/**
+ * The user's global configuration, `$RHO_HOME/config.yaml`. It holds settings that belong to the
+ * person rather than to one agent; today only `mcp_servers`. Keys this version does not know are
+ * warnings, not errors, so a file written for a later version still loads.
+ */
+export interface UserConfig {
+  /** The file read (or looked for). */
+  path: string;
+  /** Whether the file exists; a missing file is an empty configuration. */
+  found: boolean;
+  /**
+   * MCP servers (`mcp_servers`), as written (`${ENV}` references unresolved), in the schema of an
+   * agent config's `mcp_servers`; `@rho/tools-mcp` validates them. An agent config's server of the
+   * same name wins over the one here.
+   */
+  mcpServers?: Record<string, unknown>;
+  /** One sentence per problem that does not stop a run (an unknown key, with "did you mean"). */
+  warnings: string[];
+}
+
+/** Every key `$RHO_HOME/config.yaml` knows, as written in YAML. */
+export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers'];
+
+/** Names people reach for that mean a known key. */
+const KEY_ALIASES: Readonly<Record<string, string>> = {
+  mcp: 'mcp_servers',
+  mcpservers: 'mcp_servers',
+  mcp_server: 'mcp_servers',
+  servers: 'mcp_servers',
+};
+
+/** The path of the global configuration file in `rhoHome` (see `rhoHome(env)`). */
+export function userConfigPath(rhoHome: string): string {
+  return join(rhoHome, 'config.yaml');
+}
+
+/**
+ * Validates a parsed YAML document as `$RHO_HOME/config.yaml`.
+ *
+ * @throws ConfigError naming the file and the field, for a document that is not a mapping or a
+ * known key whose value has the wrong shape.
+ */
+export function parseUserConfig(document: unknown, path: string): UserConfig {
+  const config: UserConfig = { path, found: true, warnings: [] };
+  if (document === null || document === undefined) return config;
+  if (typeof document !== 'object' || Array.isArray(document)) {
+    throw new ConfigError({
+      message: `${path} must contain a YAML mapping (for example mcp_servers: ...).`,
+      file: path,
+    });
+  }
+  for (const [key, value] of Object.entries(document as Record<string, unknown>)) {
+    if (key === 'mcp_servers') {
+      if (value === null || value === undefined) continue;
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        throw new ConfigError({
+          message: `${path}: 'mcp_servers' must be a mapping of server names to settings (command and args, or url) (got ${JSON.stringify(value)}).`,
+          file: path,
+          field: 'mcp_servers',
+        });
+      }
+      config.mcpServers = value as Record<string, unknown>;
+    } else {
+      const { suggestion } = suggestKey(key, USER_CONFIG_KEYS, KEY_ALIASES);
+      config.warnings.push(
+        `${path}: unknown key '${key}' is ignored (${suggestion === undefined ? `this version knows ${USER_CONFIG_KEYS.join(', ')}` : `did you mean '${suggestion}'?`}).`,
+      );
+    }
+  }
+  return config;
+}
+
+/**
+ * Reads `$RHO_HOME/config.yaml`. A missing file is an empty configuration (`found: false`); the
+ * caller shows `warnings` (this function never prints).
+ *
+ * @throws ConfigError naming the file for one that cannot be read or is not valid YAML, and the
+ * field for a known key with a wrong value.
+ */
+export function loadUserConfig(rhoHome: string): UserConfig {
+  const path = userConfigPath(rhoHome);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    // ENOTDIR: $RHO_HOME is not a directory, so it holds no file; the session store says what to fix.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { path, found: false, warnings: [] };
+    throw new ConfigError({
+      message: `Cannot read ${path}: ${(error as Error).message}. Fix its permissions or remove it.`,
+      file: path,
+      cause: error,
+    });
+  }
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    throw new ConfigError({
+      message: `Invalid YAML in ${path}: ${(error as Error).message}`,
+      file: path,
+      cause: error,
+    });
+  }
+  return parseUserConfig(document, path);
+}
