@@ -15,7 +15,11 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 async function stopLatency(step, args, trigger, how) {
   const server = await startLoopbackServer({ steps: [step] });
   const home = mkdtempSync(join(tmpdir(), 'rho-bench-control-'));
-  const child = spawn(process.execPath, [bin, '--json', '--base-url', server.url, ...args], { cwd: home, env: { PATH: process.env.PATH, HOME: process.env.HOME, RHO_HOME: home }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [bin, '--json', '--base-url', server.url, ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, RHO_HOME: home },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let stoppedAt = 0;
   let buffer = '';
   child.stdout.on('data', (chunk) => {
@@ -42,8 +46,16 @@ async function stopLatency(step, args, trigger, how) {
 }
 
 const cases = {
-  streaming: [{ type: 'response', text: 'word '.repeat(5000), chunkSize: 5, delayMs: 20 }, ['Write an essay.'], (event) => event.type === 'text'],
-  'bash sleep 60': [{ type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "sleep 60"}' }] }, ['--profile', 'developer', '-y', 'Sleep.'], (event) => event.type === 'tool_start'],
+  streaming: [
+    { type: 'response', text: 'word '.repeat(5000), chunkSize: 5, delayMs: 20 },
+    ['Write an essay.'],
+    (event) => event.type === 'text',
+  ],
+  'bash sleep 60': [
+    { type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "sleep 60"}' }] },
+    ['--profile', 'developer', '-y', 'Sleep.'],
+    (event) => event.type === 'tool_start',
+  ],
 };
 for (const [name, [step, args, trigger]] of Object.entries(cases)) {
   const viaFile = [];
@@ -52,5 +64,7 @@ for (const [name, [step, args, trigger]] of Object.entries(cases)) {
     viaFile.push(await stopLatency(step, args, trigger, 'file'));
     viaSignal.push(await stopLatency(step, args, trigger, 'signal'));
   }
-  console.log(`control: cancel file while ${name}: median ${median(viaFile).toFixed(0)} ms to exit (target < 1000 ms); SIGINT ${median(viaSignal).toFixed(0)} ms: ratio ${(median(viaFile) / median(viaSignal)).toFixed(2)}x`);
+  console.log(
+    `control: cancel file while ${name}: median ${median(viaFile).toFixed(0)} ms to exit (target < 1000 ms); SIGINT ${median(viaSignal).toFixed(0)} ms: ratio ${(median(viaFile) / median(viaSignal)).toFixed(2)}x`,
+  );
 }

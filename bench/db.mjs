@@ -59,7 +59,15 @@ async function invoke(tool, args) {
 
 async function postgresAvailable() {
   const postgres = requireFromTools('postgres');
-  const sql = postgres({ host: '127.0.0.1', port: 5432, username: 'postgres', database: 'postgres', max: 1, connect_timeout: 2, onnotice: () => {} });
+  const sql = postgres({
+    host: '127.0.0.1',
+    port: 5432,
+    username: 'postgres',
+    database: 'postgres',
+    max: 1,
+    connect_timeout: 2,
+    onnotice: () => {},
+  });
   try {
     await sql`select 1`;
     return true;
@@ -128,7 +136,9 @@ function report(label, medians, toolName, ladder = []) {
       : `fixed cost ${fixed.toFixed(3)} ms p50 over the bare driver's ${base.toFixed(3)} ms (target <= ${FIXED_COST_TARGET_MS} ms; ratio ${(tool / base).toFixed(2)}x)`;
   console.log(`db.query.${label}: ${tool.toFixed(3)} ms median over ${QUERY_RUNS} calls: ${verdict}`);
   if (ladder.length > 0) {
-    console.log(`  layers (fixed cost over the bare driver): ${ladder.map(([name, text]) => `${text} ${(medians[name] - base).toFixed(3)} ms`).join(', ')}`);
+    console.log(
+      `  layers (fixed cost over the bare driver): ${ladder.map(([name, text]) => `${text} ${(medians[name] - base).toFixed(3)} ms`).join(', ')}`,
+    );
   }
 }
 
@@ -149,11 +159,17 @@ async function compareMysql() {
   const [tool] = tools;
   for (const [label, query] of [
     ['mysql_1_row', 'SELECT 1 AS one'],
-    ['mysql_1000_rows', "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT n, md5(n) AS hash, concat('row ', n) AS label FROM s"],
+    [
+      'mysql_1000_rows',
+      "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT n, md5(n) AS hash, concat('row ', n) AS label FROM s",
+    ],
     ['mysql_catalog_50_rows', 'SELECT table_name, table_type FROM information_schema.tables ORDER BY 1 LIMIT 50'],
     // Of 5 ms or more: a scan computing over 10,000 generated rows (a cross join: MariaDB stops a
     // recursive CTE at max_recursive_iterations, 1,000 by default, without an error).
-    ['mysql_heavy_scan', 'WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT count(*) AS n, sum(length(md5(a.n * 1000 + b.n))) AS total FROM s AS a CROSS JOIN s AS b WHERE b.n <= 10'],
+    [
+      'mysql_heavy_scan',
+      'WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT count(*) AS n, sum(length(md5(a.n * 1000 + b.n))) AS total FROM s AS a CROSS JOIN s AS b WHERE b.n <= 10',
+    ],
   ]) {
     const medians = await measureCalls({
       bare: () => bare.query({ sql: query, rowsAsArray: true }),
@@ -162,7 +178,9 @@ async function compareMysql() {
       policy: () => checkSql(query, 'mysql'),
     });
     report(label, medians, 'tool');
-    console.log(`  of which the SQL policy (parse with the MySQL/MariaDB grammar and judgement): ${medians.policy.toFixed(3)} ms p50`);
+    console.log(
+      `  of which the SQL policy (parse with the MySQL/MariaDB grammar and judgement): ${medians.policy.toFixed(3)} ms p50`,
+    );
   }
   await bare.end();
   await closeDbTools(tools);
@@ -192,9 +210,17 @@ async function measureCatalog(database) {
     `db.catalog_read.postgres: ${read.toFixed(2)} ms once per connection (${context.functions.byName.size} function names; ratio ${(read / median(roundTrips)).toFixed(1)}x vs one SELECT 1 round trip of ${median(roundTrips).toFixed(2)} ms, ${(read / median(opens)).toFixed(2)}x vs opening the connection ${median(opens).toFixed(2)} ms)`,
   );
   const postgres = requireFromTools('postgres');
-  const bareSql = postgres({ host: '127.0.0.1', port: 5432, username: 'postgres', database: 'postgres', max: 1, onnotice: () => {} });
+  const bareSql = postgres({
+    host: '127.0.0.1',
+    port: 5432,
+    username: 'postgres',
+    database: 'postgres',
+    max: 1,
+    onnotice: () => {},
+  });
   // Six function calls to judge, each against the catalog.
-  const query = "SELECT n, md5(n::text) AS hash, upper('row ' || n) AS label, length(md5(n::text)), round(n / 3.0, 2), coalesce(nullif(n, 0), 1) FROM generate_series(1, 100) AS n";
+  const query =
+    "SELECT n, md5(n::text) AS hash, upper('row ' || n) AS label, length(md5(n::text)), round(n / 3.0, 2), coalesce(nullif(n, 0), 1) FROM generate_series(1, 100) AS n";
   const medians = await measureCalls({
     bare: () => bareSql.unsafe(query),
     policy: () => checkSql(query, 'postgres', context),
@@ -208,23 +234,45 @@ async function measureCatalog(database) {
 async function main() {
   let failed = false;
   if (await postgresAvailable()) {
-    const database = { alias: 'bench', type: 'postgres', host: '127.0.0.1', port: 5432, user: 'postgres', password: '', database: 'postgres', statementTimeoutSeconds: 600 };
+    const database = {
+      alias: 'bench',
+      type: 'postgres',
+      host: '127.0.0.1',
+      port: 5432,
+      user: 'postgres',
+      password: '',
+      database: 'postgres',
+      statementTimeoutSeconds: 600,
+    };
     const tools = dbTools({ profile: readonly, databases: [database], workingDir: directory });
     const [tool] = tools;
     await invoke(tool, { operation: 'query', sql: 'SELECT 1' });
-    const exported = await measureExport(tool, `SELECT n, md5(n::text) AS hash, n * 0.5 AS half, now() AS at FROM generate_series(1, ${EXPORT_ROWS}) AS n`);
+    const exported = await measureExport(
+      tool,
+      `SELECT n, md5(n::text) AS hash, n * 0.5 AS half, now() AS at FROM generate_series(1, ${EXPORT_ROWS}) AS n`,
+    );
     console.log(
       `db.export_${EXPORT_LABEL}_rows.postgres.rss_growth: ${exported.growthMb.toFixed(1)} MB (ratio ${(exported.growthMb / 100).toFixed(2)}x vs the 100 MB budget, target <= 100 MB; ${exported.sizeMb.toFixed(0)} MB of CSV in ${exported.seconds.toFixed(1)} s)`,
     );
     if (exported.growthMb > 100) failed = true;
     const postgres = requireFromTools('postgres');
-    const server = { host: '127.0.0.1', port: 5432, username: 'postgres', database: 'postgres', max: 1, onnotice: () => {} };
+    const server = {
+      host: '127.0.0.1',
+      port: 5432,
+      username: 'postgres',
+      database: 'postgres',
+      max: 1,
+      onnotice: () => {},
+    };
     const bareSql = postgres(server);
     // The bare driver doing by hand what the tool's read-only layers do, for the ladder.
     const layered = postgres({ ...server, prepare: false, connection: { default_transaction_read_only: 'on' } });
     const extended = { simple: false };
     let reset = Promise.resolve();
-    const [unchecked] = createDbTools({ profile: readonly, databases: [database], workingDir: directory }, { skipSqlPolicy: true });
+    const [unchecked] = createDbTools(
+      { profile: readonly, databases: [database], workingDir: directory },
+      { skipSqlPolicy: true },
+    );
     const ladder = [
       ['extended', 'extended protocol'],
       ['transaction', '+ read-only transaction and reset'],
@@ -236,7 +284,10 @@ async function main() {
       ['postgres_1000_rows', "SELECT n, md5(n::text) AS hash, 'row ' || n AS label FROM generate_series(1, 1000) AS n"],
       ['postgres_catalog_50_rows', 'SELECT table_name, table_type FROM information_schema.tables ORDER BY 1 LIMIT 50'],
       // Of 5 ms or more: a scan computing over 5,000 generated rows.
-      ['postgres_heavy_scan', 'SELECT count(*) AS n, sum(length(md5(n::text))) AS total FROM generate_series(1, 5000) AS n'],
+      [
+        'postgres_heavy_scan',
+        'SELECT count(*) AS n, sum(length(md5(n::text))) AS total FROM generate_series(1, 5000) AS n',
+      ],
     ]) {
       const args = { operation: 'query', sql: query, row_limit: 100 };
       const medians = await measureCalls({
@@ -275,7 +326,11 @@ async function main() {
     WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${EXPORT_ROWS})
     INSERT INTO item SELECT n, hex(randomblob(16)), n * 0.5, 'row ' || n FROM s;`);
   writer.close();
-  const sqliteTools = dbTools({ profile: readonly, databases: [{ alias: 'bench', type: 'sqlite', path, statementTimeoutSeconds: 600 }], workingDir: directory });
+  const sqliteTools = dbTools({
+    profile: readonly,
+    databases: [{ alias: 'bench', type: 'sqlite', path, statementTimeoutSeconds: 600 }],
+    workingDir: directory,
+  });
   const [sqliteTool] = sqliteTools;
   await invoke(sqliteTool, { operation: 'query', sql: 'SELECT 1' });
   const exported = await measureExport(sqliteTool, 'SELECT n, hash, half, label FROM item');
@@ -286,7 +341,10 @@ async function main() {
   const bare = new Database(path, { readonly: true });
   const query = 'SELECT n, hash, label FROM item WHERE n % 1000 = 0';
   const statement = bare.prepare(query);
-  const medians = await measureCalls({ bare: async () => statement.all(), tool: () => invoke(sqliteTool, { operation: 'query', sql: query, row_limit: 100 }) });
+  const medians = await measureCalls({
+    bare: async () => statement.all(),
+    tool: () => invoke(sqliteTool, { operation: 'query', sql: query, row_limit: 100 }),
+  });
   report('sqlite_1000_rows_scan', medians, 'tool');
   bare.close();
   await closeDbTools(sqliteTools);

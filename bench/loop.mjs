@@ -29,7 +29,13 @@ const noop = defineTool({
 
 function respond(request) {
   const turn = request.body.messages.filter((message) => message.role === 'assistant').length + 1;
-  if (turn < TURNS) return { type: 'response', text: '', toolCalls: [{ name: 'noop', arguments: `{"n": ${turn}}` }], usage: { prompt_tokens: 100 + turn, completion_tokens: 5 } };
+  if (turn < TURNS)
+    return {
+      type: 'response',
+      text: '',
+      toolCalls: [{ name: 'noop', arguments: `{"n": ${turn}}` }],
+      usage: { prompt_tokens: 100 + turn, completion_tokens: 5 },
+    };
   return { type: 'response', text: 'done', usage: { prompt_tokens: 100 + turn, completion_tokens: 1 } };
 }
 
@@ -41,7 +47,12 @@ const median = (values) => {
 
 async function rhoRound(server) {
   const directory = mkdtempSync(join(tmpdir(), 'rho-bench-loop-'));
-  const agent = new Agent({ systemPrompt: 'You are a benchmark.', model: 'gpt-4o-mini', tools: [noop], clientOptions: { baseURL: server.url, apiKey: 'bench', maxRetries: 0 } });
+  const agent = new Agent({
+    systemPrompt: 'You are a benchmark.',
+    model: 'gpt-4o-mini',
+    tools: [noop],
+    clientOptions: { baseURL: server.url, apiKey: 'bench', maxRetries: 0 },
+  });
   const session = agent.createSession({ directory });
   const starts = [];
   const first = server.requests.length;
@@ -52,7 +63,8 @@ async function rhoRound(server) {
     },
   });
   const total = performance.now() - started;
-  if (result.status !== 'completed' || starts.length !== TURNS) throw new Error(`loop bench run ended ${result.status} after ${starts.length} turns: ${result.error?.message}`);
+  if (result.status !== 'completed' || starts.length !== TURNS)
+    throw new Error(`loop bench run ended ${result.status} after ${starts.length} turns: ${result.error?.message}`);
   starts.push(started + total);
   const turnTimes = starts.slice(1).map((time, index) => time - starts[index]);
   rmSync(directory, { recursive: true, force: true });
@@ -65,10 +77,15 @@ async function baselineRound(server, bodies) {
   const started = performance.now();
   for (const body of bodies) {
     const turnStart = performance.now();
-    const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      ...body,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let toolArguments = '';
     for await (const chunk of stream) {
-      for (const choice of chunk.choices) for (const call of choice.delta.tool_calls ?? []) toolArguments += call.function?.arguments ?? '';
+      for (const choice of chunk.choices)
+        for (const call of choice.delta.tool_calls ?? []) toolArguments += call.function?.arguments ?? '';
     }
     if (toolArguments !== '') JSON.parse(toolArguments);
     times.push(performance.now() - turnStart);
@@ -94,17 +111,28 @@ try {
   const late = median(rho.flatMap((run) => run.turnTimes.slice(TURNS - 20)));
   // Harness time of a turn: rho's turn minus the bare client's time for the very same request
   // (same round, same turn), i.e. what the loop adds on top of talking to the model.
-  const harness = (from, to) => median(rho.flatMap((run, round) => run.turnTimes.slice(from, to).map((time, index) => time - baseline[round].turnTimes[from + index])));
+  const harness = (from, to) =>
+    median(
+      rho.flatMap((run, round) =>
+        run.turnTimes.slice(from, to).map((time, index) => time - baseline[round].turnTimes[from + index]),
+      ),
+    );
   const harnessEarly = harness(0, 20);
   const harnessLate = harness(TURNS - 20, TURNS);
   const baseEarly = median(baseline.flatMap((run) => run.turnTimes.slice(0, 20)));
   const baseLate = median(baseline.flatMap((run) => run.turnTimes.slice(TURNS - 20)));
   const ratio = median(perTurn) / median(basePerTurn);
-  console.log(`loop: median ${median(perTurn).toFixed(3)} ms per turn over ${TURNS} turns x ${ROUNDS} rounds (target <= 2.6 ms; Python original: 26 ms)`);
+  console.log(
+    `loop: median ${median(perTurn).toFixed(3)} ms per turn over ${TURNS} turns x ${ROUNDS} rounds (target <= 2.6 ms; Python original: 26 ms)`,
+  );
   console.log(`loop: bare openai client on the same requests: ${median(basePerTurn).toFixed(3)} ms per turn`);
   console.log(`loop: ratio ${ratio.toFixed(2)}x vs bare client (target <= 1.3x)`);
-  console.log(`loop: harness ms per turn (rho minus the bare client on the same request): turns 1-20 median ${harnessEarly.toFixed(3)} ms, turns 181-200 median ${harnessLate.toFixed(3)} ms`);
-  console.log(`loop: turns 1-20 median ${early.toFixed(3)} ms, turns 181-200 median ${late.toFixed(3)} ms: ratio ${(late / early).toFixed(2)}x (target <= 1.5x; the bare client's own growth on the same requests: ${(baseLate / baseEarly).toFixed(2)}x)`);
+  console.log(
+    `loop: harness ms per turn (rho minus the bare client on the same request): turns 1-20 median ${harnessEarly.toFixed(3)} ms, turns 181-200 median ${harnessLate.toFixed(3)} ms`,
+  );
+  console.log(
+    `loop: turns 1-20 median ${early.toFixed(3)} ms, turns 181-200 median ${late.toFixed(3)} ms: ratio ${(late / early).toFixed(2)}x (target <= 1.5x; the bare client's own growth on the same requests: ${(baseLate / baseEarly).toFixed(2)}x)`,
+  );
 } finally {
   await server.close();
 }
@@ -124,5 +152,7 @@ const bin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
 const nodeAlone = timeCommand(['-e', '0'], 15);
 const version = timeCommand([bin, '--version'], 15);
 const help = timeCommand([bin, '--help'], 15);
-console.log(`startup: node -e 0 ${nodeAlone.toFixed(1)} ms; rho --version ${version.toFixed(1)} ms: ratio ${(version / nodeAlone).toFixed(2)}x (target <= 3x)`);
+console.log(
+  `startup: node -e 0 ${nodeAlone.toFixed(1)} ms; rho --version ${version.toFixed(1)} ms: ratio ${(version / nodeAlone).toFixed(2)}x (target <= 3x)`,
+);
 console.log(`startup: rho --help ${help.toFixed(1)} ms: ratio ${(help / nodeAlone).toFixed(2)}x (target <= 3x)`);

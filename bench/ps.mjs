@@ -22,7 +22,11 @@ const median = (values) => {
 
 function timeRun(args) {
   const started = performance.now();
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
+  const result = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const elapsed = performance.now() - started;
   if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return { elapsed, stdout: result.stdout };
@@ -33,7 +37,9 @@ try {
   const sessions = join(root, 'sessions');
   mkdirSync(sessions);
   const host = hostname();
-  const gonePid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+  const gonePid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+    encoding: 'utf8',
+  }).stdout;
   const base = Date.parse('2026-11-01T00:00:00Z');
   for (let index = 0; index < SESSIONS; index += 1) {
     const id = index.toString(16).padStart(8, '0');
@@ -76,7 +82,9 @@ try {
   }
   const ps = median(psTimes);
   const node = median(nodeTimes);
-  console.log(`ps: ${Math.round(ps)} ms for ${SESSIONS} sessions (target <= ${TARGET_MS} ms), ratio ${(ps / node).toFixed(1)}x vs node -e 0 (${Math.round(node)} ms)`);
+  console.log(
+    `ps: ${Math.round(ps)} ms for ${SESSIONS} sessions (target <= ${TARGET_MS} ms), ratio ${(ps / node).toFixed(1)}x vs node -e 0 (${Math.round(node)} ms)`,
+  );
   const table = timeRun([bin, 'ps', sessions]).elapsed;
   console.log(`ps (table of the newest 50): ${Math.round(table)} ms`);
   if (ps > TARGET_MS) process.exitCode = 1;

@@ -29,17 +29,28 @@ if (!wrapper.available) {
 const root = await mkdtemp(join(tmpdir(), 'rho-bench-sandbox-'));
 await writeFile(join(root, 'data.txt'), Array.from({ length: 10_000 }, (_, index) => `row ${index}`).join('\n') + '\n');
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const context = { signal: new AbortController().signal, sessionId: 'bench', workingDir: root, backend: createLocalBackend() };
+const context = {
+  signal: new AbortController().signal,
+  sessionId: 'bench',
+  workingDir: root,
+  backend: createLocalBackend(),
+};
 const call = (tool, command) => tool.handle({ callId: 'bench', toolName: 'bash', arguments: { command } }, context);
 
 function spawnOnce(argv) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(argv[0], argv.slice(1), { cwd: root, env: scrubEnvironment(process.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0], argv.slice(1), {
+      cwd: root,
+      env: scrubEnvironment(process.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.resume();
     child.stderr.resume();
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${argv.join(' ')} exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${argv.join(' ')} exited ${code}`)),
+    );
   });
 }
 

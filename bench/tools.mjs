@@ -32,7 +32,8 @@ const context = (workingDir) => ({
   workingDir,
   backend: createLocalBackend(),
 });
-const call = (tool, args, workingDir) => tool.handle({ callId: 'bench', toolName: tool.name, arguments: args }, context(workingDir));
+const call = (tool, args, workingDir) =>
+  tool.handle({ callId: 'bench', toolName: tool.name, arguments: args }, context(workingDir));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const gc = () => globalThis.gc?.();
 
@@ -68,7 +69,10 @@ function runRaw(argv) {
 }
 
 async function generateTree(dir) {
-  const body = Array.from({ length: 20 }, (_, line) => `const value${line} = compute(${line}); // ordinary source line`).join('\n');
+  const body = Array.from(
+    { length: 20 },
+    (_, line) => `const value${line} = compute(${line}); // ordinary source line`,
+  ).join('\n');
   for (let directory = 0; directory < DIRECTORIES; directory += 1) {
     const path = join(dir, `d${directory}`);
     await mkdir(path);
@@ -91,9 +95,22 @@ async function benchGrep() {
   const grep = createGrepTool();
   const args = { pattern: 'needle_token', path: dir, max_matches: 1000 };
   const rawArgv = [
-    rgPath, '--json',
-    '--glob', '!.git/', '--glob', '!node_modules/', '--glob', '!__pycache__/', '--glob', '!.venv/', '--glob', '!venv/',
-    '--regexp', 'needle_token', '--', dir,
+    rgPath,
+    '--json',
+    '--glob',
+    '!.git/',
+    '--glob',
+    '!node_modules/',
+    '--glob',
+    '!__pycache__/',
+    '--glob',
+    '!.venv/',
+    '--glob',
+    '!venv/',
+    '--regexp',
+    'needle_token',
+    '--',
+    dir,
   ];
   // Warm the page cache and both paths once.
   await call(grep, args, dir);
@@ -120,7 +137,8 @@ async function benchBash() {
   const bash = createBashTool({ mode: 'unrestricted' });
   const { result, growth } = await withPeakRss(() => call(bash, { command: 'yes | head -c 1000000000' }, root));
   const output = JSON.parse(result.content).output;
-  const headAndTail = output.startsWith('y\ny\ny\n') && output.endsWith('y\ny\ny\n') && result.metadata.stdout_bytes === 1_000_000_000;
+  const headAndTail =
+    output.startsWith('y\ny\ny\n') && output.endsWith('y\ny\ny\n') && result.metadata.stdout_bytes === 1_000_000_000;
   console.log(
     `bash_yes_1GB_rss_growth: ${(growth / MB).toFixed(1)} MB (ratio ${(growth / MB / 50).toFixed(2)}x vs target 50 MB, target <= 50 MB; ` +
       `${result.metadata.stdout_bytes} bytes streamed in ${result.metadata.duration_seconds}s, head and tail returned: ${headAndTail ? 'yes' : 'NO'})`,
@@ -158,7 +176,7 @@ async function benchRead() {
   const correct = result.success && shown === 100 && result.metadata.total_lines === totalLines;
   console.log(
     `read_last_100_lines_2GB_rss_growth: ${(growth / MB).toFixed(1)} MB (ratio ${(growth / MB / 50).toFixed(2)}x vs target 50 MB, target <= 50 MB; ` +
-      `${(chunks * chunk.length / 1024 ** 3).toFixed(2)} GB scanned in ${seconds.toFixed(1)}s, last 100 of ${totalLines} lines returned: ${correct ? 'yes' : 'NO'})`,
+      `${((chunks * chunk.length) / 1024 ** 3).toFixed(2)} GB scanned in ${seconds.toFixed(1)}s, last 100 of ${totalLines} lines returned: ${correct ? 'yes' : 'NO'})`,
   );
   await rm(path, { force: true });
 }
@@ -175,7 +193,9 @@ try {
     await benchGrep();
   } else {
     for (const name of ['bash', 'read']) {
-      const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--stage', name], { stdio: 'inherit' });
+      const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--stage', name], {
+        stdio: 'inherit',
+      });
       const code = await new Promise((resolve) => child.on('close', resolve));
       if (code !== 0) process.exitCode = 1;
     }

@@ -69,9 +69,15 @@ for (let round = 0; round < ROUNDS; round += 1) {
 }
 rmSync(root, { recursive: true, force: true });
 console.log(`median per write of 4 KB, ${WRITES} writes x ${ROUNDS} rounds, 5 directories deep below ${tmpdir()}`);
-console.log('(create: no fsync, so the walk shows; replace: both fsync the temporary file, which dominates and varies)');
+console.log(
+  '(create: no fsync, so the walk shows; replace: both fsync the temporary file, which dominates and varies)',
+);
 for (const [name, values] of Object.entries(results)) {
-  const baseline = median(results[name.includes('create') ? 'old: backend.createExclusive(path) + unlink' : 'old: backend.writeFileAtomic(path)']);
+  const baseline = median(
+    results[
+      name.includes('create') ? 'old: backend.createExclusive(path) + unlink' : 'old: backend.writeFileAtomic(path)'
+    ],
+  );
   const value = median(values);
   console.log(`  ${name.padEnd(50)} ${(value * 1000).toFixed(0).padStart(6)} µs   x${(value / baseline).toFixed(2)}`);
 }

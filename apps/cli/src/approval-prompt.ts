@@ -69,17 +69,29 @@ export function createTerminalApprover(terminal: Terminal, options: TerminalAppr
     const key = callKey(request.toolName, request.arguments);
     if (memory.tools.has(request.toolName) || memory.calls.has(key)) return true;
     options.beforeAsk?.();
-    terminal.stderr.write(approvalText(request, { color: terminal.color, workingDir: options.workingDir ?? process.cwd() }));
-    const answer = parseApprovalAnswer(await ask(`Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: always ${request.toolName} (Enter = no) `));
+    terminal.stderr.write(
+      approvalText(request, { color: terminal.color, workingDir: options.workingDir ?? process.cwd() }),
+    );
+    const answer = parseApprovalAnswer(
+      await ask(
+        `Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: always ${request.toolName} (Enter = no) `,
+      ),
+    );
     if (answer === 'always-call') memory.calls.add(key);
     if (answer === 'always-tool') memory.tools.add(request.toolName);
-    if (answer === 'no') terminal.stderr.write(style.dim('Refused: the run stops here (the model is told the call was rejected when you continue).\n'));
+    if (answer === 'no')
+      terminal.stderr.write(
+        style.dim('Refused: the run stops here (the model is told the call was rejected when you continue).\n'),
+      );
     return answer !== 'no';
   };
 }
 
 /** The text above the question: the call, its risk and, for edit and write, the diff. */
-export function approvalText(request: Pick<ApprovalRequest, 'toolName' | 'arguments' | 'reason'>, options: { color: boolean; workingDir: string }): string {
+export function approvalText(
+  request: Pick<ApprovalRequest, 'toolName' | 'arguments' | 'reason'>,
+  options: { color: boolean; workingDir: string },
+): string {
   const style = styles(options.color);
   const lines = [`\n${style.yellow('approval needed')} ${toolSignature(request.toolName, request.arguments, 400)}`];
   lines.push(`  ${style.bold('risk:')} ${request.reason ?? 'the profile asks for approval of this tool'}`);
@@ -87,7 +99,13 @@ export function approvalText(request: Pick<ApprovalRequest, 'toolName' | 'argume
   if (diff !== undefined) {
     if (diff.lines.length === 0) lines.push(style.dim(`  (no change to ${diff.path})`));
     for (const line of diff.lines.slice(0, DIFF_LINES)) {
-      const coloured = line.startsWith('@@') ? style.cyan(line) : line.startsWith('+') ? style.green(line) : line.startsWith('-') ? style.red(line) : style.dim(line);
+      const coloured = line.startsWith('@@')
+        ? style.cyan(line)
+        : line.startsWith('+')
+          ? style.green(line)
+          : line.startsWith('-')
+            ? style.red(line)
+            : style.dim(line);
       lines.push(`  ${coloured}`);
     }
     if (diff.lines.length > DIFF_LINES) lines.push(style.dim(`  … ${diff.lines.length - DIFF_LINES} more diff lines`));

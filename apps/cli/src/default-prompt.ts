@@ -14,17 +14,19 @@ export interface DefaultPromptVariables {
  */
 export function defaultSystemPrompt(variables: DefaultPromptVariables): string {
   const { profile } = variables;
-  const shell = profile.shell === 'restricted'
-    ? 'The shell is restricted to read-only inspection commands (ls, cat, grep, find, git log/diff/status, head, tail, wc, sort, jq, ...). Each command line is parsed and every command in it is checked; redirections other than to /dev/null, command substitution and anything that writes are refused.'
-    : 'The shell is unrestricted: commands run with bash in the working directory.';
+  const shell =
+    profile.shell === 'restricted'
+      ? 'The shell is restricted to read-only inspection commands (ls, cat, grep, find, git log/diff/status, head, tail, wc, sort, jq, ...). Each command line is parsed and every command in it is checked; redirections other than to /dev/null, command substitution and anything that writes are refused.'
+      : 'The shell is unrestricted: commands run with bash in the working directory.';
   const write = {
     off: 'You cannot create or modify files.',
     'create-only': 'You may create new files but never overwrite or edit existing ones.',
     full: 'You may create, overwrite and edit files inside the working directory.',
   }[profile.fileWrite];
-  const database = profile.database === 'readonly'
-    ? 'Database access, when configured, is read-only: one SELECT-style statement per call.'
-    : 'Database access, when configured, may modify data.';
+  const database =
+    profile.database === 'readonly'
+      ? 'Database access, when configured, is read-only: one SELECT-style statement per call.'
+      : 'Database access, when configured, may modify data.';
   return [
     'You are rho, an autonomous agent that completes tasks by using tools in a real environment.',
     '',

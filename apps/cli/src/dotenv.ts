@@ -23,7 +23,8 @@ export function loadDotenv(env: NodeJS.ProcessEnv, directory: string = process.c
     const key = match[1]!;
     if (!DOTENV_KEYS.has(key) || (env[key] !== undefined && env[key] !== '')) continue;
     let value = match[2]!.trim();
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
+    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'")))
+      value = value.slice(1, -1);
     else value = value.replace(/\s+#.*$/, '');
     env[key] = value;
   }

@@ -31,8 +31,12 @@ export class UsageError extends ConfigError {}
 /** The exit code and one-line message for an error that escaped a command. */
 export function describeFailure(error: unknown): { code: number; message: string } {
   if (error instanceof Error && error.name === 'ArgumentError') return { code: EXIT.badInput, message: error.message };
-  if (ConfigError.isInstance(error) || SessionNotFoundError.isInstance(error)) return { code: EXIT.badInput, message: error.message };
+  if (ConfigError.isInstance(error) || SessionNotFoundError.isInstance(error))
+    return { code: EXIT.badInput, message: error.message };
   if (RhoError.isInstance(error)) return { code: EXIT.failed, message: error.message };
   const message = error instanceof Error ? error.message : String(error);
-  return { code: EXIT.failed, message: `Unexpected error: ${message}. Rerun with --debug for details; this is a bug in rho if it persists.` };
+  return {
+    code: EXIT.failed,
+    message: `Unexpected error: ${message}. Rerun with --debug for details; this is a bug in rho if it persists.`,
+  };
 }

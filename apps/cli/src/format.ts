@@ -26,7 +26,10 @@ export function formatCost(usage: UsageTotals): string {
 
 /** The usage line printed after a run. */
 export function formatUsage(usage: UsageTotals): string {
-  const cache = usage.cached_tokens > 0 && usage.input_tokens > 0 ? `, cache ${Math.round((usage.cached_tokens / usage.input_tokens) * 100)}%` : '';
+  const cache =
+    usage.cached_tokens > 0 && usage.input_tokens > 0
+      ? `, cache ${Math.round((usage.cached_tokens / usage.input_tokens) * 100)}%`
+      : '';
   return `[session: ${formatTokens(usage.input_tokens)} in | ${formatTokens(usage.output_tokens)} out${cache}, ${formatCost(usage)}]`;
 }
 
@@ -34,7 +37,8 @@ export function formatUsage(usage: UsageTotals): string {
 export function toolSignature(name: string, args: unknown, maxLength = 120): string {
   let inner: string;
   if (typeof args !== 'object' || args === null) inner = args === undefined ? '' : JSON.stringify(args);
-  else if (name === 'bash' && typeof (args as { command?: unknown }).command === 'string') inner = (args as { command: string }).command;
+  else if (name === 'bash' && typeof (args as { command?: unknown }).command === 'string')
+    inner = (args as { command: string }).command;
   else {
     inner = Object.entries(args as Record<string, unknown>)
       .map(([key, value]) => `${key}=${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)}`)
@@ -73,5 +77,8 @@ export function outputPreview(content: string, lines: number, width: number): { 
   const all = content.replace(/\s+$/, '').split('\n');
   while (all.length > 0 && all[0]!.trim() === '') all.shift();
   if (all.length === 0) return { lines: [], more: 0 };
-  return { lines: all.slice(0, lines).map((line) => clipWords(line.replace(/\t/g, '  ').replace(/\r/g, ''), width)), more: Math.max(0, all.length - lines) };
+  return {
+    lines: all.slice(0, lines).map((line) => clipWords(line.replace(/\t/g, '  ').replace(/\r/g, ''), width)),
+    more: Math.max(0, all.length - lines),
+  };
 }

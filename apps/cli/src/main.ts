@@ -12,7 +12,11 @@ import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
-export async function main(args: string[], terminal: Terminal = processTerminal(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(
+  args: string[],
+  terminal: Terminal = processTerminal(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let exitCode: number = EXIT.completed;
   const debug = args.includes('--debug');
   const parser = buildParser(yargs(args), terminal, env, (code) => {
@@ -37,12 +41,31 @@ export async function main(args: string[], terminal: Terminal = processTerminal(
  * renders it ahead for several widths; see scripts/render-help.mjs).
  */
 export async function renderHelp(width: number): Promise<string> {
-  const parser = buildParser(yargs([]), { stdout: process.stdout, stderr: process.stderr, color: false }, {}, () => {}, width);
+  const parser = buildParser(
+    yargs([]),
+    { stdout: process.stdout, stderr: process.stderr, color: false },
+    {},
+    () => {},
+    width,
+  );
   return `${await parser.getHelp()}\n`;
 }
 
 /** Subcommand names, for "did you mean" (the parser takes any other first word as a task). */
-const SUBCOMMANDS = ['monitor', 'ps', 'watch', 'cancel', 'kill', 'pause', 'resume', 'unpause', 'directive', 'connect', 'export', 'policy'];
+const SUBCOMMANDS = [
+  'monitor',
+  'ps',
+  'watch',
+  'cancel',
+  'kill',
+  'pause',
+  'resume',
+  'unpause',
+  'directive',
+  'connect',
+  'export',
+  'policy',
+];
 
 /**
  * A first word that is one typo away from a subcommand (`rho wacth ab12`) would start an agent
@@ -52,15 +75,30 @@ const SUBCOMMANDS = ['monitor', 'ps', 'watch', 'cancel', 'kill', 'pause', 'resum
 function checkSubcommandTypo(args: readonly string[]): void {
   const words = args.filter((arg) => !arg.startsWith('-'));
   const first = words[0];
-  if (first === undefined || args[0] !== first || first.includes(' ') || SUBCOMMANDS.includes(first) || first.length < 3) return;
+  if (
+    first === undefined ||
+    args[0] !== first ||
+    first.includes(' ') ||
+    SUBCOMMANDS.includes(first) ||
+    first.length < 3
+  )
+    return;
   const suggestion = didYouMean(first, SUBCOMMANDS);
   if (suggestion === undefined) return;
   const rest = words.slice(1);
   if (rest.length > 1 || (rest.length === 1 && !/^([0-9a-f-]{3,}|all|latest)$/i.test(rest[0]!))) return;
-  throw new ArgumentError(`Unknown command '${first}'. Did you mean 'rho ${suggestion}'? (To run '${[first, ...rest].join(' ')}' as a task, use -p "${[first, ...rest].join(' ')}".)`);
+  throw new ArgumentError(
+    `Unknown command '${first}'. Did you mean 'rho ${suggestion}'? (To run '${[first, ...rest].join(' ')}' as a task, use -p "${[first, ...rest].join(' ')}".)`,
+  );
 }
 
-function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void, width?: number): Argv {
+function buildParser(
+  parser: Argv,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+  setExit: (code: number) => void,
+  width?: number,
+): Argv {
   registerMonitorCommands(parser, terminal, env, setExit);
   registerExportCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
@@ -72,17 +110,38 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
         'What a profile decides for a shell command, a write path or an SQL statement, and why (exit 0 allowed, 1 refused)',
         (check) =>
           check
-            .option('profile', { type: 'string', describe: 'Profile name or YAML path (default: $RHO_PROFILE or readonly)' })
+            .option('profile', {
+              type: 'string',
+              describe: 'Profile name or YAML path (default: $RHO_PROFILE or readonly)',
+            })
             .option('shell', { type: 'string', describe: 'A shell command line' })
             .option('write', { type: 'string', describe: 'A path the agent would write' })
             .option('sql', { type: 'string', describe: 'An SQL statement (with --dialect)' })
-            .option('dialect', { type: 'string', choices: ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'], describe: 'SQL dialect' })
-            .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory for --write and --shell (default: current directory)' })
-            .option('via', { type: 'string', choices: ['write', 'edit', 'export_query'], describe: 'The tool that would write, for --write (default: write)' })
+            .option('dialect', {
+              type: 'string',
+              choices: ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'],
+              describe: 'SQL dialect',
+            })
+            .option('working-dir', {
+              alias: 'w',
+              type: 'string',
+              describe: 'Working directory for --write and --shell (default: current directory)',
+            })
+            .option('via', {
+              type: 'string',
+              choices: ['write', 'edit', 'export_query'],
+              describe: 'The tool that would write, for --write (default: write)',
+            })
             .option('json', { type: 'boolean', default: false, describe: 'Print the decision as JSON' }),
         async (argv) => {
           const { policyCheckCommand } = await import('./commands/policy-command.js');
-          setExit(await policyCheckCommand(argv as unknown as import('./commands/policy-command.js').PolicyCheckArguments, terminal, env));
+          setExit(
+            await policyCheckCommand(
+              argv as unknown as import('./commands/policy-command.js').PolicyCheckArguments,
+              terminal,
+              env,
+            ),
+          );
         },
       )
       .demandCommand(1, 'Use: rho policy check --shell "CMD" | --write PATH | --sql "SQL" --dialect D'),
@@ -97,36 +156,109 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
         command
           .positional('task', { type: 'string', array: true, describe: 'The task, in words (quote it, or use -p)' })
           .option('prompt', { alias: 'p', type: 'string', describe: 'The task (takes precedence over TASK)' })
-          .option('model', { alias: 'm', type: 'string', describe: 'Model name (default: $OPENAI_MODEL or gpt-5-mini)' })
+          .option('model', {
+            alias: 'm',
+            type: 'string',
+            describe: 'Model name (default: $OPENAI_MODEL or gpt-5-mini)',
+          })
           .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)' })
-          .option('profile', { type: 'string', describe: 'Permission profile: readonly, developer, unrestricted, developer-bash-only, or a YAML path (default: $RHO_PROFILE or readonly)' })
-          .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory of the tools (default: current directory)' })
-          .option('system-prompt', { alias: 's', type: 'string', describe: 'Markdown prompt file with YAML frontmatter and template variables' })
-          .option('var', { type: 'string', requiresArg: true, describe: 'Template variable key=value for the prompt file (repeat --var for each)' })
+          .option('profile', {
+            type: 'string',
+            describe:
+              'Permission profile: readonly, developer, unrestricted, developer-bash-only, or a YAML path (default: $RHO_PROFILE or readonly)',
+          })
+          .option('working-dir', {
+            alias: 'w',
+            type: 'string',
+            describe: 'Working directory of the tools (default: current directory)',
+          })
+          .option('system-prompt', {
+            alias: 's',
+            type: 'string',
+            describe: 'Markdown prompt file with YAML frontmatter and template variables',
+          })
+          .option('var', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Template variable key=value for the prompt file (repeat --var for each)',
+          })
           .option('vars-file', { type: 'string', describe: 'YAML file of template variables' })
           .option('config', { alias: 'c', type: 'string', describe: 'Agent configuration YAML (flags override it)' })
-          .option('resume', { alias: 'r', type: 'string', describe: 'Continue a session: latest, an id, a unique id prefix, or a session directory' })
+          .option('resume', {
+            alias: 'r',
+            type: 'string',
+            describe: 'Continue a session: latest, an id, a unique id prefix, or a session directory',
+          })
           .option('list', { alias: 'l', type: 'boolean', default: false, describe: 'List saved sessions and exit' })
-          .option('db-config', { type: 'string', describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)' })
-          .option('tool-package', { type: 'string', requiresArg: true, describe: 'Load tools from this package name or path (repeatable; adds to the config\'s tool_packages)' })
-          .option('reasoning-effort', { type: 'string', describe: 'Reasoning effort for reasoning models: none, minimal, low, medium, high, xhigh' })
-          .option('auto-approve', { alias: 'y', type: 'boolean', default: false, describe: 'Approve every tool call without asking' })
-          .option('output', { alias: 'o', type: 'string', describe: 'Write the final answer to this file (never overwrites)' })
+          .option('db-config', {
+            type: 'string',
+            describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)',
+          })
+          .option('tool-package', {
+            type: 'string',
+            requiresArg: true,
+            describe: "Load tools from this package name or path (repeatable; adds to the config's tool_packages)",
+          })
+          .option('reasoning-effort', {
+            type: 'string',
+            describe: 'Reasoning effort for reasoning models: none, minimal, low, medium, high, xhigh',
+          })
+          .option('auto-approve', {
+            alias: 'y',
+            type: 'boolean',
+            default: false,
+            describe: 'Approve every tool call without asking',
+          })
+          .option('output', {
+            alias: 'o',
+            type: 'string',
+            describe: 'Write the final answer to this file (never overwrites)',
+          })
           .option('json', { type: 'boolean', default: false, describe: 'Print every event as one JSON line on stdout' })
           .option('max-turns', { type: 'string', describe: 'Stop after this many model calls' })
           .option('max-tokens', { type: 'string', describe: 'Stop when the session has used this many tokens' })
           .option('max-cost', { type: 'string', describe: 'Stop when the session has cost this many USD' })
-          .option('first-byte-timeout', { type: 'string', describe: 'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60; a CPU-hosted model may need minutes)' })
-          .option('idle-timeout', { type: 'string', describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)' })
-          .option('max-retries', { type: 'string', describe: 'Retries of a failed model request: rate limits, server errors, timeouts (default: $RHO_MAX_RETRIES or 8)' })
-          .option('context-window', { type: 'string', describe: "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)" })
+          .option('first-byte-timeout', {
+            type: 'string',
+            describe:
+              'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60; a CPU-hosted model may need minutes)',
+          })
+          .option('idle-timeout', {
+            type: 'string',
+            describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)',
+          })
+          .option('max-retries', {
+            type: 'string',
+            describe:
+              'Retries of a failed model request: rate limits, server errors, timeouts (default: $RHO_MAX_RETRIES or 8)',
+          })
+          .option('context-window', {
+            type: 'string',
+            describe:
+              "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)",
+          })
           .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
       async (argv) => {
         const { runCommand } = await import('./commands/run-command.js');
-        const { task, ...rest } = argv as unknown as import('./commands/run-command.js').RunArguments & { task?: string[] };
+        const { task, ...rest } = argv as unknown as import('./commands/run-command.js').RunArguments & {
+          task?: string[];
+        };
         const vars = rest.var === undefined ? {} : { var: ([] as string[]).concat(rest.var) };
-        const packages = rest.toolPackage === undefined ? {} : { toolPackage: ([] as string[]).concat(rest.toolPackage) };
-        setExit(await runCommand({ ...rest, ...vars, ...packages, ...(task === undefined ? {} : { prompt: task }), p: typeof rest.p === 'string' ? rest.p : undefined }, terminal, env));
+        const packages =
+          rest.toolPackage === undefined ? {} : { toolPackage: ([] as string[]).concat(rest.toolPackage) };
+        setExit(
+          await runCommand(
+            {
+              ...rest,
+              ...vars,
+              ...packages,
+              ...(task === undefined ? {} : { prompt: task }),
+              p: typeof rest.p === 'string' ? rest.p : undefined,
+            },
+            terminal,
+            env,
+          ),
+        );
       },
     )
     .version(readVersion())
@@ -147,7 +279,9 @@ function buildParser(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, s
 function withSuggestion(message: string, parser: Argv): string {
   const match = /^Unknown arguments?: (.+)$/.exec(message);
   if (match === null) return message;
-  const known = Object.keys((parser as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key).filter((key) => key.length > 1 && !/[A-Z]/.test(key));
+  const known = Object.keys(
+    (parser as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key,
+  ).filter((key) => key.length > 1 && !/[A-Z]/.test(key));
   const hints = match[1]!.split(', ').flatMap((word) => {
     const suggestion = didYouMean(word.replace(/^-+/, ''), known);
     return suggestion === undefined ? [] : [`--${word.replace(/^-+/, '')}: did you mean --${suggestion}?`];

@@ -2,7 +2,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadPromptFile, loadVarsFile, parseFrontmatter, parseVars, preparePrompt, renderTemplate } from './prompt-files.js';
+import {
+  loadPromptFile,
+  loadVarsFile,
+  parseFrontmatter,
+  parseVars,
+  preparePrompt,
+  renderTemplate,
+} from './prompt-files.js';
 
 function file(content: string, name = 'prompt.md'): string {
   const path = join(mkdtempSync(join(tmpdir(), 'rho-prompt-')), name);
@@ -12,12 +19,18 @@ function file(content: string, name = 'prompt.md'): string {
 
 describe('frontmatter', () => {
   it('splits YAML frontmatter from the stripped body', () => {
-    expect(parseFrontmatter('\n---\ndescription: d\n---\n\n  Body text  \n')).toEqual({ frontmatter: { description: 'd' }, body: 'Body text' });
+    expect(parseFrontmatter('\n---\ndescription: d\n---\n\n  Body text  \n')).toEqual({
+      frontmatter: { description: 'd' },
+      body: 'Body text',
+    });
   });
 
   it('treats text without frontmatter, or with an unclosed one, as body', () => {
     expect(parseFrontmatter('Just a prompt')).toEqual({ frontmatter: {}, body: 'Just a prompt' });
-    expect(parseFrontmatter('---\ndescription: d\nno closer')).toEqual({ frontmatter: {}, body: '---\ndescription: d\nno closer' });
+    expect(parseFrontmatter('---\ndescription: d\nno closer')).toEqual({
+      frontmatter: {},
+      body: '---\ndescription: d\nno closer',
+    });
   });
 
   it('accepts an empty frontmatter and a closer with spaces', () => {
@@ -25,18 +38,29 @@ describe('frontmatter', () => {
   });
 
   it('reports invalid YAML and non-mapping frontmatter', () => {
-    expect(() => parseFrontmatter('---\nkey: [unclosed\n---\nBody')).toThrow(/^Prompt configuration error: Invalid YAML frontmatter: /);
-    expect(() => parseFrontmatter('---\n- a\n- b\n---\nBody')).toThrow('Prompt configuration error: Frontmatter must be a YAML mapping');
+    expect(() => parseFrontmatter('---\nkey: [unclosed\n---\nBody')).toThrow(
+      /^Prompt configuration error: Invalid YAML frontmatter: /,
+    );
+    expect(() => parseFrontmatter('---\n- a\n- b\n---\nBody')).toThrow(
+      'Prompt configuration error: Frontmatter must be a YAML mapping',
+    );
   });
 });
 
 describe('prompt files', () => {
   it('reads description, variables in both forms, and the initial prompt', () => {
-    const path = file('---\ndescription: Debug logs\nvariables:\n  env: {required: true}\n  level: {default: warn}\n  count: 3\n  empty: null\ninitial_prompt: Check {{ env }}\n---\nYou debug {{ env }} at {{ level }}.');
+    const path = file(
+      '---\ndescription: Debug logs\nvariables:\n  env: {required: true}\n  level: {default: warn}\n  count: 3\n  empty: null\ninitial_prompt: Check {{ env }}\n---\nYou debug {{ env }} at {{ level }}.',
+    );
     expect(loadPromptFile(path)).toEqual({
       path,
       description: 'Debug logs',
-      variables: { env: { required: true }, level: { required: false, default: 'warn' }, count: { required: false, default: '3' }, empty: { required: false } },
+      variables: {
+        env: { required: true },
+        level: { required: false, default: 'warn' },
+        count: { required: false, default: '3' },
+        empty: { required: false },
+      },
       initialPrompt: 'Check {{ env }}',
       body: 'You debug {{ env }} at {{ level }}.',
     });
@@ -47,14 +71,25 @@ describe('prompt files', () => {
   });
 
   it('says when the file is missing or has no body', () => {
-    expect(() => loadPromptFile('/nonexistent/prompt.md')).toThrow('Prompt configuration error: Prompt file not found: /nonexistent/prompt.md');
+    expect(() => loadPromptFile('/nonexistent/prompt.md')).toThrow(
+      'Prompt configuration error: Prompt file not found: /nonexistent/prompt.md',
+    );
     const empty = file('---\ndescription: nothing\n---\n   \n');
-    expect(() => loadPromptFile(empty)).toThrow(`Prompt configuration error: Prompt file has no content (system prompt): ${empty}`);
+    expect(() => loadPromptFile(empty)).toThrow(
+      `Prompt configuration error: Prompt file has no content (system prompt): ${empty}`,
+    );
   });
 
   it('fills provided values, then defaults, refuses a missing required one, and adds extra vars', () => {
-    const prompt = loadPromptFile(file('---\nvariables:\n  env: {required: true}\n  level: {default: warn}\n  optional: {}\ninitial_prompt: Look at {{ env }}\n---\n{{ env }}/{{ level }}/{{ optional }}/{{ extra }}'));
-    expect(preparePrompt(prompt, { env: 'prod', extra: 'x' })).toEqual({ systemPrompt: 'prod/warn//x', initialPrompt: 'Look at prod' });
+    const prompt = loadPromptFile(
+      file(
+        '---\nvariables:\n  env: {required: true}\n  level: {default: warn}\n  optional: {}\ninitial_prompt: Look at {{ env }}\n---\n{{ env }}/{{ level }}/{{ optional }}/{{ extra }}',
+      ),
+    );
+    expect(preparePrompt(prompt, { env: 'prod', extra: 'x' })).toEqual({
+      systemPrompt: 'prod/warn//x',
+      initialPrompt: 'Look at prod',
+    });
     expect(preparePrompt(prompt, { env: 'dev', level: 'debug' }).systemPrompt).toBe('dev/debug//');
     expect(() => preparePrompt(prompt, {})).toThrow('Prompt configuration error: Missing required variable: env');
   });
@@ -62,13 +97,23 @@ describe('prompt files', () => {
 
 describe('templates', () => {
   it('renders with trim_blocks and lstrip_blocks and undefined as empty', () => {
-    expect(renderTemplate('Items:\n  {% for item in items %}\n- {{ item }}\n  {% endfor %}\nend {{ nothing }}.', { items: ['a', 'b'] })).toBe('Items:\n- a\n- b\nend .');
-    expect(renderTemplate('{% if mode == "prod" %}careful{% else %}relaxed{% endif %}', { mode: 'prod' })).toBe('careful');
+    expect(
+      renderTemplate('Items:\n  {% for item in items %}\n- {{ item }}\n  {% endfor %}\nend {{ nothing }}.', {
+        items: ['a', 'b'],
+      }),
+    ).toBe('Items:\n- a\n- b\nend .');
+    expect(renderTemplate('{% if mode == "prod" %}careful{% else %}relaxed{% endif %}', { mode: 'prod' })).toBe(
+      'careful',
+    );
   });
 
   it('reports syntax errors with their line', () => {
-    expect(() => renderTemplate('line one\nline two {{ x + }}', {})).toThrow(/^Prompt configuration error: Template syntax error at line 2: unexpected token/);
-    expect(() => renderTemplate('{% if x %}never closed', {})).toThrow(/^Prompt configuration error: Template syntax error: .*endif/);
+    expect(() => renderTemplate('line one\nline two {{ x + }}', {})).toThrow(
+      /^Prompt configuration error: Template syntax error at line 2: unexpected token/,
+    );
+    expect(() => renderTemplate('{% if x %}never closed', {})).toThrow(
+      /^Prompt configuration error: Template syntax error: .*endif/,
+    );
   });
 });
 
@@ -78,13 +123,21 @@ describe('variables from the command line', () => {
   });
 
   it('refuses items without = and empty names', () => {
-    expect(() => parseVars(['novalue'])).toThrow('Prompt configuration error: Invalid variable format (expected key=value): novalue');
+    expect(() => parseVars(['novalue'])).toThrow(
+      'Prompt configuration error: Invalid variable format (expected key=value): novalue',
+    );
     expect(() => parseVars([' =x'])).toThrow('Prompt configuration error: Empty variable name in:  =x');
   });
 
   it('reads a vars file as a mapping of stringified values', () => {
-    expect(loadVarsFile(file('env: prod\nreplicas: 3\nflag: true\n', 'vars.yaml'))).toEqual({ env: 'prod', replicas: '3', flag: 'true' });
-    expect(() => loadVarsFile('/nonexistent/vars.yaml')).toThrow('Prompt configuration error: Vars file not found: /nonexistent/vars.yaml');
+    expect(loadVarsFile(file('env: prod\nreplicas: 3\nflag: true\n', 'vars.yaml'))).toEqual({
+      env: 'prod',
+      replicas: '3',
+      flag: 'true',
+    });
+    expect(() => loadVarsFile('/nonexistent/vars.yaml')).toThrow(
+      'Prompt configuration error: Vars file not found: /nonexistent/vars.yaml',
+    );
     expect(() => loadVarsFile(file('- a\n', 'vars.yaml'))).toThrow(/Vars file must contain a YAML mapping/);
   });
 });

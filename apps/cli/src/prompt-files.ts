@@ -47,7 +47,13 @@ export function parseFrontmatter(content: string): { frontmatter: Record<string,
   }
   if (value === null || value === undefined) value = {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new PromptError('Frontmatter must be a YAML mapping');
-  return { frontmatter: value as Record<string, unknown>, body: lines.slice(close + 1).join('\n').trim() };
+  return {
+    frontmatter: value as Record<string, unknown>,
+    body: lines
+      .slice(close + 1)
+      .join('\n')
+      .trim(),
+  };
 }
 
 /** Reads a prompt file: frontmatter (`description`, `variables`, `initial_prompt`) and body. */
@@ -68,9 +74,15 @@ export function loadPromptFile(path: string): PromptFile {
     for (const [name, spec] of Object.entries(declared as Record<string, unknown>)) {
       if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
         const { required, default: fallback } = spec as { required?: unknown; default?: unknown };
-        variables[name] = { required: required === true, ...(fallback === undefined || fallback === null ? {} : { default: String(fallback) }) };
+        variables[name] = {
+          required: required === true,
+          ...(fallback === undefined || fallback === null ? {} : { default: String(fallback) }),
+        };
       } else {
-        variables[name] = { required: false, ...(spec === null || spec === undefined ? {} : { default: String(spec) }) };
+        variables[name] = {
+          required: false,
+          ...(spec === null || spec === undefined ? {} : { default: String(spec) }),
+        };
       }
     }
   }
@@ -111,8 +123,11 @@ export function loadVarsFile(path: string): Record<string, string> {
     throw new PromptError(`Invalid YAML in vars file ${path}: ${(error as Error).message.split('\n')[0]}`);
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new PromptError(`Vars file must contain a YAML mapping: ${path}`);
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, item === null ? '' : String(item)]));
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new PromptError(`Vars file must contain a YAML mapping: ${path}`);
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, item === null ? '' : String(item)]),
+  );
 }
 
 interface NunjucksEnvironment {
@@ -125,9 +140,16 @@ let environment: NunjucksEnvironment | undefined;
 function templates(): NunjucksEnvironment {
   if (environment === undefined) {
     const require = createRequire(import.meta.url);
-    const nunjucks = require('nunjucks') as { Environment: new (loader: null, options: Record<string, unknown>) => NunjucksEnvironment };
+    const nunjucks = require('nunjucks') as {
+      Environment: new (loader: null, options: Record<string, unknown>) => NunjucksEnvironment;
+    };
     // Jinja2 semantics of the original: trim_blocks, lstrip_blocks, undefined renders as ''.
-    environment = new nunjucks.Environment(null, { autoescape: false, trimBlocks: true, lstripBlocks: true, throwOnUndefined: false });
+    environment = new nunjucks.Environment(null, {
+      autoescape: false,
+      trimBlocks: true,
+      lstripBlocks: true,
+      throwOnUndefined: false,
+    });
   }
   return environment;
 }
@@ -139,7 +161,11 @@ export function renderTemplate(template: string, vars: Record<string, unknown>):
   } catch (error) {
     const message = (error as Error).message;
     const line = /\[Line (\d+), Column \d+\]/.exec(message);
-    const detail = message.split('\n').map((part) => part.trim()).filter((part) => part !== '' && !part.startsWith('Template render error')).join(' ');
+    const detail = message
+      .split('\n')
+      .map((part) => part.trim())
+      .filter((part) => part !== '' && !part.startsWith('Template render error'))
+      .join(' ');
     const reason = detail.replace(/^\(unknown path\)\s*(\[Line \d+, Column \d+\])?\s*/, '');
     if (line !== null) throw new PromptError(`Template syntax error at line ${line[1]}: ${reason}`);
     throw new PromptError(`Template syntax error: ${reason}`);
@@ -150,7 +176,10 @@ export function renderTemplate(template: string, vars: Record<string, unknown>):
  * Fills the declared variables (provided value, else default, else an error when required),
  * adds every other provided variable, and renders the body and the initial prompt.
  */
-export function preparePrompt(prompt: PromptFile, provided: Record<string, string>): { systemPrompt: string; initialPrompt?: string } {
+export function preparePrompt(
+  prompt: PromptFile,
+  provided: Record<string, string>,
+): { systemPrompt: string; initialPrompt?: string } {
   const vars: Record<string, string> = {};
   for (const [name, spec] of Object.entries(prompt.variables)) {
     const value = provided[name] ?? spec.default;
@@ -162,5 +191,7 @@ export function preparePrompt(prompt: PromptFile, provided: Record<string, strin
   }
   for (const [name, value] of Object.entries(provided)) if (!(name in vars)) vars[name] = value;
   const systemPrompt = renderTemplate(prompt.body, vars);
-  return prompt.initialPrompt === undefined ? { systemPrompt } : { systemPrompt, initialPrompt: renderTemplate(prompt.initialPrompt, vars).trim() };
+  return prompt.initialPrompt === undefined
+    ? { systemPrompt }
+    : { systemPrompt, initialPrompt: renderTemplate(prompt.initialPrompt, vars).trim() };
 }

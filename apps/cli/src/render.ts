@@ -48,7 +48,13 @@ export interface EventRenderer {
 }
 
 /** The phase the status line names. */
-type Phase = { kind: 'model' } | { kind: 'streaming' } | { kind: 'thinking' } | { kind: 'tool'; name: string } | { kind: 'retry'; until: number; reason: string } | { kind: 'idle' };
+type Phase =
+  | { kind: 'model' }
+  | { kind: 'streaming' }
+  | { kind: 'thinking' }
+  | { kind: 'tool'; name: string }
+  | { kind: 'retry'; until: number; reason: string }
+  | { kind: 'idle' };
 
 /**
  * The one renderer of session events, for a run in this process and for a trace read back
@@ -122,7 +128,8 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
           return `running ${phase.name} ${formatElapsed(Date.now() - phaseStarted).replace(/^\d+ms$/, '0s')}`;
         case 'retry':
           // Once the backoff is over, the retried request is waiting for the model again.
-          if (Date.now() >= phase.until) return `waiting for the model (retried) ${formatElapsed(Date.now() - phase.until).replace(/^\d+ms$/, '0s')}`;
+          if (Date.now() >= phase.until)
+            return `waiting for the model (retried) ${formatElapsed(Date.now() - phase.until).replace(/^\d+ms$/, '0s')}`;
           return `${clipWords(phase.reason, 60)}: retrying in ${Math.ceil((phase.until - Date.now()) / 1000)} s`;
         case 'idle':
           return 'working';
@@ -130,8 +137,16 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
     })();
     const tokens = runTokens + Math.round(streamedChars / 4);
     const window = options.contextWindow?.();
-    const context = contextTokens === undefined ? '' : window === undefined || window <= 0 ? ` · context ${formatTokens(contextTokens)}` : ` · context ${Math.min(999, Math.round((contextTokens / window) * 100))}%`;
-    return clipWords(`${phaseText} · ${elapsed} in all · ${formatTokens(tokens)} tokens${context} · Ctrl+C cancels`, width - 4);
+    const context =
+      contextTokens === undefined
+        ? ''
+        : window === undefined || window <= 0
+          ? ` · context ${formatTokens(contextTokens)}`
+          : ` · context ${Math.min(999, Math.round((contextTokens / window) * 100))}%`;
+    return clipWords(
+      `${phaseText} · ${elapsed} in all · ${formatTokens(tokens)} tokens${context} · Ctrl+C cancels`,
+      width - 4,
+    );
   };
   const draw = () => {
     frame = (frame + 1) % SPINNER_FRAMES.length;
@@ -139,7 +154,8 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
     drawn = true;
   };
   const setPhase = (next: Phase) => {
-    if (next.kind !== phase.kind || (next.kind === 'tool' && phase.kind === 'tool' && next.name !== phase.name)) phaseStarted = Date.now();
+    if (next.kind !== phase.kind || (next.kind === 'tool' && phase.kind === 'tool' && next.name !== phase.name))
+      phaseStarted = Date.now();
     phase = next;
     if (options.statusLine !== true || !live) return;
     // While the answer streams on the same terminal, a status line under it would interleave.
@@ -171,7 +187,12 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
     before.delete(id);
     const indent = '    ';
     if (success && (name === 'edit' || name === 'write')) {
-      const diff = toolCallDiff(name, saved?.args ?? args, options.workingDir ?? process.cwd(), saved?.content ?? (live ? undefined : name === 'write' ? '' : undefined));
+      const diff = toolCallDiff(
+        name,
+        saved?.args ?? args,
+        options.workingDir ?? process.cwd(),
+        saved?.content ?? (live ? undefined : name === 'write' ? '' : undefined),
+      );
       if (diff !== undefined && diff.lines.length > 0) {
         for (const line of diffLines(diff.lines, style, width - indent.length)) say(`${indent}${line}`);
         return;
@@ -186,7 +207,16 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
 
   const render = ((event: SessionEvent | TraceRecord) => {
     time = live ? '' : `${style.dim(clock(event.ts))} `;
-    if (live && event.type !== 'text' && event.type !== 'reasoning' && event.type !== 'llm_start' && event.type !== 'retry' && event.type !== 'tool_start' && event.type !== 'usage') clearStatus();
+    if (
+      live &&
+      event.type !== 'text' &&
+      event.type !== 'reasoning' &&
+      event.type !== 'llm_start' &&
+      event.type !== 'retry' &&
+      event.type !== 'tool_start' &&
+      event.type !== 'usage'
+    )
+      clearStatus();
     switch (event.type) {
       case 'run_start':
         runStarted = Date.now();
@@ -221,63 +251,118 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         const cost = priced ? `$${(event.cost_usd as number).toFixed(4)}` : 'cost unknown';
         if (live) {
           if (event.purpose === 'child_session') {
-            runUsage = { input: runUsage.input + input, output: runUsage.output + output, cost: runUsage.cost + (priced ? (event.cost_usd as number) : 0), unpriced: runUsage.unpriced + count(event.unpriced_calls) };
+            runUsage = {
+              input: runUsage.input + input,
+              output: runUsage.output + output,
+              cost: runUsage.cost + (priced ? (event.cost_usd as number) : 0),
+              unpriced: runUsage.unpriced + count(event.unpriced_calls),
+            };
             break;
           }
           turn += 1;
           runTokens += input + output;
-          runUsage = { input: runUsage.input + input, output: runUsage.output + output, cost: runUsage.cost + (priced ? (event.cost_usd as number) : 0), unpriced: runUsage.unpriced + (priced ? 0 : 1) };
+          runUsage = {
+            input: runUsage.input + input,
+            output: runUsage.output + output,
+            cost: runUsage.cost + (priced ? (event.cost_usd as number) : 0),
+            unpriced: runUsage.unpriced + (priced ? 0 : 1),
+          };
           if (input > 0) contextTokens = input;
           endAnswerLine();
           const reported = event.usage_reported === false ? ' (no usage reported)' : '';
-          say(style.dim(`  turn ${turn}: +${formatTokens(input)} in, +${formatTokens(output)} out, ${priced ? `+${cost}` : cost}${reported}${typeof event.duration_ms === 'number' ? `, ${formatElapsed(event.duration_ms)}` : ''}`));
+          say(
+            style.dim(
+              `  turn ${turn}: +${formatTokens(input)} in, +${formatTokens(output)} out, ${priced ? `+${cost}` : cost}${reported}${typeof event.duration_ms === 'number' ? `, ${formatElapsed(event.duration_ms)}` : ''}`,
+            ),
+          );
           setPhase({ kind: 'idle' });
         } else {
           const duration = typeof event.duration_ms === 'number' ? `, ${formatElapsed(event.duration_ms)}` : '';
-          say(`${style.cyan('◆')} ${event.model}: ${formatTokens(input)} in, ${formatTokens(output)} out, ${cost}${duration}`);
+          say(
+            `${style.cyan('◆')} ${event.model}: ${formatTokens(input)} in, ${formatTokens(output)} out, ${cost}${duration}`,
+          );
         }
         break;
       }
       case 'message':
-        if (event.role === 'tool') results.set(event.tool_call_id, typeof event.content === 'string' ? event.content : JSON.stringify(event.content ?? ''));
-        else if (!live && event.role === 'assistant' && typeof event.content === 'string' && event.content.trim() !== '') say(`${style.bold('assistant:')} ${preview(event.content, 200)}`);
+        if (event.role === 'tool')
+          results.set(
+            event.tool_call_id,
+            typeof event.content === 'string' ? event.content : JSON.stringify(event.content ?? ''),
+          );
+        else if (
+          !live &&
+          event.role === 'assistant' &&
+          typeof event.content === 'string' &&
+          event.content.trim() !== ''
+        )
+          say(`${style.bold('assistant:')} ${preview(event.content, 200)}`);
         break;
       case 'tool_start':
         if (live) {
           clearStatus();
-          before.set(event.tool_call_id, { name: event.tool_name, args: event.tool_args, content: contentBefore(event.tool_name, event.tool_args, options.workingDir ?? process.cwd()) });
+          before.set(event.tool_call_id, {
+            name: event.tool_name,
+            args: event.tool_args,
+            content: contentBefore(event.tool_name, event.tool_args, options.workingDir ?? process.cwd()),
+          });
         } else before.set(event.tool_call_id, { name: event.tool_name, args: event.tool_args, content: undefined });
-        say(`${style.cyan('→')} ${toolSignature(event.tool_name, event.tool_args, live ? Math.max(40, width - 10) : 200)}`);
+        say(
+          `${style.cyan('→')} ${toolSignature(event.tool_name, event.tool_args, live ? Math.max(40, width - 10) : 200)}`,
+        );
         if (live) setPhase({ kind: 'tool', name: event.tool_name });
         break;
       case 'tool_end': {
         const content = results.get(event.tool_call_id) ?? '';
         const timing = typeof event.duration_ms === 'number' ? style.dim(`(${formatElapsed(event.duration_ms)})`) : '';
         const args = before.get(event.tool_call_id)?.args;
-        if (event.success) say(`  ${style.green('✓')} ${event.tool_name}${live ? '' : ' ok'}${timing === '' ? '' : ` ${timing}`}`);
-        else say(`  ${style.red('✗')} ${event.tool_name}${live ? '' : ' failed'}${timing === '' ? '' : ` ${timing}`}: ${clipWords(firstLine(content), Math.max(40, width - event.tool_name.length - 20))}`);
+        if (event.success)
+          say(`  ${style.green('✓')} ${event.tool_name}${live ? '' : ' ok'}${timing === '' ? '' : ` ${timing}`}`);
+        else
+          say(
+            `  ${style.red('✗')} ${event.tool_name}${live ? '' : ' failed'}${timing === '' ? '' : ` ${timing}`}: ${clipWords(firstLine(content), Math.max(40, width - event.tool_name.length - 20))}`,
+          );
         toolResultLines(event.tool_name, event.tool_call_id, args, event.success);
         if (live) setPhase({ kind: 'idle' });
         break;
       }
       case 'tool_blocked':
-        say(`  ${style.yellow('⊘')} ${toolSignature(event.tool_name, event.tool_args, 120)} blocked: ${clipWords(firstLine(event.reason), 200)}`);
+        say(
+          `  ${style.yellow('⊘')} ${toolSignature(event.tool_name, event.tool_args, 120)} blocked: ${clipWords(firstLine(event.reason), 200)}`,
+        );
         break;
       case 'directive':
-        say(`${style.yellow(live ? '⚑ operator directive:' : '⚑ directive:')} ${preview(event.text, live ? 2000 : 200)}`);
+        say(
+          `${style.yellow(live ? '⚑ operator directive:' : '⚑ directive:')} ${preview(event.text, live ? 2000 : 200)}`,
+        );
         break;
       case 'compact':
-        say(style.dim(`compacted (${event.trigger}): ${formatTokens(count(event.tokens_before))} -> ${formatTokens(count(event.tokens_after))} tokens`));
+        say(
+          style.dim(
+            `compacted (${event.trigger}): ${formatTokens(count(event.tokens_before))} -> ${formatTokens(count(event.tokens_after))} tokens`,
+          ),
+        );
         break;
       case 'error':
         say(`${style.red(live ? 'Error:' : 'error:')} ${live ? String(event.content) : preview(event.content, 300)}`);
         break;
       case 'retry':
-        say(style.yellow(retryLine({ reason: preview(event.reason, 200), delay_ms: count(event.delay_ms), attempt: count(event.attempt), max_attempts: count(event.max_attempts) })));
+        say(
+          style.yellow(
+            retryLine({
+              reason: preview(event.reason, 200),
+              delay_ms: count(event.delay_ms),
+              attempt: count(event.attempt),
+              max_attempts: count(event.max_attempts),
+            }),
+          ),
+        );
         if (live) setPhase({ kind: 'retry', until: Date.now() + count(event.delay_ms), reason: String(event.reason) });
         break;
       case 'refusal':
-        say(`${style.red(live ? 'Refused:' : 'refused:')} ${live ? String(event.content) : preview(event.content, 300)}`);
+        say(
+          `${style.red(live ? 'Refused:' : 'refused:')} ${live ? String(event.content) : preview(event.content, 300)}`,
+        );
         break;
       case 'status':
         if (!live) say(style.yellow(`status: ${event.status}`));
@@ -293,8 +378,15 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
           if (event.status === 'truncated') say(style.red(TRUNCATED_NOTE));
           if (event.usage !== undefined) say(style.dim(usageLine(runUsage, event.usage)));
         } else {
-          const usage = typeof event.usage !== 'object' || event.usage === null ? '' : style.dim(` [${formatTokens(count(event.usage.input_tokens))} in, ${formatTokens(count(event.usage.output_tokens))} out, ${event.usage.cost_usd === null ? 'cost unknown' : `$${count(event.usage.cost_usd).toFixed(4)}`}]`);
-          say(`${style.bold('■ run ended:')} ${event.status}${event.limit === undefined ? '' : ` (${event.limit})`}${usage}`);
+          const usage =
+            typeof event.usage !== 'object' || event.usage === null
+              ? ''
+              : style.dim(
+                  ` [${formatTokens(count(event.usage.input_tokens))} in, ${formatTokens(count(event.usage.output_tokens))} out, ${event.usage.cost_usd === null ? 'cost unknown' : `$${count(event.usage.cost_usd).toFixed(4)}`}]`,
+                );
+          say(
+            `${style.bold('■ run ended:')} ${event.status}${event.limit === undefined ? '' : ` (${event.limit})`}${usage}`,
+          );
         }
         break;
       }
@@ -318,8 +410,21 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
 }
 
 /** The usage line after a run: this run's tokens and cost, then the session's cost. */
-function usageLine(run: { input: number; output: number; cost: number; unpriced: number }, session: { input_tokens: number; output_tokens: number; cached_tokens: number; reasoning_tokens: number; cost_usd: number | null; unpriced_calls?: number }): string {
-  const runCost = run.unpriced > 0 && run.cost === 0 ? 'cost unknown' : `$${run.cost.toFixed(4)}${run.unpriced > 0 ? ` + ${run.unpriced} unpriced call${run.unpriced === 1 ? '' : 's'}` : ''}`;
+function usageLine(
+  run: { input: number; output: number; cost: number; unpriced: number },
+  session: {
+    input_tokens: number;
+    output_tokens: number;
+    cached_tokens: number;
+    reasoning_tokens: number;
+    cost_usd: number | null;
+    unpriced_calls?: number;
+  },
+): string {
+  const runCost =
+    run.unpriced > 0 && run.cost === 0
+      ? 'cost unknown'
+      : `$${run.cost.toFixed(4)}${run.unpriced > 0 ? ` + ${run.unpriced} unpriced call${run.unpriced === 1 ? '' : 's'}` : ''}`;
   const sessionCost = formatCost({ ...session, cost_usd: session.cost_usd ?? 0 });
   return `[run: ${formatTokens(run.input)} in | ${formatTokens(run.output)} out, ${runCost} · session: ${formatTokens(session.input_tokens)} in | ${formatTokens(session.output_tokens)} out, ${sessionCost}]`;
 }
@@ -347,14 +452,22 @@ export const TRUNCATED_NOTE =
 
 /** `rate limited (429), retrying in 4.2 s, attempt 2 of 9` */
 export function retryLine(event: { reason: string; delay_ms: number; attempt: number; max_attempts: number }): string {
-  const delay = event.delay_ms < 1000 ? `${event.delay_ms} ms` : `${(event.delay_ms / 1000).toFixed(event.delay_ms < 10_000 ? 1 : 0)} s`;
+  const delay =
+    event.delay_ms < 1000
+      ? `${event.delay_ms} ms`
+      : `${(event.delay_ms / 1000).toFixed(event.delay_ms < 10_000 ? 1 : 0)} s`;
   return `${event.reason}, retrying in ${delay}, attempt ${event.attempt} of ${event.max_attempts}`;
 }
 
 /** A JSON line per event on stdout; `run_start` also names the session and its working directory. */
-export function createJsonRenderer(write: (text: string) => void, run: { sessionId: string; workingDir: string }): (event: SessionEvent) => void {
+export function createJsonRenderer(
+  write: (text: string) => void,
+  run: { sessionId: string; workingDir: string },
+): (event: SessionEvent) => void {
   return (event) => {
-    write(`${JSON.stringify(event.type === 'run_start' ? { ...event, session_id: run.sessionId, working_dir: run.workingDir } : event)}\n`);
+    write(
+      `${JSON.stringify(event.type === 'run_start' ? { ...event, session_id: run.sessionId, working_dir: run.workingDir } : event)}\n`,
+    );
   };
 }
 
@@ -370,7 +483,12 @@ function clock(ts: unknown): string {
 }
 
 function firstLine(text: unknown): string {
-  return (typeof text === 'string' ? text : '').split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+  return (
+    (typeof text === 'string' ? text : '')
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? ''
+  );
 }
 
 /** Traces from other writers (the Python original, older versions) may lack fields: never fail on them. */

@@ -114,12 +114,19 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       });
     });
   const attachApprover = () => {
-    const terminalApprover = createTerminalApprover(terminal, { ask, memory, workingDir: setup.config.workingDir ?? process.cwd(), beforeAsk: () => renderer?.pauseStatus() });
+    const terminalApprover = createTerminalApprover(terminal, {
+      ask,
+      memory,
+      workingDir: setup.config.workingDir ?? process.cwd(),
+      beforeAsk: () => renderer?.pauseStatus(),
+    });
     session.approver = (request) => (autoApprove ? true : terminalApprover(request));
   };
   attachApprover();
 
-  terminal.stderr.write(`${style.bold('ρ rho')} ${style.dim(`· model ${setup.model} · profile ${setup.profile.name} · session ${session.id}`)}\n`);
+  terminal.stderr.write(
+    `${style.bold('ρ rho')} ${style.dim(`· model ${setup.model} · profile ${setup.profile.name} · session ${session.id}`)}\n`,
+  );
   terminal.stderr.write(style.dim('Type a task. /help for commands. Ctrl+C cancels a run; Ctrl+D exits.\n'));
   if (setup.resumed) {
     terminal.stderr.write(style.dim(`Resumed session ${session.id} (${session.state.messages.length} messages).\n`));
@@ -146,7 +153,12 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     });
     try {
       const result = await session.run(promptToSend(session, task), { onEvent: renderer });
-      if (result.status === 'error' && result.error !== undefined) terminal.stderr.write(style.dim('The run failed; fix the problem above and try again (sending the same task again does not repeat it).\n'));
+      if (result.status === 'error' && result.error !== undefined)
+        terminal.stderr.write(
+          style.dim(
+            'The run failed; fix the problem above and try again (sending the same task again does not repeat it).\n',
+          ),
+        );
     } finally {
       renderer.finish();
       renderer = undefined;
@@ -163,15 +175,22 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       case '/quit':
         return 'exit';
       case '/help':
-        for (const [name, text] of Object.entries(REPL_COMMANDS)) terminal.stderr.write(`  ${style.cyan(name.padEnd(9))} ${text}\n`);
-        terminal.stderr.write(style.dim('  Input: end a line with \\ to continue it; pasted lines are sent together.\n'));
+        for (const [name, text] of Object.entries(REPL_COMMANDS))
+          terminal.stderr.write(`  ${style.cyan(name.padEnd(9))} ${text}\n`);
+        terminal.stderr.write(
+          style.dim('  Input: end a line with \\ to continue it; pasted lines are sent together.\n'),
+        );
         return;
       case '/clear':
         terminal.stdout.write('\u001b[2J\u001b[H');
         return;
       case '/approve':
         autoApprove = !autoApprove;
-        terminal.stderr.write(autoApprove ? 'Auto-approve enabled for this session.\n' : 'Auto-approve disabled: tool calls that need approval will ask.\n');
+        terminal.stderr.write(
+          autoApprove
+            ? 'Auto-approve enabled for this session.\n'
+            : 'Auto-approve disabled: tool calls that need approval will ask.\n',
+        );
         return;
       case '/status': {
         const usage = session.state.usage;
@@ -196,7 +215,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         const result = await session.compact({ instructions: argument });
         if (result.ok) {
           terminal.stderr.write(`Compacted: ${result.tokensBefore} -> ${result.tokensAfter} tokens\n`);
-          terminal.stderr.write(style.dim('Note: several compactions in a row can lose detail; start a new session when you can.\n'));
+          terminal.stderr.write(
+            style.dim('Note: several compactions in a row can lose detail; start a new session when you can.\n'),
+          );
         } else {
           terminal.stderr.write(`${style.red('Error:')} ${result.error}\n`);
         }
@@ -220,7 +241,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
           void previous.close().catch(() => {});
           session = setup.session;
           attachApprover();
-          terminal.stderr.write(`Resumed session ${session.id} (${session.state.messages.length} messages, ${formatUsage(session.state.usage)}).\n`);
+          terminal.stderr.write(
+            `Resumed session ${session.id} (${session.state.messages.length} messages, ${formatUsage(session.state.usage)}).\n`,
+          );
         } catch (error) {
           terminal.stderr.write(`${style.red('Error:')} ${(error as Error).message}\n`);
         }
@@ -239,9 +262,14 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     const finish = () => {
       if (closing) return;
       closing = true;
-      terminal.stderr.write(session.state.messages.length > 0 ? `\nGoodbye! Session saved: ${session.id}\n` : '\nGoodbye!\n');
+      terminal.stderr.write(
+        session.state.messages.length > 0 ? `\nGoodbye! Session saved: ${session.id}\n` : '\nGoodbye!\n',
+      );
       readline.close();
-      void setup.close().catch(() => {}).finally(() => resolve(0));
+      void setup
+        .close()
+        .catch(() => {})
+        .finally(() => resolve(0));
     };
 
     const submit = async () => {
@@ -274,7 +302,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         // Sent while the agent works: run it next, as typed.
         if (line.trim() !== '') {
           queued.push(line);
-          terminal.stderr.write(style.dim(`\r\u001b[K(queued: ${line.length > 60 ? `${line.slice(0, 59)}…` : line})\n`));
+          terminal.stderr.write(
+            style.dim(`\r\u001b[K(queued: ${line.length > 60 ? `${line.slice(0, 59)}…` : line})\n`),
+          );
         }
         return;
       }
@@ -347,6 +377,10 @@ function appendHistory(path: string, entry: string): void {
 /** The `/status` line of MCP servers: what each one's tools cost in every request (deferred ones: what they would). */
 function mcpStatus(costs: readonly McpContextCost[]): string[] {
   if (costs.length === 0) return [];
-  const parts = costs.map((cost) => (cost.deferred ? `${cost.server} ${cost.tools} tools deferred (~${formatTokens(cost.fullTokens)} tokens if listed)` : `${cost.server} ${cost.tools} tools ~${formatTokens(cost.listedTokens)} tokens`));
+  const parts = costs.map((cost) =>
+    cost.deferred
+      ? `${cost.server} ${cost.tools} tools deferred (~${formatTokens(cost.fullTokens)} tokens if listed)`
+      : `${cost.server} ${cost.tools} tools ~${formatTokens(cost.listedTokens)} tokens`,
+  );
   return [`mcp      ${parts.join(' | ')}`];
 }

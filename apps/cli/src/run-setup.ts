@@ -4,7 +4,15 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent } from '@rho/agent';
 import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
-import { loadAgentConfig, loadUserConfig, parseAgentConfig, preloadOpenAI, rhoHome, SessionStore, unknownAgentConfigKeys } from '@rho/core';
+import {
+  loadAgentConfig,
+  loadUserConfig,
+  parseAgentConfig,
+  preloadOpenAI,
+  rhoHome,
+  SessionStore,
+  unknownAgentConfigKeys,
+} from '@rho/core';
 import { readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
 import { parseMcpServerSources } from '@rho/tools-mcp';
 import type { PermissionProfile } from '@rho/permissions';
@@ -12,7 +20,14 @@ import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
 import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
-import { checkBaseUrl, checkChoice, checkPositiveInteger, checkPositiveNumber, checkVars, REASONING_EFFORTS } from './input-checks.js';
+import {
+  checkBaseUrl,
+  checkChoice,
+  checkPositiveInteger,
+  checkPositiveNumber,
+  checkVars,
+  REASONING_EFFORTS,
+} from './input-checks.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
@@ -82,7 +97,11 @@ export interface SetupHooks {
 }
 
 /** Resolves flags (which win), the agent config or resumed session, and the environment. */
-export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: SetupHooks = {}): Promise<RunSetup> {
+export async function prepareRun(
+  argv: SetupArguments,
+  env: NodeJS.ProcessEnv,
+  hooks: SetupHooks = {},
+): Promise<RunSetup> {
   const held: { lock?: SessionLock } = {};
   try {
     return await prepareLockedRun(argv, env, hooks, held);
@@ -93,7 +112,12 @@ export async function prepareRun(argv: SetupArguments, env: NodeJS.ProcessEnv, h
   }
 }
 
-async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, hooks: SetupHooks, held: { lock?: SessionLock }): Promise<RunSetup> {
+async function prepareLockedRun(
+  argv: SetupArguments,
+  env: NodeJS.ProcessEnv,
+  hooks: SetupHooks,
+  held: { lock?: SessionLock },
+): Promise<RunSetup> {
   loadDotenv(env);
   const home = rhoHome(env);
   const store = new SessionStore(join(home, 'sessions'));
@@ -122,7 +146,9 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     configOrigin = resolve(argv.config);
   }
   for (const { key, suggestion } of unknownAgentConfigKeys(config)) {
-    hooks.onWarning?.(`${configOrigin}: unknown key '${key}' is ignored${suggestion === undefined ? '' : ` (did you mean '${suggestion}'?)`}.`);
+    hooks.onWarning?.(
+      `${configOrigin}: unknown key '${key}' is ignored${suggestion === undefined ? '' : ` (did you mean '${suggestion}'?)`}.`,
+    );
   }
   // $RHO_HOME/config.yaml is read on every run and resume, never copied into the session's config.yaml.
   const userConfig = loadUserConfig(home);
@@ -132,7 +158,9 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   // stops the run before the first model call instead of running the tools on this machine.
   const backend = nonEmpty(config.backend) ?? nonEmpty(env.RHO_AGENT_BACKEND);
   if (backend !== undefined && backend !== 'local') {
-    throw new UsageError({ message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). ${config.backend === undefined ? 'Unset RHO_AGENT_BACKEND' : `Remove 'backend' from ${configOrigin}`} or set it to local.` });
+    throw new UsageError({
+      message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). ${config.backend === undefined ? 'Unset RHO_AGENT_BACKEND' : `Remove 'backend' from ${configOrigin}`} or set it to local.`,
+    });
   }
 
   // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).
@@ -141,17 +169,37 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     delete process.env.OPENAI_BASE_URL;
   }
   // On resume the saved base_url is a default: a flag (already in config) or the environment wins.
-  const savedBaseUrl = resumedDirectory !== undefined && argv.baseUrl === undefined ? nonEmpty(config.baseUrl) : undefined;
-  const baseURLSource = argv.baseUrl !== undefined ? '--base-url' : savedBaseUrl !== undefined && nonEmpty(env.OPENAI_BASE_URL) !== undefined ? 'OPENAI_BASE_URL' : nonEmpty(config.baseUrl) !== undefined ? `base_url (${configOrigin})` : 'OPENAI_BASE_URL';
-  const rawBaseURL = savedBaseUrl !== undefined ? (nonEmpty(env.OPENAI_BASE_URL) ?? savedBaseUrl) : (nonEmpty(config.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL));
+  const savedBaseUrl =
+    resumedDirectory !== undefined && argv.baseUrl === undefined ? nonEmpty(config.baseUrl) : undefined;
+  const baseURLSource =
+    argv.baseUrl !== undefined
+      ? '--base-url'
+      : savedBaseUrl !== undefined && nonEmpty(env.OPENAI_BASE_URL) !== undefined
+        ? 'OPENAI_BASE_URL'
+        : nonEmpty(config.baseUrl) !== undefined
+          ? `base_url (${configOrigin})`
+          : 'OPENAI_BASE_URL';
+  const rawBaseURL =
+    savedBaseUrl !== undefined
+      ? (nonEmpty(env.OPENAI_BASE_URL) ?? savedBaseUrl)
+      : (nonEmpty(config.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL));
   const baseURL = rawBaseURL === undefined ? undefined : checkBaseUrl(rawBaseURL, baseURLSource);
   if (baseURL !== undefined && resumedDirectory !== undefined) config.baseUrl = baseURL;
-  if (config.reasoningEffort !== undefined) config.reasoningEffort = checkChoice(config.reasoningEffort, REASONING_EFFORTS, argv.reasoningEffort !== undefined ? '--reasoning-effort' : 'reasoning_effort');
+  if (config.reasoningEffort !== undefined)
+    config.reasoningEffort = checkChoice(
+      config.reasoningEffort,
+      REASONING_EFFORTS,
+      argv.reasoningEffort !== undefined ? '--reasoning-effort' : 'reasoning_effort',
+    );
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
   // `gguf:PATH` runs a local model in this process (@rho/model-gguf, loaded only then).
-  const ggufPath = nonEmpty(config.model)?.startsWith('gguf:') === true ? config.model!.slice('gguf:'.length) : undefined;
+  const ggufPath =
+    nonEmpty(config.model)?.startsWith('gguf:') === true ? config.model!.slice('gguf:'.length) : undefined;
   if (ggufPath === undefined && baseURL === undefined && apiKey === undefined) {
-    throw new UsageError({ message: 'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.' });
+    throw new UsageError({
+      message:
+        'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.',
+    });
   }
   // The SDK loads while the profile, the tools and the session are set up, not in the first request.
   if (ggufPath === undefined) void preloadOpenAI();
@@ -162,11 +210,15 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
   const compaction = compactionOptions(argv, env, config);
   const workingDir = resolve(config.workingDir ?? process.cwd());
-  if (!isDirectory(workingDir)) throw new UsageError({ message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.` });
+  if (!isDirectory(workingDir))
+    throw new UsageError({
+      message: `Working directory not found: ${workingDir}. Pass an existing directory to --working-dir.`,
+    });
   config.workingDir = workingDir;
   config.model = model;
   // rho-agent's variables (RHO_AGENT_*) count when rho's own are not set.
-  const profileName = nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? nonEmpty(env.RHO_AGENT_PROFILE) ?? 'readonly';
+  const profileName =
+    nonEmpty(config.profile) ?? nonEmpty(env.RHO_PROFILE) ?? nonEmpty(env.RHO_AGENT_PROFILE) ?? 'readonly';
   const reasoningEffort = config.reasoningEffort ?? nonEmpty(env.RHO_AGENT_REASONING_EFFORT);
   const serviceTier = config.serviceTier ?? nonEmpty(env.RHO_AGENT_SERVICE_TIER);
   const profile = await loadProfile(profileName, { rhoHome: home });
@@ -181,12 +233,24 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
   const systemPrompt = `${resolved.systemPrompt}${instructions.text}`;
   const toolPackages: ToolPackageReference[] = [
     // (A resumed session's config lives in its session directory: names also resolve from the current directory.)
-    ...(config.toolPackages ?? []).map((spec) => ({ spec, baseDirs: [...new Set([configDir ?? process.cwd(), workingDir, process.cwd()])], origin: configOrigin })),
-    ...(argv.toolPackage ?? []).filter((spec) => spec.trim() !== '').map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
+    ...(config.toolPackages ?? []).map((spec) => ({
+      spec,
+      baseDirs: [...new Set([configDir ?? process.cwd(), workingDir, process.cwd()])],
+      origin: configOrigin,
+    })),
+    ...(argv.toolPackage ?? [])
+      .filter((spec) => spec.trim() !== '')
+      .map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
   ];
   // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).
   // A person at a terminal answers on stdin and reads on stderr; the answer itself may be piped.
-  const approvals: ApprovalAvailability = hooks.approvals ?? (config.autoApprove === true ? 'auto' : process.stdin.isTTY === true && process.stderr.isTTY === true ? 'ask' : 'none');
+  const approvals: ApprovalAvailability =
+    hooks.approvals ??
+    (config.autoApprove === true
+      ? 'auto'
+      : process.stdin.isTTY === true && process.stderr.isTTY === true
+        ? 'ask'
+        : 'none');
   // Tools withheld for want of an approver are named by the caller in one line with what to do
   // (run-command's notice), not by the toolset's generic warning.
   const toolsetWarning = (message: string) => {
@@ -199,11 +263,22 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     env,
     toolPackages,
     approvals,
-    ...(hooks.onWarning === undefined ? {} : { onWarning: toolsetWarning, onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message) }),
+    ...(hooks.onWarning === undefined
+      ? {}
+      : {
+          onWarning: toolsetWarning,
+          onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message),
+        }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
     // The agent config's servers win by name over $RHO_HOME/config.yaml's.
-    mcpServers: parseMcpServerSources([{ origin: userConfig.path, servers: userConfig.mcpServers }, { origin: configOrigin, servers: config.mcpServers }], { env }),
+    mcpServers: parseMcpServerSources(
+      [
+        { origin: userConfig.path, servers: userConfig.mcpServers },
+        { origin: configOrigin, servers: config.mcpServers },
+      ],
+      { env },
+    ),
   });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
@@ -240,13 +315,19 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
     session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
   } else {
-    const { id, directory } = store.create({ config: configDocument(config), model, profile: savedProfileName, workingDir });
+    const { id, directory } = store.create({
+      config: configDocument(config),
+      model,
+      profile: savedProfileName,
+      workingDir,
+    });
     lock = SessionLock.acquire(directory);
     held.lock = lock;
     session = agent.createSession({ id, directory, lock });
   }
 
-  const explicit = typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
+  const explicit =
+    typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
   const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
   const heldLock = lock;
   const close = async () => {
@@ -254,11 +335,29 @@ async function prepareLockedRun(argv: SetupArguments, env: NodeJS.ProcessEnv, ho
     await localClient?.close();
     await agent.close();
   };
-  return { agent, session, store, profile, config, model, prompt, resumed: resumedDirectory !== undefined, home, instructionFiles: instructions.files, withheld: toolset.withheld, close };
+  return {
+    agent,
+    session,
+    store,
+    profile,
+    config,
+    model,
+    prompt,
+    resumed: resumedDirectory !== undefined,
+    home,
+    instructionFiles: instructions.files,
+    withheld: toolset.withheld,
+    close,
+  };
 }
 
 function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
-  const config: AgentConfig = { ...base, vars: { ...base.vars }, budgets: { ...base.budgets }, extras: { ...base.extras } };
+  const config: AgentConfig = {
+    ...base,
+    vars: { ...base.vars },
+    budgets: { ...base.budgets },
+    extras: { ...base.extras },
+  };
   if (argv.model !== undefined) config.model = argv.model;
   if (argv.baseUrl !== undefined) config.baseUrl = argv.baseUrl;
   if (argv.profile !== undefined) config.profile = argv.profile;
@@ -270,7 +369,8 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.maxTurns !== undefined) budgets.maxTurns = checkPositiveInteger(argv.maxTurns, '--max-turns', 20);
   if (argv.maxTokens !== undefined) budgets.maxTokens = checkPositiveInteger(argv.maxTokens, '--max-tokens', 200000);
   if (argv.maxCost !== undefined) budgets.maxCostUsd = checkPositiveNumber(argv.maxCost, '--max-cost', 0.5);
-  if (argv.firstByteTimeout !== undefined) config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
+  if (argv.firstByteTimeout !== undefined)
+    config.firstByteTimeout = seconds(argv.firstByteTimeout, '--first-byte-timeout');
   if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
   if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
   if (argv.contextWindow !== undefined) config.contextWindow = tokens(argv.contextWindow, '--context-window');
@@ -285,9 +385,11 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
 function compactionOptions(argv: SetupArguments, env: NodeJS.ProcessEnv, config: AgentConfig): CompactionOptions {
   const fromEnv = tokens(env.RHO_CONTEXT_WINDOW, 'RHO_CONTEXT_WINDOW');
   const perModel = config.contextWindows === undefined ? {} : { contextWindows: config.contextWindows };
-  if (argv.contextWindow !== undefined && config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'flag', ...perModel };
+  if (argv.contextWindow !== undefined && config.contextWindow !== undefined)
+    return { contextWindow: config.contextWindow, contextWindowSource: 'flag', ...perModel };
   if (fromEnv !== undefined) return { contextWindow: fromEnv, contextWindowSource: 'env', ...perModel };
-  if (config.contextWindow !== undefined) return { contextWindow: config.contextWindow, contextWindowSource: 'config', ...perModel };
+  if (config.contextWindow !== undefined)
+    return { contextWindow: config.contextWindow, contextWindowSource: 'config', ...perModel };
   return perModel;
 }
 
@@ -299,7 +401,10 @@ function tokens(value: string | number | undefined, name: string): number | unde
     return undefined;
   }
   const number = Number(String(value).trim().replace(/_/g, ''));
-  if (!Number.isInteger(number) || number <= 0) throw new UsageError({ message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).` });
+  if (!Number.isInteger(number) || number <= 0)
+    throw new UsageError({
+      message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).`,
+    });
   return number;
 }
 
@@ -311,7 +416,10 @@ function seconds(value: string | number | undefined, name: string): number | und
     return undefined;
   }
   const number = Number(String(value).trim());
-  if (!Number.isFinite(number) || number <= 0) throw new UsageError({ message: `${name} must be a positive number of seconds, for example 300 (got ${JSON.stringify(String(value))}).` });
+  if (!Number.isFinite(number) || number <= 0)
+    throw new UsageError({
+      message: `${name} must be a positive number of seconds, for example 300 (got ${JSON.stringify(String(value))}).`,
+    });
   return number;
 }
 
@@ -323,7 +431,10 @@ function retries(value: string | number | undefined, name: string): number | und
     return undefined;
   }
   const number = Number(String(value).trim());
-  if (!Number.isInteger(number) || number < 0) throw new UsageError({ message: `${name} must be a whole number of retries, 0 or more (got ${JSON.stringify(String(value))}).` });
+  if (!Number.isInteger(number) || number < 0)
+    throw new UsageError({
+      message: `${name} must be a whole number of retries, 0 or more (got ${JSON.stringify(String(value))}).`,
+    });
   return number;
 }
 
@@ -331,8 +442,15 @@ function retries(value: string | number | undefined, name: string): number | und
  * The system prompt, by precedence: `--system-prompt` file, the config's `system_prompt` (a
  * `.md` path is a prompt file, anything else literal text), `$RHO_HOME/default.md`, the built-in.
  */
-function resolveSystemPrompt(config: AgentConfig, argv: SetupArguments, context: { home: string; workingDir: string; profile: PermissionProfile }): { systemPrompt: string; initialPrompt?: string } {
-  const cliVars = { ...(argv.varsFile === undefined ? {} : loadVarsFile(resolve(argv.varsFile))), ...parseVars(checkVars(argv.var)) };
+function resolveSystemPrompt(
+  config: AgentConfig,
+  argv: SetupArguments,
+  context: { home: string; workingDir: string; profile: PermissionProfile },
+): { systemPrompt: string; initialPrompt?: string } {
+  const cliVars = {
+    ...(argv.varsFile === undefined ? {} : loadVarsFile(resolve(argv.varsFile))),
+    ...parseVars(checkVars(argv.var)),
+  };
   const builtinVars = {
     platform: platformName(),
     home_dir: homedir(),
@@ -351,7 +469,14 @@ function resolveSystemPrompt(config: AgentConfig, argv: SetupArguments, context:
   }
   const userDefault = join(context.home, 'default.md');
   if (existsSync(userDefault)) return preparePrompt(loadPromptFile(userDefault), { ...builtinVars, ...cliVars });
-  return { systemPrompt: defaultSystemPrompt({ platform: builtinVars.platform, homeDir: builtinVars.home_dir, workingDir: context.workingDir, profile: context.profile }) };
+  return {
+    systemPrompt: defaultSystemPrompt({
+      platform: builtinVars.platform,
+      homeDir: builtinVars.home_dir,
+      workingDir: context.workingDir,
+      profile: context.profile,
+    }),
+  };
 }
 
 function configDocument(config: AgentConfig): Record<string, unknown> {
@@ -368,8 +493,14 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined) document.databases = config.databases;
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
-  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0) document.mcp_servers = config.mcpServers;
-  const budgets = Object.entries({ max_turns: config.budgets.maxTurns, max_tokens: config.budgets.maxTokens, max_cost_usd: config.budgets.maxCostUsd, max_duration_ms: config.budgets.maxDurationMs }).filter(([, value]) => value !== undefined);
+  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0)
+    document.mcp_servers = config.mcpServers;
+  const budgets = Object.entries({
+    max_turns: config.budgets.maxTurns,
+    max_tokens: config.budgets.maxTokens,
+    max_cost_usd: config.budgets.maxCostUsd,
+    max_duration_ms: config.budgets.maxDurationMs,
+  }).filter(([, value]) => value !== undefined);
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   document.auto_approve = config.autoApprove ?? false;
   if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
@@ -407,19 +538,30 @@ function platformName(): string {
 }
 
 /** The in-process GGUF client of `--model gguf:PATH`; its package is imported only here. */
-async function loadGgufClient(path: string, env: Record<string, string | undefined>): Promise<import('@rho/model-gguf').GgufModelClient> {
-  if (path.trim() === '') throw new UsageError({ message: 'The model gguf: needs a path: --model gguf:PATH (a .gguf file).' });
+async function loadGgufClient(
+  path: string,
+  env: Record<string, string | undefined>,
+): Promise<import('@rho/model-gguf').GgufModelClient> {
+  if (path.trim() === '')
+    throw new UsageError({ message: 'The model gguf: needs a path: --model gguf:PATH (a .gguf file).' });
   let module: typeof import('@rho/model-gguf');
   try {
     module = await import('@rho/model-gguf');
   } catch (error) {
-    throw new UsageError({ message: `--model gguf:${path} needs the package @rho/model-gguf (it brings node-llama-cpp and llama.cpp's prebuilt binaries): install it next to rho, for example \`npm install -g @rho/model-gguf\`. (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` });
+    throw new UsageError({
+      message: `--model gguf:${path} needs the package @rho/model-gguf (it brings node-llama-cpp and llama.cpp's prebuilt binaries): install it next to rho, for example \`npm install -g @rho/model-gguf\`. (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+    });
   }
   const modelPath = resolve(path);
-  if (!existsSync(modelPath)) throw new UsageError({ message: `GGUF model not found: ${modelPath}. Pass the path of a .gguf file to --model gguf:PATH.` });
+  if (!existsSync(modelPath))
+    throw new UsageError({
+      message: `GGUF model not found: ${modelPath}. Pass the path of a .gguf file to --model gguf:PATH.`,
+    });
   const toolChoice = nonEmpty(env['RHO_GGUF_TOOL_CHOICE']);
   if (toolChoice !== undefined && toolChoice !== 'auto' && toolChoice !== 'required' && toolChoice !== 'none') {
-    throw new UsageError({ message: `RHO_GGUF_TOOL_CHOICE must be auto, required or none (got ${JSON.stringify(toolChoice)}).` });
+    throw new UsageError({
+      message: `RHO_GGUF_TOOL_CHOICE must be auto, required or none (got ${JSON.stringify(toolChoice)}).`,
+    });
   }
   return module.createGgufModelClient({ modelPath, ...(toolChoice === undefined ? {} : { toolChoice }) });
 }

@@ -41,7 +41,10 @@ export interface LoadedToolPackage {
  * - a default export that is a tool or a list of tools;
  * - named exports that are tools or lists of tools (every one of them is loaded).
  */
-export async function loadToolPackages(references: readonly ToolPackageReference[], context: ToolPackageContext): Promise<LoadedToolPackage[]> {
+export async function loadToolPackages(
+  references: readonly ToolPackageReference[],
+  context: ToolPackageContext,
+): Promise<LoadedToolPackage[]> {
   const loaded: LoadedToolPackage[] = [];
   for (const reference of references) {
     const entry = resolveToolPackage(reference);
@@ -49,11 +52,15 @@ export async function loadToolPackages(references: readonly ToolPackageReference
     try {
       module = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
     } catch (error) {
-      throw new UsageError({ message: `Tool package ${reference.spec} (${reference.origin}) failed to load from ${entry}: ${firstLine(error)}` });
+      throw new UsageError({
+        message: `Tool package ${reference.spec} (${reference.origin}) failed to load from ${entry}: ${firstLine(error)}`,
+      });
     }
     const tools = await toolsOf(module, reference, context);
     if (tools.length === 0) {
-      throw new UsageError({ message: `Tool package ${reference.spec} (${reference.origin}) exports no tools: export tools made with defineTool from @rho/core, or createTools({ profile, workingDir }) returning them.` });
+      throw new UsageError({
+        message: `Tool package ${reference.spec} (${reference.origin}) exports no tools: export tools made with defineTool from @rho/core, or createTools({ profile, workingDir }) returning them.`,
+      });
     }
     loaded.push({ spec: reference.spec, entry, tools });
   }
@@ -66,11 +73,16 @@ export function resolveToolPackage(reference: ToolPackageReference): string {
   if (isPathSpec(spec)) {
     const expanded = spec.startsWith('~/') ? join(process.env.HOME ?? '~', spec.slice(2)) : spec;
     const path = isAbsolute(expanded) ? expanded : resolve(reference.baseDirs[0] ?? process.cwd(), expanded);
-    if (!existsSync(path)) throw new UsageError({ message: `Tool package not found: ${path} (${spec}, ${reference.origin}). Pass a package directory or a module file.` });
+    if (!existsSync(path))
+      throw new UsageError({
+        message: `Tool package not found: ${path} (${spec}, ${reference.origin}). Pass a package directory or a module file.`,
+      });
     return statSync(path).isDirectory() ? packageEntry(path, spec, reference.origin) : path;
   }
   if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(spec)) {
-    throw new UsageError({ message: `Tool package ${JSON.stringify(spec)} (${reference.origin}) is neither a package name nor a path (start paths with ./ or /).` });
+    throw new UsageError({
+      message: `Tool package ${JSON.stringify(spec)} (${reference.origin}) is neither a package name nor a path (start paths with ./ or /).`,
+    });
   }
   const searched: string[] = [];
   for (const base of reference.baseDirs) {
@@ -83,7 +95,9 @@ export function resolveToolPackage(reference: ToolPackageReference): string {
       if (dirname(directory) === directory) break;
     }
   }
-  throw new UsageError({ message: `Tool package ${spec} (${reference.origin}) is not installed: no node_modules/${spec} above ${reference.baseDirs.join(' or ')}. Install it there (npm install ${spec}) or name it by path.` });
+  throw new UsageError({
+    message: `Tool package ${spec} (${reference.origin}) is not installed: no node_modules/${spec} above ${reference.baseDirs.join(' or ')}. Install it there (npm install ${spec}) or name it by path.`,
+  });
 }
 
 function isPathSpec(spec: string): boolean {
@@ -98,14 +112,24 @@ function packageEntry(directory: string, spec: string, origin: string): string {
     try {
       manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as typeof manifest;
     } catch (error) {
-      throw new UsageError({ message: `Tool package ${spec} (${origin}): cannot read ${manifestPath}: ${firstLine(error)}` });
+      throw new UsageError({
+        message: `Tool package ${spec} (${origin}): cannot read ${manifestPath}: ${firstLine(error)}`,
+      });
     }
   }
   const exported = exportTarget(manifest.exports);
-  const relative = exported ?? (typeof manifest.module === 'string' ? manifest.module : typeof manifest.main === 'string' ? manifest.main : 'index.js');
+  const relative =
+    exported ??
+    (typeof manifest.module === 'string'
+      ? manifest.module
+      : typeof manifest.main === 'string'
+        ? manifest.main
+        : 'index.js');
   const entry = resolve(directory, relative);
   if (!existsSync(entry)) {
-    throw new UsageError({ message: `Tool package ${spec} (${origin}): its entry ${entry} does not exist. Build the package first (for example npm run build).` });
+    throw new UsageError({
+      message: `Tool package ${spec} (${origin}): its entry ${entry} does not exist. Build the package first (for example npm run build).`,
+    });
   }
   return entry;
 }
@@ -125,22 +149,42 @@ function exportTarget(exports: unknown): string | undefined {
   return undefined;
 }
 
-async function toolsOf(module: Record<string, unknown>, reference: ToolPackageReference, context: ToolPackageContext): Promise<AnyTool[]> {
-  const factory = typeof module.createTools === 'function' ? module.createTools : typeof module.default === 'function' ? module.default : undefined;
+async function toolsOf(
+  module: Record<string, unknown>,
+  reference: ToolPackageReference,
+  context: ToolPackageContext,
+): Promise<AnyTool[]> {
+  const factory =
+    typeof module.createTools === 'function'
+      ? module.createTools
+      : typeof module.default === 'function'
+        ? module.default
+        : undefined;
   let candidates: unknown[];
   if (factory !== undefined) {
     let made: unknown;
     try {
-      made = await (factory as (context: ToolPackageContext) => unknown)({ profile: context.profile, workingDir: context.workingDir });
+      made = await (factory as (context: ToolPackageContext) => unknown)({
+        profile: context.profile,
+        workingDir: context.workingDir,
+      });
     } catch (error) {
-      throw new UsageError({ message: `Tool package ${reference.spec} (${reference.origin}): its tool factory failed: ${firstLine(error)}` });
+      throw new UsageError({
+        message: `Tool package ${reference.spec} (${reference.origin}): its tool factory failed: ${firstLine(error)}`,
+      });
     }
     candidates = Array.isArray(made) ? made : [made];
     const bad = candidates.find((item) => !isTool(item));
-    if (bad !== undefined) throw new UsageError({ message: `Tool package ${reference.spec} (${reference.origin}): its tool factory returned something that is not a tool (${describe(bad)}); return tools made with defineTool.` });
+    if (bad !== undefined)
+      throw new UsageError({
+        message: `Tool package ${reference.spec} (${reference.origin}): its tool factory returned something that is not a tool (${describe(bad)}); return tools made with defineTool.`,
+      });
     return candidates as AnyTool[];
   }
-  if (module.default !== undefined && (isTool(module.default) || (Array.isArray(module.default) && module.default.every(isTool)))) {
+  if (
+    module.default !== undefined &&
+    (isTool(module.default) || (Array.isArray(module.default) && module.default.every(isTool)))
+  ) {
     return Array.isArray(module.default) ? (module.default as AnyTool[]) : [module.default as AnyTool];
   }
   candidates = Object.entries(module)
@@ -155,7 +199,13 @@ async function toolsOf(module: Record<string, unknown>, reference: ToolPackageRe
 function isTool(value: unknown): value is AnyTool {
   if (value === null || typeof value !== 'object') return false;
   const tool = value as Record<string, unknown>;
-  return typeof tool.name === 'string' && typeof tool.description === 'string' && typeof tool.handle === 'function' && typeof tool.parameters === 'object' && tool.parameters !== null;
+  return (
+    typeof tool.name === 'string' &&
+    typeof tool.description === 'string' &&
+    typeof tool.handle === 'function' &&
+    typeof tool.parameters === 'object' &&
+    tool.parameters !== null
+  );
 }
 
 function describe(value: unknown): string {

@@ -52,7 +52,13 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
     // Agent config `databases` wins over --db-config / RHO_DB_CONFIG / $RHO_HOME/databases.yaml.
     ...(setup.databases !== undefined
       ? { databases: setup.databases }
-      : { databaseConfig: { rhoHome: setup.home, env: setup.env, ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }) } }),
+      : {
+          databaseConfig: {
+            rhoHome: setup.home,
+            env: setup.env,
+            ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }),
+          },
+        }),
     extraTools: packages.map((loaded) => ({ source: `tool package ${loaded.spec}`, tools: loaded.tools })),
     ...(setup.mcpServers === undefined ? {} : { mcpServers: setup.mcpServers }),
     approvals: setup.approvals,

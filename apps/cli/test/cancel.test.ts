@@ -21,7 +21,11 @@ async function runUntil(steps: LoopbackStep[], args: string[], trigger: (event: 
   server = await startLoopbackServer({ steps });
   const home = mkdtempSync(join(tmpdir(), 'rho-cancel-home-'));
   const work = mkdtempSync(join(tmpdir(), 'rho-cancel-work-'));
-  const child = spawn(process.execPath, [bin, '--json', '--base-url', server.url, ...args], { cwd: work, env: { PATH: process.env.PATH, HOME: process.env.HOME, RHO_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, '--json', '--base-url', server.url, ...args], {
+    cwd: work,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, RHO_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let buffer = '';
   let cancelledAt = 0;
   child.stderr.resume();
@@ -39,7 +43,12 @@ async function runUntil(steps: LoopbackStep[], args: string[], trigger: (event: 
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const [id] = readdirSync(join(home, 'sessions'));
-  return { code, stoppedAfterMs: performance.now() - cancelledAt, directory: join(home, 'sessions', id!), cancelled: cancelledAt > 0 };
+  return {
+    code,
+    stoppedAfterMs: performance.now() - cancelledAt,
+    directory: join(home, 'sessions', id!),
+    cancelled: cancelledAt > 0,
+  };
 }
 
 describe('cancelling a running rho', () => {
@@ -61,7 +70,14 @@ describe('cancelling a running rho', () => {
   it('kills a running `sleep` in bash (the whole process group) and answers the call', async () => {
     const marker = `6${Math.floor(Math.random() * 9)}.${Date.now() % 100_000}`;
     const outcome = await runUntil(
-      [{ type: 'response', toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: `sleep ${marker} & sleep ${marker}; wait` }) }] }],
+      [
+        {
+          type: 'response',
+          toolCalls: [
+            { name: 'bash', arguments: JSON.stringify({ command: `sleep ${marker} & sleep ${marker}; wait` }) },
+          ],
+        },
+      ],
       ['--profile', 'developer', '-y', 'Sleep.'],
       (event) => event.type === 'tool_start',
     );

@@ -1,4 +1,13 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +20,6 @@ import { runRho } from './support/run-rho.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = pythonTracesDir;
 const cliVersion = (JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')) as { version: string }).version;
-
 
 function parseValid(json: string): AtifTrajectory {
   const value: unknown = JSON.parse(json);
@@ -27,7 +35,11 @@ async function homeWithSession(): Promise<{ home: string; id: string }> {
   const client = createScriptedModelClient({
     model: 'gpt-4o-mini',
     steps: [
-      { text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'shout', arguments: { text: 'ünïcode' } }], usage: { inputTokens: 500, outputTokens: 20, cachedTokens: 100 } },
+      {
+        text: 'Checking.',
+        toolCalls: [{ id: 'call_1', name: 'shout', arguments: { text: 'ünïcode' } }],
+        usage: { inputTokens: 500, outputTokens: 20, cachedTokens: 100 },
+      },
       { text: 'It said ÜNÏCODE.', usage: { inputTokens: 600, outputTokens: 8 } },
     ],
   });
@@ -39,7 +51,10 @@ async function homeWithSession(): Promise<{ home: string; id: string }> {
       return { content: text.toUpperCase(), success: true };
     },
   });
-  const session = new Agent({ model: 'gpt-4o-mini', tools: [shout], client }).createSession({ id: 'abc12345', directory });
+  const session = new Agent({ model: 'gpt-4o-mini', tools: [shout], client }).createSession({
+    id: 'abc12345',
+    directory,
+  });
   await session.run('shout ünïcode');
   client.assertDone();
   return { home, id: 'abc12345' };
@@ -54,15 +69,31 @@ describe('rho export (built binary)', () => {
     const trajectory = parseValid(byId.stdout);
     expect(byId.stdout.endsWith('}\n')).toBe(true);
     expect(byId.stdout).toContain('ÜNÏCODE');
-    expect(trajectory).toMatchObject({ schema_version: 'ATIF-v1.6', session_id: id, agent: { name: 'rho', version: cliVersion, model_name: 'gpt-4o-mini' } });
+    expect(trajectory).toMatchObject({
+      schema_version: 'ATIF-v1.6',
+      session_id: id,
+      agent: { name: 'rho', version: cliVersion, model_name: 'gpt-4o-mini' },
+    });
     expect(trajectory.steps.map((step) => step.source)).toEqual(['user', 'agent', 'agent']);
-    expect(trajectory.steps[1]).toMatchObject({ message: 'Checking.', tool_calls: [{ tool_call_id: 'call_1', function_name: 'shout', arguments: { text: 'ünïcode' } }], observation: { results: [{ source_call_id: 'call_1', content: 'ÜNÏCODE' }] }, metrics: { prompt_tokens: 500, cached_tokens: 100 } });
-    expect(trajectory.final_metrics).toMatchObject({ total_prompt_tokens: 1100, total_completion_tokens: 28, total_cached_tokens: 100, total_steps: 3 });
+    expect(trajectory.steps[1]).toMatchObject({
+      message: 'Checking.',
+      tool_calls: [{ tool_call_id: 'call_1', function_name: 'shout', arguments: { text: 'ünïcode' } }],
+      observation: { results: [{ source_call_id: 'call_1', content: 'ÜNÏCODE' }] },
+      metrics: { prompt_tokens: 500, cached_tokens: 100 },
+    });
+    expect(trajectory.final_metrics).toMatchObject({
+      total_prompt_tokens: 1100,
+      total_completion_tokens: 28,
+      total_cached_tokens: 100,
+      total_steps: 3,
+    });
 
     const byPrefix = await runRho(['export', 'abc'], { env: { RHO_HOME: home } });
     expect(byPrefix.code).toBe(0);
     expect(JSON.parse(byPrefix.stdout)).toEqual(trajectory);
-    const latest = await runRho(['export', 'latest', '--dir', join(home, 'sessions')], { env: { RHO_HOME: join(home, 'elsewhere') } });
+    const latest = await runRho(['export', 'latest', '--dir', join(home, 'sessions')], {
+      env: { RHO_HOME: join(home, 'elsewhere') },
+    });
     expect(latest.code).toBe(0);
     expect(JSON.parse(latest.stdout)).toEqual(trajectory);
   });
@@ -71,7 +102,9 @@ describe('rho export (built binary)', () => {
     const names = readdirSync(fixtures).filter((name) => existsSync(join(fixtures, name, 'trace.jsonl')));
     expect(names.length).toBeGreaterThanOrEqual(15);
     for (const name of names) {
-      const outcome = await runRho(['export', join(fixtures, name)], { env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-empty-')) } });
+      const outcome = await runRho(['export', join(fixtures, name)], {
+        env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-empty-')) },
+      });
       expect(outcome.stderr, name).toBe('');
       expect(outcome.code, name).toBe(0);
       const trajectory = parseValid(outcome.stdout);
@@ -113,7 +146,10 @@ describe('rho export (built binary)', () => {
     expect(unknown.stdout).toBe('');
 
     mkdirSync(join(home, 'sessions', 'abc99999'));
-    writeFileSync(join(home, 'sessions', 'abc99999', 'meta.json'), JSON.stringify({ id: 'abc99999', status: 'created', started_at: '2020-01-01T00:00:00Z' }));
+    writeFileSync(
+      join(home, 'sessions', 'abc99999', 'meta.json'),
+      JSON.stringify({ id: 'abc99999', status: 'created', started_at: '2020-01-01T00:00:00Z' }),
+    );
     const old = new Date('2020-01-01T00:00:00Z');
     utimesSync(join(home, 'sessions', 'abc99999'), old, old);
     const ambiguous = await runRho(['export', 'abc'], { env: { RHO_HOME: home } });
@@ -123,7 +159,9 @@ describe('rho export (built binary)', () => {
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/No readable trace\.jsonl/);
 
-    const noSessions = await runRho(['export', 'latest'], { env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-none-')) } });
+    const noSessions = await runRho(['export', 'latest'], {
+      env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-none-')) },
+    });
     expect(noSessions.code).toBe(2);
     expect(noSessions.stderr).toMatch(/No sessions/);
     const notADirectory = await runRho(['export', './no/such/dir'], { env: { RHO_HOME: home } });

@@ -55,18 +55,30 @@ describe('hostile files handed to the tools', () => {
   it('refuses a zip-bomb workbook and a mostly-invalid-UTF-8 file, and the run goes on', async () => {
     const work = mkdtempSync(join(tmpdir(), 'rho-fault-files-work-'));
     // 123 MB of sheet XML in an archive of a few hundred KB, as in the report that found the bug.
-    const head = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>');
+    const head = Buffer.from(
+      '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>',
+    );
     const tail = Buffer.from('</sheetData></worksheet>');
     const inflated = 123 * 1024 * 1024;
-    const sheet = Buffer.concat([head, Buffer.alloc(inflated - head.length - tail.length, '<row><c t="inlineStr"><is><t>bomb</t></is></c></row>'), tail]);
+    const sheet = Buffer.concat([
+      head,
+      Buffer.alloc(inflated - head.length - tail.length, '<row><c t="inlineStr"><is><t>bomb</t></is></c></row>'),
+      tail,
+    ]);
     writeFileSync(join(work, 'bomb.xlsx'), writeZip(workbookMembers(sheet)));
     // No NUL byte, but every other byte is a stray UTF-8 continuation or lead byte.
     const garbage = Buffer.alloc(32 * 1024);
-    for (let index = 0; index < garbage.length; index += 1) garbage[index] = index % 2 === 0 ? 0x80 + (index % 0x7f) : 0x41 + (index % 26);
+    for (let index = 0; index < garbage.length; index += 1)
+      garbage[index] = index % 2 === 0 ? 0x80 + (index % 0x7f) : 0x41 + (index % 26);
     writeFileSync(join(work, 'capture.log'), garbage);
     const server = await startLoopbackServer({
       steps: [
-        { type: 'response', toolCalls: [{ name: 'read_excel', arguments: JSON.stringify({ path: 'bomb.xlsx', action: 'read_sheet', end_row: 5 }) }] },
+        {
+          type: 'response',
+          toolCalls: [
+            { name: 'read_excel', arguments: JSON.stringify({ path: 'bomb.xlsx', action: 'read_sheet', end_row: 5 }) },
+          ],
+        },
         { type: 'response', toolCalls: [{ name: 'read', arguments: JSON.stringify({ path: 'capture.log' }) }] },
         { type: 'response', text: 'Neither file could be read.' },
       ],
@@ -74,16 +86,22 @@ describe('hostile files handed to the tools', () => {
     try {
       const home = join(work, 'home');
       // A heap of 192 MB: loading the workbook (2.27 GB before the fix) would end the process.
-      const outcome = await runRho(['--base-url', server.url, '-y', 'Show me the first rows of bomb.xlsx and capture.log'], {
-        cwd: work,
-        env: { RHO_HOME: home, NODE_OPTIONS: '--max-old-space-size=192' },
-      });
+      const outcome = await runRho(
+        ['--base-url', server.url, '-y', 'Show me the first rows of bomb.xlsx and capture.log'],
+        {
+          cwd: work,
+          env: { RHO_HOME: home, NODE_OPTIONS: '--max-old-space-size=192' },
+        },
+      );
       expect(outcome.stderr).not.toMatch(/heap out of memory|^\s+at /m);
       expect(outcome.code).toBe(0);
       expect(outcome.stdout).toContain('Neither file could be read.');
-      const toolResult = (request: number) => (server.requests[request]!.body as { messages: ChatMessage[] }).messages.at(-1)!;
+      const toolResult = (request: number) =>
+        (server.requests[request]!.body as { messages: ChatMessage[] }).messages.at(-1)!;
       expect(toolResult(1)).toMatchObject({ role: 'tool' });
-      expect(toolResult(1).content).toMatch(/^Error reading Excel file: bomb\.xlsx inflates to 123 MB of XML \(0\.\d MB compressed; xl\/worksheets\/sheet1\.xml alone is 123 MB\), more than read_excel's limit of 32 MB\./);
+      expect(toolResult(1).content).toMatch(
+        /^Error reading Excel file: bomb\.xlsx inflates to 123 MB of XML \(0\.\d MB compressed; xl\/worksheets\/sheet1\.xml alone is 123 MB\), more than read_excel's limit of 32 MB\./,
+      );
       expect(toolResult(2).content).toBe(
         `Cannot read binary file: ${join(work, 'capture.log')} (50% of its first 8 KiB is not valid UTF-8, so it is not text). ` +
           "Use shell commands like 'file', 'exiftool', or 'strings' for binary inspection.",
@@ -110,7 +128,9 @@ describe('rho watch on a trace it cannot read', () => {
     symlinkSync('trace.jsonl', join(directory, 'trace.jsonl'));
     const outcome = await watch(home, '--json');
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toContain(`Cannot read the trace ${join(directory, 'trace.jsonl')}: too many levels of symbolic links (ELOOP)`);
+    expect(outcome.stderr).toContain(
+      `Cannot read the trace ${join(directory, 'trace.jsonl')}: too many levels of symbolic links (ELOOP)`,
+    );
     expect(outcome.stdout).toBe('');
     expectNoStackTrace(outcome.stderr);
   });
@@ -119,7 +139,11 @@ describe('rho watch on a trace it cannot read', () => {
     // chmod 000 does not stop root: as root, rho runs as nobody (uid 65534), where it can.
     const asRoot = process.getuid?.() === 0;
     if (asRoot) {
-      const probe = spawnSync(process.execPath, ['-e', `require('node:fs').accessSync(${JSON.stringify(bin)}, ${constants.R_OK})`], { uid: 65534, gid: 65534 });
+      const probe = spawnSync(
+        process.execPath,
+        ['-e', `require('node:fs').accessSync(${JSON.stringify(bin)}, ${constants.R_OK})`],
+        { uid: 65534, gid: 65534 },
+      );
       if (probe.status !== 0) context.skip('running as root, and user nobody cannot read the built rho here');
     }
     const { home, directory } = sessionHome('running');
@@ -153,7 +177,9 @@ describe('rho watch on a trace it cannot read', () => {
     if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr.toString()}`);
     const outcome = await watch(home);
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toContain(`Cannot read the trace ${join(directory, 'trace.jsonl')}: it is not a regular file`);
+    expect(outcome.stderr).toContain(
+      `Cannot read the trace ${join(directory, 'trace.jsonl')}: it is not a regular file`,
+    );
     expectNoStackTrace(outcome.stderr);
   });
 });
@@ -163,7 +189,9 @@ function longTraceHome(records: number): { home: string; directory: string } {
   const session = sessionHome('completed');
   const lines = [JSON.stringify({ type: 'run_start', prompt: 'Look at the logs', ts: '2026-11-01T00:00:00.000Z' })];
   for (let index = 1; index < records - 1; index += 1) {
-    lines.push(JSON.stringify({ type: 'message', role: 'assistant', content: `step ${index}`, ts: '2026-11-01T00:00:00.000Z' }));
+    lines.push(
+      JSON.stringify({ type: 'message', role: 'assistant', content: `step ${index}`, ts: '2026-11-01T00:00:00.000Z' }),
+    );
   }
   lines.push(JSON.stringify({ type: 'run_end', status: 'completed', ts: '2026-11-01T00:00:00.000Z' }));
   writeFileSync(join(session.directory, 'trace.jsonl'), `${lines.join('\n')}\n`);
@@ -171,7 +199,7 @@ function longTraceHome(records: number): { home: string; directory: string } {
 }
 
 describe('rho watch on a long trace', () => {
-  it('holds one abort listener on the caller\'s signal however many records it follows, and none after', async () => {
+  it("holds one abort listener on the caller's signal however many records it follows, and none after", async () => {
     const records = 100_000;
     const { home, directory } = longTraceHome(records);
     const controller = new AbortController();
@@ -181,7 +209,11 @@ describe('rho watch on a long trace', () => {
     let seen = 0;
     let mostListeners = 0;
     try {
-      for await (const { record } of watchWithChildren(join(home, 'sessions'), { id: SESSION_ID, directory }, { fromStart: true, follow: false, signal: controller.signal, pollIntervalMs: 20 })) {
+      for await (const { record } of watchWithChildren(
+        join(home, 'sessions'),
+        { id: SESSION_ID, directory },
+        { fromStart: true, follow: false, signal: controller.signal, pollIntervalMs: 20 },
+      )) {
         seen += 1;
         if (seen === 1) expect(record.type).toBe('run_start');
         mostListeners = Math.max(mostListeners, getEventListeners(controller.signal, 'abort').length);

@@ -37,9 +37,22 @@ const DIRECTIVES = 1000;
 async function respond(request: RecordedRequest) {
   const body = request.body as { messages: ChatMessage[]; stream?: boolean };
   const messages = body.messages;
-  const scenario: Scenario = messages.some((message) => message.role === 'user' && typeof message.content === 'string' && message.content.includes('[compaction]')) ? 'compaction' : 'tools';
-  const summarised = Math.max(0, ...messages.flatMap((message) => (message.role === 'user' && typeof message.content === 'string' ? [...message.content.matchAll(/rounds=(\d+)/g)].map((match) => Number(match[1])) : [])));
-  const rounds = summarised + messages.filter((message) => message.role === 'assistant' && message.tool_calls !== undefined).length;
+  const scenario: Scenario = messages.some(
+    (message) =>
+      message.role === 'user' && typeof message.content === 'string' && message.content.includes('[compaction]'),
+  )
+    ? 'compaction'
+    : 'tools';
+  const summarised = Math.max(
+    0,
+    ...messages.flatMap((message) =>
+      message.role === 'user' && typeof message.content === 'string'
+        ? [...message.content.matchAll(/rounds=(\d+)/g)].map((match) => Number(match[1]))
+        : [],
+    ),
+  );
+  const rounds =
+    summarised + messages.filter((message) => message.role === 'assistant' && message.tool_calls !== undefined).length;
   const delayMs = 2 + Math.floor(Math.random() * 12);
   const last = messages.at(-1);
   if (typeof last?.content === 'string' && last.content.startsWith('CONTEXT CHECKPOINT COMPACTION')) {
@@ -53,7 +66,13 @@ async function respond(request: RecordedRequest) {
     return {
       type: 'response' as const,
       text: rounds === 1 ? 'Reading both files.' : '',
-      toolCalls: rounds === 1 ? [{ name: 'read', arguments: '{"path": "a.txt"}' }, { name: 'read', arguments: '{"path": "b.txt"}' }] : [{ name: 'list', arguments: '{"path": "."}' }],
+      toolCalls:
+        rounds === 1
+          ? [
+              { name: 'read', arguments: '{"path": "a.txt"}' },
+              { name: 'read', arguments: '{"path": "b.txt"}' },
+            ]
+          : [{ name: 'list', arguments: '{"path": "."}' }],
       chunkSize: 5,
       delayMs,
       ...(usage === undefined ? {} : { usage }),
@@ -68,7 +87,11 @@ interface Running {
   lines: string[];
 }
 
-function run(args: string[], home: string, onLine?: (line: string, running: Running) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: string[]; stderr: string }> {
+function run(
+  args: string[],
+  home: string,
+  onLine?: (line: string, running: Running) => void,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: string[]; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, '--json', '--base-url', server.url, ...args], {
       cwd: work,
@@ -125,7 +148,10 @@ interface KillPlan {
  * replay, hold everything the process reported (it reports each record only after appending it),
  * and resume to completion with a valid history.
  */
-async function killSuite(runs: number, plan: (index: number) => KillPlan): Promise<{ killedMidRun: number; landed: number }> {
+async function killSuite(
+  runs: number,
+  plan: (index: number) => KillPlan,
+): Promise<{ killedMidRun: number; landed: number }> {
   let killedMidRun = 0;
   let landed = 0;
   let sessionsChecked = 0;
@@ -145,14 +171,19 @@ async function killSuite(runs: number, plan: (index: number) => KillPlan): Promi
     const state = State.fromJsonl(trace);
     expect(state.replay!.skippedLines).toEqual([]);
     // Everything the process reported had been appended first, in the same order.
-    const reported = killed.lines.map((line) => asTraced(JSON.parse(line) as { type: string })).filter((event) => event.type !== 'text' && event.type !== 'reasoning');
-    const written = trace.split('\n').filter((line) => line.trim() !== '').flatMap((line) => {
-      try {
-        return [JSON.parse(line) as { type: string }];
-      } catch {
-        return [];
-      }
-    });
+    const reported = killed.lines
+      .map((line) => asTraced(JSON.parse(line) as { type: string }))
+      .filter((event) => event.type !== 'text' && event.type !== 'reasoning');
+    const written = trace
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as { type: string }];
+        } catch {
+          return [];
+        }
+      });
     expect(written.slice(0, reported.length)).toEqual(reported);
 
     // The lock of the killed process is stale (its pid is gone) and is taken over.
@@ -169,9 +200,12 @@ async function killSuite(runs: number, plan: (index: number) => KillPlan): Promi
     const tornLine = state.replay!.tornLastLine ? trace.split('\n').length : undefined;
     expect(final.replay!.skippedLines).toEqual(tornLine === undefined ? [] : [tornLine]);
     expect(final.replay!.invalidRecords).toEqual([]);
-    const answered = new Set(final.messages.flatMap((message) => (message.role === 'tool' ? [message.tool_call_id] : [])));
+    const answered = new Set(
+      final.messages.flatMap((message) => (message.role === 'tool' ? [message.tool_call_id] : [])),
+    );
     for (const message of final.messages) {
-      if (message.role === 'assistant') for (const call of message.tool_calls ?? []) expect(answered.has(call.id)).toBe(true);
+      if (message.role === 'assistant')
+        for (const call of message.tool_calls ?? []) expect(answered.has(call.id)).toBe(true);
     }
     expect(final.messages.at(-1)).toEqual({ role: 'assistant', content: FINAL_ANSWER });
     check?.(final, finalTrace);
@@ -226,7 +260,10 @@ describe('SIGKILL at random moments', () => {
     const { killedMidRun } = await killSuite(RUNS, (index) => ({
       prompt: `Inspect the files (run ${index}).`,
       // Kill somewhere between just after start-up and the end of a typical run.
-      onLine: killWhen(() => true, () => Math.random() * 160),
+      onLine: killWhen(
+        () => true,
+        () => Math.random() * 160,
+      ),
       landed: () => true,
     }));
     // Most kills land mid-run (some runs finish before their kill): the test is not vacuous.
@@ -237,9 +274,14 @@ describe('SIGKILL at random moments', () => {
     const { killedMidRun, landed } = await killSuite(COMPACTION_RUNS, (index) => ({
       prompt: `[compaction] Inspect the files (run ${index}).`,
       // Kill while the summary is being written: after its llm_start, before or as it ends.
-      onLine: killWhen((event) => event.type === 'llm_start' && event.purpose === 'compaction', () => Math.random() * 25),
+      onLine: killWhen(
+        (event) => event.type === 'llm_start' && event.purpose === 'compaction',
+        () => Math.random() * 25,
+      ),
       landed: (trace) => {
-        const calls = records(trace).filter((record) => record.type === 'llm_start' || record.type === 'llm_end' || record.type === 'compact');
+        const calls = records(trace).filter(
+          (record) => record.type === 'llm_start' || record.type === 'llm_end' || record.type === 'compact',
+        );
         return calls.at(-1)?.type === 'llm_start' && calls.at(-1)?.purpose === 'compaction';
       },
       check: (_final, trace) => {
@@ -251,43 +293,61 @@ describe('SIGKILL at random moments', () => {
     expect(landed).toBeGreaterThan(COMPACTION_RUNS / 3);
   });
 
-  it(`during directive delivery (${DIRECTIVE_RUNS} runs): each directive is delivered exactly once`, { timeout: 600_000 }, async () => {
-    const expected = Array.from({ length: DIRECTIVES }, (_, index) => `directive ${index}`);
-    const { killedMidRun, landed } = await killSuite(DIRECTIVE_RUNS, (index) => {
-      let queued = false;
-      const killAt = 1 + Math.floor(Math.random() * 100);
-      let seen = 0;
-      const kill = killWhen((event) => event.type === 'directive' && (seen += 1) >= killAt, () => 0);
-      return {
-        prompt: `Inspect the files (run ${index}).`,
-        onLine: (line, running, home) => {
-          if (!queued) {
-            // The session directory exists once the run has started: queue a batch of directives.
-            queued = true;
-            const [id] = readdirSync(join(home, 'sessions'));
-            appendFileSync(join(home, 'sessions', id!, 'directives.jsonl'), expected.map((text) => `${JSON.stringify({ text })}\n`).join(''));
-          }
-          kill(line, running);
-        },
-        landed: (trace) => {
-          const delivered = records(trace).filter((record) => record.type === 'directive').length;
-          return delivered > 0 && delivered < DIRECTIVES;
-        },
-        check: (final) => {
-          const delivered = final.messages.flatMap((message) => (message.role === 'user' && message.content.startsWith('[Operator directive] ') ? [message.content.slice('[Operator directive] '.length)] : []));
-          expect(delivered).toEqual(expected);
-        },
-      };
-    });
-    expect(killedMidRun).toBeGreaterThan(DIRECTIVE_RUNS / 2);
-    // Most kills land in the middle of the batch.
-    expect(landed).toBeGreaterThan(DIRECTIVE_RUNS / 3);
-  });
+  it(
+    `during directive delivery (${DIRECTIVE_RUNS} runs): each directive is delivered exactly once`,
+    { timeout: 600_000 },
+    async () => {
+      const expected = Array.from({ length: DIRECTIVES }, (_, index) => `directive ${index}`);
+      const { killedMidRun, landed } = await killSuite(DIRECTIVE_RUNS, (index) => {
+        let queued = false;
+        const killAt = 1 + Math.floor(Math.random() * 100);
+        let seen = 0;
+        const kill = killWhen(
+          (event) => event.type === 'directive' && (seen += 1) >= killAt,
+          () => 0,
+        );
+        return {
+          prompt: `Inspect the files (run ${index}).`,
+          onLine: (line, running, home) => {
+            if (!queued) {
+              // The session directory exists once the run has started: queue a batch of directives.
+              queued = true;
+              const [id] = readdirSync(join(home, 'sessions'));
+              appendFileSync(
+                join(home, 'sessions', id!, 'directives.jsonl'),
+                expected.map((text) => `${JSON.stringify({ text })}\n`).join(''),
+              );
+            }
+            kill(line, running);
+          },
+          landed: (trace) => {
+            const delivered = records(trace).filter((record) => record.type === 'directive').length;
+            return delivered > 0 && delivered < DIRECTIVES;
+          },
+          check: (final) => {
+            const delivered = final.messages.flatMap((message) =>
+              message.role === 'user' && message.content.startsWith('[Operator directive] ')
+                ? [message.content.slice('[Operator directive] '.length)]
+                : [],
+            );
+            expect(delivered).toEqual(expected);
+          },
+        };
+      });
+      expect(killedMidRun).toBeGreaterThan(DIRECTIVE_RUNS / 2);
+      // Most kills land in the middle of the batch.
+      expect(landed).toBeGreaterThan(DIRECTIVE_RUNS / 3);
+    },
+  );
 });
 
 /** A --json event as the trace holds it: --json's run_start also names the session and its working directory. */
 function asTraced(event: { type: string }): { type: string } {
   if (event.type !== 'run_start') return event;
-  const { session_id: _id, working_dir: _dir, ...traced } = event as { type: string; session_id?: string; working_dir?: string };
+  const {
+    session_id: _id,
+    working_dir: _dir,
+    ...traced
+  } = event as { type: string; session_id?: string; working_dir?: string };
   return traced;
 }

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { State } from '@rho/core';
@@ -39,7 +48,9 @@ function expectValidHistory(directory: string): State {
   expect(state.replay!.tornLastLine).toBe(false);
   const results = state.messages.flatMap((message) => (message.role === 'tool' ? [message.tool_call_id] : []));
   expect(new Set(results).size).toBe(results.length);
-  const calls = state.messages.flatMap((message) => (message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : []));
+  const calls = state.messages.flatMap((message) =>
+    message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [],
+  );
   expect(results.sort()).toEqual(calls.sort());
   return state;
 }
@@ -82,10 +93,16 @@ describe('one writer per session', () => {
 
     const first = runRho(['--base-url', server.url, '-r', id, 'second task'], { env, cwd: work });
     await firstCallOfResume;
-    const lock = JSON.parse(readFileSync(join(directory, 'lock'), 'utf8')) as { pid: number; hostname: string; since: string };
+    const lock = JSON.parse(readFileSync(join(directory, 'lock'), 'utf8')) as {
+      pid: number;
+      hostname: string;
+      since: string;
+    };
     const second = await runRho(['--base-url', server.url, '-r', id, 'third task'], { env, cwd: work });
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`rho: Session ${directory} is already running in process ${lock.pid} on this host (${lock.hostname}) since ${lock.since}`);
+    expect(second.stderr).toContain(
+      `rho: Session ${directory} is already running in process ${lock.pid} on this host (${lock.hostname}) since ${lock.since}`,
+    );
     release();
     const done = await first;
     expect(done.code).toBe(0);
@@ -137,7 +154,10 @@ describe('an unusable RHO_HOME', () => {
     const { root, work } = workspace();
     const file = join(root, 'not-a-directory');
     writeFileSync(file, 'x');
-    const outcome = await runRho(['--base-url', 'http://127.0.0.1:9/v1', 'task'], { env: { RHO_HOME: file }, cwd: work });
+    const outcome = await runRho(['--base-url', 'http://127.0.0.1:9/v1', 'task'], {
+      env: { RHO_HOME: file },
+      cwd: work,
+    });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain(`rho: Cannot create sessions in ${join(file, 'sessions')}: ENOTDIR`);
     expect(outcome.stderr).not.toMatch(/bug in rho/);
@@ -153,8 +173,15 @@ describe('an unusable RHO_HOME', () => {
     const userHome = join(root, 'user-home');
     mkdirSync(userHome);
     chownSync(userHome, nobody, nobody);
-    const outcome = await runRho(['--base-url', 'http://127.0.0.1:9/v1', 'task'], { env: { RHO_HOME: home, HOME: userHome }, cwd: work, uid: nobody, gid: nobody });
-    expect(outcome.stderr).toContain(`rho: Cannot create sessions in ${join(home, 'sessions')}: EACCES (permission denied)`);
+    const outcome = await runRho(['--base-url', 'http://127.0.0.1:9/v1', 'task'], {
+      env: { RHO_HOME: home, HOME: userHome },
+      cwd: work,
+      uid: nobody,
+      gid: nobody,
+    });
+    expect(outcome.stderr).toContain(
+      `rho: Cannot create sessions in ${join(home, 'sessions')}: EACCES (permission denied)`,
+    );
     expect(outcome.code).toBe(2);
   });
 });
@@ -170,10 +197,24 @@ describe('a trace that cannot be written', () => {
     expect(created.code).toBe(0);
     const directory = onlySession(home);
     // The session directory belongs to the user, its trace to root: rho may not append to it.
-    for (const path of [home, join(home, 'sessions'), directory, join(directory, 'meta.json'), join(directory, 'config.yaml')]) chownSync(path, nobody, nobody);
+    for (const path of [
+      home,
+      join(home, 'sessions'),
+      directory,
+      join(directory, 'meta.json'),
+      join(directory, 'config.yaml'),
+    ])
+      chownSync(path, nobody, nobody);
     const before = readFileSync(join(directory, 'trace.jsonl'), 'utf8');
-    const outcome = await runRho(['--base-url', server.url, '-r', 'latest', 'second'], { env: { RHO_HOME: home, HOME: root }, cwd: work, uid: nobody, gid: nobody });
-    expect(outcome.stderr).toContain(`rho: Cannot write ${join(directory, 'trace.jsonl')}: EACCES (permission denied).`);
+    const outcome = await runRho(['--base-url', server.url, '-r', 'latest', 'second'], {
+      env: { RHO_HOME: home, HOME: root },
+      cwd: work,
+      uid: nobody,
+      gid: nobody,
+    });
+    expect(outcome.stderr).toContain(
+      `rho: Cannot write ${join(directory, 'trace.jsonl')}: EACCES (permission denied).`,
+    );
     expect(outcome.stderr).not.toMatch(/bug in rho|\n\s+at /);
     expect(outcome.code).toBe(1);
     expect(JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8'))).toMatchObject({ status: 'error' });
@@ -189,7 +230,9 @@ describe('a trace that cannot be written', () => {
 
     function smallTmpfs(size: string): string | undefined {
       const mountpoint = mkdtempSync(join(tmpdir(), 'rho-tmpfs-'));
-      const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mountpoint], { encoding: 'utf8' });
+      const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mountpoint], {
+        encoding: 'utf8',
+      });
       if (mounted.status !== 0) return undefined;
       mounts.push(mountpoint);
       return mountpoint;
@@ -201,12 +244,23 @@ describe('a trace that cannot be written', () => {
       const home = join(mountpoint, 'home');
       const { work } = workspace();
       // A long answer that cannot fit in what is left of the disk.
-      server = await startLoopbackServer({ steps: [{ type: 'response', toolCalls: [{ name: 'read', arguments: '{"path": "a.txt"}' }] }, { type: 'response', text: 'word '.repeat(60_000), chunkSize: 4096 }] });
+      server = await startLoopbackServer({
+        steps: [
+          { type: 'response', toolCalls: [{ name: 'read', arguments: '{"path": "a.txt"}' }] },
+          { type: 'response', text: 'word '.repeat(60_000), chunkSize: 4096 },
+        ],
+      });
       // Leave about 24 KiB: session creation and the first turn fit, the answer does not.
       const filler = join(mountpoint, 'filler');
-      const free = () => Number(spawnSync('df', ['--output=avail', '-B1', mountpoint], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
+      const free = () =>
+        Number(
+          spawnSync('df', ['--output=avail', '-B1', mountpoint], { encoding: 'utf8' }).stdout.trim().split('\n').pop(),
+        );
       writeFileSync(filler, Buffer.alloc(Math.max(0, free() - 24 * 1024)));
-      const outcome = await runRho(['--json', '--base-url', server.url, 'write a long answer'], { env: { RHO_HOME: home }, cwd: work });
+      const outcome = await runRho(['--json', '--base-url', server.url, 'write a long answer'], {
+        env: { RHO_HOME: home },
+        cwd: work,
+      });
       const directory = onlySession(home);
       const trace = join(directory, 'trace.jsonl');
       expect(outcome.stderr).toContain(`rho: Cannot write ${trace}: ENOSPC (no space left on the device).`);
@@ -219,14 +273,26 @@ describe('a trace that cannot be written', () => {
       const state = State.fromJsonl(written);
       expect(state.replay!.tornLastLine).toBe(false);
       expect(state.replay!.skippedLines).toEqual([]);
-      const reported = outcome.stdout.trim().split('\n').map((line) => asTraced(JSON.parse(line) as { type: string })).filter((event) => event.type !== 'text' && event.type !== 'reasoning');
-      expect(written.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(reported);
+      const reported = outcome.stdout
+        .trim()
+        .split('\n')
+        .map((line) => asTraced(JSON.parse(line) as { type: string }))
+        .filter((event) => event.type !== 'text' && event.type !== 'reasoning');
+      expect(
+        written
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as unknown),
+      ).toEqual(reported);
       expect(reported.some((event) => event.type === 'tool_end')).toBe(true);
 
       // With space again, the session resumes: the tool call was answered, nothing is interrupted.
       spawnSync('rm', ['-f', filler]);
       server.push({ type: 'response', text: 'short answer' });
-      const resumed = await runRho(['--base-url', server.url, '-r', 'latest', 'shorter please'], { env: { RHO_HOME: home }, cwd: work });
+      const resumed = await runRho(['--base-url', server.url, '-r', 'latest', 'shorter please'], {
+        env: { RHO_HOME: home },
+        cwd: work,
+      });
       expect(resumed.code).toBe(0);
       expect(resumed.stderr).not.toMatch(/interrupted/);
       expectValidHistory(directory);
@@ -245,10 +311,17 @@ describe('a trace that cannot be written', () => {
       if (remount.status !== 0) return context.skip(`cannot remount the tmpfs read-only: ${remount.stderr.trim()}`);
       const fresh = await runRho(['--base-url', server.url, 'new task'], { env: { RHO_HOME: home }, cwd: work });
       expect(fresh.code).toBe(2);
-      expect(fresh.stderr).toContain(`rho: Cannot create sessions in ${join(home, 'sessions')}: EROFS (the file system is read-only)`);
-      const resumed = await runRho(['--base-url', server.url, '-r', 'latest', 'more'], { env: { RHO_HOME: home }, cwd: work });
+      expect(fresh.stderr).toContain(
+        `rho: Cannot create sessions in ${join(home, 'sessions')}: EROFS (the file system is read-only)`,
+      );
+      const resumed = await runRho(['--base-url', server.url, '-r', 'latest', 'more'], {
+        env: { RHO_HOME: home },
+        cwd: work,
+      });
       expect(resumed.code).toBe(1);
-      expect(resumed.stderr).toContain(`rho: Cannot write ${join(directory, 'lock')}: EROFS (the file system is read-only).`);
+      expect(resumed.stderr).toContain(
+        `rho: Cannot write ${join(directory, 'lock')}: EROFS (the file system is read-only).`,
+      );
       expect(readFileSync(join(directory, 'trace.jsonl'), 'utf8')).toBe(before);
       expect(JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8')).status).toBe('completed');
     });
@@ -263,13 +336,25 @@ describe('malformed session files', () => {
     const directory = onlySession(home);
     const lines = readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n');
     const count = lines.length;
-    writeFileSync(join(directory, 'trace.jsonl'), `${[...lines, JSON.stringify({ type: 'message', role: 'assistant', content: null, tool_calls: [null] }), JSON.stringify({ type: 'compact', trigger: 'auto', tokens_before: 1, tokens_after: 1, summary: 'S', kept: [null] })].join('\n')}\n`);
-    const outcome = await runRho(['--base-url', server.url, '-r', 'latest', 'second'], { env: { RHO_HOME: home }, cwd: work });
+    writeFileSync(
+      join(directory, 'trace.jsonl'),
+      `${[...lines, JSON.stringify({ type: 'message', role: 'assistant', content: null, tool_calls: [null] }), JSON.stringify({ type: 'compact', trigger: 'auto', tokens_before: 1, tokens_after: 1, summary: 'S', kept: [null] })].join('\n')}\n`,
+    );
+    const outcome = await runRho(['--base-url', server.url, '-r', 'latest', 'second'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
     expect(outcome.code).toBe(0);
-    expect(outcome.stderr).toContain(`Note: trace line ${count + 1} (a message record) was skipped: tool_calls[0] is not an object.`);
-    expect(outcome.stderr).toContain(`Note: trace line ${count + 2} (a compact record) was skipped: kept[0] is not an object.`);
+    expect(outcome.stderr).toContain(
+      `Note: trace line ${count + 1} (a message record) was skipped: tool_calls[0] is not an object.`,
+    );
+    expect(outcome.stderr).toContain(
+      `Note: trace line ${count + 2} (a compact record) was skipped: kept[0] is not an object.`,
+    );
     // What the model was sent is the valid history only.
-    const sent = (server.requests.at(-1)!.body as { messages: ChatMessage[] }).messages.map((message) => message.content);
+    const sent = (server.requests.at(-1)!.body as { messages: ChatMessage[] }).messages.map(
+      (message) => message.content,
+    );
     expect(sent.slice(1)).toEqual(['first', 'fine', 'second']);
   });
 
@@ -279,11 +364,20 @@ describe('malformed session files', () => {
     expect((await runRho(['--base-url', server.url, 'first'], { env: { RHO_HOME: home }, cwd: work })).code).toBe(0);
     const directory = onlySession(home);
     writeFileSync(join(directory, 'directives.jsonl'), 'rm -rf everything\n{"text": 42}\n{"text": "check the logs"}\n');
-    const outcome = await runRho(['--base-url', server.url, '-r', 'latest', 'second'], { env: { RHO_HOME: home }, cwd: work });
+    const outcome = await runRho(['--base-url', server.url, '-r', 'latest', 'second'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
     expect({ code: outcome.code, stderr: outcome.stderr }).toMatchObject({ code: 0 });
-    expect(outcome.stderr).toContain('Directive refused (not sent to the model): the line is not JSON: rm -rf everything.');
-    expect(outcome.stderr).toContain('Directive refused (not sent to the model): the line is not {"text": string}: {"text": 42}.');
-    const sent = (server.requests.at(-1)!.body as { messages: ChatMessage[] }).messages.map((message) => message.content);
+    expect(outcome.stderr).toContain(
+      'Directive refused (not sent to the model): the line is not JSON: rm -rf everything.',
+    );
+    expect(outcome.stderr).toContain(
+      'Directive refused (not sent to the model): the line is not {"text": string}: {"text": 42}.',
+    );
+    const sent = (server.requests.at(-1)!.body as { messages: ChatMessage[] }).messages.map(
+      (message) => message.content,
+    );
     expect(sent.slice(1)).toEqual(['first', 'fine', 'second', '[Operator directive] check the logs']);
   });
 
@@ -295,7 +389,9 @@ describe('malformed session files', () => {
     writeFileSync(join(directory, 'meta.json'), '{"status": "compl');
     const listed = await runRho(['ps', '--json'], { env: { RHO_HOME: home }, cwd: work });
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toMatchObject([{ status: 'unknown', recorded_status: 'unknown', problem: 'meta.json is not valid JSON' }]);
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { status: 'unknown', recorded_status: 'unknown', problem: 'meta.json is not valid JSON' },
+    ]);
     const table = await runRho(['ps'], { env: { RHO_HOME: home }, cwd: work });
     expect(table.stdout).toMatch(/unknown/);
     expect(table.stderr).toContain(': meta.json is not valid JSON');
@@ -305,10 +401,19 @@ describe('malformed session files', () => {
 describe('an unknown cost', () => {
   it('is null in --json run_end, with unpriced_calls, never 0', async () => {
     const { home, work } = workspace();
-    server = await startLoopbackServer({ respond: () => ({ type: 'response', text: 'fine', usage: { prompt_tokens: 10, completion_tokens: 2 } }) });
-    const outcome = await runRho(['--json', '--base-url', server.url, '--model', 'a-model-without-a-price', 'task'], { env: { RHO_HOME: home }, cwd: work });
+    server = await startLoopbackServer({
+      respond: () => ({ type: 'response', text: 'fine', usage: { prompt_tokens: 10, completion_tokens: 2 } }),
+    });
+    const outcome = await runRho(['--json', '--base-url', server.url, '--model', 'a-model-without-a-price', 'task'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
     expect(outcome.code).toBe(0);
-    const end = outcome.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; usage?: { cost_usd: unknown; unpriced_calls?: number } }).find((event) => event.type === 'run_end')!;
+    const end = outcome.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; usage?: { cost_usd: unknown; unpriced_calls?: number } })
+      .find((event) => event.type === 'run_end')!;
     expect(end.usage).toMatchObject({ cost_usd: null, unpriced_calls: 1 });
   });
 });
@@ -321,6 +426,10 @@ function unprivilegedUser(): number | undefined {
 /** A --json event as the trace holds it: --json's run_start also names the session and its working directory. */
 function asTraced(event: { type: string }): { type: string } {
   if (event.type !== 'run_start') return event;
-  const { session_id: _id, working_dir: _dir, ...traced } = event as { type: string; session_id?: string; working_dir?: string };
+  const {
+    session_id: _id,
+    working_dir: _dir,
+    ...traced
+  } = event as { type: string; session_id?: string; working_dir?: string };
   return traced;
 }

@@ -40,8 +40,17 @@ async function rho(args: string[], options: { json?: boolean; env?: NodeJS.Proce
   const home = mkdtempSync(join(tmpdir(), 'rho-fault-home-'));
   const work = mkdtempSync(join(tmpdir(), 'rho-fault-work-'));
   writeFileSync(join(work, 'notes.txt'), 'forty-two\n');
-  const outcome = await runRho([...(options.json === true ? ['--json'] : []), '--base-url', server!.url, ...args], { cwd: work, env: { RHO_HOME: home, ...options.env } });
-  const events = options.json === true ? outcome.stdout.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record_) : [];
+  const outcome = await runRho([...(options.json === true ? ['--json'] : []), '--base-url', server!.url, ...args], {
+    cwd: work,
+    env: { RHO_HOME: home, ...options.env },
+  });
+  const events =
+    options.json === true
+      ? outcome.stdout
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+          .map((line) => JSON.parse(line) as Record_)
+      : [];
   return { ...outcome, home, work, events };
 }
 
@@ -54,7 +63,10 @@ function traceOf(run: Run): { records: Record_[]; state: State; meta: Record<str
   expect(sessions).toHaveLength(1);
   const directory = join(run.home, 'sessions', sessions[0]!);
   const text = readFileSync(join(directory, 'trace.jsonl'), 'utf8');
-  const records = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record_);
+  const records = text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record_);
   let position = 0;
   for (const reported of run.events.filter((event) => event.type !== 'text' && event.type !== 'reasoning')) {
     // A reported record may carry extra fields (--json adds some to run_start); the trace's own must match.
@@ -63,7 +75,12 @@ function traceOf(run: Run): { records: Record_[]; state: State; meta: Record<str
     position += 1;
   }
   const state = State.fromJsonl(text);
-  expect(state.replay).toMatchObject({ skippedLines: [], tornLastLine: false, invalidRecords: [], interruptedToolCalls: [] });
+  expect(state.replay).toMatchObject({
+    skippedLines: [],
+    tornLastLine: false,
+    invalidRecords: [],
+    interruptedToolCalls: [],
+  });
   const meta = JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8')) as Record<string, unknown>;
   return { records, state, meta };
 }
@@ -82,7 +99,9 @@ describe('rho against a faulty model server', () => {
     const human = await rho(['What is in notes.txt?']);
     expect(human.code).toBe(1);
     expect(human.stdout).toContain('The answer is forty');
-    expect(human.stderr).toContain('ended before the answer was finished (no finish_reason; received 4 chunks, 19 characters of text)');
+    expect(human.stderr).toContain(
+      'ended before the answer was finished (no finish_reason; received 4 chunks, 19 characters of text)',
+    );
     expect(human.stderr).toContain('not retried because part of the answer was already streamed');
 
     const json = await rho(['What is in notes.txt?'], { json: true });
@@ -99,7 +118,12 @@ describe('rho against a faulty model server', () => {
   });
 
   it('a stream closed mid-tool-call runs no tool and leaves no call without a result', async () => {
-    const partial: LoopbackStep = { type: 'close', text: 'Reading it.', toolCalls: [{ name: 'read', arguments: '{"path": "notes.txt"}' }], partial: true };
+    const partial: LoopbackStep = {
+      type: 'close',
+      text: 'Reading it.',
+      toolCalls: [{ name: 'read', arguments: '{"path": "notes.txt"}' }],
+      partial: true,
+    };
     await serve(partial, partial);
     const human = await rho(['--max-retries', '0', 'Read notes.txt']);
     expect(human.code).toBe(1);
@@ -115,7 +139,10 @@ describe('rho against a faulty model server', () => {
   });
 
   it('an HTML page served with status 200 to a streaming request is refused, quoted, and not retried', async () => {
-    const page: LoopbackStep = { type: 'body', body: '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>' };
+    const page: LoopbackStep = {
+      type: 'body',
+      body: '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>',
+    };
     await serve(page, page);
     const human = await rho(['Say hello']);
     expect(human.code).toBe(1);
@@ -144,7 +171,14 @@ describe('rho against a faulty model server', () => {
       type: 'chunks',
       chunks: [
         { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [] },
-        { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [], usage: { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 } },
+        {
+          id: 'c',
+          object: 'chat.completion.chunk',
+          created: 0,
+          model: 'm',
+          choices: [],
+          usage: { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 },
+        },
       ],
     };
     await serve(empty, empty);
@@ -164,8 +198,12 @@ describe('rho against a faulty model server', () => {
     const human = await rho(['-o', 'answer.md', 'Write the report']);
     expect(human.code).toBe(1);
     expect(human.stdout).toContain('Part one of the answer, and then');
-    expect(human.stderr).toContain("Incomplete: the model's answer was cut off at its output-token limit (finish_reason: length)");
-    expect(human.stderr).toContain("answer.md was not written: the answer is incomplete (cut off at the model's output limit)");
+    expect(human.stderr).toContain(
+      "Incomplete: the model's answer was cut off at its output-token limit (finish_reason: length)",
+    );
+    expect(human.stderr).toContain(
+      "answer.md was not written: the answer is incomplete (cut off at the model's output limit)",
+    );
     expect(existsSync(join(human.work, 'answer.md'))).toBe(false);
 
     const json = await rho(['-o', 'answer.md', 'Write the report'], { json: true });
@@ -184,14 +222,20 @@ describe('rho against a faulty model server', () => {
     await serve({ type: 'hang' }, { type: 'hang' }, { type: 'hang' }, { type: 'hang' });
     const human = await rho(['--first-byte-timeout', '0.4', '--max-retries', '1', 'Say hello']);
     expect(human.code).toBe(1);
-    expect(human.stderr).toMatch(/no response from http:\/\/127\.0\.0\.1:\d+\/v1 within 400 ms, retrying in \d+ ms, attempt 2 of 2\n/);
-    expect(human.stderr).toContain('within 400 ms (first-byte timeout; a slow or busy model may need more: --first-byte-timeout or RHO_FIRST_BYTE_TIMEOUT) (after 2 attempts)');
+    expect(human.stderr).toMatch(
+      /no response from http:\/\/127\.0\.0\.1:\d+\/v1 within 400 ms, retrying in \d+ ms, attempt 2 of 2\n/,
+    );
+    expect(human.stderr).toContain(
+      'within 400 ms (first-byte timeout; a slow or busy model may need more: --first-byte-timeout or RHO_FIRST_BYTE_TIMEOUT) (after 2 attempts)',
+    );
 
     // The same settings from the environment, with --json: the retry is an event and a trace record.
     const json = await rho(['Say hello'], { json: true, env: { RHO_FIRST_BYTE_TIMEOUT: '0.4', RHO_MAX_RETRIES: '1' } });
     expect(json.code).toBe(1);
     const retries = json.events.filter((event) => event.type === 'retry');
-    expect(retries).toEqual([expect.objectContaining({ attempt: 2, max_attempts: 2, reason: expect.stringContaining('within 400 ms') })]);
+    expect(retries).toEqual([
+      expect.objectContaining({ attempt: 2, max_attempts: 2, reason: expect.stringContaining('within 400 ms') }),
+    ]);
     const { records, meta } = traceOf(json);
     expect(records.filter((record) => record.type === 'retry')).toHaveLength(1);
     expect(meta.status).toBe('error');
@@ -199,8 +243,20 @@ describe('rho against a faulty model server', () => {
   });
 
   it('a 429 storm is retried visibly and the run completes; the retry records replay and the session resumes', async () => {
-    const limited = (retryAfterMs: string): LoopbackStep => ({ type: 'http_error', status: 429, message: 'Rate limit reached for requests', headers: { 'retry-after-ms': retryAfterMs } });
-    await serve(limited('30'), limited('30'), limited('30'), { type: 'response', text: 'Finally through.' }, limited('30'), { type: 'response', text: 'Again.' });
+    const limited = (retryAfterMs: string): LoopbackStep => ({
+      type: 'http_error',
+      status: 429,
+      message: 'Rate limit reached for requests',
+      headers: { 'retry-after-ms': retryAfterMs },
+    });
+    await serve(
+      limited('30'),
+      limited('30'),
+      limited('30'),
+      { type: 'response', text: 'Finally through.' },
+      limited('30'),
+      { type: 'response', text: 'Again.' },
+    );
     const json = await rho(['Say hello'], { json: true });
     expect(json.code).toBe(0);
     expect(textOf(json)).toBe('Finally through.');
@@ -222,7 +278,10 @@ describe('rho against a faulty model server', () => {
     expect(watched.stdout.match(/rate limited \(429\), retrying in [\d.]+ m?s, attempt \d of 9/g)).toHaveLength(3);
 
     // Resuming a trace with retry records: they change nothing in the history sent to the model.
-    const resumed = await runRho(['--base-url', server!.url, '-r', 'latest', 'Once more'], { cwd: json.work, env: { RHO_HOME: json.home } });
+    const resumed = await runRho(['--base-url', server!.url, '-r', 'latest', 'Once more'], {
+      cwd: json.work,
+      env: { RHO_HOME: json.home },
+    });
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toMatch(/rate limited \(429\), retrying in \d+ ms, attempt 2 of 9\n/);
     const sent = server!.requests.at(-1)!.body as { messages: { role: string; content: string }[] };
@@ -230,7 +289,12 @@ describe('rho against a faulty model server', () => {
   });
 
   it('a 429 storm longer than --max-retries fails with exit 1 after showing each retry', async () => {
-    const limited: LoopbackStep = { type: 'http_error', status: 429, message: 'Rate limit reached for requests', headers: { 'retry-after-ms': '20' } };
+    const limited: LoopbackStep = {
+      type: 'http_error',
+      status: 429,
+      message: 'Rate limit reached for requests',
+      headers: { 'retry-after-ms': '20' },
+    };
     await serve(limited, limited, limited, { type: 'response', text: 'never reached' });
     const human = await rho(['--max-retries', '2', 'Say hello']);
     expect(human.code).toBe(1);
@@ -238,7 +302,9 @@ describe('rho against a faulty model server', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/attempt 2 of 3$/);
     expect(lines[1]).toMatch(/attempt 3 of 3$/);
-    expect(human.stderr).toContain('API error 429 (after 3 attempts): Rate limit reached for requests (rate limited or out of quota');
+    expect(human.stderr).toContain(
+      'API error 429 (after 3 attempts): Rate limit reached for requests (rate limited or out of quota',
+    );
     expect(server!.pending()).toBe(1);
   });
 
@@ -246,7 +312,9 @@ describe('rho against a faulty model server', () => {
     await serve();
     const flag = await rho(['--first-byte-timeout', 'soon', 'Say hello']);
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toContain('--first-byte-timeout must be a positive number of seconds, for example 300 (got "soon").');
+    expect(flag.stderr).toContain(
+      '--first-byte-timeout must be a positive number of seconds, for example 300 (got "soon").',
+    );
     const variable = await rho(['Say hello'], { env: { RHO_MAX_RETRIES: '-1' } });
     expect(variable.code).toBe(2);
     expect(variable.stderr).toContain('RHO_MAX_RETRIES must be a whole number of retries, 0 or more (got "-1").');
@@ -257,7 +325,7 @@ describe('rho against a faulty model server', () => {
     writeFileSync(join(configDir, 'agent.yaml'), 'idle_timeout: fast\n');
     const config = await rho(['-c', join(configDir, 'agent.yaml'), 'Say hello']);
     expect(config.code).toBe(2);
-    expect(config.stderr).toContain("'idle_timeout' must be a positive number of seconds (got \"fast\").");
+    expect(config.stderr).toContain('\'idle_timeout\' must be a positive number of seconds (got "fast").');
     expect(server!.requests).toHaveLength(0);
   });
 });

@@ -19,13 +19,31 @@ import { isKnownRecord } from '@rho/core';
 const pythonTraces = pythonTracesDir;
 
 function session(id: string, fields: Partial<MonitoredSession> = {}): MonitoredSession {
-  return { id, directory: `/sessions/${id}`, status: 'completed', recordedStatus: 'completed', startedAt: '2026-11-21T10:00:00.000Z', ...fields };
+  return {
+    id,
+    directory: `/sessions/${id}`,
+    status: 'completed',
+    recordedStatus: 'completed',
+    startedAt: '2026-11-21T10:00:00.000Z',
+    ...fields,
+  };
 }
 
 describe('splitWords', () => {
   it('splits like a shell: quotes group, backslash escapes, an open quote is an error', () => {
-    expect(splitWords('directive ab12 "focus on the \\"error\\" lines" now')).toEqual(['directive', 'ab12', 'focus on the "error" lines', 'now']);
-    expect(splitWords("  connect a  b --task 'what overlaps?' ")).toEqual(['connect', 'a', 'b', '--task', 'what overlaps?']);
+    expect(splitWords('directive ab12 "focus on the \\"error\\" lines" now')).toEqual([
+      'directive',
+      'ab12',
+      'focus on the "error" lines',
+      'now',
+    ]);
+    expect(splitWords("  connect a  b --task 'what overlaps?' ")).toEqual([
+      'connect',
+      'a',
+      'b',
+      '--task',
+      'what overlaps?',
+    ]);
     expect(splitWords('say it\\ twice ""')).toEqual(['say', 'it twice', '']);
     expect(splitWords('')).toEqual([]);
     expect(splitWords('directive x "open')).toBeUndefined();
@@ -35,8 +53,21 @@ describe('splitWords', () => {
 describe('formatSessionTable', () => {
   const now = Date.parse('2026-11-21T10:05:30.000Z');
   const sessions = [
-    session('child001', { status: 'running', recordedStatus: 'running', parentId: 'parent01', model: 'gpt-4o-mini', startedAt: '2026-11-21T10:04:00.000Z', firstPrompt: 'sub task' }),
-    session('parent01', { status: 'dead', recordedStatus: 'running', model: 'gpt-4o-mini', costUsd: 0.01234, firstPrompt: 'Investigate\nthe   outage in the payment service and write a report about it' }),
+    session('child001', {
+      status: 'running',
+      recordedStatus: 'running',
+      parentId: 'parent01',
+      model: 'gpt-4o-mini',
+      startedAt: '2026-11-21T10:04:00.000Z',
+      firstPrompt: 'sub task',
+    }),
+    session('parent01', {
+      status: 'dead',
+      recordedStatus: 'running',
+      model: 'gpt-4o-mini',
+      costUsd: 0.01234,
+      firstPrompt: 'Investigate\nthe   outage in the payment service and write a report about it',
+    }),
   ];
 
   it('indents children under their parent and cuts the prompt to the width', () => {
@@ -60,9 +91,13 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
   it('renders every record of the Python fixture traces without failing', () => {
     for (const name of readdirSync(pythonTraces)) {
       let output = '';
-      const renderer = createEventRenderer({ mode: 'replay', color: false, out: (text) => {
-        output += text;
-      } });
+      const renderer = createEventRenderer({
+        mode: 'replay',
+        color: false,
+        out: (text) => {
+          output += text;
+        },
+      });
       const render = (record: RawTraceRecord) => {
         if (isKnownRecord(record)) renderer(record);
       };
@@ -80,9 +115,13 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
 
   it('shows model calls, tool calls with arguments and results, messages, compactions, directives and the end', () => {
     let output = '';
-    const renderer = createEventRenderer({ mode: 'replay', color: false, out: (text) => {
-      output += text;
-    } });
+    const renderer = createEventRenderer({
+      mode: 'replay',
+      color: false,
+      out: (text) => {
+        output += text;
+      },
+    });
     const render = (record: RawTraceRecord) => {
       if (isKnownRecord(record)) renderer(record);
     };
@@ -90,18 +129,41 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
     const records = [
       { type: 'run_start', prompt: 'Check the disk', ts },
       { type: 'llm_start', model: 'gpt-4o-mini', context_size: 1500, ts },
-      { type: 'llm_end', model: 'gpt-4o-mini', input_tokens: 1500, output_tokens: 42, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: 0.00025, duration_ms: 1250, ts },
+      {
+        type: 'llm_end',
+        model: 'gpt-4o-mini',
+        input_tokens: 1500,
+        output_tokens: 42,
+        cache_read_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: 0.00025,
+        duration_ms: 1250,
+        ts,
+      },
       { type: 'message', role: 'assistant', content: 'Let me look.', tool_calls: [], ts },
       { type: 'tool_start', tool_call_id: 'c1', tool_name: 'bash', tool_args: { command: 'df -h' }, ts },
       { type: 'message', role: 'tool', tool_call_id: 'c1', content: 'df: permission denied\nmore', ts },
       { type: 'tool_end', tool_call_id: 'c1', tool_name: 'bash', success: false, duration_ms: 20, ts },
-      { type: 'tool_blocked', tool_call_id: 'c2', tool_name: 'bash', tool_args: { command: 'rm -rf /' }, reason: 'readonly profile', ts },
+      {
+        type: 'tool_blocked',
+        tool_call_id: 'c2',
+        tool_name: 'bash',
+        tool_args: { command: 'rm -rf /' },
+        reason: 'readonly profile',
+        ts,
+      },
       { type: 'compact', trigger: 'auto', tokens_before: 90000, tokens_after: 4000, summary: 's', kept: [], ts },
       { type: 'directive', text: 'Stop after this.', ts },
       { type: 'status', status: 'paused', ts },
       { type: 'error', content: 'boom', ts },
       { type: 'something_new', ts },
-      { type: 'run_end', status: 'limit', limit: 'max_turns', usage: { input_tokens: 1500, output_tokens: 42, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0.00025 }, ts },
+      {
+        type: 'run_end',
+        status: 'limit',
+        limit: 'max_turns',
+        usage: { input_tokens: 1500, output_tokens: 42, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0.00025 },
+        ts,
+      },
     ];
     for (const record of records) render(record as RawTraceRecord);
     expect(output.split('\n')).toEqual([
@@ -112,7 +174,7 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
       '10:00:01 → bash(df -h)',
       '10:00:01   ✗ bash failed (20ms): df: permission denied',
       '10:00:01     │ more',
-      "10:00:01   ⊘ bash(rm -rf /) blocked: readonly profile",
+      '10:00:01   ⊘ bash(rm -rf /) blocked: readonly profile',
       '10:00:01 compacted (auto): 90.0K -> 4.0K tokens',
       '10:00:01 ⚑ directive: Stop after this.',
       '10:00:01 status: paused',
@@ -127,8 +189,14 @@ describe('psAction', () => {
   it('shows the newest sessions and every older one that is still active', () => {
     const directory = join(mkdtempSync(join(tmpdir(), 'rho-ps-')), 'sessions');
     const store = new SessionStore(directory);
-    const add = (id: string, startedAt: string, fields: object) => updateSessionMeta(store.create({ id }).directory, { started_at: startedAt, ...fields });
-    add('old00run', '2026-11-01T00:00:00.000Z', { status: 'running', pid: process.pid, hostname: hostname(), heartbeat_at: new Date().toISOString() });
+    const add = (id: string, startedAt: string, fields: object) =>
+      updateSessionMeta(store.create({ id }).directory, { started_at: startedAt, ...fields });
+    add('old00run', '2026-11-01T00:00:00.000Z', {
+      status: 'running',
+      pid: process.pid,
+      hostname: hostname(),
+      heartbeat_at: new Date().toISOString(),
+    });
     add('old00end', '2026-11-02T00:00:00.000Z', { status: 'completed' });
     add('old00bye', '2026-11-03T00:00:00.000Z', { status: 'error' });
     add('new00end', '2026-11-04T00:00:00.000Z', { status: 'completed' });

@@ -32,7 +32,8 @@ const gates: (() => void)[] = [];
 
 afterEach(async () => {
   for (const open of gates.splice(0)) open();
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await server?.close();
   server = undefined;
 });
@@ -43,12 +44,20 @@ function home(): string {
 
 function start(args: string[], rhoHome: string, input?: string): Running {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', RHO_HOME: rhoHome };
-  const child = spawn(process.execPath, [bin, ...args], { env, cwd: tmpdir(), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, ...args], {
+    env,
+    cwd: tmpdir(),
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   children.push(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   if (input !== undefined) child.stdin!.end(input);
   const done = new Promise<Outcome>((resolve, reject) => {
     child.on('error', reject);
@@ -61,7 +70,11 @@ function rho(args: string[], rhoHome: string, input?: string): Promise<Outcome> 
   return start(args, rhoHome, input).done;
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -98,7 +111,9 @@ async function ps(rhoHome: string): Promise<PsEntry[]> {
 
 /** Waits until the session started with `prompt` shows `status` in `rho ps --json`. */
 function sessionWithStatus(rhoHome: string, prompt: string, status: string): Promise<PsEntry> {
-  return waitFor(`a ${status} session for '${prompt}'`, async () => (await ps(rhoHome)).find((entry) => entry.first_prompt === prompt && entry.status === status));
+  return waitFor(`a ${status} session for '${prompt}'`, async () =>
+    (await ps(rhoHome)).find((entry) => entry.first_prompt === prompt && entry.status === status),
+  );
 }
 
 function firstUserText(request: RecordedRequest): string {
@@ -112,13 +127,16 @@ function agentsOf(requests: RecordedRequest[], prompt: string): RecordedRequest[
 }
 
 /** Routes each request to a script by its task (first user message), so several agents share one server. */
-async function serve(scripts: Record<string, (turn: number) => LoopbackStep | Promise<LoopbackStep>>): Promise<LoopbackServer> {
+async function serve(
+  scripts: Record<string, (turn: number) => LoopbackStep | Promise<LoopbackStep>>,
+): Promise<LoopbackServer> {
   const turns = new Map<string, number>();
   server = await startLoopbackServer({
     respond: (request) => {
       const task = firstUserText(request);
       const script = Object.entries(scripts).find(([prefix]) => task.startsWith(prefix))?.[1];
-      if (script === undefined) return { type: 'http_error', status: 400, message: `no script for task ${task.slice(0, 40)}` };
+      if (script === undefined)
+        return { type: 'http_error', status: 400, message: `no script for task ${task.slice(0, 40)}` };
       const turn = turns.get(task) ?? 0;
       turns.set(task, turn + 1);
       return script(turn);
@@ -133,12 +151,16 @@ describe('monitor commands against real rho processes', () => {
   it('ps shows a running agent with its pid, then its final status', async () => {
     const rhoHome = home();
     const hold = gate();
-    const loopback = await serve({ 'Count the files': async () => (await hold.wait, { type: 'response', text: 'There are none.' }) });
+    const loopback = await serve({
+      'Count the files': async () => (await hold.wait, { type: 'response', text: 'There are none.' }),
+    });
     const agent = start(['--base-url', loopback.url, '--model', 'gpt-4o-mini', 'Count the files'], rhoHome);
     const running = await sessionWithStatus(rhoHome, 'Count the files', 'running');
     expect(running.pid).toBe(agent.child.pid);
     const table = await rho(['ps'], rhoHome);
-    expect(table.stdout).toMatch(new RegExp(`^${running.id}\\s+running\\s+gpt-4o-mini\\s+\\S+\\s+-\\s+Count the files$`, 'm'));
+    expect(table.stdout).toMatch(
+      new RegExp(`^${running.id}\\s+running\\s+gpt-4o-mini\\s+\\S+\\s+-\\s+Count the files$`, 'm'),
+    );
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+MODEL\s+AGE\s+COST\s+PROMPT$/);
     // Colour codes only on a TTY: never in a pipe.
     expect(table.stdout).not.toContain('\u001b[');
@@ -153,16 +175,26 @@ describe('monitor commands against real rho processes', () => {
     const hold = gate();
     const loopback = await serve({
       'Look around': async (turn) => {
-        if (turn === 0) return { type: 'response', text: 'Listing first.', toolCalls: [listCall], usage: { prompt_tokens: 1200, completion_tokens: 30 } };
+        if (turn === 0)
+          return {
+            type: 'response',
+            text: 'Listing first.',
+            toolCalls: [listCall],
+            usage: { prompt_tokens: 1200, completion_tokens: 30 },
+          };
         await hold.wait;
-        return { type: 'response', text: 'The directory is empty.', usage: { prompt_tokens: 1300, completion_tokens: 8 } };
+        return {
+          type: 'response',
+          text: 'The directory is empty.',
+          usage: { prompt_tokens: 1300, completion_tokens: 8 },
+        };
       },
     });
     const agent = start(['--base-url', loopback.url, '--model', 'gpt-4o-mini', 'Look around'], rhoHome);
     const session = await sessionWithStatus(rhoHome, 'Look around', 'running');
     const watcher = start(['watch', session.id.slice(0, 5)], rhoHome);
     // The tool call is shown while the agent is still waiting for its second model answer.
-    await waitFor('the tool call in watch', () => watcher.stdout().includes("✓ list ok"));
+    await waitFor('the tool call in watch', () => watcher.stdout().includes('✓ list ok'));
     // The watcher can show the tool's result before the agent has sent its next request.
     await waitFor('the second model call', () => agentsOf(loopback.requests, 'Look around').length === 2);
     expect(watcher.child.exitCode).toBeNull();
@@ -188,7 +220,10 @@ describe('monitor commands against real rho processes', () => {
     const [session] = await ps(rhoHome);
     const watched = await rho(['watch', session!.id, '--json'], rhoHome);
     expect(watched.code).toBe(0);
-    const types = watched.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type);
+    const types = watched.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { type: string }).type);
     expect(types[0]).toBe('run_start');
     expect(types.at(-1)).toBe('run_end');
     expect(types).toContain('llm_end');
@@ -228,7 +263,11 @@ describe('monitor commands against real rho processes', () => {
 
   it('cancel --all stops every running agent and leaves finished ones alone', async () => {
     const rhoHome = home();
-    const loopback = await serve({ 'Hang one': () => ({ type: 'hang' }), 'Hang two': () => ({ type: 'hang' }), 'Finish': () => ({ type: 'response', text: 'done' }) });
+    const loopback = await serve({
+      'Hang one': () => ({ type: 'hang' }),
+      'Hang two': () => ({ type: 'hang' }),
+      Finish: () => ({ type: 'response', text: 'done' }),
+    });
     expect((await rho(['--base-url', loopback.url, 'Finish'], rhoHome)).code).toBe(0);
     const first = start(['--base-url', loopback.url, 'Hang one'], rhoHome);
     const second = start(['--base-url', loopback.url, 'Hang two'], rhoHome);
@@ -297,7 +336,11 @@ describe('monitor commands against real rho processes', () => {
     const second = loopback.requests[1]!.body as { messages: ChatMessage[] };
     const last = second.messages.filter((message) => message.role === 'user').at(-1);
     expect(last).toEqual({ role: 'user', content: '[Operator directive] Only look at errors, and be brief.' });
-    expect((loopback.requests[0]!.body as { messages: ChatMessage[] }).messages.some((message) => String(message.content).includes('Operator directive'))).toBe(false);
+    expect(
+      (loopback.requests[0]!.body as { messages: ChatMessage[] }).messages.some((message) =>
+        String(message.content).includes('Operator directive'),
+      ),
+    ).toBe(false);
   });
 
   it('shows an agent killed with SIGKILL as dead', async () => {
@@ -310,7 +353,9 @@ describe('monitor commands against real rho processes', () => {
     const [dead] = await ps(rhoHome);
     expect(dead).toMatchObject({ id: session.id, status: 'dead', recorded_status: 'running' });
     expect((await rho(['ps'], rhoHome)).stdout).toMatch(new RegExp(`^${session.id}\\s+dead\\s`, 'm'));
-    expect((await rho(['pause', session.id], rhoHome)).stdout).toBe(`${session.id}: dead, not running; nothing to pause\n`);
+    expect((await rho(['pause', session.id], rhoHome)).stdout).toBe(
+      `${session.id}: dead, not running; nothing to pause\n`,
+    );
     const watched = await rho(['watch', session.id], rhoHome);
     expect(watched.code).toBe(0);
     expect(watched.stderr).toMatch(/is dead: process \d+ is gone/);
@@ -323,8 +368,16 @@ describe('monitor commands against real rho processes', () => {
     store.create({ id: 'abc22222' });
     const ambiguous = await rho(['watch', 'abc'], rhoHome);
     expect(ambiguous.code).toBe(2);
-    expect(ambiguous.stderr).toBe("rho: Ambiguous prefix 'abc': it matches abc11111, abc22222. Give more characters.\n");
-    for (const args of [['cancel', 'abc'], ['directive', 'abc', 'x'], ['pause', 'zzz'], ['cancel'], ['ps', join(rhoHome, 'missing')]]) {
+    expect(ambiguous.stderr).toBe(
+      "rho: Ambiguous prefix 'abc': it matches abc11111, abc22222. Give more characters.\n",
+    );
+    for (const args of [
+      ['cancel', 'abc'],
+      ['directive', 'abc', 'x'],
+      ['pause', 'zzz'],
+      ['cancel'],
+      ['ps', join(rhoHome, 'missing')],
+    ]) {
       const outcome = await rho(args, rhoHome);
       expect(outcome.code, args.join(' ')).toBe(2);
     }
@@ -335,7 +388,11 @@ describe('monitor commands against real rho processes', () => {
     const rhoHome = home();
     const store = new SessionStore(join(rhoHome, 'sessions'));
     store.create({ id: 'feed0001' });
-    const outcome = await rho(['monitor'], rhoHome, 'help\nps\nwatch zz\ndirective feed "stay on task"\nbogus\nresume all\nquit\n');
+    const outcome = await rho(
+      ['monitor'],
+      rhoHome,
+      'help\nps\nwatch zz\ndirective feed "stay on task"\nbogus\nresume all\nquit\n',
+    );
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain(`rho monitor: ${join(rhoHome, 'sessions')}`);
     expect(outcome.stdout).toContain('connect <prefixes..>');
@@ -345,37 +402,60 @@ describe('monitor commands against real rho processes', () => {
     expect(outcome.stdout).toContain('directive queued for feed0001');
     expect(outcome.stderr).toContain('Unknown command: bogus');
     expect(outcome.stdout).toContain('No paused sessions to resume');
-    expect(readFileSync(join(rhoHome, 'sessions', 'feed0001', 'directives.jsonl'), 'utf8')).toBe('{"text":"stay on task"}\n');
+    expect(readFileSync(join(rhoHome, 'sessions', 'feed0001', 'directives.jsonl'), 'utf8')).toBe(
+      '{"text":"stay on task"}\n',
+    );
   });
 
   it('connect starts a coordinator whose first request holds both agents’ contexts', async () => {
     const rhoHome = home();
     const holdAlpha = gate();
     const holdBeta = gate();
-    const agentScript = (marker: string, hold: { wait: Promise<void> }) => async (turn: number): Promise<LoopbackStep> => {
-      if (turn === 0) return { type: 'response', text: `Found the ${marker} marker in app.log.`, toolCalls: [listCall] };
-      await hold.wait;
-      return { type: 'response', text: 'Done.' };
-    };
+    const agentScript =
+      (marker: string, hold: { wait: Promise<void> }) =>
+      async (turn: number): Promise<LoopbackStep> => {
+        if (turn === 0)
+          return { type: 'response', text: `Found the ${marker} marker in app.log.`, toolCalls: [listCall] };
+        await hold.wait;
+        return { type: 'response', text: 'Done.' };
+      };
     const loopback = await serve({
       'Trace alpha-7731': agentScript('alpha-7731', holdAlpha),
       'Trace beta-4402': agentScript('beta-4402', holdBeta),
-      '[rho connect]': () => ({ type: 'response', text: 'Both agents looked at app.log; alpha and beta overlap there.' }),
+      '[rho connect]': () => ({
+        type: 'response',
+        text: 'Both agents looked at app.log; alpha and beta overlap there.',
+      }),
     });
     const alpha = start(['--base-url', loopback.url, '--model', 'gpt-4o-mini', 'Trace alpha-7731'], rhoHome);
     const beta = start(['--base-url', loopback.url, '--model', 'gpt-4o-mini', 'Trace beta-4402'], rhoHome);
     const alphaSession = await sessionWithStatus(rhoHome, 'Trace alpha-7731', 'running');
     const betaSession = await sessionWithStatus(rhoHome, 'Trace beta-4402', 'running');
-    await waitFor('both agents at their second model call', () => agentsOf(loopback.requests, 'Trace alpha-7731').length === 2 && agentsOf(loopback.requests, 'Trace beta-4402').length === 2);
+    await waitFor(
+      'both agents at their second model call',
+      () =>
+        agentsOf(loopback.requests, 'Trace alpha-7731').length === 2 &&
+        agentsOf(loopback.requests, 'Trace beta-4402').length === 2,
+    );
     const monitor = await rho(['monitor'], rhoHome, `connect ${alphaSession.id.slice(0, 6)} ${betaSession.id}\nquit\n`);
     expect(monitor.code).toBe(0);
     expect(monitor.stdout).toContain('Both agents looked at app.log');
-    const coordinatorRequests = loopback.requests.filter((request) => firstUserText(request).startsWith('[rho connect]'));
+    const coordinatorRequests = loopback.requests.filter((request) =>
+      firstUserText(request).startsWith('[rho connect]'),
+    );
     expect(coordinatorRequests).toHaveLength(1);
     const first = coordinatorRequests[0]!.body as { model: string; messages: ChatMessage[] };
     expect(first.model).toBe('gpt-4o-mini');
     const prompt = firstUserText(coordinatorRequests[0]!);
-    for (const expected of [alphaSession.id, betaSession.id, 'Trace alpha-7731', 'Found the alpha-7731 marker in app.log.', 'Trace beta-4402', 'Found the beta-4402 marker in app.log.', 'ASSISTANT called list({"path": "."})']) {
+    for (const expected of [
+      alphaSession.id,
+      betaSession.id,
+      'Trace alpha-7731',
+      'Found the alpha-7731 marker in app.log.',
+      'Trace beta-4402',
+      'Found the beta-4402 marker in app.log.',
+      'ASSISTANT called list({"path": "."})',
+    ]) {
       expect(prompt).toContain(expected);
     }
     const coordinator = (await ps(rhoHome)).find((entry) => entry.first_prompt?.startsWith('[rho connect]') === true);

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,19 +44,41 @@ describe('readonly writes through the real CLI', () => {
   it('export_query creates report.csv but not conftest.py, and policy check says the same', async () => {
     const { home, work } = workspace();
     // Chinook is vendored by @rho/tools-db (see its test/fixtures/chinook/README.md).
-    const chinook = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'packages', 'tools-db', 'test', 'fixtures', 'chinook', 'Chinook_Sqlite.sqlite');
+    const chinook = join(
+      dirname(fileURLToPath(import.meta.url)),
+      '..',
+      '..',
+      '..',
+      'packages',
+      'tools-db',
+      'test',
+      'fixtures',
+      'chinook',
+      'Chinook_Sqlite.sqlite',
+    );
     cpSync(chinook, join(work, 'chinook.sqlite'));
     writeFileSync(join(work, 'databases.yaml'), 'databases:\n  music:\n    type: sqlite\n    path: ./chinook.sqlite\n');
     const marker = join(work, 'pwned');
     const sql = `SELECT 1 AS "import pathlib; pathlib.Path('${marker}').write_text('ran')"`;
-    const call = (exportPath: string) => ({ name: 'sqlite', arguments: JSON.stringify({ database: 'music', operation: 'export_query', sql, export_path: exportPath }) });
-    server = await startLoopbackServer({
-      steps: [{ type: 'response', toolCalls: [call('conftest.py'), call('report.csv')] }, { type: 'response', text: 'Done.' }],
+    const call = (exportPath: string) => ({
+      name: 'sqlite',
+      arguments: JSON.stringify({ database: 'music', operation: 'export_query', sql, export_path: exportPath }),
     });
-    const outcome = await runRho(['--base-url', server.url, '--profile', 'readonly', '-y', '--db-config', 'databases.yaml', 'Export.'], { env: { RHO_HOME: home }, cwd: work });
+    server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [call('conftest.py'), call('report.csv')] },
+        { type: 'response', text: 'Done.' },
+      ],
+    });
+    const outcome = await runRho(
+      ['--base-url', server.url, '--profile', 'readonly', '-y', '--db-config', 'databases.yaml', 'Export.'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
     expect(outcome.code, outcome.stderr).toBe(0);
     const [conftest, report] = toolResults();
-    expect(conftest).toMatch(/Export blocked: export_query creates only \.csv or \.tsv files; conftest\.py has another extension/);
+    expect(conftest).toMatch(
+      /Export blocked: export_query creates only \.csv or \.tsv files; conftest\.py has another extension/,
+    );
     expect(report).toMatch(/^Exported 1 rows/);
     expect(existsSync(join(work, 'conftest.py'))).toBe(false);
     expect(readFileSync(join(work, 'report.csv'), 'utf8')).toMatch(/^import pathlib/);
@@ -55,24 +86,50 @@ describe('readonly writes through the real CLI', () => {
     spawnSync('pytest', ['-q', '-p', 'no:cacheprovider'], { cwd: work });
     expect(existsSync(marker)).toBe(false);
 
-    const policy = await runRho(['policy', 'check', '--profile', 'readonly', '--write', 'conftest.py', '--via', 'export_query', '--json'], { env: { RHO_HOME: home }, cwd: work });
+    const policy = await runRho(
+      ['policy', 'check', '--profile', 'readonly', '--write', 'conftest.py', '--via', 'export_query', '--json'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
     expect(policy.code).toBe(1);
     expect(JSON.parse(policy.stdout)).toMatchObject({ allowed: false, rule: 'export.extension' });
-    const allowed = await runRho(['policy', 'check', '--profile', 'readonly', '--write', 'other.csv', '--via', 'export_query', '--json'], { env: { RHO_HOME: home }, cwd: work });
-    expect(JSON.parse(allowed.stdout)).toMatchObject({ allowed: true, rule: 'export.new_file', realPath: join(work, 'other.csv') });
+    const allowed = await runRho(
+      ['policy', 'check', '--profile', 'readonly', '--write', 'other.csv', '--via', 'export_query', '--json'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
+    expect(JSON.parse(allowed.stdout)).toMatchObject({
+      allowed: true,
+      rule: 'export.new_file',
+      realPath: join(work, 'other.csv'),
+    });
   });
 
   it('the write tool refuses start-up, git and editor files when the working directory is the home', async () => {
     const { home, work } = workspace();
     mkdirSync(join(work, '.git'));
-    const paths = ['.bash_aliases', '.gitconfig', '.git/config', '.pam_environment', '.vscode/tasks.json', '~/.profile'];
+    const paths = [
+      '.bash_aliases',
+      '.gitconfig',
+      '.git/config',
+      '.pam_environment',
+      '.vscode/tasks.json',
+      '~/.profile',
+    ];
     server = await startLoopbackServer({
       steps: [
-        { type: 'response', toolCalls: paths.map((path) => ({ name: 'write', arguments: JSON.stringify({ path, content: '[core]\n\tfsmonitor = touch pwned\n' }) })) },
+        {
+          type: 'response',
+          toolCalls: paths.map((path) => ({
+            name: 'write',
+            arguments: JSON.stringify({ path, content: '[core]\n\tfsmonitor = touch pwned\n' }),
+          })),
+        },
         { type: 'response', text: 'Done.' },
       ],
     });
-    const outcome = await runRho(['--base-url', server.url, '--profile', 'developer', '-y', 'Configure.'], { env: { RHO_HOME: home, HOME: work }, cwd: work });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'developer', '-y', 'Configure.'], {
+      env: { RHO_HOME: home, HOME: work },
+      cwd: work,
+    });
     expect(outcome.code, outcome.stderr).toBe(0);
     const results = toolResults();
     expect(results).toHaveLength(paths.length);

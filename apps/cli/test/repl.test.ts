@@ -33,18 +33,30 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
     const { home, work, profile } = setup();
     server = await startLoopbackServer({
       steps: [
-        { type: 'response', text: 'Looking around.', toolCalls: [{ name: 'list', arguments: '{"path": "."}' }], chunkSize: 4, delayMs: 10 },
+        {
+          type: 'response',
+          text: 'Looking around.',
+          toolCalls: [{ name: 'list', arguments: '{"path": "."}' }],
+          chunkSize: 4,
+          delayMs: 10,
+        },
         { type: 'response', text: 'There is one file, a.txt.', chunkSize: 4, delayMs: 10 },
         { type: 'response', text: 'Summary: listed the directory; it holds a.txt.' },
         { type: 'hang' },
       ],
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}'`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}'`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('what is here?');
     terminal.keys('Enter');
     await terminal.waitFor(/Allow\? yes \/ No \/ c: always this exact call \/ a: always list \(Enter = no\)/);
-    expect(terminal.screen()).toMatch(/approval needed list\(path='\.'\)\n {2}risk: profile ask-everything requires approval for every tool call/);
+    expect(terminal.screen()).toMatch(
+      /approval needed list\(path='\.'\)\n {2}risk: profile ask-everything requires approval for every tool call/,
+    );
     terminal.type('y');
     terminal.keys('Enter');
     const afterRun = await terminal.waitFor(/There is one file, a\.txt\.[\s\S]*\[run: .* · session: /);
@@ -81,9 +93,15 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
     const sessions = readdirSync(join(home, 'sessions'));
     expect(sessions).toHaveLength(1);
     const trace = readFileSync(join(home, 'sessions', sessions[0]!, 'trace.jsonl'), 'utf8');
-    const records = trace.trim().split('\n').map((line) => JSON.parse(line) as { type: string; status?: string });
+    const records = trace
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; status?: string });
     expect(records.filter((record) => record.type === 'compact')).toHaveLength(1);
-    expect(records.filter((record) => record.type === 'run_end').map((record) => record.status)).toEqual(['completed', 'cancelled']);
+    expect(records.filter((record) => record.type === 'run_end').map((record) => record.status)).toEqual([
+      'completed',
+      'cancelled',
+    ]);
     expect(State.fromJsonl(trace).status).toBe('cancelled');
   });
 
@@ -98,7 +116,11 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
         { type: 'response', text: 'Understood.' },
       ],
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile '${profile}'`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile '${profile}'`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('first line\\');
     terminal.keys('Enter');

@@ -5,8 +5,6 @@ import { startLoopbackServer } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';
 
-
-
 const rho = (args: string[], home: string) => runRho(args, { cwd: home, env: { RHO_HOME: home } });
 
 describe('child sessions in the monitor', () => {
@@ -24,7 +22,13 @@ describe('child sessions in the monitor', () => {
       expect(run.code).toBe(0);
       const ids = readdirSync(join(home, 'sessions'));
       expect(ids).toHaveLength(2);
-      const metas = ids.map((id) => JSON.parse(readFileSync(join(home, 'sessions', id, 'meta.json'), 'utf8')) as { id: string; parent_id: string | null });
+      const metas = ids.map(
+        (id) =>
+          JSON.parse(readFileSync(join(home, 'sessions', id, 'meta.json'), 'utf8')) as {
+            id: string;
+            parent_id: string | null;
+          },
+      );
       const parent = metas.find((meta) => meta.parent_id === null)!;
       const child = metas.find((meta) => meta.parent_id === parent.id)!;
 
@@ -38,12 +42,19 @@ describe('child sessions in the monitor', () => {
 
       const watch = await rho(['watch', parent.id], home);
       expect(watch.code).toBe(0);
-      expect(watch.stdout).toMatch(new RegExp(`┆ ${child.id.slice(0, 8)} .*assistant: Child says: there are no files\\.`));
+      expect(watch.stdout).toMatch(
+        new RegExp(`┆ ${child.id.slice(0, 8)} .*assistant: Child says: there are no files\\.`),
+      );
       expect(watch.stdout).toMatch(/→ delegate\(instruction='Count the files\.'\)/);
       const json = await rho(['watch', parent.id, '--json'], home);
-      const records = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; child_session_id?: string });
+      const records = json.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; child_session_id?: string });
       expect(records.some((record) => record.child_session_id === child.id && record.type === 'run_end')).toBe(true);
-      expect(records.filter((record) => record.child_session_id === undefined && record.type === 'run_end')).toHaveLength(1);
+      expect(
+        records.filter((record) => record.child_session_id === undefined && record.type === 'run_end'),
+      ).toHaveLength(1);
     } finally {
       await server.close();
     }

@@ -24,14 +24,20 @@ export interface AgentAppOptions {
  * approved (dangerous patterns such as `rm -rf` or `DELETE FROM`) go to `approve` first.
  */
 export async function runAgentApp(options: AgentAppOptions): Promise<RunResult> {
-  const databases = Object.fromEntries(Object.entries(options.sqlite ?? {}).map(([alias, path]) => [alias, { type: 'sqlite', path }]));
+  const databases = Object.fromEntries(
+    Object.entries(options.sqlite ?? {}).map(([alias, path]) => [alias, { type: 'sqlite', path }]),
+  );
   const agent = new Agent({
     profile: 'developer',
     workingDir: options.workingDir,
     databases,
     systemPrompt: 'You are a careful engineer. Answer from the files and the databases you can reach.',
     model: options.model ?? 'gpt-4o-mini',
-    clientOptions: { ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }), apiKey: options.apiKey ?? 'no-key', maxRetries: 2 },
+    clientOptions: {
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      apiKey: options.apiKey ?? 'no-key',
+      maxRetries: 2,
+    },
     ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
   });
   try {

@@ -29,7 +29,9 @@ const result = await runAgentApp({
   ...(process.env.OPENAI_BASE_URL === undefined ? {} : { baseURL: process.env.OPENAI_BASE_URL }),
   ...(process.env.OPENAI_API_KEY === undefined ? {} : { apiKey: process.env.OPENAI_API_KEY }),
   approve: async (request) => {
-    process.stderr.write(`approve ${request.toolName} ${JSON.stringify(request.arguments)} (${request.reason ?? 'no reason given'})? [y/N] `);
+    process.stderr.write(
+      `approve ${request.toolName} ${JSON.stringify(request.arguments)} (${request.reason ?? 'no reason given'})? [y/N] `,
+    );
     const answer = await lines.next();
     const approved = answer.done !== true && /^y(es)?$/i.test(answer.value.trim());
     process.stderr.write(approved ? 'approved\n' : 'rejected\n');

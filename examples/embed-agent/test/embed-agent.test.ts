@@ -22,13 +22,23 @@ async function project(): Promise<string> {
   return directory;
 }
 
-function run(args: string[], options: { cwd: string; baseURL: string; input: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  options: { cwd: string; baseURL: string; input: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH, OPENAI_BASE_URL: options.baseURL } });
+    const child = spawn(process.execPath, [main, ...args], {
+      cwd: options.cwd,
+      env: { PATH: process.env.PATH, OPENAI_BASE_URL: options.baseURL },
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.input);
@@ -40,27 +50,76 @@ describe('an app that installs @rho/agent alone', () => {
     const workingDir = await project();
     const server = await startLoopbackServer({
       steps: [
-        { type: 'response', toolCalls: [{ name: 'sqlite', arguments: JSON.stringify({ operation: 'query', sql: 'SELECT customer, total FROM orders ORDER BY id' }) }] },
-        { type: 'response', toolCalls: [{ name: 'sqlite', arguments: JSON.stringify({ operation: 'query', sql: 'DELETE FROM orders WHERE id = 1' }) }] },
-        { type: 'response', toolCalls: [{ name: 'edit', arguments: JSON.stringify({ path: 'Makefile', old_string: 'rm -rf dist', new_string: 'rm -rf dist build' }) }] },
-        { type: 'response', toolCalls: [{ name: 'write', arguments: JSON.stringify({ path: 'report.md', content: '2 orders, 42.5 in total\n' }) }] },
+        {
+          type: 'response',
+          toolCalls: [
+            {
+              name: 'sqlite',
+              arguments: JSON.stringify({ operation: 'query', sql: 'SELECT customer, total FROM orders ORDER BY id' }),
+            },
+          ],
+        },
+        {
+          type: 'response',
+          toolCalls: [
+            {
+              name: 'sqlite',
+              arguments: JSON.stringify({ operation: 'query', sql: 'DELETE FROM orders WHERE id = 1' }),
+            },
+          ],
+        },
+        {
+          type: 'response',
+          toolCalls: [
+            {
+              name: 'edit',
+              arguments: JSON.stringify({
+                path: 'Makefile',
+                old_string: 'rm -rf dist',
+                new_string: 'rm -rf dist build',
+              }),
+            },
+          ],
+        },
+        {
+          type: 'response',
+          toolCalls: [
+            { name: 'write', arguments: JSON.stringify({ path: 'report.md', content: '2 orders, 42.5 in total\n' }) },
+          ],
+        },
         { type: 'response', text: 'Two orders, 42.5 in total; report.md written.' },
       ],
     });
     try {
-      const output = await run(['--db', 'shop=shop.sqlite', 'Summarise the orders into report.md and make clean remove build too.'], { cwd: workingDir, baseURL: server.url, input: 'y\ny\n' });
+      const output = await run(
+        ['--db', 'shop=shop.sqlite', 'Summarise the orders into report.md and make clean remove build too.'],
+        { cwd: workingDir, baseURL: server.url, input: 'y\ny\n' },
+      );
       expect(output.code, output.stderr).toBe(0);
       expect(output.stdout.trim()).toBe('Two orders, 42.5 in total; report.md written.');
       // The profile asked for exactly the two calls with a dangerous pattern, and said why.
       const prompts = output.stderr.split('\n').filter((line) => line.startsWith('approve '));
       expect(prompts).toHaveLength(2);
-      expect(prompts[0]).toContain('approve sqlite {"operation":"query","sql":"DELETE FROM orders WHERE id = 1"} (the arguments contain the dangerous pattern "DELETE FROM" (approval.dangerous_patterns of profile developer))? [y/N] approved');
+      expect(prompts[0]).toContain(
+        'approve sqlite {"operation":"query","sql":"DELETE FROM orders WHERE id = 1"} (the arguments contain the dangerous pattern "DELETE FROM" (approval.dangerous_patterns of profile developer))? [y/N] approved',
+      );
       expect(prompts[1]).toContain('approve edit ');
       expect(prompts[1]).toContain('dangerous pattern "rm -rf"');
       expect(output.stderr).not.toMatch(/warning:/);
 
       const sent = server.requests.map((request) => request.body as SentRequest);
-      expect(sent[0]!.tools!.map((tool) => tool.function.name).sort()).toEqual(['bash', 'delegate', 'edit', 'glob', 'grep', 'list', 'read', 'read_excel', 'sqlite', 'write']);
+      expect(sent[0]!.tools!.map((tool) => tool.function.name).sort()).toEqual([
+        'bash',
+        'delegate',
+        'edit',
+        'glob',
+        'grep',
+        'list',
+        'read',
+        'read_excel',
+        'sqlite',
+        'write',
+      ]);
       const toolResults = sent.slice(1).map((request) => String(request.messages.at(-1)!.content));
       expect(toolResults[0]).toContain('grace');
       // Approved by the person, refused by the database layer: developer's databases are read-only.

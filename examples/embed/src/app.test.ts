@@ -26,8 +26,12 @@ describe('the embedding app', () => {
         });
         let stdout = '';
         let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-        child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
         child.on('error', reject);
         child.on('close', (code) => resolve({ code, stdout, stderr }));
       });
@@ -35,7 +39,10 @@ describe('the embedding app', () => {
       expect(output.code).toBe(0);
       expect(output.stdout.trim()).toBe('README.md has 4 words.');
       const second = server.requests[1]!.body as { messages: { role: string; content: string }[] };
-      expect(second.messages.at(-1)).toMatchObject({ role: 'tool', content: `2 lines, 4 words, 19 bytes: ${join(workingDir, 'README.md')}` });
+      expect(second.messages.at(-1)).toMatchObject({
+        role: 'tool',
+        content: `2 lines, 4 words, 19 bytes: ${join(workingDir, 'README.md')}`,
+      });
     } finally {
       await server.close();
     }

@@ -20,7 +20,11 @@ export async function runApp(options: AppOptions): Promise<RunResult> {
     model: options.model ?? 'gpt-4o-mini',
     tools: [wordCountTool],
     workingDir: options.workingDir,
-    clientOptions: { ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }), apiKey: options.apiKey ?? 'no-key', maxRetries: 2 },
+    clientOptions: {
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      apiKey: options.apiKey ?? 'no-key',
+      maxRetries: 2,
+    },
   });
   const session = agent.createSession();
   return session.run(options.prompt, {

@@ -10,7 +10,9 @@ describe('word_count', () => {
   it('is called by an agent and counts a real file relative to the working directory', async () => {
     const workingDir = mkdtempSync(join(tmpdir(), 'rho-wc-'));
     writeFileSync(join(workingDir, 'poem.txt'), 'roses are red\nviolets are blue\n');
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'word_count', arguments: { path: 'poem.txt' } }] }, { text: '2 lines.' }] });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'word_count', arguments: { path: 'poem.txt' } }] }, { text: '2 lines.' }],
+    });
     const session = new Agent({ tools: [wordCountTool], client, workingDir }).createSession();
     const result = await session.run('count poem.txt');
     expect(result.status).toBe('completed');
@@ -20,7 +22,9 @@ describe('word_count', () => {
 
   it('refuses directories with a message the model can act on', async () => {
     const workingDir = mkdtempSync(join(tmpdir(), 'rho-wc-'));
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'word_count', arguments: { path: '.' } }] }, { text: 'ok' }] });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'word_count', arguments: { path: '.' } }] }, { text: 'ok' }],
+    });
     const session = new Agent({ tools: [wordCountTool], client, workingDir }).createSession();
     await session.run('count');
     expect(session.state.messages[2]!.content).toBe(`Not a file: ${workingDir}`);

@@ -23,7 +23,11 @@ export const wordCountTool = defineTool({
     const absolute = isAbsolute(path) ? path : resolve(context.workingDir, path);
     const info = await context.backend.stat(absolute);
     if (info.type !== 'file') return { success: false, content: `Not a file: ${absolute}` };
-    if (info.size > WORD_COUNT_MAX_BYTES) return { success: false, content: `File too large to count: ${absolute} (${info.size} bytes, limit ${WORD_COUNT_MAX_BYTES})` };
+    if (info.size > WORD_COUNT_MAX_BYTES)
+      return {
+        success: false,
+        content: `File too large to count: ${absolute} (${info.size} bytes, limit ${WORD_COUNT_MAX_BYTES})`,
+      };
     const bytes = await context.backend.readFile(absolute, { maxBytes: WORD_COUNT_MAX_BYTES });
     const text = Buffer.from(bytes).toString('utf8');
     const lines = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);

@@ -6,8 +6,12 @@ import { buildToolset, builtinProfileNamed, createToolset, resolveDatabases } fr
 
 /** Options of {@link Agent}: core's agent options, with tools and approval coming from a profile. */
 export interface AgentOptions
-  extends Omit<CoreAgentOptions, 'tools' | 'approvalPolicy'>,
-    Pick<ToolsetOptions, 'sandbox' | 'env' | 'delegate' | 'approvals' | 'onWarning' | 'onDatabaseWarning' | 'databases'> {
+  extends
+    Omit<CoreAgentOptions, 'tools' | 'approvalPolicy'>,
+    Pick<
+      ToolsetOptions,
+      'sandbox' | 'env' | 'delegate' | 'approvals' | 'onWarning' | 'onDatabaseWarning' | 'databases'
+    > {
   /**
    * The permission profile: a profile object or a built-in name (`readonly`, `developer`,
    * `unrestricted`, `developer-bash-only`). Profile files and `$RHO_HOME/profiles` names need
@@ -21,9 +25,20 @@ export interface AgentOptions
 }
 
 /** Options of {@link Agent.create}: also profile files and database config files. */
-export interface CreateAgentOptions extends Omit<AgentOptions, 'toolset' | 'profile'>, Pick<ToolsetOptions, 'profile' | 'databaseConfig' | 'rhoHome'> {}
+export interface CreateAgentOptions
+  extends Omit<AgentOptions, 'toolset' | 'profile'>, Pick<ToolsetOptions, 'profile' | 'databaseConfig' | 'rhoHome'> {}
 
-const TOOLSET_KEYS = ['profile', 'databases', 'tools', 'sandbox', 'delegate', 'approvals', 'onWarning', 'onDatabaseWarning', 'env'] as const;
+const TOOLSET_KEYS = [
+  'profile',
+  'databases',
+  'tools',
+  'sandbox',
+  'delegate',
+  'approvals',
+  'onWarning',
+  'onDatabaseWarning',
+  'env',
+] as const;
 
 /**
  * An agent built from a permission profile: the tools the profile allows (file and shell tools
@@ -47,12 +62,20 @@ export class Agent extends CoreAgent {
   constructor(options: AgentOptions = {}) {
     for (const key of ['databaseConfig', 'rhoHome'] as const) {
       // Reading files needs waiting, which a constructor cannot do (JavaScript callers get no type error).
-      if (key in options) throw new ConfigError({ message: `Agent: ${key} is read from files; use \`await Agent.create({ ${key}, ... })\` instead of new Agent().`, field: key });
+      if (key in options)
+        throw new ConfigError({
+          message: `Agent: ${key} is read from files; use \`await Agent.create({ ${key}, ... })\` instead of new Agent().`,
+          field: key,
+        });
     }
     const toolset = options.toolset ?? toolsetOf(options);
     if (options.toolset !== undefined) {
       const clashing = TOOLSET_KEYS.filter((key) => options[key] !== undefined);
-      if (clashing.length > 0) throw new ConfigError({ message: `Agent: pass either toolset or ${clashing.join(', ')}, not both; the toolset already decided them.`, field: clashing[0] });
+      if (clashing.length > 0)
+        throw new ConfigError({
+          message: `Agent: pass either toolset or ${clashing.join(', ')}, not both; the toolset already decided them.`,
+          field: clashing[0],
+        });
     }
     super({
       ...coreOptions(options),
@@ -81,7 +104,8 @@ export class Agent extends CoreAgent {
       ...(options.databases === undefined ? {} : { databases: options.databases }),
     });
     const rest: AgentOptions = { ...options };
-    for (const key of [...TOOLSET_KEYS, 'databaseConfig', 'rhoHome'] as const) delete (rest as Record<string, unknown>)[key];
+    for (const key of [...TOOLSET_KEYS, 'databaseConfig', 'rhoHome'] as const)
+      delete (rest as Record<string, unknown>)[key];
     return new Agent({ ...rest, toolset });
   }
 
@@ -92,7 +116,8 @@ export class Agent extends CoreAgent {
 }
 
 function toolsetOf(options: AgentOptions): Toolset {
-  const profile = typeof options.profile === 'object' ? options.profile : builtinProfileNamed(options.profile ?? 'readonly');
+  const profile =
+    typeof options.profile === 'object' ? options.profile : builtinProfileNamed(options.profile ?? 'readonly');
   const workingDir = options.workingDir ?? process.cwd();
   const databases = options.databases === undefined ? [] : resolveDatabases(options.databases, workingDir, options.env);
   return buildToolset({
@@ -112,7 +137,9 @@ function toolsetOptions(options: Omit<AgentOptions, 'toolset' | 'profile'>): Omi
     ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
     ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     ...(options.onDatabaseWarning === undefined ? {} : { onDatabaseWarning: options.onDatabaseWarning }),
-    ...(options.tools === undefined || options.tools.length === 0 ? {} : { extraTools: [{ source: 'the tools option', tools: options.tools }] }),
+    ...(options.tools === undefined || options.tools.length === 0
+      ? {}
+      : { extraTools: [{ source: 'the tools option', tools: options.tools }] }),
   };
 }
 

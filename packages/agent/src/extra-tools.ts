@@ -30,23 +30,46 @@ export function declaredReadOnly(tool: AnyTool): boolean {
  * already taken (by one of rho's tools or another extra tool) or not a valid tool name is a
  * `ConfigError`: two tools of one name would make the model's choice ambiguous.
  */
-export function admitExtraTools(groups: readonly ExtraTools[], context: { profile: PermissionProfile; takenNames: readonly string[]; onWarning?: ((message: string) => void) | undefined }): AdmittedTools {
+export function admitExtraTools(
+  groups: readonly ExtraTools[],
+  context: {
+    profile: PermissionProfile;
+    takenNames: readonly string[];
+    onWarning?: ((message: string) => void) | undefined;
+  },
+): AdmittedTools {
   const admitted: AdmittedTools = { tools: [], sources: new Map() };
   const owners = new Map(context.takenNames.map((name) => [name, 'a built-in tool']));
   for (const { source, tools } of groups) {
     const Source = source.charAt(0).toUpperCase() + source.slice(1);
     for (const tool of tools) {
-      if (tool === null || typeof tool !== 'object' || typeof tool.handle !== 'function' || typeof tool.description !== 'string' || typeof tool.parameters !== 'object' || tool.parameters === null) {
-        throw new ConfigError({ message: `${Source} has something that is not a tool (${describe(tool)}): give tools made with defineTool of @rho/core (name, description, parameters, handle).` });
+      if (
+        tool === null ||
+        typeof tool !== 'object' ||
+        typeof tool.handle !== 'function' ||
+        typeof tool.description !== 'string' ||
+        typeof tool.parameters !== 'object' ||
+        tool.parameters === null
+      ) {
+        throw new ConfigError({
+          message: `${Source} has something that is not a tool (${describe(tool)}): give tools made with defineTool of @rho/core (name, description, parameters, handle).`,
+        });
       }
       if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
-        throw new ConfigError({ message: `${Source} has a tool named ${JSON.stringify(tool.name)}: tool names are 1-64 letters, digits, "_" or "-".` });
+        throw new ConfigError({
+          message: `${Source} has a tool named ${JSON.stringify(tool.name)}: tool names are 1-64 letters, digits, "_" or "-".`,
+        });
       }
       const owner = owners.get(tool.name);
-      if (owner !== undefined) throw new ConfigError({ message: `${Source} has a tool named ${tool.name}, which is already ${owner}. Remove or rename one of them.` });
+      if (owner !== undefined)
+        throw new ConfigError({
+          message: `${Source} has a tool named ${tool.name}, which is already ${owner}. Remove or rename one of them.`,
+        });
       owners.set(tool.name, `the tool of ${source}`);
       if (context.profile.fileWrite === 'off' && !declaredReadOnly(tool)) {
-        context.onWarning?.(`tool ${tool.name} (from ${source}) is not offered: it is not declared read-only (annotations.readOnly) and profile ${context.profile.name} allows no writes.`);
+        context.onWarning?.(
+          `tool ${tool.name} (from ${source}) is not offered: it is not declared read-only (annotations.readOnly) and profile ${context.profile.name} allows no writes.`,
+        );
         continue;
       }
       admitted.tools.push(tool);

@@ -74,7 +74,11 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
   const source = document as Record<string, unknown>;
   const config: AgentConfig = { vars: {}, budgets: {}, extras: {} };
   const fail = (field: string, expected: string, value: unknown): never => {
-    throw new ConfigError({ message: `${origin}: '${field}' must be ${expected} (got ${JSON.stringify(value)}).`, file: origin, field });
+    throw new ConfigError({
+      message: `${origin}: '${field}' must be ${expected} (got ${JSON.stringify(value)}).`,
+      file: origin,
+      field,
+    });
   };
   for (const [key, value] of Object.entries(source)) {
     if (value === null || value === undefined) continue;
@@ -83,35 +87,52 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
       config[STRING_FIELDS[key as keyof typeof STRING_FIELDS]] = value as string;
     } else if (key === 'vars') {
       if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping of names to values', value);
-      config.vars = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, item]) => [name, item === null ? '' : String(item)]));
+      config.vars = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([name, item]) => [
+          name,
+          item === null ? '' : String(item),
+        ]),
+      );
     } else if (key === 'response_format' || key === 'databases' || key === 'mcp_servers') {
-      if (typeof value !== 'object' || Array.isArray(value)) fail(key, key === 'mcp_servers' ? 'a mapping of server names to settings (command and args, or url)' : 'a mapping', value);
+      if (typeof value !== 'object' || Array.isArray(value))
+        fail(
+          key,
+          key === 'mcp_servers' ? 'a mapping of server names to settings (command and args, or url)' : 'a mapping',
+          value,
+        );
       if (key === 'response_format') config.responseFormat = value as Record<string, unknown>;
       else if (key === 'databases') config.databases = value as Record<string, unknown>;
       else config.mcpServers = value as Record<string, unknown>;
     } else if (key === 'first_byte_timeout' || key === 'idle_timeout') {
-      if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0)) fail(key, 'a positive number of seconds', value);
+      if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0))
+        fail(key, 'a positive number of seconds', value);
       config[key === 'first_byte_timeout' ? 'firstByteTimeout' : 'idleTimeout'] = value as number;
     } else if (key === 'max_retries') {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail(key, 'a whole number, 0 or more', value);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+        fail(key, 'a whole number, 0 or more', value);
       config.maxRetries = value as number;
     } else if (key === 'context_window') {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) fail(key, 'a whole number of tokens, for example 32768', value);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
+        fail(key, 'a whole number of tokens, for example 32768', value);
       config.contextWindow = value as number;
     } else if (key === 'context_windows') {
-      if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping of model names to a number of tokens', value);
+      if (typeof value !== 'object' || Array.isArray(value))
+        fail(key, 'a mapping of model names to a number of tokens', value);
       for (const [name, tokens] of Object.entries(value as Record<string, unknown>)) {
-        if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens <= 0) fail(`context_windows.${name}`, 'a whole number of tokens, for example 32768', tokens);
+        if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens <= 0)
+          fail(`context_windows.${name}`, 'a whole number of tokens, for example 32768', tokens);
       }
       config.contextWindows = { ...(value as Record<string, number>) };
     } else if (key === 'tool_packages') {
-      if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item.trim() === '')) fail(key, 'a list of package names or paths', value);
+      if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item.trim() === ''))
+        fail(key, 'a list of package names or paths', value);
       config.toolPackages = (value as string[]).map((item) => item.trim());
     } else if (key === 'auto_approve') {
       if (typeof value !== 'boolean') fail(key, 'true or false', value);
       config.autoApprove = value as boolean;
     } else if (key === 'budgets') {
-      if (typeof value !== 'object' || Array.isArray(value)) fail(key, `a mapping with ${Object.keys(BUDGET_FIELDS).join(', ')}`, value);
+      if (typeof value !== 'object' || Array.isArray(value))
+        fail(key, `a mapping with ${Object.keys(BUDGET_FIELDS).join(', ')}`, value);
       for (const [name, limit] of Object.entries(value as Record<string, unknown>)) {
         if (!(name in BUDGET_FIELDS)) fail(`budgets.${name}`, `one of ${Object.keys(BUDGET_FIELDS).join(', ')}`, name);
         if (typeof limit !== 'number' || !(limit > 0)) fail(`budgets.${name}`, 'a positive number', limit);
@@ -179,7 +200,11 @@ export function unknownAgentConfigKeys(config: AgentConfig): UnknownAgentConfigK
  * An unknown key with the one of `known` it most likely means: an alias, else the nearest name
  * within a quarter of its length in edits. Shared with `$RHO_HOME/config.yaml` (user-config.ts).
  */
-export function suggestKey(key: string, known: readonly string[], aliases: Readonly<Record<string, string>> = {}): UnknownAgentConfigKey {
+export function suggestKey(
+  key: string,
+  known: readonly string[],
+  aliases: Readonly<Record<string, string>> = {},
+): UnknownAgentConfigKey {
   const normalized = key.trim().toLowerCase().replace(/-/g, '_');
   const alias = aliases[normalized];
   if (alias !== undefined && known.includes(alias)) return { key, suggestion: alias };
@@ -188,7 +213,9 @@ export function suggestKey(key: string, known: readonly string[], aliases: Reado
     const distance = editDistance(normalized, name);
     if (best === undefined || distance < best.distance) best = { name, distance };
   }
-  return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 4)) ? { key, suggestion: best.name } : { key };
+  return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 4))
+    ? { key, suggestion: best.name }
+    : { key };
 }
 
 /** Edits (insert, delete, replace, swap two neighbours) that turn `a` into `b`. */
@@ -197,8 +224,13 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i += 1) {
     const row = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      let best = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      let best = Math.min(
+        rows[i - 1]![j]! + 1,
+        row[j - 1]! + 1,
+        rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
       row[j] = best;
     }
     rows.push(row);
@@ -212,14 +244,23 @@ export function loadAgentConfig(path: string): AgentConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ConfigError({ message: `Config file not found: ${path}`, file: path });
-    throw new ConfigError({ message: `Cannot read config file ${path}: ${(error as Error).message}`, file: path, cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new ConfigError({ message: `Config file not found: ${path}`, file: path });
+    throw new ConfigError({
+      message: `Cannot read config file ${path}: ${(error as Error).message}`,
+      file: path,
+      cause: error,
+    });
   }
   let document: unknown;
   try {
     document = parse(text);
   } catch (error) {
-    throw new ConfigError({ message: `Invalid YAML in config file ${path}: ${(error as Error).message}`, file: path, cause: error });
+    throw new ConfigError({
+      message: `Invalid YAML in config file ${path}: ${(error as Error).message}`,
+      file: path,
+      cause: error,
+    });
   }
   return parseAgentConfig(document, path);
 }
@@ -237,14 +278,18 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined && Object.keys(config.databases).length > 0) document.databases = config.databases;
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
-  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0) document.mcp_servers = config.mcpServers;
-  const budgets = Object.entries(BUDGET_FIELDS).flatMap(([key, field]) => (config.budgets[field] === undefined ? [] : [[key, config.budgets[field]]]));
+  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0)
+    document.mcp_servers = config.mcpServers;
+  const budgets = Object.entries(BUDGET_FIELDS).flatMap(([key, field]) =>
+    config.budgets[field] === undefined ? [] : [[key, config.budgets[field]]],
+  );
   if (budgets.length > 0) document.budgets = Object.fromEntries(budgets);
   if (config.autoApprove !== undefined) document.auto_approve = config.autoApprove;
   if (config.firstByteTimeout !== undefined) document.first_byte_timeout = config.firstByteTimeout;
   if (config.idleTimeout !== undefined) document.idle_timeout = config.idleTimeout;
   if (config.maxRetries !== undefined) document.max_retries = config.maxRetries;
   if (config.contextWindow !== undefined) document.context_window = config.contextWindow;
-  if (config.contextWindows !== undefined && Object.keys(config.contextWindows).length > 0) document.context_windows = config.contextWindows;
+  if (config.contextWindows !== undefined && Object.keys(config.contextWindows).length > 0)
+    document.context_windows = config.contextWindows;
   return { ...document, ...config.extras };
 }

@@ -22,7 +22,9 @@ export interface AgentToolOptions {
 
 const DEFAULT_PARAMETERS: JsonObjectSchema = {
   type: 'object',
-  properties: { instruction: { type: 'string', description: 'The task for the agent, with all the context it needs.' } },
+  properties: {
+    instruction: { type: 'string', description: 'The task for the agent, with all the context it needs.' },
+  },
   required: ['instruction'],
 };
 
@@ -30,7 +32,9 @@ const DEFAULT_PARAMETERS: JsonObjectSchema = {
 export function formatAgentInput(args: Record<string, unknown>): string {
   const keys = Object.keys(args);
   if (keys.length === 1 && keys[0] === 'instruction') return String(args.instruction ?? '');
-  return keys.map((key) => `${key}: ${typeof args[key] === 'string' ? args[key] : JSON.stringify(args[key])}`).join('\n');
+  return keys
+    .map((key) => `${key}: ${typeof args[key] === 'string' ? args[key] : JSON.stringify(args[key])}`)
+    .join('\n');
 }
 
 /**
@@ -52,7 +56,10 @@ export function createAgentTool(agent: ChildAgent, options: AgentToolOptions): A
       if (task === '') return { success: false, content: `${options.name}: received empty instruction.` };
       const sessionOptions = options.sessionOptions?.(args as Record<string, unknown>, context) ?? {};
       // Called outside a session (no parent to answer to), the agent runs on its own settings.
-      const child = context.children === undefined ? agent.createSession(sessionOptions) : context.children.spawn({ agent, session: sessionOptions });
+      const child =
+        context.children === undefined
+          ? agent.createSession(sessionOptions)
+          : context.children.spawn({ agent, session: sessionOptions });
       return runChild(child, task, context, options.name);
     },
   });
@@ -62,7 +69,12 @@ export function createAgentTool(agent: ChildAgent, options: AgentToolOptions): A
  * Runs a child session on `task` with the tool's signal (so it is cancelled with the caller),
  * adds its usage to the caller's, and turns its outcome into a tool result.
  */
-export async function runChild(child: ChildSession, task: string, context: ToolContext, label: string): Promise<ToolResult> {
+export async function runChild(
+  child: ChildSession,
+  task: string,
+  context: ToolContext,
+  label: string,
+): Promise<ToolResult> {
   const started = performance.now();
   const result = await child.run(task, { signal: context.signal });
   context.children?.recordUsage(child.id, result.runUsage, child.client.model);
@@ -74,6 +86,17 @@ export async function runChild(child: ChildSession, task: string, context: ToolC
     ...(result.limit === undefined ? {} : { child_limit: result.limit }),
   };
   if (result.status === 'completed') return { success: true, content: result.text, metadata };
-  const why = result.status === 'error' ? `failed: ${result.error?.message ?? 'unknown error'}` : result.status === 'limit' ? `stopped at its ${result.limit ?? 'limit'}` : result.status === 'truncated' ? 'was cut off at the model\'s output limit (its answer is incomplete)' : 'was cancelled';
-  return { success: false, content: `${label}: the sub-agent ${why}.${result.text === '' ? '' : ` Its last answer:\n${result.text}`}`, metadata };
+  const why =
+    result.status === 'error'
+      ? `failed: ${result.error?.message ?? 'unknown error'}`
+      : result.status === 'limit'
+        ? `stopped at its ${result.limit ?? 'limit'}`
+        : result.status === 'truncated'
+          ? "was cut off at the model's output limit (its answer is incomplete)"
+          : 'was cancelled';
+  return {
+    success: false,
+    content: `${label}: the sub-agent ${why}.${result.text === '' ? '' : ` Its last answer:\n${result.text}`}`,
+    metadata,
+  };
 }

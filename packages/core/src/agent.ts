@@ -104,9 +104,13 @@ export class Agent {
     let decision: ApprovalDecision;
     try {
       const answer = this.approvalPolicy(tool, args);
-      decision = typeof answer === 'boolean' ? { required: answer } : { ...answer, required: answer.required !== false };
+      decision =
+        typeof answer === 'boolean' ? { required: answer } : { ...answer, required: answer.required !== false };
     } catch (error) {
-      decision = { required: true, reason: `the approval policy failed for ${tool.name} (${error instanceof Error ? error.message : String(error)})` };
+      decision = {
+        required: true,
+        reason: `the approval policy failed for ${tool.name} (${error instanceof Error ? error.message : String(error)})`,
+      };
     }
     if (decision.required) return decision;
     return approvalRequestedByTool(tool, args) ?? decision;
@@ -117,7 +121,13 @@ export class Agent {
    * are copied, so changing the new agent's tools leaves this one's alone.
    */
   derive(overrides: AgentOptions = {}): Agent {
-    return new Agent({ ...this.options, tools: this.registry.clone(), backend: this.backend, workingDir: this.workingDir, ...overrides });
+    return new Agent({
+      ...this.options,
+      tools: this.registry.clone(),
+      backend: this.backend,
+      workingDir: this.workingDir,
+      ...overrides,
+    });
   }
 
   /**

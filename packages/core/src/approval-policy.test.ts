@@ -24,7 +24,10 @@ function legacyTool(name: string, requiresApproval: unknown): AnyTool {
 
 describe('the default approval policy (no profile)', () => {
   it('asks for tools annotated destructive and lets the others run', () => {
-    expect(defaultApprovalPolicy(tool('wipe', { destructive: true }), {})).toMatchObject({ required: true, reason: expect.stringContaining('wipe is annotated destructive') });
+    expect(defaultApprovalPolicy(tool('wipe', { destructive: true }), {})).toMatchObject({
+      required: true,
+      reason: expect.stringContaining('wipe is annotated destructive'),
+    });
     expect(defaultApprovalPolicy(tool('look', { readOnly: true }), {})).toEqual({ required: false });
     expect(defaultApprovalPolicy(tool('plain'), {})).toEqual({ required: false });
     const agent = new Agent({ client: createScriptedModelClient({ steps: [] }) });
@@ -37,7 +40,9 @@ describe('the default approval policy (no profile)', () => {
     const steps = () => [{ toolCalls: [{ id: 'w', name: 'wipe', arguments: { text: 'all' } }] }, { text: 'done' }];
     const refused = new Agent({ tools: [wipe], client: createScriptedModelClient({ steps: steps() }) }).createSession();
     await refused.run('wipe it');
-    expect(refused.state.messages[2]!.content).toMatch(/^Not run: 'wipe' needs approval \(wipe is annotated destructive/);
+    expect(refused.state.messages[2]!.content).toMatch(
+      /^Not run: 'wipe' needs approval \(wipe is annotated destructive/,
+    );
     const asked: string[] = [];
     const approved = new Agent({ tools: [wipe], client: createScriptedModelClient({ steps: steps() }) }).createSession({
       approver: (request) => {
@@ -54,29 +59,66 @@ describe('the default approval policy (no profile)', () => {
 describe('Agent.approvalFor', () => {
   const client = createScriptedModelClient({ steps: [] });
 
-  it('is decided by the agent\'s policy, with its reason', () => {
-    const agent = new Agent({ client, approvalPolicy: (candidate, args) => ({ required: candidate.name === 'look' && args.text === 'secret', reason: 'secrets need a person' }) });
-    expect(agent.approvalFor(tool('look', { readOnly: true }), { text: 'secret' })).toEqual({ required: true, reason: 'secrets need a person' });
+  it("is decided by the agent's policy, with its reason", () => {
+    const agent = new Agent({
+      client,
+      approvalPolicy: (candidate, args) => ({
+        required: candidate.name === 'look' && args.text === 'secret',
+        reason: 'secrets need a person',
+      }),
+    });
+    expect(agent.approvalFor(tool('look', { readOnly: true }), { text: 'secret' })).toEqual({
+      required: true,
+      reason: 'secrets need a person',
+    });
     expect(agent.approvalFor(tool('look', { readOnly: true }), { text: 'public' }).required).toBe(false);
     // The policy decides alone: a destructive annotation does not ask when the policy says no.
-    expect(new Agent({ client, approvalPolicy: () => false }).approvalFor(tool('wipe', { destructive: true }), {}).required).toBe(false);
+    expect(
+      new Agent({ client, approvalPolicy: () => false }).approvalFor(tool('wipe', { destructive: true }), {}).required,
+    ).toBe(false);
   });
 
   it('asks when the policy throws', () => {
-    const agent = new Agent({ client, approvalPolicy: () => { throw new Error('profile store unreachable'); } });
-    expect(agent.approvalFor(tool('look'), {})).toEqual({ required: true, reason: 'the approval policy failed for look (profile store unreachable)' });
+    const agent = new Agent({
+      client,
+      approvalPolicy: () => {
+        throw new Error('profile store unreachable');
+      },
+    });
+    expect(agent.approvalFor(tool('look'), {})).toEqual({
+      required: true,
+      reason: 'the approval policy failed for look (profile store unreachable)',
+    });
   });
 
   it('never gives a tool that still carries requiresApproval less approval than it asked for', () => {
     const lenient = new Agent({ client, approvalPolicy: () => ({ required: false }) });
-    expect(lenient.approvalFor(legacyTool('old', true), {})).toEqual({ required: true, reason: 'old asks for approval of every call itself (requiresApproval)' });
+    expect(lenient.approvalFor(legacyTool('old', true), {})).toEqual({
+      required: true,
+      reason: 'old asks for approval of every call itself (requiresApproval)',
+    });
     const perCall = legacyTool('per_call', (args: Record<string, unknown>) => args.text === 'danger');
-    expect(lenient.approvalFor(perCall, { text: 'danger' })).toEqual({ required: true, reason: 'per_call asks for approval of this call itself (requiresApproval)' });
+    expect(lenient.approvalFor(perCall, { text: 'danger' })).toEqual({
+      required: true,
+      reason: 'per_call asks for approval of this call itself (requiresApproval)',
+    });
     expect(lenient.approvalFor(perCall, { text: 'fine' })).toEqual({ required: false });
     // Deny by default: an answer rho cannot read as "no" (a promise, a string) or a failing function asks.
-    expect(lenient.approvalFor(legacyTool('async_check', async () => false), {}).required).toBe(true);
+    expect(
+      lenient.approvalFor(
+        legacyTool('async_check', async () => false),
+        {},
+      ).required,
+    ).toBe(true);
     expect(lenient.approvalFor(legacyTool('stringly', 'yes'), {}).required).toBe(true);
-    expect(lenient.approvalFor(legacyTool('broken', () => { throw new Error('boom'); }), {})).toEqual({ required: true, reason: 'broken asks for approval through requiresApproval, which failed (boom)' });
+    expect(
+      lenient.approvalFor(
+        legacyTool('broken', () => {
+          throw new Error('boom');
+        }),
+        {},
+      ),
+    ).toEqual({ required: true, reason: 'broken asks for approval through requiresApproval, which failed (boom)' });
     expect(lenient.approvalFor(legacyTool('declines', false), {})).toEqual({ required: false });
     // The policy's own requirement (and its reason) comes first.
     const strict = new Agent({ client, approvalPolicy: () => ({ required: true, reason: 'profile says so' }) });

@@ -9,7 +9,10 @@ import type { AnyTool } from './tool.js';
  */
 export const defaultApprovalPolicy: ApprovalPolicy = (tool) =>
   tool.annotations?.destructive === true
-    ? { required: true, reason: `${tool.name} is annotated destructive, and calls of destructive tools need approval when no permission profile says otherwise` }
+    ? {
+        required: true,
+        reason: `${tool.name} is annotated destructive, and calls of destructive tools need approval when no permission profile says otherwise`,
+      }
     : { required: false };
 
 /**
@@ -25,9 +28,16 @@ export function approvalRequestedByTool(tool: AnyTool, args: Record<string, unkn
     try {
       answer = (asked as (args: Record<string, unknown>) => unknown).call(tool, args);
     } catch (error) {
-      return { required: true, reason: `${tool.name} asks for approval through requiresApproval, which failed (${error instanceof Error ? error.message : String(error)})` };
+      return {
+        required: true,
+        reason: `${tool.name} asks for approval through requiresApproval, which failed (${error instanceof Error ? error.message : String(error)})`,
+      };
     }
-    return answer ? { required: true, reason: `${tool.name} asks for approval of this call itself (requiresApproval)` } : undefined;
+    return answer
+      ? { required: true, reason: `${tool.name} asks for approval of this call itself (requiresApproval)` }
+      : undefined;
   }
-  return asked ? { required: true, reason: `${tool.name} asks for approval of every call itself (requiresApproval)` } : undefined;
+  return asked
+    ? { required: true, reason: `${tool.name} asks for approval of every call itself (requiresApproval)` }
+    : undefined;
 }

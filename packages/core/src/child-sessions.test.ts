@@ -11,7 +11,10 @@ import { createScriptedModelClient } from './testing/index.js';
  * A tool as a third party would write it: it knows nothing of Session or Agent internals, only
  * `ToolContext.children`. It asks a reviewer agent of its own for a second opinion.
  */
-function secondOpinionTool(reviewer: Agent, seen: { budgets?: Budgets; context?: ToolContext; childBudgets?: Budgets }) {
+function secondOpinionTool(
+  reviewer: Agent,
+  seen: { budgets?: Budgets; context?: ToolContext; childBudgets?: Budgets },
+) {
   return defineTool({
     name: 'second_opinion',
     description: 'Asks a reviewer for a second opinion on a claim.',
@@ -38,10 +41,16 @@ describe('ToolContext.children', () => {
     const client = createScriptedModelClient({
       model: 'gpt-4o-mini',
       steps: [
-        { toolCalls: [{ id: 'c1', name: 'second_opinion', arguments: { claim: 'water is wet' } }], usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.01 } },
+        {
+          toolCalls: [{ id: 'c1', name: 'second_opinion', arguments: { claim: 'water is wet' } }],
+          usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.01 },
+        },
         (request) => {
           // The reviewer's own system prompt and no history of the parent.
-          expect(request.messages).toEqual([{ role: 'system', content: 'You review claims.' }, { role: 'user', content: 'Review: water is wet' }]);
+          expect(request.messages).toEqual([
+            { role: 'system', content: 'You review claims.' },
+            { role: 'user', content: 'Review: water is wet' },
+          ]);
           return { text: 'Agreed.', usage: { inputTokens: 40, outputTokens: 4, costUsd: 0.002 } };
         },
         { text: 'The reviewer agrees.', usage: { inputTokens: 150, outputTokens: 6, costUsd: 0.015 } },
@@ -61,10 +70,19 @@ describe('ToolContext.children', () => {
     expect(result.runUsage).toMatchObject({ input_tokens: 290, output_tokens: 20 });
     expect(result.runUsage.cost_usd).toBeCloseTo(0.027, 9);
 
-    const trace = readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as TraceRecord);
+    const trace = readFileSync(join(directory, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TraceRecord);
     const rollUp = trace.find((record) => record.type === 'llm_end' && record.purpose === 'child_session');
-    const childId = (trace.find((record) => record.type === 'tool_end') as { metadata?: { reviewer_session?: string } }).metadata?.reviewer_session;
-    expect(rollUp).toMatchObject({ model: 'gpt-4o-mini', input_tokens: 40, output_tokens: 4, child_session_id: childId });
+    const childId = (trace.find((record) => record.type === 'tool_end') as { metadata?: { reviewer_session?: string } })
+      .metadata?.reviewer_session;
+    expect(rollUp).toMatchObject({
+      model: 'gpt-4o-mini',
+      input_tokens: 40,
+      output_tokens: 4,
+      child_session_id: childId,
+    });
     // The roll-up survives replay, and does not become the conversation's context size.
     const replayed = State.fromJsonl(readFileSync(join(directory, 'trace.jsonl')));
     expect(replayed.usage).toEqual(session.state.usage);
@@ -74,7 +92,10 @@ describe('ToolContext.children', () => {
   it('reports what is left of the budgets, and gives a child the tighter of its own and the rest', async () => {
     const client = createScriptedModelClient({
       steps: [
-        { toolCalls: [{ name: 'second_opinion', arguments: { claim: 'x' } }], usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.25 } },
+        {
+          toolCalls: [{ name: 'second_opinion', arguments: { claim: 'x' } }],
+          usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.25 },
+        },
         { text: 'fine', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 } },
         { text: 'done', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 } },
       ],
@@ -95,11 +116,22 @@ describe('ToolContext.children', () => {
     expect(seen.childBudgets).toMatchObject({ maxTurns: 2, maxTokens: 880, maxCostUsd: 0.75 });
     expect(seen.childBudgets!.maxDurationMs).toBeLessThanOrEqual(seen.budgets!.maxDurationMs!);
     // Between runs, no time of a run is spent.
-    expect(session.remainingBudgets()).toEqual({ maxTurns: 10, maxTokens: 1_000 - 122 - 2, maxCostUsd: 0.75, maxDurationMs: 600_000 });
+    expect(session.remainingBudgets()).toEqual({
+      maxTurns: 10,
+      maxTokens: 1_000 - 122 - 2,
+      maxCostUsd: 0.75,
+      maxDurationMs: 600_000,
+    });
   });
 
   it('reports no budgets when the session has none, and the child keeps its own', async () => {
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'second_opinion', arguments: { claim: 'x' } }] }, { text: 'fine' }, { text: 'done' }] });
+    const client = createScriptedModelClient({
+      steps: [
+        { toolCalls: [{ name: 'second_opinion', arguments: { claim: 'x' } }] },
+        { text: 'fine' },
+        { text: 'done' },
+      ],
+    });
     const seen: Parameters<typeof secondOpinionTool>[1] = {};
     const reviewer = new Agent({ client, budgets: { maxTurns: 3 } });
     await new Agent({ tools: [secondOpinionTool(reviewer, seen)], client }).createSession().run('go');
@@ -117,7 +149,12 @@ describe('ToolContext.children', () => {
       },
     });
     const client = createScriptedModelClient({
-      steps: [{ toolCalls: [{ name: 'second_opinion', arguments: { claim: 'x' } }] }, { toolCalls: [{ name: 'lookup', arguments: { word: 'x' } }] }, { text: 'checked' }, { text: 'done' }],
+      steps: [
+        { toolCalls: [{ name: 'second_opinion', arguments: { claim: 'x' } }] },
+        { toolCalls: [{ name: 'lookup', arguments: { word: 'x' } }] },
+        { text: 'checked' },
+        { text: 'done' },
+      ],
     });
     const reviewer = new Agent({ client, tools: [lookup], approvalPolicy: (tool) => tool.name === 'lookup' });
     const asked: string[] = [];
@@ -140,12 +177,25 @@ describe('ToolContext.children', () => {
       parameters: { type: 'object', properties: {} },
       async handle(_invocation, context) {
         const child = context.children!.spawn({ withoutTools: ['probe'], copyHistory: true });
-        spawned = { id: child.id, tools: child instanceof Session ? child.agent.registry.specs().map((spec) => spec.function.name) : [], history: child.state.messages.length };
+        spawned = {
+          id: child.id,
+          tools: child instanceof Session ? child.agent.registry.specs().map((spec) => spec.function.name) : [],
+          history: child.state.messages.length,
+        };
         return { content: 'spawned', success: true };
       },
     });
-    const other = defineTool({ name: 'other', description: 'Does nothing.', parameters: { type: 'object', properties: {} }, async handle() { return { content: '', success: true }; } });
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'probe', arguments: {} }] }, { text: 'ok' }] });
+    const other = defineTool({
+      name: 'other',
+      description: 'Does nothing.',
+      parameters: { type: 'object', properties: {} },
+      async handle() {
+        return { content: '', success: true };
+      },
+    });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'probe', arguments: {} }] }, { text: 'ok' }],
+    });
     const agent = new Agent({ tools: [probe, other], client });
     const store = new SessionStore(tempDir());
     const { id, directory } = store.create({ model: 'scripted-model', config: { model: 'scripted-model' } });
@@ -156,10 +206,15 @@ describe('ToolContext.children', () => {
     expect(spawned!.history).toBe(1);
     expect(store.list().find((info) => info.id === spawned!.id)).toMatchObject({ parentId: id });
     // The parent still has its own tool.
-    expect(agent.registry.specs().map((spec) => spec.function.name).sort()).toEqual(['other', 'probe']);
+    expect(
+      agent.registry
+        .specs()
+        .map((spec) => spec.function.name)
+        .sort(),
+    ).toEqual(['other', 'probe']);
   });
 
-  it('refuses withoutTools for an agent of the tool\'s own, and is absent outside a session', async () => {
+  it("refuses withoutTools for an agent of the tool's own, and is absent outside a session", async () => {
     let thrown: unknown;
     const probe = defineTool({
       name: 'probe',
@@ -174,13 +229,18 @@ describe('ToolContext.children', () => {
         return { content: 'ok', success: true };
       },
     });
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'probe', arguments: {} }] }, { text: 'ok' }] });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'probe', arguments: {} }] }, { text: 'ok' }],
+    });
     await new Agent({ tools: [probe], client }).createSession().run('go');
     expect(thrown).toBeInstanceOf(TypeError);
     expect((thrown as Error).message).toMatch(/withoutTools applies only to the copy/);
 
     const seen: Parameters<typeof secondOpinionTool>[1] = {};
-    const direct = await secondOpinionTool(new Agent({ client }), seen).handle({ callId: 'c', toolName: 'second_opinion', arguments: { claim: 'x' } }, { signal: new AbortController().signal, sessionId: 's', workingDir: tempDir(), backend: new Agent().backend });
+    const direct = await secondOpinionTool(new Agent({ client }), seen).handle(
+      { callId: 'c', toolName: 'second_opinion', arguments: { claim: 'x' } },
+      { signal: new AbortController().signal, sessionId: 's', workingDir: tempDir(), backend: new Agent().backend },
+    );
     expect(direct).toEqual({ success: false, content: 'second_opinion needs a session.' });
   });
 });

@@ -11,13 +11,16 @@ export function oneOf(values: readonly unknown[]): string {
 
 /** `'name' must be one of "a", "b" (got "x")`: a value that is not among the choices. */
 export function mustBeOneOf(name: string, values: readonly unknown[], got?: unknown): string {
-  const choices = values.length === 0 ? `must be a configured value, and there is none configured` : `must be ${oneOf(values)}`;
+  const choices =
+    values.length === 0 ? `must be a configured value, and there is none configured` : `must be ${oneOf(values)}`;
   return `'${name}' ${choices}${got === undefined ? '' : ` (got ${gotText(got)})`}`;
 }
 
 /** `'name' is required and must be one of "a", "b"`: a missing choice. */
 export function requiredOneOf(name: string, values: readonly unknown[]): string {
-  return values.length === 0 ? `'${name}' is required, and there is none configured` : `'${name}' is required and must be ${oneOf(values)}`;
+  return values.length === 0
+    ? `'${name}' is required, and there is none configured`
+    : `'${name}' is required and must be ${oneOf(values)}`;
 }
 
 function gotText(value: unknown): string {

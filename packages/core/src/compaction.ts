@@ -49,7 +49,10 @@ export type CompactResult =
 
 /** The messages kept verbatim: the original task and the latest user messages (not old summaries). */
 export function messagesToKeep(messages: readonly ChatMessage[]): ChatMessage[] {
-  const users = messages.filter((message): message is Extract<ChatMessage, { role: 'user' }> => message.role === 'user' && message.content !== '' && !message.content.startsWith(SUMMARY_PREFIX));
+  const users = messages.filter(
+    (message): message is Extract<ChatMessage, { role: 'user' }> =>
+      message.role === 'user' && message.content !== '' && !message.content.startsWith(SUMMARY_PREFIX),
+  );
   const original = users[0];
   if (original === undefined) return [];
   const recent = users.slice(1).slice(-KEPT_RECENT_USER_MESSAGES);

@@ -31,7 +31,9 @@ export class ContextWindowResolver {
         model: client.model,
         ...(contextWindow === undefined ? {} : { explicit: { tokens: contextWindow, source: contextWindowSource } }),
         ...(contextWindows === undefined ? {} : { perModel: contextWindows }),
-        ...(discover && client.discoverContextWindow !== undefined ? { discover: () => client.discoverContextWindow!(signal) } : {}),
+        ...(discover && client.discoverContextWindow !== undefined
+          ? { discover: () => client.discoverContextWindow!(signal) }
+          : {}),
       });
       // A discovery cut short by a cancelled run says nothing: the next run asks again.
       if (signal?.aborted !== true) this.resolved = info;
@@ -44,6 +46,8 @@ export class ContextWindowResolver {
 
   /** The `llm_start` fields that show the window and its source (none before it is resolved). */
   traceFields(): { context_window?: number; context_window_source?: string } {
-    return this.resolved === undefined ? {} : { context_window: this.resolved.tokens, context_window_source: this.resolved.source };
+    return this.resolved === undefined
+      ? {}
+      : { context_window: this.resolved.tokens, context_window_source: this.resolved.source };
   }
 }

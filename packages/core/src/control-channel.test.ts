@@ -14,7 +14,14 @@ import { createScriptedModelClient } from './testing/scripted-model-client.js';
  * second implementation (a database for fleets) would be. The session must need nothing else.
  */
 function memoryChannel() {
-  const shared = { cancel: false, pause: false, queue: [] as string[], statuses: [] as SessionStatus[], clears: 0, takes: [] as number[] };
+  const shared = {
+    cancel: false,
+    pause: false,
+    queue: [] as string[],
+    statuses: [] as SessionStatus[],
+    clears: 0,
+    takes: [] as number[],
+  };
   const agent: ControlChannel & { onStatus?: (status: SessionStatus) => void } = {
     async isCancelRequested() {
       return shared.cancel;
@@ -25,8 +32,16 @@ function memoryChannel() {
     async takeDirectives(cursor): Promise<TakenDirectives> {
       shared.takes.push(cursor);
       const start = cursor > shared.queue.length ? 0 : cursor;
-      const items = shared.queue.slice(start).map((text, index) => ({ text, cursor: start + index + 1, ...(text.startsWith('!') ? { refused: 'starts with !' } : {}) }));
-      return { texts: items.filter((item) => item.refused === undefined).map((item) => item.text), cursor: shared.queue.length, items };
+      const items = shared.queue.slice(start).map((text, index) => ({
+        text,
+        cursor: start + index + 1,
+        ...(text.startsWith('!') ? { refused: 'starts with !' } : {}),
+      }));
+      return {
+        texts: items.filter((item) => item.refused === undefined).map((item) => item.text),
+        cursor: shared.queue.length,
+        items,
+      };
     },
     async clearCancel() {
       shared.clears += 1;
@@ -61,7 +76,8 @@ function memoryChannel() {
   return { shared, agent, operator };
 }
 
-const userTexts = (request: { messages: { role: string; content?: unknown }[] }) => request.messages.filter((message) => message.role === 'user').map((message) => String(message.content));
+const userTexts = (request: { messages: { role: string; content?: unknown }[] }) =>
+  request.messages.filter((message) => message.role === 'user').map((message) => String(message.content));
 
 describe('the control channel seam (another implementation than files)', () => {
   it('holds a paused session, reports paused then running through the channel, and goes on when resumed', async () => {
@@ -99,8 +115,14 @@ describe('the control channel seam (another implementation than files)', () => {
     const client = createScriptedModelClient({ steps: [{ text: 'one' }, { text: 'two' }] });
     const session = new Agent({ client }).createSession({ control: agent, tracePath, pollIntervalMs: 5 });
     await session.run('start');
-    expect(userTexts(client.requests[0]!)).toEqual(['start', '[Operator directive] first', '[Operator directive] second']);
-    const refused = readFileSync(tracePath, 'utf8').split('\n').filter((line) => line.includes('directive_refused'));
+    expect(userTexts(client.requests[0]!)).toEqual([
+      'start',
+      '[Operator directive] first',
+      '[Operator directive] second',
+    ]);
+    const refused = readFileSync(tracePath, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('directive_refused'));
     expect(refused).toHaveLength(1);
     await operator.sendDirective('third');
     await session.run('again');
@@ -112,8 +134,14 @@ describe('the control channel seam (another implementation than files)', () => {
     const replayed = State.fromJsonl(readFileSync(tracePath));
     expect(replayed.directiveCursor).toBe(4);
     const resumedClient = createScriptedModelClient({ steps: [{ text: 'three' }] });
-    await new Agent({ client: resumedClient }).createSession({ control: agent, state: replayed, pollIntervalMs: 5 }).run('later');
-    expect(userTexts(resumedClient.requests[0]!).filter((text) => text.startsWith('[Operator directive]'))).toEqual(['[Operator directive] first', '[Operator directive] second', '[Operator directive] third']);
+    await new Agent({ client: resumedClient })
+      .createSession({ control: agent, state: replayed, pollIntervalMs: 5 })
+      .run('later');
+    expect(userTexts(resumedClient.requests[0]!).filter((text) => text.startsWith('[Operator directive]'))).toEqual([
+      '[Operator directive] first',
+      '[Operator directive] second',
+      '[Operator directive] third',
+    ]);
     expect(shared.takes.at(-1)).toBe(4);
   });
 });

@@ -127,7 +127,11 @@ export class FileControlChannel implements ControlChannel {
         if (typeof text === 'string') items.push({ text, cursor });
         else items.push({ text: line, cursor, refused: text.refused });
       }
-      return { texts: items.flatMap((item) => (item.refused === undefined ? [item.text] : [])), cursor: start + lastNewline + 1, items };
+      return {
+        texts: items.flatMap((item) => (item.refused === undefined ? [item.text] : [])),
+        cursor: start + lastNewline + 1,
+        items,
+      };
     } finally {
       closeSync(fd);
     }
@@ -153,12 +157,19 @@ function directiveText(line: string): string | { refused: string } {
   try {
     value = JSON.parse(line);
   } catch {
-    return { refused: `the line is not JSON: ${shown}. A directive is one line {"text": "..."}; send it with rho directive.` };
+    return {
+      refused: `the line is not JSON: ${shown}. A directive is one line {"text": "..."}; send it with rho directive.`,
+    };
   }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { text?: unknown }).text === 'string') {
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as { text?: unknown }).text === 'string'
+  ) {
     const text = (value as { text: string }).text;
     if (text.trim() !== '') return text;
-    return { refused: 'the directive\'s text is empty.' };
+    return { refused: "the directive's text is empty." };
   }
   return { refused: `the line is not {"text": string}: ${shown}.` };
 }

@@ -23,7 +23,11 @@ const lookup = defineTool({
 
 function parentSession(agent: Agent) {
   const store = new SessionStore(mkdtempSync(join(tmpdir(), 'rho-delegate-')));
-  const { id, directory } = store.create({ model: 'gpt-4o-mini', profile: 'readonly', config: { model: 'gpt-4o-mini', profile: 'readonly' } });
+  const { id, directory } = store.create({
+    model: 'gpt-4o-mini',
+    profile: 'readonly',
+    config: { model: 'gpt-4o-mini', profile: 'readonly' },
+  });
   return { store, session: agent.createSession({ id, directory }) };
 }
 
@@ -35,9 +39,15 @@ describe('delegate', () => {
         { toolCalls: [{ id: 'd1', name: 'delegate', arguments: { instruction: 'Look up "apple".' } }] },
         (request) => {
           // The child: the parent's system prompt, no history, no delegate tool.
-          expect(request.messages).toEqual([{ role: 'system', content: 'You are careful.' }, { role: 'user', content: 'Look up "apple".' }]);
+          expect(request.messages).toEqual([
+            { role: 'system', content: 'You are careful.' },
+            { role: 'user', content: 'Look up "apple".' },
+          ]);
           expect(request.tools!.map((tool) => tool.function.name)).toEqual(['lookup']);
-          return { toolCalls: [{ name: 'lookup', arguments: { word: 'apple' } }], usage: { inputTokens: 300, outputTokens: 10 } };
+          return {
+            toolCalls: [{ name: 'lookup', arguments: { word: 'apple' } }],
+            usage: { inputTokens: 300, outputTokens: 10 },
+          };
         },
         { text: 'Apple is a thing.', usage: { inputTokens: 320, outputTokens: 8 } },
         { text: 'The sub-agent says apple is a thing.' },
@@ -54,13 +64,21 @@ describe('delegate', () => {
     const children = store.list().filter((info) => info.parentId === session.id);
     expect(children).toHaveLength(1);
     const child = children[0]!;
-    expect(readSessionMeta(child.directory)).toMatchObject({ parent_id: session.id, status: 'completed', first_prompt: 'Look up "apple".' });
+    expect(readSessionMeta(child.directory)).toMatchObject({
+      parent_id: session.id,
+      status: 'completed',
+      first_prompt: 'Look up "apple".',
+    });
     const childState = State.fromJsonl(readFileSync(join(child.directory, 'trace.jsonl')));
     expect(childState.messages.at(-1)).toEqual({ role: 'assistant', content: 'Apple is a thing.' });
     // The child's usage is part of the parent's totals, and survives replay.
     expect(session.state.usage.input_tokens).toBe(100 + 300 + 320 + 100);
     expect(State.fromJsonl(readFileSync(join(session.directory!, 'trace.jsonl'))).usage).toEqual(session.state.usage);
-    const end = readFileSync(join(session.directory!, 'trace.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>).find((record) => record.type === 'tool_end')!;
+    const end = readFileSync(join(session.directory!, 'trace.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((record) => record.type === 'tool_end')!;
     expect(end.metadata).toMatchObject({ child_session_id: child.id, child_status: 'completed' });
   });
 
@@ -68,7 +86,10 @@ describe('delegate', () => {
     const client = createScriptedModelClient({
       steps: [
         { text: 'Noted: the code word is heron.' },
-        { text: 'Delegating.', toolCalls: [{ name: 'delegate', arguments: { instruction: 'Repeat the code word.', full_context: 'true' } }] },
+        {
+          text: 'Delegating.',
+          toolCalls: [{ name: 'delegate', arguments: { instruction: 'Repeat the code word.', full_context: 'true' } }],
+        },
         (request) => {
           expect(request.messages.slice(1)).toEqual([
             { role: 'user', content: 'The code word is heron.' },
@@ -95,7 +116,10 @@ describe('delegate', () => {
         { toolCalls: [{ name: 'delegate', arguments: { instruction: 'Go deeper.' } }] },
         { toolCalls: [{ name: 'delegate', arguments: { instruction: 'Deeper still.' } }] },
         (request) => {
-          expect(request.messages.at(-1)).toMatchObject({ role: 'tool', content: `Error: unknown tool 'delegate': the tool name must be one of "lookup".` });
+          expect(request.messages.at(-1)).toMatchObject({
+            role: 'tool',
+            content: `Error: unknown tool 'delegate': the tool name must be one of "lookup".`,
+          });
           return { text: 'Cannot delegate further.' };
         },
         { text: 'ok' },
@@ -156,7 +180,9 @@ describe('delegate', () => {
   });
 
   it('refuses an empty instruction without starting a child', async () => {
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'delegate', arguments: { instruction: '   ' } }] }, { text: 'ok' }] });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'delegate', arguments: { instruction: '   ' } }] }, { text: 'ok' }],
+    });
     const session = new Agent({ tools: [createDelegateTool()], client }).createSession();
     await session.run('go');
     expect(session.state.messages[2]!.content).toBe('Delegate requires a non-empty instruction.');
@@ -173,8 +199,17 @@ describe('delegate', () => {
         { text: 'done' },
       ],
     });
-    const agent = new Agent({ tools: [lookup, createDelegateTool()], client, approvalPolicy: (tool) => tool.name === 'lookup' });
-    const session = agent.createSession({ approver: (request) => { asked.push(`${request.toolName}:${request.sessionId === session.id ? 'parent' : 'child'}`); return true; } });
+    const agent = new Agent({
+      tools: [lookup, createDelegateTool()],
+      client,
+      approvalPolicy: (tool) => tool.name === 'lookup',
+    });
+    const session = agent.createSession({
+      approver: (request) => {
+        asked.push(`${request.toolName}:${request.sessionId === session.id ? 'parent' : 'child'}`);
+        return true;
+      },
+    });
     await session.run('go');
     expect(asked).toEqual(['lookup:child']);
   });
@@ -186,13 +221,19 @@ describe('agent as tool', () => {
       steps: [
         { toolCalls: [{ name: 'translator', arguments: { text: 'hello', language: 'French' } }] },
         (request) => {
-          expect(request.messages).toEqual([{ role: 'system', content: 'You translate.' }, { role: 'user', content: 'text: hello\nlanguage: French' }]);
+          expect(request.messages).toEqual([
+            { role: 'system', content: 'You translate.' },
+            { role: 'user', content: 'text: hello\nlanguage: French' },
+          ]);
           return { text: 'bonjour' };
         },
         { toolCalls: [{ name: 'translator', arguments: { text: 'bye', language: 'German' } }] },
         (request) => {
           // No history from the first call.
-          expect(request.messages).toEqual([{ role: 'system', content: 'You translate.' }, { role: 'user', content: 'text: bye\nlanguage: German' }]);
+          expect(request.messages).toEqual([
+            { role: 'system', content: 'You translate.' },
+            { role: 'user', content: 'text: bye\nlanguage: German' },
+          ]);
           return { text: 'tschüss' };
         },
         { text: 'bonjour, tschüss' },
@@ -202,22 +243,34 @@ describe('agent as tool', () => {
     const tool = translator.asTool({
       name: 'translator',
       description: 'Translates text.',
-      parameters: { type: 'object', properties: { text: { type: 'string' }, language: { type: 'string', enum: ['French', 'German'] } }, required: ['text', 'language'] },
+      parameters: {
+        type: 'object',
+        properties: { text: { type: 'string' }, language: { type: 'string', enum: ['French', 'German'] } },
+        required: ['text', 'language'],
+      },
     });
     const session = new Agent({ tools: [tool], client }).createSession();
     const result = await session.run('Translate hello to French, then bye to German.');
     expect(result.text).toBe('bonjour, tschüss');
-    const results = session.state.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    const results = session.state.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => message.content);
     expect(results).toEqual(['bonjour', 'tschüss']);
     client.assertDone();
   });
 
   it('validates its typed input before starting a session', async () => {
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'translator', arguments: { text: 'hi', language: 'Klingon' } }] }, { text: 'ok' }] });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'translator', arguments: { text: 'hi', language: 'Klingon' } }] }, { text: 'ok' }],
+    });
     const tool = new Agent({ client }).asTool({
       name: 'translator',
       description: 'Translates text.',
-      parameters: { type: 'object', properties: { text: { type: 'string' }, language: { type: 'string', enum: ['French', 'German'] } }, required: ['text', 'language'] },
+      parameters: {
+        type: 'object',
+        properties: { text: { type: 'string' }, language: { type: 'string', enum: ['French', 'German'] } },
+        required: ['text', 'language'],
+      },
     });
     const session = new Agent({ tools: [tool], client }).createSession();
     await session.run('go');

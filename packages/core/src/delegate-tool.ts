@@ -24,7 +24,10 @@ export function createDelegateTool(): AnyTool {
       type: 'object',
       properties: {
         instruction: { type: 'string', description: 'The subtask, with everything the sub-agent needs to know.' },
-        full_context: { type: 'boolean', description: 'Give the sub-agent a copy of this conversation so far (default false).' },
+        full_context: {
+          type: 'boolean',
+          description: 'Give the sub-agent a copy of this conversation so far (default false).',
+        },
       },
       required: ['instruction'],
     },

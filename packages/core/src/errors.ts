@@ -115,9 +115,17 @@ export class SessionWriteError extends RhoError {
 
   /** Wraps a failed file operation on `path`: `Cannot write <path>: ENOSPC (no space left on the device). <hint>` */
   static from(path: string, error: unknown, hint = ''): SessionWriteError {
-    const errno = typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string' ? (error as NodeJS.ErrnoException).code! : 'EUNKNOWN';
+    const errno =
+      typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string'
+        ? (error as NodeJS.ErrnoException).code!
+        : 'EUNKNOWN';
     const meaning = ERRNO_MEANINGS[errno] ?? (error instanceof Error ? error.message : String(error));
-    return new SessionWriteError({ message: `Cannot write ${path}: ${errno} (${meaning}).${hint === '' ? '' : ` ${hint}`}`, path, errno, cause: error });
+    return new SessionWriteError({
+      message: `Cannot write ${path}: ${errno} (${meaning}).${hint === '' ? '' : ` ${hint}`}`,
+      path,
+      errno,
+      cause: error,
+    });
   }
 
   static override isInstance(error: unknown): error is SessionWriteError {

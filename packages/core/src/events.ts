@@ -27,12 +27,15 @@ interface Base {
 }
 
 /** A run began with this prompt. */
-export interface RunStartEvent extends Base { type: 'run_start'; prompt: string }
+export interface RunStartEvent extends Base {
+  type: 'run_start';
+  prompt: string;
+}
 /** A message was appended to history (the OpenAI chat shape, flattened). */
 export type MessageEvent = Base & { type: 'message' } & ChatMessage & {
-  /** Set on user messages that an operator injected with a directive. */
-  directive?: boolean;
-};
+    /** Set on user messages that an operator injected with a directive. */
+    directive?: boolean;
+  };
 /** A model call is starting. */
 export interface LlmStartEvent extends Base {
   type: 'llm_start';
@@ -146,7 +149,11 @@ export interface ErrorEvent extends Base {
   partial_text?: string;
 }
 /** Cumulative usage snapshot (written by `State.toJsonl()`). */
-export interface UsageEvent extends Base, UsageTotals { type: 'usage'; status?: SessionStatus; run_count?: number }
+export interface UsageEvent extends Base, UsageTotals {
+  type: 'usage';
+  status?: SessionStatus;
+  run_count?: number;
+}
 /** Usage as reported at the end of a run: `cost_usd` is null when no call was priced. */
 export type ReportedUsage = Omit<UsageTotals, 'cost_usd'> & { cost_usd: number | null };
 
@@ -170,7 +177,10 @@ export interface RunEndEvent extends Base {
   finish_reason?: string;
 }
 /** The session's status changed (paused, waiting for approval, running again). */
-export interface StatusEvent extends Base { type: 'status'; status: SessionStatus }
+export interface StatusEvent extends Base {
+  type: 'status';
+  status: SessionStatus;
+}
 
 /** Every record of `trace.jsonl`. */
 export type TraceRecord =
@@ -192,16 +202,28 @@ export type TraceRecord =
 
 /** Transient events handed to `onEvent` but never persisted. */
 export type TransientEvent =
-  | { type: 'text'; ts: string; text: string }
-  | { type: 'reasoning'; ts: string; text: string };
+  { type: 'text'; ts: string; text: string } | { type: 'reasoning'; ts: string; text: string };
 
 /** Everything a Session hands to `onEvent`. */
 export type SessionEvent = TraceRecord | TransientEvent;
 
 /** Record types written to the trace. */
 export const TRACE_RECORD_TYPES: ReadonlySet<string> = new Set([
-  'run_start', 'message', 'llm_start', 'llm_end', 'tool_start', 'tool_end', 'tool_blocked',
-  'compact', 'directive', 'error', 'retry', 'refusal', 'usage', 'run_end', 'status',
+  'run_start',
+  'message',
+  'llm_start',
+  'llm_end',
+  'tool_start',
+  'tool_end',
+  'tool_blocked',
+  'compact',
+  'directive',
+  'error',
+  'retry',
+  'refusal',
+  'usage',
+  'run_end',
+  'status',
 ]);
 
 /** The current time as a UTC ISO-8601 string. */

@@ -1,7 +1,20 @@
 export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
 export { createModelClient, preloadOpenAI } from '@rho/model-client';
 export type { ContextWindowInfo, ContextWindowSource } from '@rho/model-client';
-export type { ChatMessage, ChatToolCall, ModelClient, ModelClientOptions, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, ModelResponseKind, RetryNotice, ToolSpec, Usage } from '@rho/model-client';
+export type {
+  ChatMessage,
+  ChatToolCall,
+  ModelClient,
+  ModelClientOptions,
+  ModelRequest,
+  ModelResponse,
+  ModelStreamEvent,
+  ModelToolCall,
+  ModelResponseKind,
+  RetryNotice,
+  ToolSpec,
+  Usage,
+} from '@rho/model-client';
 export {
   ConfigError,
   InternalError,
@@ -13,7 +26,15 @@ export {
 } from './errors.js';
 export type { InferSchema, JsonObjectSchema, JsonSchema } from './json-schema.js';
 export { defineTool } from './tool.js';
-export type { AnyTool, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolInvocation, ToolResult } from './tool.js';
+export type {
+  AnyTool,
+  Tool,
+  ToolAnnotations,
+  ToolContext,
+  ToolDefinition,
+  ToolInvocation,
+  ToolResult,
+} from './tool.js';
 export type {
   BackendProcess,
   ExecutionBackend,
@@ -62,7 +83,15 @@ export type { ControlChannel, TakenDirectives } from './control-channel.js';
 export { FileOperatorChannel } from './operator-channel.js';
 export type { ControlOutcome, OperatorChannel } from './operator-channel.js';
 export { isKnownRecord, readTrace, TraceReader } from './trace-reader.js';
-export type { RawTraceRecord, TraceContents, TraceEnd, TraceNote, TraceNoteKind, TraceReaderOptions, TraceVisitor } from './trace-reader.js';
+export type {
+  RawTraceRecord,
+  TraceContents,
+  TraceEnd,
+  TraceNote,
+  TraceNoteKind,
+  TraceReaderOptions,
+  TraceVisitor,
+} from './trace-reader.js';
 export type { SessionMeta } from './session-meta.js';
 export { SessionStore, rhoHome } from './session-store.js';
 export type { CreateSessionOptions, SessionInfo, SessionListOptions, SessionRef } from './session-store.js';
@@ -72,7 +101,21 @@ export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
 export { loadUserConfig, userConfigPath } from './user-config.js';
 export type { UserConfig } from './user-config.js';
 export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
-export type { AtifAgent, AtifContentPart, AtifFinalMetrics, AtifImageSource, AtifMetrics, AtifObservation, AtifObservationResult, AtifStep, AtifStepSource, AtifSubagentTrajectoryRef, AtifToolCall, AtifTrajectory, AtifValidationIssue } from './atif/atif-schema.js';
+export type {
+  AtifAgent,
+  AtifContentPart,
+  AtifFinalMetrics,
+  AtifImageSource,
+  AtifMetrics,
+  AtifObservation,
+  AtifObservationResult,
+  AtifStep,
+  AtifStepSource,
+  AtifSubagentTrajectoryRef,
+  AtifToolCall,
+  AtifTrajectory,
+  AtifValidationIssue,
+} from './atif/atif-schema.js';
 export { traceToAtif } from './atif/trace-to-atif.js';
 export type { TraceToAtifOptions } from './atif/trace-to-atif.js';
 export { sessionToAtif } from './atif/session-to-atif.js';

@@ -37,7 +37,9 @@ describe('FileOperatorChannel: cancel, pause, resume', () => {
 
   it('counts concurrent requests once', async () => {
     const directory = sessionDirectory();
-    const outcomes = await Promise.all(Array.from({ length: 8 }, () => new FileOperatorChannel(directory).requestPause()));
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () => new FileOperatorChannel(directory).requestPause()),
+    );
     expect(outcomes.filter((outcome) => outcome === 'requested')).toHaveLength(1);
   });
 
@@ -54,11 +56,16 @@ describe('FileOperatorChannel: directives', () => {
     const operator = new FileOperatorChannel(directory);
     await operator.sendDirective('focus on "the logs"\nthen stop');
     await operator.sendDirective('ünïcode ✓');
-    expect(readFileSync(join(directory, 'directives.jsonl'), 'utf8')).toBe('{"text":"focus on \\"the logs\\"\\nthen stop"}\n{"text":"ünïcode ✓"}\n');
+    expect(readFileSync(join(directory, 'directives.jsonl'), 'utf8')).toBe(
+      '{"text":"focus on \\"the logs\\"\\nthen stop"}\n{"text":"ünïcode ✓"}\n',
+    );
     const agent = new FileControlChannel(directory);
     const taken = await agent.takeDirectives(0);
     expect(taken.texts).toEqual(['focus on "the logs"\nthen stop', 'ünïcode ✓']);
-    expect(taken.items!.map((item) => item.cursor)).toEqual([Buffer.byteLength('{"text":"focus on \\"the logs\\"\\nthen stop"}\n'), taken.cursor]);
+    expect(taken.items!.map((item) => item.cursor)).toEqual([
+      Buffer.byteLength('{"text":"focus on \\"the logs\\"\\nthen stop"}\n'),
+      taken.cursor,
+    ]);
     // Taken from its cursor, nothing is delivered twice; a later directive is delivered next.
     expect((await agent.takeDirectives(taken.cursor)).texts).toEqual([]);
     await operator.sendDirective('third');
@@ -67,7 +74,10 @@ describe('FileOperatorChannel: directives', () => {
 
   it('refuses an empty directive with a ConfigError and writes nothing', async () => {
     const directory = sessionDirectory();
-    await expect(new FileOperatorChannel(directory).sendDirective('  \n')).rejects.toMatchObject({ name: 'ConfigError', message: expect.stringContaining('empty') as unknown });
+    await expect(new FileOperatorChannel(directory).sendDirective('  \n')).rejects.toMatchObject({
+      name: 'ConfigError',
+      message: expect.stringContaining('empty') as unknown,
+    });
     expect(existsSync(join(directory, 'directives.jsonl'))).toBe(false);
   });
 
@@ -86,24 +96,38 @@ describe('FileOperatorChannel: directives', () => {
         `for (let index = 0; index < Number(count); index += 1) await operator.sendDirective(\`writer \${writer} directive \${index} \` + 'x'.repeat(3000 + index));\n`,
     );
     await Promise.all(
-      Array.from({ length: writers }, (_, writer) => new Promise<void>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script, directory, String(writer), String(perWriter)], { cwd: here, stdio: ['ignore', 'ignore', 'pipe'] });
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-        child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${writer} exited ${code}: ${stderr}`))));
-      })),
+      Array.from(
+        { length: writers },
+        (_, writer) =>
+          new Promise<void>((resolve, reject) => {
+            const child = spawn(
+              process.execPath,
+              ['--import', 'tsx', script, directory, String(writer), String(perWriter)],
+              { cwd: here, stdio: ['ignore', 'ignore', 'pipe'] },
+            );
+            let stderr = '';
+            child.stderr.on('data', (chunk: Buffer) => {
+              stderr += chunk.toString();
+            });
+            child.on('error', reject);
+            child.on('close', (code) =>
+              code === 0 ? resolve() : reject(new Error(`writer ${writer} exited ${code}: ${stderr}`)),
+            );
+          }),
+      ),
     );
     const lines = readFileSync(join(directory, 'directives.jsonl'), 'utf8').split('\n');
     expect(lines.pop()).toBe('');
     expect(lines).toHaveLength(writers * perWriter);
-    const seen = new Set(lines.map((line) => {
-      const { text } = JSON.parse(line) as { text: string };
-      const match = /^writer (\d+) directive (\d+) (x+)$/.exec(text);
-      expect(match).not.toBeNull();
-      expect(match![3]!.length).toBe(3000 + Number(match![2]));
-      return `${match![1]}/${match![2]}`;
-    }));
+    const seen = new Set(
+      lines.map((line) => {
+        const { text } = JSON.parse(line) as { text: string };
+        const match = /^writer (\d+) directive (\d+) (x+)$/.exec(text);
+        expect(match).not.toBeNull();
+        expect(match![3]!.length).toBe(3000 + Number(match![2]));
+        return `${match![1]}/${match![2]}`;
+      }),
+    );
     expect(seen.size).toBe(writers * perWriter);
     const taken = await new FileControlChannel(directory).takeDirectives(0);
     expect(taken.texts).toHaveLength(writers * perWriter);
@@ -115,7 +139,11 @@ describe('FileOperatorChannel: directives', () => {
     if (!existsSync('/dev/full')) return;
     const directory = sessionDirectory();
     symlinkSync('/dev/full', join(directory, 'directives.jsonl'));
-    await expect(new FileOperatorChannel(directory).sendDirective('hello')).rejects.toMatchObject({ name: 'SessionWriteError', errno: 'ENOSPC', message: expect.stringContaining('The directive was not sent') as unknown });
+    await expect(new FileOperatorChannel(directory).sendDirective('hello')).rejects.toMatchObject({
+      name: 'SessionWriteError',
+      errno: 'ENOSPC',
+      message: expect.stringContaining('The directive was not sent') as unknown,
+    });
   });
 });
 
@@ -129,7 +157,10 @@ describe('FileControlChannel: heartbeat and status', () => {
     expect(beat).toMatchObject({ id: before.id, status: 'created', started_at: before.started_at });
     expect(Date.parse(String(beat.heartbeat_at))).not.toBeNaN();
     await agent.reportStatus('paused');
-    expect(JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8'))).toMatchObject({ id: before.id, status: 'paused' });
+    expect(JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8'))).toMatchObject({
+      id: before.id,
+      status: 'paused',
+    });
   });
 
   it('fails (for the session to ignore) when the directory is gone', async () => {

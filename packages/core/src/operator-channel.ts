@@ -63,7 +63,11 @@ export class FileOperatorChannel implements OperatorChannel {
   }
 
   async sendDirective(text: string): Promise<void> {
-    if (text.trim() === '') throw new ConfigError({ message: 'The directive is empty; give the text to send to the agent.', code: 'directive_empty' });
+    if (text.trim() === '')
+      throw new ConfigError({
+        message: 'The directive is empty; give the text to send to the agent.',
+        code: 'directive_empty',
+      });
     const path = join(this.directory, CONTROL_FILES.directives);
     const line = Buffer.from(`${JSON.stringify({ text })}\n`, 'utf8');
     const fd = openSync(path, 'a');
@@ -80,7 +84,11 @@ export class FileOperatorChannel implements OperatorChannel {
       // line (a `directive_refused` error in the trace) and the next directive stays whole.
       if (written !== line.length) {
         abandonTornLine(fd);
-        throw new SessionWriteError({ message: `Only ${written} of ${line.length} bytes of the directive reached ${path}: the disk is probably full. The directive was not sent; free disk space and send it again.`, path, errno: 'ENOSPC' });
+        throw new SessionWriteError({
+          message: `Only ${written} of ${line.length} bytes of the directive reached ${path}: the disk is probably full. The directive was not sent; free disk space and send it again.`,
+          path,
+          errno: 'ENOSPC',
+        });
       }
     } finally {
       closeSync(fd);

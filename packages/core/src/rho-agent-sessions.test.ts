@@ -22,17 +22,31 @@ describe("rho-agent's sessions directory", () => {
 
   it("resolves ids, prefixes and latest there when rho's store has no such session", () => {
     const { store, legacy } = setUp();
-    expect(resolveSessionWithRhoAgent(store, 'cc33', legacy)).toEqual({ directory: join(legacy, 'cc33dd44'), fromRhoAgent: true });
-    expect(resolveSessionWithRhoAgent(store, 'aa11bb22', legacy)).toEqual({ directory: join(legacy, 'aa11bb22'), fromRhoAgent: true });
+    expect(resolveSessionWithRhoAgent(store, 'cc33', legacy)).toEqual({
+      directory: join(legacy, 'cc33dd44'),
+      fromRhoAgent: true,
+    });
+    expect(resolveSessionWithRhoAgent(store, 'aa11bb22', legacy)).toEqual({
+      directory: join(legacy, 'aa11bb22'),
+      fromRhoAgent: true,
+    });
     expect(resolveSessionWithRhoAgent(store, 'latest', legacy).fromRhoAgent).toBe(true);
-    expect(() => resolveSessionWithRhoAgent(store, 'ffff', legacy)).toThrow(/Session not found: ffff\b.*rho-agent's sessions in .* were searched too/);
+    expect(() => resolveSessionWithRhoAgent(store, 'ffff', legacy)).toThrow(
+      /Session not found: ffff\b.*rho-agent's sessions in .* were searched too/,
+    );
   });
 
   it("prefers rho's own sessions, and keeps an ambiguous prefix of rho's an error", () => {
     const { store, legacy } = setUp();
     const own = store.create({ id: 'cc33ffff' });
-    expect(resolveSessionWithRhoAgent(store, 'cc33', legacy)).toEqual({ directory: own.directory, fromRhoAgent: false });
-    expect(resolveSessionWithRhoAgent(store, 'latest', legacy)).toEqual({ directory: own.directory, fromRhoAgent: false });
+    expect(resolveSessionWithRhoAgent(store, 'cc33', legacy)).toEqual({
+      directory: own.directory,
+      fromRhoAgent: false,
+    });
+    expect(resolveSessionWithRhoAgent(store, 'latest', legacy)).toEqual({
+      directory: own.directory,
+      fromRhoAgent: false,
+    });
     store.create({ id: 'cc33eeee' });
     expect(() => resolveSessionWithRhoAgent(store, 'cc33', legacy)).toThrow(/ambiguous/i);
   });

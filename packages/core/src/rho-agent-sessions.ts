@@ -24,7 +24,10 @@ export interface FoundSession {
  * The store of rho-agent's sessions, when that directory exists and is not `store`'s own (a
  * `$RHO_HOME` pointed at it already reads them).
  */
-export function rhoAgentSessionStore(store: SessionStore, directory: string = rhoAgentSessionsDir()): SessionStore | undefined {
+export function rhoAgentSessionStore(
+  store: SessionStore,
+  directory: string = rhoAgentSessionsDir(),
+): SessionStore | undefined {
   const base = resolve(directory);
   if (base === store.baseDir || !existsSync(base)) return undefined;
   return new SessionStore(base);
@@ -37,7 +40,11 @@ export function rhoAgentSessionStore(store: SessionStore, directory: string = rh
  *
  * @throws SessionNotFoundError naming both places when neither has the session.
  */
-export function resolveSessionWithRhoAgent(store: SessionStore, reference: string, rhoAgentDir: string = rhoAgentSessionsDir()): FoundSession {
+export function resolveSessionWithRhoAgent(
+  store: SessionStore,
+  reference: string,
+  rhoAgentDir: string = rhoAgentSessionsDir(),
+): FoundSession {
   try {
     return { directory: store.resolve(reference), fromRhoAgent: false };
   } catch (error) {
@@ -49,7 +56,10 @@ export function resolveSessionWithRhoAgent(store: SessionStore, reference: strin
       return { directory: legacy.resolve(reference), fromRhoAgent: true };
     } catch (legacyError) {
       if (!SessionNotFoundError.isInstance(legacyError) || legacyError.candidates.length > 0) throw legacyError;
-      throw new SessionNotFoundError({ message: `${error.message} (rho-agent's sessions in ${legacy.baseDir} were searched too.)`, cause: error });
+      throw new SessionNotFoundError({
+        message: `${error.message} (rho-agent's sessions in ${legacy.baseDir} were searched too.)`,
+        cause: error,
+      });
     }
   }
 }

@@ -31,7 +31,10 @@ function tempDir(): string {
 }
 
 function readTrace(directory: string): TraceRecord[] {
-  return readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as TraceRecord);
+  return readFileSync(join(directory, 'trace.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TraceRecord);
 }
 
 function replay(directory: string): State {
@@ -41,7 +44,16 @@ function replay(directory: string): State {
 describe('the loop', () => {
   it('ends cancelled (not completed, not a rejection) when cancelled while an approval is pending', async () => {
     const directory = tempDir();
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }, { id: 'c2', name: 'echo', arguments: { text: 'b' } }] }] });
+    const client = createScriptedModelClient({
+      steps: [
+        {
+          toolCalls: [
+            { id: 'c1', name: 'echo', arguments: { text: 'a' } },
+            { id: 'c2', name: 'echo', arguments: { text: 'b' } },
+          ],
+        },
+      ],
+    });
     const agent = new Agent({ tools: [echo], client, approvalPolicy: () => ({ required: true, reason: 'test' }) });
     const session = agent.createSession({ directory });
     let asked = 0;
@@ -82,7 +94,11 @@ describe('the loop', () => {
     const result = await session.run('x'.repeat(4000));
     expect(result.status).toBe('completed');
     client.assertDone();
-    expect(session.state.messages.some((message) => message.role === 'user' && message.content.includes('Summary of the work.'))).toBe(true);
+    expect(
+      session.state.messages.some(
+        (message) => message.role === 'user' && message.content.includes('Summary of the work.'),
+      ),
+    ).toBe(true);
   });
 
   it('answers tool calls the model makes in the final turn at a limit, so the history stays valid', async () => {
@@ -92,7 +108,13 @@ describe('the loop', () => {
         { toolCalls: [{ id: 'first', name: 'echo', arguments: { text: 'a' } }] },
         (request) => {
           expect(request.tools).toBeUndefined();
-          return { text: 'I would still like to echo.', toolCalls: [{ id: 'late1', name: 'echo', arguments: { text: 'b' } }, { id: 'late2', name: 'echo', arguments: '{"text": ' }] };
+          return {
+            text: 'I would still like to echo.',
+            toolCalls: [
+              { id: 'late1', name: 'echo', arguments: { text: 'b' } },
+              { id: 'late2', name: 'echo', arguments: '{"text": ' },
+            ],
+          };
         },
       ],
     });
@@ -102,19 +124,39 @@ describe('the loop', () => {
     expect(result.text).toBe('I would still like to echo.');
     client.assertDone();
     const records = readTrace(directory);
-    expect(records.filter((record) => record.type === 'tool_blocked').map((record) => (record as { tool_call_id: string }).tool_call_id)).toEqual(['late1', 'late2']);
-    expect(records.some((record) => record.type === 'tool_start' && record.tool_call_id.startsWith('late'))).toBe(false);
+    expect(
+      records
+        .filter((record) => record.type === 'tool_blocked')
+        .map((record) => (record as { tool_call_id: string }).tool_call_id),
+    ).toEqual(['late1', 'late2']);
+    expect(records.some((record) => record.type === 'tool_start' && record.tool_call_id.startsWith('late'))).toBe(
+      false,
+    );
     const resumed = replay(directory);
     expect(resumed.replay!.interruptedToolCalls).toEqual([]);
     expect(resumed.messages.slice(-2)).toEqual([
-      { role: 'tool', tool_call_id: 'late1', content: 'Not run: the run reached its turn limit. No more tools can be called in this run.' },
-      { role: 'tool', tool_call_id: 'late2', content: 'Not run: the run reached its turn limit. No more tools can be called in this run.' },
+      {
+        role: 'tool',
+        tool_call_id: 'late1',
+        content: 'Not run: the run reached its turn limit. No more tools can be called in this run.',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'late2',
+        content: 'Not run: the run reached its turn limit. No more tools can be called in this run.',
+      },
     ]);
   });
 
   it('writes llm_start and llm_end for compaction calls, also without usage and when they fail', async () => {
     const directory = tempDir();
-    const client = createScriptedModelClient({ steps: [{ text: 'answer' }, { text: 'The summary.', usage: null }, { error: { message: 'API error 500: boom', statusCode: 500 } }] });
+    const client = createScriptedModelClient({
+      steps: [
+        { text: 'answer' },
+        { text: 'The summary.', usage: null },
+        { error: { message: 'API error 500: boom', statusCode: 500 } },
+      ],
+    });
     const session = new Agent({ client }).createSession({ directory });
     await session.run('question');
     expect((await session.compact()).ok).toBe(true);
@@ -122,9 +164,12 @@ describe('the loop', () => {
     client.assertDone();
     const calls = readTrace(directory).filter((record) => record.type === 'llm_start' || record.type === 'llm_end');
     expect(calls.map((record) => `${record.type}:${(record as { purpose?: string }).purpose ?? 'turn'}`)).toEqual([
-      'llm_start:turn', 'llm_end:turn',
-      'llm_start:compaction', 'llm_end:compaction',
-      'llm_start:compaction', 'llm_end:compaction',
+      'llm_start:turn',
+      'llm_end:turn',
+      'llm_start:compaction',
+      'llm_end:compaction',
+      'llm_start:compaction',
+      'llm_end:compaction',
     ]);
     expect(calls[3]).toMatchObject({ usage_reported: false, cost_usd: null });
     expect(calls[5]).toMatchObject({ usage_reported: false, cost_usd: null, finish_reason: null });
@@ -169,7 +214,13 @@ describe('SessionStore', () => {
   it('reports a sessions directory it cannot create as a ConfigError naming it (exit 2 in the CLI)', () => {
     const file = join(tempDir(), 'file');
     writeFileSync(file, '');
-    expect(() => new SessionStore(join(file, 'sessions')).create({})).toThrow(expect.objectContaining({ name: 'ConfigError', code: 'rho_home_unusable', message: expect.stringContaining(`Cannot create sessions in ${join(file, 'sessions')}: ENOTDIR`) }));
+    expect(() => new SessionStore(join(file, 'sessions')).create({})).toThrow(
+      expect.objectContaining({
+        name: 'ConfigError',
+        code: 'rho_home_unusable',
+        message: expect.stringContaining(`Cannot create sessions in ${join(file, 'sessions')}: ENOTDIR`),
+      }),
+    );
   });
 });
 
@@ -179,11 +230,17 @@ describe('directives', () => {
     return { client, session: new Agent({ tools: [echo], client }).createSession({ directory }) };
   }
 
-  const delivered = (state: State) => state.messages.flatMap((message) => (message.role === 'user' && message.content.startsWith('[Operator directive] ') ? [message.content.slice(21)] : []));
+  const delivered = (state: State) =>
+    state.messages.flatMap((message) =>
+      message.role === 'user' && message.content.startsWith('[Operator directive] ') ? [message.content.slice(21)] : [],
+    );
 
   it('gives each directive record its own cursor: a crash in the middle of a batch neither loses nor repeats one', async () => {
     const directory = tempDir();
-    writeFileSync(join(directory, 'directives.jsonl'), `${JSON.stringify({ text: 'first' })}\n${JSON.stringify({ text: 'second' })}\n`);
+    writeFileSync(
+      join(directory, 'directives.jsonl'),
+      `${JSON.stringify({ text: 'first' })}\n${JSON.stringify({ text: 'second' })}\n`,
+    );
     const { session } = directiveSession(directory, [{ text: 'ok' }]);
     await session.run('go');
     expect(delivered(session.state)).toEqual(['first', 'second']);
@@ -219,12 +276,26 @@ describe('directives', () => {
     expect(delivered(resumed.state)).toEqual(['only']);
     // And again after the resumed run: the recovered directive stays where it was, once.
     expect(delivered(replay(directory))).toEqual(['only']);
-    expect(replay(directory).messages.map((message) => message.role)).toEqual(resumed.state.messages.map((message) => message.role));
+    expect(replay(directory).messages.map((message) => message.role)).toEqual(
+      resumed.state.messages.map((message) => message.role),
+    );
   });
 
   it('refuses lines that are not {"text": string} with a note, and never sends them to the model', async () => {
     const directory = tempDir();
-    writeFileSync(join(directory, 'directives.jsonl'), ['plain words', '"a JSON string"', '{"txt": "typo"}', '{"text": 5}', '[1]', '{"text": "   "}', '{"text": "the real one"}', ''].join('\n'));
+    writeFileSync(
+      join(directory, 'directives.jsonl'),
+      [
+        'plain words',
+        '"a JSON string"',
+        '{"txt": "typo"}',
+        '{"text": 5}',
+        '[1]',
+        '{"text": "   "}',
+        '{"text": "the real one"}',
+        '',
+      ].join('\n'),
+    );
     const client = createScriptedModelClient({
       steps: [
         (request) => {
@@ -237,7 +308,9 @@ describe('directives', () => {
     const session = new Agent({ client }).createSession({ directory });
     await session.run('go');
     client.assertDone();
-    const notes = readTrace(directory).filter((record) => record.type === 'error' && record.code === 'directive_refused');
+    const notes = readTrace(directory).filter(
+      (record) => record.type === 'error' && record.code === 'directive_refused',
+    );
     expect(notes).toHaveLength(6);
     expect((notes[0] as { content: string }).content).toContain('plain words');
   });
@@ -253,7 +326,9 @@ describe('replay of records of the wrong shape', () => {
       { type: 'compact', trigger: 'auto', tokens_before: 1, tokens_after: 1, summary: 'S', kept: [null] },
       { type: 'message', role: 'tool', content: 'orphan' },
       { type: 'message', role: 'user', content: 'after' },
-    ].map((record) => JSON.stringify(record)).join('\n');
+    ]
+      .map((record) => JSON.stringify(record))
+      .join('\n');
     const state = State.fromJsonl(`${trace}\n`);
     expect(state.replay!.invalidRecords).toEqual([
       { line: 3, type: 'message', reason: 'tool_calls[0] is not an object' },
@@ -291,7 +366,9 @@ describe('a trace that cannot be written', () => {
     // /dev/full accepts the open and fails every write with ENOSPC.
     if (!existsSync('/dev/full')) return;
     const full = new JsonlTraceSink('/dev/full');
-    expect(() => full.append({ type: 'run_start', prompt: 'a', ts: 't' })).toThrow(/^Cannot write \/dev\/full: ENOSPC \(no space left on the device\)\. The run stopped/);
+    expect(() => full.append({ type: 'run_start', prompt: 'a', ts: 't' })).toThrow(
+      /^Cannot write \/dev\/full: ENOSPC \(no space left on the device\)\. The run stopped/,
+    );
     full.close();
   });
 });
@@ -326,22 +403,36 @@ describe('SessionLock', () => {
   it('takes over a lock whose owner is provably dead: gone, or its pid reused by another process', async () => {
     const directory = tempDir();
     const dead = await exitedPid();
-    writeFileSync(join(directory, 'lock'), JSON.stringify({ pid: dead, hostname: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      join(directory, 'lock'),
+      JSON.stringify({ pid: dead, hostname: hostname(), since: '2026-01-01T00:00:00.000Z' }),
+    );
     const taken = SessionLock.acquire(directory);
     expect(JSON.parse(readFileSync(join(directory, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid });
     taken.release();
     if (!existsSync(`/proc/${process.pid}/stat`)) return;
     // This process's pid, but another start time: the pid was reused, the owner is gone.
-    writeFileSync(join(directory, 'lock'), JSON.stringify({ pid: process.pid, hostname: hostname(), since: '2026-01-01T00:00:00.000Z', start_time: '1' }));
+    writeFileSync(
+      join(directory, 'lock'),
+      JSON.stringify({ pid: process.pid, hostname: hostname(), since: '2026-01-01T00:00:00.000Z', start_time: '1' }),
+    );
     SessionLock.acquire(directory).release();
   });
 
   it('never takes over a lock of a live process or of another host', () => {
     const directory = tempDir();
-    writeFileSync(join(directory, 'lock'), JSON.stringify({ pid: 1, hostname: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      join(directory, 'lock'),
+      JSON.stringify({ pid: 1, hostname: hostname(), since: '2026-01-01T00:00:00.000Z' }),
+    );
     expect(() => SessionLock.acquire(directory)).toThrow(/already running in process 1 on this host/);
-    writeFileSync(join(directory, 'lock'), JSON.stringify({ pid: 999_999_999, hostname: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z' }));
-    expect(() => SessionLock.acquire(directory)).toThrow(/process 999999999 on host elsewhere.example since 2026-01-01T00:00:00.000Z/);
+    writeFileSync(
+      join(directory, 'lock'),
+      JSON.stringify({ pid: 999_999_999, hostname: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z' }),
+    );
+    expect(() => SessionLock.acquire(directory)).toThrow(
+      /process 999999999 on host elsewhere.example since 2026-01-01T00:00:00.000Z/,
+    );
   });
 
   it('is taken by run() for the run and released when it ends; a locked session refuses to run', async () => {

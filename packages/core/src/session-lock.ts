@@ -50,7 +50,12 @@ export class SessionLock {
   /** Takes the lock of a session directory, or throws {@link SessionLockedError}. */
   static acquire(directory: string): SessionLock {
     const path = join(directory, LOCK_FILE);
-    const owner: LockOwner = { pid: process.pid, hostname: hostname(), since: new Date().toISOString(), ...startTimeField(process.pid) };
+    const owner: LockOwner = {
+      pid: process.pid,
+      hostname: hostname(),
+      since: new Date().toISOString(),
+      ...startTimeField(process.pid),
+    };
     // Two rounds at most: the first may find a stale lock and remove it.
     for (let attempt = 0; ; attempt += 1) {
       if (tryCreate(path, owner)) return new SessionLock(path, owner);
@@ -58,7 +63,8 @@ export class SessionLock {
       if (current === 'missing') continue; // released meanwhile
       // An unreadable lock may be one being written this instant; one that stays unreadable for
       // ten seconds was cut short by a crash between its creation and its write.
-      if (current === 'unreadable' ? ageMs(path) < 10_000 : !isStale(current)) throw lockedError(directory, current === 'unreadable' ? undefined : current);
+      if (current === 'unreadable' ? ageMs(path) < 10_000 : !isStale(current))
+        throw lockedError(directory, current === 'unreadable' ? undefined : current);
       if (attempt >= 2) throw lockedError(directory, current === 'unreadable' ? undefined : current);
       takeOverStale(directory, path, current);
     }
@@ -70,7 +76,12 @@ export class SessionLock {
     this.released = true;
     held.delete(this);
     const current = readOwner(this.path);
-    if (typeof current === 'object' && current.pid === this.owner.pid && current.since === this.owner.since && current.hostname === this.owner.hostname) {
+    if (
+      typeof current === 'object' &&
+      current.pid === this.owner.pid &&
+      current.since === this.owner.since &&
+      current.hostname === this.owner.hostname
+    ) {
       rmSync(this.path, { force: true });
     }
   }
@@ -114,7 +125,8 @@ function readOwner(path: string): LockOwner | 'missing' | 'unreadable' {
   }
   try {
     const value = JSON.parse(text) as Partial<LockOwner>;
-    if (typeof value.pid === 'number' && typeof value.hostname === 'string' && typeof value.since === 'string') return value as LockOwner;
+    if (typeof value.pid === 'number' && typeof value.hostname === 'string' && typeof value.since === 'string')
+      return value as LockOwner;
   } catch {
     // A lock file cut short by a crash between create and write: see takeOverStale.
   }
@@ -171,7 +183,10 @@ function takeOverStale(directory: string, path: string, stale: LockOwner | 'unre
   try {
     writeSync(fd, String(process.pid));
     const again = readOwner(path);
-    const same = stale === 'unreadable' ? again === 'unreadable' : typeof again === 'object' && again.pid === stale.pid && again.since === stale.since;
+    const same =
+      stale === 'unreadable'
+        ? again === 'unreadable'
+        : typeof again === 'object' && again.pid === stale.pid && again.since === stale.since;
     if (same) rmSync(path, { force: true });
   } finally {
     closeSync(fd);
@@ -195,7 +210,10 @@ function lockedError(directory: string, owner: LockOwner | undefined): SessionLo
       owner: { pid: 0, hostname: '', since: '' },
     });
   }
-  const where = owner.hostname === hostname() ? `process ${owner.pid} on this host (${owner.hostname})` : `process ${owner.pid} on host ${owner.hostname}`;
+  const where =
+    owner.hostname === hostname()
+      ? `process ${owner.pid} on this host (${owner.hostname})`
+      : `process ${owner.pid} on host ${owner.hostname}`;
   return new SessionLockedError({
     message: `Session ${directory} is already running in ${where} since ${owner.since}; only one process may write a session at a time. Wait for it to finish, or stop it (rho cancel), then resume.${owner.hostname === hostname() ? '' : ' A lock from another host is never taken over automatically: if that process is gone, remove the lock file.'}`,
     owner,

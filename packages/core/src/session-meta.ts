@@ -1,5 +1,14 @@
 import { hostname } from 'node:os';
-import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { SessionStatus } from './events.js';
 
@@ -26,9 +35,7 @@ export interface SessionMeta {
 
 /** What {@link inspectSessionMeta} found: the contents, or that there is no `meta.json`, or why it cannot be used. */
 export type SessionMetaReading =
-  | { state: 'read'; meta: Partial<SessionMeta> }
-  | { state: 'missing' }
-  | { state: 'unusable'; problem: string };
+  { state: 'read'; meta: Partial<SessionMeta> } | { state: 'missing' } | { state: 'unusable'; problem: string };
 
 /**
  * Reads `meta.json` of a session directory and says why it cannot be used when it cannot: not
@@ -42,7 +49,10 @@ export function inspectSessionMeta(directory: string): SessionMetaReading {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return { state: 'missing' };
-    return { state: 'unusable', problem: `meta.json cannot be read (${code ?? (error instanceof Error ? error.message : String(error))})` };
+    return {
+      state: 'unusable',
+      problem: `meta.json cannot be read (${code ?? (error instanceof Error ? error.message : String(error))})`,
+    };
   }
   let value: unknown;
   try {
@@ -50,9 +60,11 @@ export function inspectSessionMeta(directory: string): SessionMetaReading {
   } catch {
     return { state: 'unusable', problem: text.trim() === '' ? 'meta.json is empty' : 'meta.json is not valid JSON' };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { state: 'unusable', problem: 'meta.json is not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { state: 'unusable', problem: 'meta.json is not a JSON object' };
   const status = (value as { status?: unknown }).status;
-  if (status !== undefined && typeof status !== 'string') return { state: 'unusable', problem: 'meta.json has a status that is not a string' };
+  if (status !== undefined && typeof status !== 'string')
+    return { state: 'unusable', problem: 'meta.json has a status that is not a string' };
   return { state: 'read', meta: value as Partial<SessionMeta> };
 }
 

@@ -63,7 +63,9 @@ describe('SessionStore.lookup', () => {
 
   it('says when nothing matches, and refuses the empty reference', () => {
     const store = setUp();
-    expect(caught(() => store.lookup('zz')).message).toBe(`Session not found: zz (no session id in ${store.baseDir} starts with it). Run rho ps or rho --list to see the sessions.`);
+    expect(caught(() => store.lookup('zz')).message).toBe(
+      `Session not found: zz (no session id in ${store.baseDir} starts with it). Run rho ps or rho --list to see the sessions.`,
+    );
     expect(caught(() => store.lookup('')).message).toMatch(/Give a session id/);
     expect(caught(() => temporaryStore().lookup('latest')).message).toMatch(/No sessions in .* yet; run a task first/);
   });
@@ -106,28 +108,56 @@ describe('SessionStore.list and info', () => {
   it('lists newest first, skipping directories that are not sessions, and says why a meta.json cannot be used', () => {
     const store = temporaryStore();
     const first = store.create({ id: 'first000', model: 'm1' });
-    updateSessionMeta(first.directory, { started_at: '2020-11-20T10:00:00.000Z', first_prompt: 'old task', cost_usd: 0.25, status: 'completed' });
+    updateSessionMeta(first.directory, {
+      started_at: '2020-11-20T10:00:00.000Z',
+      first_prompt: 'old task',
+      cost_usd: 0.25,
+      status: 'completed',
+    });
     const second = store.create({ id: 'second00' });
     updateSessionMeta(second.directory, { started_at: '2020-11-21T10:00:00.000Z' });
     // Its start time is the directory's (now), so it lists first.
     const broken = store.create({ id: 'broken00' });
     writeFileSync(join(broken.directory, 'meta.json'), '{"status": "runn');
-    writeFileSync(join(broken.directory, 'trace.jsonl'), `${JSON.stringify({ type: 'run_start', prompt: 'from the trace' })}\n`);
+    writeFileSync(
+      join(broken.directory, 'trace.jsonl'),
+      `${JSON.stringify({ type: 'run_start', prompt: 'from the trace' })}\n`,
+    );
     mkdirSync(join(store.baseDir, 'not-a-session'));
     const listed = store.list();
-    expect(listed.map((info) => [info.id, info.status])).toEqual([['broken00', 'unknown'], ['second00', 'created'], ['first000', 'completed']]);
-    expect(listed[2]).toMatchObject({ model: 'm1', firstPrompt: 'old task', costUsd: 0.25, startedAt: '2020-11-20T10:00:00.000Z', parentId: undefined });
-    expect(listed[0]).toMatchObject({ problem: 'meta.json is not valid JSON', firstPrompt: 'from the trace', meta: {} });
+    expect(listed.map((info) => [info.id, info.status])).toEqual([
+      ['broken00', 'unknown'],
+      ['second00', 'created'],
+      ['first000', 'completed'],
+    ]);
+    expect(listed[2]).toMatchObject({
+      model: 'm1',
+      firstPrompt: 'old task',
+      costUsd: 0.25,
+      startedAt: '2020-11-20T10:00:00.000Z',
+      parentId: undefined,
+    });
+    expect(listed[0]).toMatchObject({
+      problem: 'meta.json is not valid JSON',
+      firstPrompt: 'from the trace',
+      meta: {},
+    });
     expect(store.list({ limit: 2 }).map((info) => info.id)).toEqual(['broken00', 'second00']);
     expect(store.info(join(store.baseDir, 'not-a-session'))).toBeUndefined();
   });
 
-  it('reads the Python original\'s sessions: no meta.json, the prompt from the trace head, +00:00 times', () => {
+  it("reads the Python original's sessions: no meta.json, the prompt from the trace head, +00:00 times", () => {
     const store = temporaryStore();
     mkdirSync(store.baseDir, { recursive: true });
     cpSync(join(pythonTracesDir, 'g-cancel'), join(store.baseDir, 'g-cancel'), { recursive: true });
     const [info] = store.list();
-    expect(info).toMatchObject({ id: 'g-cancel', status: 'cancelled', model: 'gpt-5-mini', firstPrompt: 'List files, then explain them at length.', startedAt: '2026-11-21T21:16:16.693Z' });
+    expect(info).toMatchObject({
+      id: 'g-cancel',
+      status: 'cancelled',
+      model: 'gpt-5-mini',
+      firstPrompt: 'List files, then explain them at length.',
+      startedAt: '2026-11-21T21:16:16.693Z',
+    });
     expect(store.list({ promptFromTrace: false })[0]!.firstPrompt).toBeUndefined();
   });
 
@@ -135,9 +165,15 @@ describe('SessionStore.list and info', () => {
     const store = temporaryStore();
     const long = store.create({ id: 'long0000' });
     const prompt = `task ${'é'.repeat(20_000)}`;
-    writeFileSync(join(long.directory, 'trace.jsonl'), `${JSON.stringify({ type: 'llm_start', model: 'm' })}\n${JSON.stringify({ type: 'run_start', prompt })}\n`);
+    writeFileSync(
+      join(long.directory, 'trace.jsonl'),
+      `${JSON.stringify({ type: 'llm_start', model: 'm' })}\n${JSON.stringify({ type: 'run_start', prompt })}\n`,
+    );
     const short = store.create({ id: 'short000' });
-    writeFileSync(join(short.directory, 'trace.jsonl'), JSON.stringify({ type: 'message', role: 'user', content: 'no newline' }));
+    writeFileSync(
+      join(short.directory, 'trace.jsonl'),
+      JSON.stringify({ type: 'message', role: 'user', content: 'no newline' }),
+    );
     expect(store.info(long.directory)!.firstPrompt).toBe(prompt);
     expect(store.info(short.directory)!.firstPrompt).toBe('no newline');
   });

@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -130,7 +141,14 @@ export class SessionStore {
       } catch (error) {
         // Nothing half-made is left behind.
         rmSync(directory, { recursive: true, force: true });
-        throw SessionWriteError.from(join(directory, (error as { path?: string }).path?.endsWith('config.yaml') === true ? 'config.yaml' : 'meta.json'), error, 'The session could not be created.');
+        throw SessionWriteError.from(
+          join(
+            directory,
+            (error as { path?: string }).path?.endsWith('config.yaml') === true ? 'config.yaml' : 'meta.json',
+          ),
+          error,
+          'The session could not be created.',
+        );
       }
       return { id, directory };
     }
@@ -152,16 +170,21 @@ export class SessionStore {
    * session directory.
    */
   lookup(reference: string): SessionRef {
-    if (reference === '') throw new SessionNotFoundError({ message: 'Give a session id or a prefix of one (rho ps lists the sessions).' });
+    if (reference === '')
+      throw new SessionNotFoundError({ message: 'Give a session id or a prefix of one (rho ps lists the sessions).' });
     if (reference === 'latest') {
       const latest = this.list({ promptFromTrace: false }).find((info) => info.parentId === undefined);
-      if (latest === undefined) throw new SessionNotFoundError({ message: `No sessions in ${this.baseDir} yet; run a task first.` });
+      if (latest === undefined)
+        throw new SessionNotFoundError({ message: `No sessions in ${this.baseDir} yet; run a task first.` });
       return { id: latest.id, directory: latest.directory };
     }
     if (isAbsolute(reference) || reference.startsWith('.') || reference.includes('/')) {
       const directory = resolve(reference);
-      if (existsSync(join(directory, 'trace.jsonl')) || existsSync(join(directory, 'meta.json'))) return { id: basename(directory), directory };
-      throw new SessionNotFoundError({ message: `${directory} is not a session directory (no trace.jsonl or meta.json).` });
+      if (existsSync(join(directory, 'trace.jsonl')) || existsSync(join(directory, 'meta.json')))
+        return { id: basename(directory), directory };
+      throw new SessionNotFoundError({
+        message: `${directory} is not a session directory (no trace.jsonl or meta.json).`,
+      });
     }
     const matches = this.match(reference);
     if (matches.length === 1) return matches[0]!;
@@ -172,7 +195,9 @@ export class SessionStore {
         candidates: ids,
       });
     }
-    throw new SessionNotFoundError({ message: `Session not found: ${reference} (no session id in ${this.baseDir} starts with it). Run rho ps or rho --list to see the sessions.` });
+    throw new SessionNotFoundError({
+      message: `Session not found: ${reference} (no session id in ${this.baseDir} starts with it). Run rho ps or rho --list to see the sessions.`,
+    });
   }
 
   /**
@@ -208,7 +233,9 @@ export class SessionStore {
       const info = this.info(join(this.baseDir, id), options);
       if (info !== undefined) infos.push(info);
     }
-    infos.sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    infos.sort((a, b) =>
+      a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+    );
     return options.limit === undefined ? infos : infos.slice(0, options.limit);
   }
 
@@ -222,7 +249,9 @@ export class SessionStore {
     const reading = inspectSessionMeta(directory);
     if (reading.state === 'missing' && !existsSync(join(directory, 'trace.jsonl'))) return undefined;
     const meta = reading.state === 'read' ? reading.meta : {};
-    const firstPrompt = stringOf(meta.first_prompt) ?? ((options.promptFromTrace ?? true) ? firstPromptOfTrace(join(directory, 'trace.jsonl')) : undefined);
+    const firstPrompt =
+      stringOf(meta.first_prompt) ??
+      ((options.promptFromTrace ?? true) ? firstPromptOfTrace(join(directory, 'trace.jsonl')) : undefined);
     return {
       id: basename(directory),
       directory,
@@ -274,12 +303,14 @@ function firstPromptOfTrace(path: string): string | undefined {
     const visitor = {
       record(record: { type: string } & Record<string, unknown>) {
         if (prompt !== undefined) return;
-        if (record.type === 'run_start' && typeof record.prompt === 'string' && record.prompt !== '') prompt = record.prompt;
-        else if (record.type === 'message' && record.role === 'user' && typeof record.content === 'string') prompt = record.content;
+        if (record.type === 'run_start' && typeof record.prompt === 'string' && record.prompt !== '')
+          prompt = record.prompt;
+        else if (record.type === 'message' && record.role === 'user' && typeof record.content === 'string')
+          prompt = record.content;
       },
     };
     const buffer = Buffer.alloc(PROMPT_CHUNK_BYTES);
-    for (let offset = 0; prompt === undefined && offset < PROMPT_HEAD_BYTES; ) {
+    for (let offset = 0; prompt === undefined && offset < PROMPT_HEAD_BYTES;) {
       const length = readSync(fd, buffer, 0, buffer.length, offset);
       if (length === 0) {
         // The whole trace was read: a last line without its newline may hold the prompt.

@@ -12,7 +12,11 @@ import { defineTool } from './tool.js';
 const echo = defineTool({
   name: 'echo',
   description: 'Repeats text.',
-  parameters: { type: 'object', properties: { text: { type: 'string' }, times: { type: 'integer' } }, required: ['text'] },
+  parameters: {
+    type: 'object',
+    properties: { text: { type: 'string' }, times: { type: 'integer' } },
+    required: ['text'],
+  },
   annotations: { readOnly: true },
   async handle({ arguments: { text, times } }) {
     return { content: text.repeat(times ?? 1), success: true };
@@ -24,7 +28,10 @@ function tempDir(): string {
 }
 
 function readTrace(path: string): TraceRecord[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as TraceRecord);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TraceRecord);
 }
 
 describe('Session', () => {
@@ -33,7 +40,11 @@ describe('Session', () => {
     const client = createScriptedModelClient({
       model: 'gpt-4o-mini',
       steps: [
-        { text: 'Let me echo.', toolCalls: [{ id: 'a', name: 'echo', arguments: { text: 'hi', times: '2' } }], usage: { inputTokens: 1000, outputTokens: 10, cachedTokens: 200 } },
+        {
+          text: 'Let me echo.',
+          toolCalls: [{ id: 'a', name: 'echo', arguments: { text: 'hi', times: '2' } }],
+          usage: { inputTokens: 1000, outputTokens: 10, cachedTokens: 200 },
+        },
         { toolCalls: [{ id: 'b', name: 'echo', arguments: { text: 'again' } }] },
         { text: 'Done: hihi and again.' },
       ],
@@ -55,13 +66,31 @@ describe('Session', () => {
 
     const records = readTrace(join(directory, 'trace.jsonl'));
     expect(records.map((record) => record.type)).toEqual([
-      'run_start', 'message',
-      'llm_start', 'llm_end', 'message', 'tool_start', 'message', 'tool_end',
-      'llm_start', 'llm_end', 'message', 'tool_start', 'message', 'tool_end',
-      'llm_start', 'llm_end', 'message',
+      'run_start',
+      'message',
+      'llm_start',
+      'llm_end',
+      'message',
+      'tool_start',
+      'message',
+      'tool_end',
+      'llm_start',
+      'llm_end',
+      'message',
+      'tool_start',
+      'message',
+      'tool_end',
+      'llm_start',
+      'llm_end',
+      'message',
       'run_end',
     ]);
-    expect(events.filter((event) => event.type === 'text').map((event) => (event as { text: string }).text).join('')).toBe('Let me echo.Done: hihi and again.');
+    expect(
+      events
+        .filter((event) => event.type === 'text')
+        .map((event) => (event as { text: string }).text)
+        .join(''),
+    ).toBe('Let me echo.Done: hihi and again.');
     for (const record of records) expect(record.ts).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
 
     const replayed = State.fromJsonl(readFileSync(join(directory, 'trace.jsonl')));
@@ -90,7 +119,15 @@ describe('Session', () => {
       ],
     });
     let ran = 0;
-    const counting = defineTool({ name: echo.name, description: echo.description, parameters: echo.parameters, async handle() { ran += 1; return { content: 'x', success: true }; } });
+    const counting = defineTool({
+      name: echo.name,
+      description: echo.description,
+      parameters: echo.parameters,
+      async handle() {
+        ran += 1;
+        return { content: 'x', success: true };
+      },
+    });
     const session = new Agent({ tools: [counting], client }).createSession();
     const result = await session.run('go');
     expect(result.status).toBe('completed');
@@ -101,7 +138,11 @@ describe('Session', () => {
     expect(results[1]!.content).toBe(`Error: unknown tool 'rm_rf': the tool name must be one of "echo".`);
     expect(results[2]!.content).toMatch(/'times' must be an integer.*'text' is required/);
     // Each tool call has exactly one result, in order.
-    expect(results.map((message) => (message as { tool_call_id: string }).tool_call_id)).toEqual(['bad', 'unknown', 'invalid']);
+    expect(results.map((message) => (message as { tool_call_id: string }).tool_call_id)).toEqual([
+      'bad',
+      'unknown',
+      'invalid',
+    ]);
   });
 
   it('runs read-only calls of one response concurrently and others in order', async () => {
@@ -113,7 +154,9 @@ describe('Session', () => {
       annotations: { readOnly: true },
       async handle() {
         if (waiting === undefined) {
-          await new Promise<void>((resolve) => { waiting = resolve; });
+          await new Promise<void>((resolve) => {
+            waiting = resolve;
+          });
         } else {
           waiting();
         }
@@ -135,8 +178,18 @@ describe('Session', () => {
     });
     const client = createScriptedModelClient({
       steps: [
-        { toolCalls: [{ name: 'barrier', arguments: {} }, { name: 'barrier', arguments: {} }] },
-        { toolCalls: [{ name: 'writer', arguments: { id: '1' } }, { name: 'writer', arguments: { id: '2' } }] },
+        {
+          toolCalls: [
+            { name: 'barrier', arguments: {} },
+            { name: 'barrier', arguments: {} },
+          ],
+        },
+        {
+          toolCalls: [
+            { name: 'writer', arguments: { id: '1' } },
+            { name: 'writer', arguments: { id: '2' } },
+          ],
+        },
         { text: 'done' },
       ],
     });
@@ -162,7 +215,16 @@ describe('Session', () => {
     const started = new Promise<void>((resolve) => {
       markStarted = resolve;
     });
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ id: 'one', name: 'slow', arguments: {} }, { id: 'two', name: 'slow', arguments: {} }] }] });
+    const client = createScriptedModelClient({
+      steps: [
+        {
+          toolCalls: [
+            { id: 'one', name: 'slow', arguments: {} },
+            { id: 'two', name: 'slow', arguments: {} },
+          ],
+        },
+      ],
+    });
     const session = new Agent({ tools: [slow], client }).createSession({ directory });
     const running = session.run('go');
     // Cancel once the first tool runs.
@@ -198,17 +260,34 @@ describe('Session', () => {
   });
 
   it('denies calls that need approval when nobody can approve, and tells the model why', async () => {
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'I could not.' }] });
-    const session = new Agent({ tools: [echo], client, approvalPolicy: () => ({ required: true, reason: 'profile requires approval' }) }).createSession();
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'I could not.' }],
+    });
+    const session = new Agent({
+      tools: [echo],
+      client,
+      approvalPolicy: () => ({ required: true, reason: 'profile requires approval' }),
+    }).createSession();
     const events: SessionEvent[] = [];
     const result = await session.run('go', { onEvent: (event) => events.push(event) });
     expect(result.status).toBe('completed');
-    expect(session.state.messages[2]!.content).toMatch(/needs approval \(profile requires approval\), and nobody can approve/);
+    expect(session.state.messages[2]!.content).toMatch(
+      /needs approval \(profile requires approval\), and nobody can approve/,
+    );
     expect(events.some((event) => event.type === 'tool_blocked')).toBe(true);
   });
 
   it('stops after a rejection and answers the remaining calls', async () => {
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'echo', arguments: { text: 'a' } }, { name: 'echo', arguments: { text: 'b' } }] }] });
+    const client = createScriptedModelClient({
+      steps: [
+        {
+          toolCalls: [
+            { name: 'echo', arguments: { text: 'a' } },
+            { name: 'echo', arguments: { text: 'b' } },
+          ],
+        },
+      ],
+    });
     const asked: string[] = [];
     const session = new Agent({ tools: [echo], client, approvalPolicy: () => true }).createSession({
       approver: (request) => {
@@ -219,8 +298,13 @@ describe('Session', () => {
     const result = await session.run('go');
     expect(result.status).toBe('completed');
     expect(asked).toEqual(['a']);
-    const contents = session.state.messages.filter((message) => message.role === 'tool').map((message) => message.content);
-    expect(contents).toEqual(['Command rejected by user. Awaiting new instructions.', 'Command skipped - user rejected previous command.']);
+    const contents = session.state.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => message.content);
+    expect(contents).toEqual([
+      'Command rejected by user. Awaiting new instructions.',
+      'Command skipped - user rejected previous command.',
+    ]);
   });
 
   it('ends a run at its turn limit with a final turn without tools', async () => {
@@ -242,7 +326,11 @@ describe('Session', () => {
 
   it('ends a run when the cost budget is reached', async () => {
     const client = createScriptedModelClient({
-      steps: [{ toolCalls: [{ name: 'echo', arguments: { text: 'a' } }], usage: { costUsd: 0.6 } }, { toolCalls: [{ name: 'echo', arguments: { text: 'b' } }], usage: { costUsd: 0.6 } }, { text: 'Out of budget.' }],
+      steps: [
+        { toolCalls: [{ name: 'echo', arguments: { text: 'a' } }], usage: { costUsd: 0.6 } },
+        { toolCalls: [{ name: 'echo', arguments: { text: 'b' } }], usage: { costUsd: 0.6 } },
+        { text: 'Out of budget.' },
+      ],
     });
     const session = new Agent({ tools: [echo], client, budgets: { maxCostUsd: 1 } }).createSession();
     const result = await session.run('go');
@@ -263,7 +351,9 @@ describe('Session', () => {
           return { text: 'ok' };
         },
         (request) => {
-          expect(request.messages.filter((message) => message.content === '[Operator directive] focus on tests')).toHaveLength(1);
+          expect(
+            request.messages.filter((message) => message.content === '[Operator directive] focus on tests'),
+          ).toHaveLength(1);
           return { text: 'still ok' };
         },
       ],
@@ -272,14 +362,19 @@ describe('Session', () => {
     const session = agent.createSession({ directory });
     await session.run('one');
     // A resumed session does not redeliver.
-    const resumed = agent.createSession({ directory, state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))) });
+    const resumed = agent.createSession({
+      directory,
+      state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
+    });
     await resumed.run('two');
     client.assertDone();
     expect(readTrace(join(directory, 'trace.jsonl')).filter((record) => record.type === 'directive')).toHaveLength(1);
   });
 
   it('reports a model API error and ends the run with status error', async () => {
-    const client = createScriptedModelClient({ steps: [{ error: { message: 'API error 400: bad request', statusCode: 400 } }] });
+    const client = createScriptedModelClient({
+      steps: [{ error: { message: 'API error 400: bad request', statusCode: 400 } }],
+    });
     const session = new Agent({ client }).createSession();
     const result = await session.run('go');
     expect(result.status).toBe('error');
@@ -308,7 +403,9 @@ describe('a busy session', () => {
       },
     });
     const directory = tempDir();
-    const client = createScriptedModelClient({ steps: [{ toolCalls: [{ name: 'wait', arguments: {} }] }, { text: 'first done' }, { text: 'second done' }] });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ name: 'wait', arguments: {} }] }, { text: 'first done' }, { text: 'second done' }],
+    });
     const session = new Agent({ tools: [wait], client }).createSession({ directory });
     const first = session.run('first');
     await inTool;

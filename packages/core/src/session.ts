@@ -61,11 +61,19 @@ export class Session implements ChildSession {
     this.id = options.id ?? randomUUID();
     this.directory = options.directory;
     this.state = options.state ?? new State();
-    const tracePath = options.tracePath ?? (this.directory === undefined ? undefined : join(this.directory, 'trace.jsonl'));
+    const tracePath =
+      options.tracePath ?? (this.directory === undefined ? undefined : join(this.directory, 'trace.jsonl'));
     if (tracePath !== undefined) this.state.setSink(new JsonlTraceSink(tracePath));
     this.client = options.client ?? agent.createClient();
-    const control: ControlChannel | undefined = options.control ?? (this.directory === undefined ? undefined : new FileControlChannel(this.directory));
-    this.control = new RunControl({ sessionId: this.id, state: this.state, directory: this.directory, control, pollIntervalMs: options.pollIntervalMs ?? 200 });
+    const control: ControlChannel | undefined =
+      options.control ?? (this.directory === undefined ? undefined : new FileControlChannel(this.directory));
+    this.control = new RunControl({
+      sessionId: this.id,
+      state: this.state,
+      directory: this.directory,
+      control,
+      pollIntervalMs: options.pollIntervalMs ?? 200,
+    });
     this.approver = options.approver;
     this.onEvent = options.onEvent;
     this.budgets = options.budgets ?? agent.budgets;
@@ -127,11 +135,16 @@ export class Session implements ChildSession {
    * the session directory's lock).
    */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
-    if (this.running) throw new SessionBusyError({ message: 'This session is already running; wait for run() to finish or cancel() it first.', operation: 'run' });
+    if (this.running)
+      throw new SessionBusyError({
+        message: 'This session is already running; wait for run() to finish or cancel() it first.',
+        operation: 'run',
+      });
     // The SDK loads while the run sets up (lock, trace, meta, context window), not in the first request.
     void this.client.preload?.();
     // One writer per session directory: another process running it makes this throw SessionLockedError.
-    const runLock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
+    const runLock =
+      this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
     this.running = true;
     const controller = new AbortController();
     this.controller = controller;
@@ -142,8 +155,11 @@ export class Session implements ChildSession {
     const onExternalAbort = () => controller.abort(external?.reason);
     if (external?.aborted) controller.abort(external.reason);
     else external?.addEventListener('abort', onExternalAbort, { once: true });
-    const listeners = [this.onEvent, options.onEvent].filter((listener): listener is EventListener => listener !== undefined);
-    const removeObserver = listeners.length > 0 ? this.state.addObserver((record) => emit(listeners, record)) : undefined;
+    const listeners = [this.onEvent, options.onEvent].filter(
+      (listener): listener is EventListener => listener !== undefined,
+    );
+    const removeObserver =
+      listeners.length > 0 ? this.state.addObserver((record) => emit(listeners, record)) : undefined;
     const scope = this.scopeOf(controller, listeners);
     const usageBefore = { ...this.state.usage };
     const startedAt = Date.now();
@@ -156,9 +172,17 @@ export class Session implements ChildSession {
     let result: RunResult;
     try {
       this.state.append({ type: 'run_start', prompt });
-      this.control.writeMeta({ status: 'running', ...processIdentity(), heartbeat_at: timestamp(), ...(this.state.runCount === 1 && prompt !== '' ? { first_prompt: prompt } : {}) });
+      this.control.writeMeta({
+        status: 'running',
+        ...processIdentity(),
+        heartbeat_at: timestamp(),
+        ...(this.state.runCount === 1 && prompt !== '' ? { first_prompt: prompt } : {}),
+      });
       if (prompt !== '') this.state.addMessage({ role: 'user', content: prompt });
-      const budgets: Budgets = { ...this.budgets, ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }) };
+      const budgets: Budgets = {
+        ...this.budgets,
+        ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
+      };
       let turns = 0;
       for (;;) {
         if (!(await this.control.checkpoint(controller))) {
@@ -208,16 +232,29 @@ export class Session implements ChildSession {
       status = controller.signal.aborted ? 'cancelled' : 'error';
       failure = RhoError.isInstance(error)
         ? error
-        : new InternalError({ message: `Unexpected failure in the agent loop: ${error instanceof Error ? error.message : String(error)}. This is a bug in rho; please report it with the session's trace.jsonl.`, cause: error });
+        : new InternalError({
+            message: `Unexpected failure in the agent loop: ${error instanceof Error ? error.message : String(error)}. This is a bug in rho; please report it with the session's trace.jsonl.`,
+            cause: error,
+          });
       if (status === 'error') safeAppend(this.state, { type: 'error', content: failure.message, code: failure.code });
     } finally {
       stopPolling();
       external?.removeEventListener('abort', onExternalAbort);
       const runUsage = usageDifference(this.state.usage, usageBefore);
-      safeAppend(this.state, { type: 'run_end', status, usage: reportedUsage(this.state.usage), ...(limit === undefined ? {} : { limit }), ...(status === 'truncated' ? { finish_reason: 'length' } : {}) });
+      safeAppend(this.state, {
+        type: 'run_end',
+        status,
+        usage: reportedUsage(this.state.usage),
+        ...(limit === undefined ? {} : { limit }),
+        ...(status === 'truncated' ? { finish_reason: 'length' } : {}),
+      });
       removeObserver?.();
       try {
-        this.control.writeMeta({ status, cost_usd: reportedUsage(this.state.usage).cost_usd, ...(limit === undefined ? {} : { limit }) });
+        this.control.writeMeta({
+          status,
+          cost_usd: reportedUsage(this.state.usage).cost_usd,
+          ...(limit === undefined ? {} : { limit }),
+        });
         await this.control.clearCancel();
       } catch {
         // Meta and control files are best effort; the trace is the source of truth.
@@ -225,7 +262,14 @@ export class Session implements ChildSession {
       this.controller = undefined;
       this.running = false;
       runLock?.release();
-      result = { status, text: finalText, usage: { ...this.state.usage }, runUsage, ...(limit === undefined ? {} : { limit }), ...(failure === undefined ? {} : { error: failure }) };
+      result = {
+        status,
+        text: finalText,
+        usage: { ...this.state.usage },
+        runUsage,
+        ...(limit === undefined ? {} : { limit }),
+        ...(failure === undefined ? {} : { error: failure }),
+      };
     }
     // Every failure of the loop was caught above and is reported in the result.
     return result;
@@ -238,11 +282,19 @@ export class Session implements ChildSession {
    * reported (and recorded). Throws `SessionBusyError` while a run is in progress.
    */
   async compact(options: { instructions?: string; signal?: AbortSignal } = {}): Promise<CompactResult> {
-    if (this.running) throw new SessionBusyError({ message: 'Cannot compact while a run is in progress; wait for it to finish.', operation: 'compact' });
-    const lock = this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
+    if (this.running)
+      throw new SessionBusyError({
+        message: 'Cannot compact while a run is in progress; wait for it to finish.',
+        operation: 'compact',
+      });
+    const lock =
+      this.directory !== undefined && this.heldLock === undefined ? SessionLock.acquire(this.directory) : undefined;
     try {
       await this.resolveContextWindow(options.signal);
-      return await compactHistory({ agent: this.agent, state: this.state, client: this.client, window: this.window }, { trigger: 'manual', ...options });
+      return await compactHistory(
+        { agent: this.agent, state: this.state, client: this.client, window: this.window },
+        { trigger: 'manual', ...options },
+      );
     } finally {
       lock?.release();
     }

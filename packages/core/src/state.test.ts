@@ -27,7 +27,9 @@ describe('State.fromJsonl', () => {
     const state = State.fromJsonl(text);
     const expected = messageRecords(text);
     // The Python original leaves tool calls unanswered after some cancellations; rho answers them.
-    const synthetic = state.messages.filter((message) => message.role === 'tool' && message.content === INTERRUPTED_TOOL_RESULT);
+    const synthetic = state.messages.filter(
+      (message) => message.role === 'tool' && message.content === INTERRUPTED_TOOL_RESULT,
+    );
     expect(state.messages.filter((message) => !synthetic.includes(message))).toEqual(expected);
     expect(synthetic.length).toBe(state.replay!.interruptedToolCalls.length);
     expect(state.replay!.skippedLines).toEqual([]);
@@ -37,8 +39,12 @@ describe('State.fromJsonl', () => {
     const input = llmEnds.reduce((sum, line) => sum + (JSON.parse(line) as { input_tokens: number }).input_tokens, 0);
     expect(state.usage.input_tokens).toBe(input);
     // Every assistant tool call is followed by exactly one result.
-    const answered = state.messages.filter((message) => message.role === 'tool').map((message) => (message as { tool_call_id: string }).tool_call_id);
-    const called = state.messages.flatMap((message) => (message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : []));
+    const answered = state.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => (message as { tool_call_id: string }).tool_call_id);
+    const called = state.messages.flatMap((message) =>
+      message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [],
+    );
     expect(answered.sort()).toEqual(called.sort());
   });
 
@@ -51,7 +57,10 @@ describe('State.fromJsonl', () => {
       '{"type": "message", "role": "user", "cont',
     ];
     const state = State.fromJsonl(lines.join('\n'));
-    expect(state.messages).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    expect(state.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
     expect(state.replay).toMatchObject({ tornLastLine: true, skippedLines: [] });
     expect(state.status).toBe('running');
   });
@@ -60,13 +69,29 @@ describe('State.fromJsonl', () => {
     const lines = [
       { type: 'run_start', prompt: 'hi' },
       { type: 'message', role: 'user', content: 'hi' },
-      { type: 'llm_end', model: 'm', input_tokens: 3, output_tokens: 1, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: 0.1, duration_ms: 1 },
+      {
+        type: 'llm_end',
+        model: 'm',
+        input_tokens: 3,
+        output_tokens: 1,
+        cache_read_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: 0.1,
+        duration_ms: 1,
+      },
       { type: 'message', role: 'assistant', content: 'hello' },
       { type: 'run_end', status: 'completed' },
     ].map((record) => JSON.stringify(record));
     const state = State.fromJsonl(Buffer.from(`\uFEFF${lines.join('\r\n')}\r\n`, 'utf8'));
-    expect(state.messages).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
-    expect(state).toMatchObject({ runCount: 1, status: 'completed', usage: { input_tokens: 3, output_tokens: 1, cost_usd: 0.1 } });
+    expect(state.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
+    expect(state).toMatchObject({
+      runCount: 1,
+      status: 'completed',
+      usage: { input_tokens: 3, output_tokens: 1, cost_usd: 0.1 },
+    });
     expect(state.replay).toMatchObject({ skippedLines: [], tornLastLine: false, invalidRecords: [] });
   });
 
@@ -74,7 +99,15 @@ describe('State.fromJsonl', () => {
     const lines = [
       { type: 'run_start', prompt: 'go' },
       { type: 'message', role: 'user', content: 'go' },
-      { type: 'message', role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'bash', arguments: '{}' } }, { id: 'b', type: 'function', function: { name: 'bash', arguments: '{}' } }] },
+      {
+        type: 'message',
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'a', type: 'function', function: { name: 'bash', arguments: '{}' } },
+          { id: 'b', type: 'function', function: { name: 'bash', arguments: '{}' } },
+        ],
+      },
       { type: 'tool_start', tool_call_id: 'a', tool_name: 'bash', tool_args: {} },
       { type: 'message', role: 'tool', tool_call_id: 'a', content: 'done' },
       { type: 'tool_end', tool_call_id: 'a', tool_name: 'bash', success: true },
@@ -103,7 +136,16 @@ describe('State.fromJsonl', () => {
   it('round-trips through toJsonl', () => {
     const state = new State();
     state.addMessage({ role: 'user', content: 'q' });
-    state.append({ type: 'llm_end', model: 'm', input_tokens: 5, output_tokens: 2, cache_read_tokens: 1, reasoning_tokens: 0, cost_usd: 0.5, duration_ms: 1 });
+    state.append({
+      type: 'llm_end',
+      model: 'm',
+      input_tokens: 5,
+      output_tokens: 2,
+      cache_read_tokens: 1,
+      reasoning_tokens: 0,
+      cost_usd: 0.5,
+      duration_ms: 1,
+    });
     state.addMessage({ role: 'assistant', content: 'a' });
     const copy = State.fromJsonl(state.toJsonl());
     expect(copy.messages).toEqual(state.messages);

@@ -25,7 +25,8 @@ export interface ReplayReport {
 export const DIRECTIVE_PREFIX = '[Operator directive] ';
 
 /** Text of the synthetic result given to a tool call that was interrupted by a crash. */
-export const INTERRUPTED_TOOL_RESULT = 'Error: this tool call was interrupted (the agent process stopped before it finished). Its effects, if any, are unknown; check before repeating it.';
+export const INTERRUPTED_TOOL_RESULT =
+  'Error: this tool call was interrupted (the agent process stopped before it finished). Its effects, if any, are unknown; check before repeating it.';
 
 /** A run ended by the same `limit`/`budget` and similar. */
 const RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'error', 'cancelled', 'limit', 'truncated']);
@@ -114,7 +115,8 @@ export class State {
     for (const message of this.messages) {
       if (typeof message.content === 'string') characters += message.content.length;
       if (message.role === 'assistant' && message.tool_calls !== undefined) {
-        for (const call of message.tool_calls) characters += call.function.name.length + call.function.arguments.length + 40;
+        for (const call of message.tool_calls)
+          characters += call.function.name.length + call.function.arguments.length + 40;
       }
     }
     return Math.floor(characters / 4);
@@ -135,15 +137,22 @@ export class State {
         if (typeof record.cost_usd === 'number') this.usage.cost_usd += record.cost_usd;
         else this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + 1;
         // A child's calls that had no price are unpriced calls of this session too.
-        if (record.purpose === 'child_session') this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + toNumber(record.unpriced_calls);
+        if (record.purpose === 'child_session')
+          this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + toNumber(record.unpriced_calls);
         // Only a turn of this conversation tells its context size (not a child's or a summary's).
         // A provider that reported no usage tells nothing: the estimate takes over again.
-        if (record.purpose === undefined) this.lastInputTokens = record.usage_reported !== false && typeof record.input_tokens === 'number' && record.input_tokens > 0 ? record.input_tokens : undefined;
+        if (record.purpose === undefined)
+          this.lastInputTokens =
+            record.usage_reported !== false && typeof record.input_tokens === 'number' && record.input_tokens > 0
+              ? record.input_tokens
+              : undefined;
         break;
       case 'compact':
         // Records written by the Python original carry no summary: their history stays as it was.
         if (typeof record.summary === 'string') {
-          const kept = Array.isArray(record.kept) ? record.kept.flatMap((item) => messageFromRecord(item as unknown as Record<string, unknown>) ?? []) : [];
+          const kept = Array.isArray(record.kept)
+            ? record.kept.flatMap((item) => messageFromRecord(item as unknown as Record<string, unknown>) ?? [])
+            : [];
           this.messages = [...kept, { role: 'user', content: record.summary }];
           this.lastInputTokens = undefined;
         }
@@ -208,7 +217,13 @@ export class State {
    */
   static fromJsonl(source: string | Uint8Array, options: { sink?: TraceSink } = {}): State {
     const state = new State();
-    const report: ReplayReport = { skippedLines: [], tornLastLine: false, interruptedToolCalls: [], invalidRecords: [], recoveredDirectives: 0 };
+    const report: ReplayReport = {
+      skippedLines: [],
+      tornLastLine: false,
+      interruptedToolCalls: [],
+      invalidRecords: [],
+      recoveredDirectives: 0,
+    };
     // A directive record whose message has not followed yet.
     let pendingDirective: string | undefined;
     const flushDirective = () => {
@@ -217,22 +232,27 @@ export class State {
       report.recoveredDirectives += 1;
       pendingDirective = undefined;
     };
-    const { tornLastLine } = TraceReader.read(source, {
-      record(raw) {
-        const record = raw as unknown as TraceRecord;
-        const isDirectiveMessage = record.type === 'message' && record.directive === true;
-        // The directive's record is written before its message: a crash in between would lose
-        // the directive (its cursor is already past it), so its record stands for the message.
-        if (!isDirectiveMessage) flushDirective();
-        pendingDirective = undefined;
-        state.apply(record);
-        if (record.type === 'directive' && typeof record.text === 'string') pendingDirective = record.text;
+    const { tornLastLine } = TraceReader.read(
+      source,
+      {
+        record(raw) {
+          const record = raw as unknown as TraceRecord;
+          const isDirectiveMessage = record.type === 'message' && record.directive === true;
+          // The directive's record is written before its message: a crash in between would lose
+          // the directive (its cursor is already past it), so its record stands for the message.
+          if (!isDirectiveMessage) flushDirective();
+          pendingDirective = undefined;
+          state.apply(record);
+          if (record.type === 'directive' && typeof record.text === 'string') pendingDirective = record.text;
+        },
+        skipped(note) {
+          if (note.kind === 'invalid_record')
+            report.invalidRecords.push({ line: note.line, type: note.type ?? '', reason: note.reason });
+          else report.skippedLines.push(note.line);
+        },
       },
-      skipped(note) {
-        if (note.kind === 'invalid_record') report.invalidRecords.push({ line: note.line, type: note.type ?? '', reason: note.reason });
-        else report.skippedLines.push(note.line);
-      },
-    }, REPLAY_READER);
+      REPLAY_READER,
+    );
     flushDirective();
     report.tornLastLine = tornLastLine;
     report.interruptedToolCalls = answerDanglingToolCalls(state.messages);
@@ -245,7 +265,9 @@ export class State {
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 // Record types that do not change the state: replay passes over their lines without parsing them.
-const REPLAY_READER = { ignoreTypes: ['llm_start', 'tool_start', 'tool_end', 'tool_blocked', 'error', 'retry', 'text'] } as const;
+const REPLAY_READER = {
+  ignoreTypes: ['llm_start', 'tool_start', 'tool_end', 'tool_blocked', 'error', 'retry', 'text'],
+} as const;
 
 function messageFromRecord(record: Record<string, unknown>): ChatMessage | undefined {
   const role = record.role;
@@ -262,16 +284,27 @@ function messageFromRecord(record: Record<string, unknown>): ChatMessage | undef
           type: 'function',
           function: {
             name: String(call.function?.name ?? ''),
-            arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function?.arguments ?? {}),
+            arguments:
+              typeof call.function?.arguments === 'string'
+                ? call.function.arguments
+                : JSON.stringify(call.function?.arguments ?? {}),
           },
           // Provider data sent back with the call (Gemini's thought signature) survives a resume.
-          ...(call.extra_content !== null && typeof call.extra_content === 'object' && !Array.isArray(call.extra_content) ? { extra_content: call.extra_content } : {}),
+          ...(call.extra_content !== null &&
+          typeof call.extra_content === 'object' &&
+          !Array.isArray(call.extra_content)
+            ? { extra_content: call.extra_content }
+            : {}),
         }));
       }
       return message;
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: String(record.tool_call_id ?? ''), content: typeof content === 'string' ? content : JSON.stringify(content ?? '') };
+      return {
+        role: 'tool',
+        tool_call_id: String(record.tool_call_id ?? ''),
+        content: typeof content === 'string' ? content : JSON.stringify(content ?? ''),
+      };
     default:
       return undefined;
   }
@@ -292,7 +325,15 @@ function answerDanglingToolCalls(messages: ChatMessage[]): { id: string; name: s
     if (missing.length === 0) continue;
     let insertAt = index + 1;
     while (insertAt < messages.length && messages[insertAt]!.role === 'tool') insertAt += 1;
-    messages.splice(insertAt, 0, ...missing.map((call): ChatMessage => ({ role: 'tool', tool_call_id: call.id, content: INTERRUPTED_TOOL_RESULT })));
+    messages.splice(
+      insertAt,
+      0,
+      ...missing.map((call): ChatMessage => ({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: INTERRUPTED_TOOL_RESULT,
+      })),
+    );
     for (const call of missing) {
       answered.add(call.id);
       interrupted.push({ id: call.id, name: call.function.name });

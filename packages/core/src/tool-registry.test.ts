@@ -4,7 +4,12 @@ import { ToolRegistry } from './tool-registry.js';
 import type { ToolContext } from './tool.js';
 import { defineTool } from './tool.js';
 
-const context: ToolContext = { signal: new AbortController().signal, sessionId: 's', workingDir: '/', backend: createLocalBackend() };
+const context: ToolContext = {
+  signal: new AbortController().signal,
+  sessionId: 's',
+  workingDir: '/',
+  backend: createLocalBackend(),
+};
 
 const typed = defineTool({
   name: 'typed',
@@ -29,7 +34,14 @@ describe('ToolRegistry', () => {
   const registry = new ToolRegistry([typed]);
 
   it('coerces the strings models send', async () => {
-    const result = await registry.dispatch({ id: '1', name: 'typed', arguments: '{"flag": "true", "count": "5", "ratio": "0.5", "mode": "a", "tags": "[\\"x\\"]", "extra": 1}' }, context);
+    const result = await registry.dispatch(
+      {
+        id: '1',
+        name: 'typed',
+        arguments: '{"flag": "true", "count": "5", "ratio": "0.5", "mode": "a", "tags": "[\\"x\\"]", "extra": 1}',
+      },
+      context,
+    );
     expect(result.success).toBe(true);
     expect(JSON.parse(result.content)).toEqual({ flag: true, count: 5, ratio: 0.5, mode: 'a', tags: ['x'] });
   });
@@ -40,18 +52,25 @@ describe('ToolRegistry', () => {
   });
 
   it('refuses values it cannot coerce, naming each problem', async () => {
-    const result = await registry.dispatch({ id: '1', name: 'typed', arguments: { count: '5.5', flag: 'maybe', mode: 'c' } }, context);
+    const result = await registry.dispatch(
+      { id: '1', name: 'typed', arguments: { count: '5.5', flag: 'maybe', mode: 'c' } },
+      context,
+    );
     expect(result.success).toBe(false);
-    expect(result.content).toContain("'count' must be an integer (got \"5.5\")");
+    expect(result.content).toContain('\'count\' must be an integer (got "5.5")');
     expect(result.content).toContain("'flag' must be a boolean");
-    expect(result.content).toContain("'mode' must be one of \"a\", \"b\"");
+    expect(result.content).toContain('\'mode\' must be one of "a", "b"');
   });
 
   it('names the choices of a missing enum parameter, in the words of a wrong one', async () => {
     const pick = defineTool({
       name: 'pick',
       description: 'Picks.',
-      parameters: { type: 'object', properties: { database: { type: 'string', enum: ['hr', 'sales'] }, other: { type: 'string' } }, required: ['database', 'other'] },
+      parameters: {
+        type: 'object',
+        properties: { database: { type: 'string', enum: ['hr', 'sales'] }, other: { type: 'string' } },
+        required: ['database', 'other'],
+      },
       async handle() {
         return { content: 'ok', success: true };
       },
@@ -65,14 +84,37 @@ describe('ToolRegistry', () => {
   });
 
   it('turns a thrown error into an unsuccessful result', async () => {
-    const failing = defineTool({ name: 'failing', description: typed.description, parameters: typed.parameters, async handle() { throw new TypeError('boom'); } });
-    const result = await new ToolRegistry([failing]).dispatch({ id: '1', name: 'failing', arguments: { count: 1 } }, context);
-    expect(result).toMatchObject({ success: false, content: 'Tool \'failing\' failed: TypeError: boom\nArguments: {"count":1}' });
+    const failing = defineTool({
+      name: 'failing',
+      description: typed.description,
+      parameters: typed.parameters,
+      async handle() {
+        throw new TypeError('boom');
+      },
+    });
+    const result = await new ToolRegistry([failing]).dispatch(
+      { id: '1', name: 'failing', arguments: { count: 1 } },
+      context,
+    );
+    expect(result).toMatchObject({
+      success: false,
+      content: 'Tool \'failing\' failed: TypeError: boom\nArguments: {"count":1}',
+    });
   });
 
   it('truncates long output with head and tail', async () => {
-    const noisy = defineTool({ name: 'noisy', description: typed.description, parameters: typed.parameters, async handle() { return { content: `HEAD${'x'.repeat(50_000)}TAIL`, success: true }; } });
-    const result = await new ToolRegistry([noisy]).dispatch({ id: '1', name: 'noisy', arguments: { count: 1 } }, context);
+    const noisy = defineTool({
+      name: 'noisy',
+      description: typed.description,
+      parameters: typed.parameters,
+      async handle() {
+        return { content: `HEAD${'x'.repeat(50_000)}TAIL`, success: true };
+      },
+    });
+    const result = await new ToolRegistry([noisy]).dispatch(
+      { id: '1', name: 'noisy', arguments: { count: 1 } },
+      context,
+    );
     expect(result.content.length).toBeLessThan(20_200);
     expect(result.content).toContain('HEAD');
     expect(result.content.endsWith('TAIL')).toBe(true);
@@ -80,8 +122,20 @@ describe('ToolRegistry', () => {
   });
 
   it('sorts specs by name and rejects invalid tool names', () => {
-    const other = defineTool({ name: 'alpha', description: typed.description, parameters: typed.parameters, handle: typed.handle });
+    const other = defineTool({
+      name: 'alpha',
+      description: typed.description,
+      parameters: typed.parameters,
+      handle: typed.handle,
+    });
     expect(new ToolRegistry([typed, other]).specs().map((spec) => spec.function.name)).toEqual(['alpha', 'typed']);
-    expect(() => defineTool({ name: 'bad name', description: typed.description, parameters: typed.parameters, handle: typed.handle })).toThrow(/invalid/);
+    expect(() =>
+      defineTool({
+        name: 'bad name',
+        description: typed.description,
+        parameters: typed.parameters,
+        handle: typed.handle,
+      }),
+    ).toThrow(/invalid/);
   });
 });

@@ -36,7 +36,10 @@ export class ToolRegistry {
   /** Adds a tool; a tool of the same name is replaced. */
   register(tool: AnyTool): this {
     if (typeof tool?.handle !== 'function' || typeof tool.name !== 'string') {
-      throw new ConfigError({ message: 'register() expects a tool made with defineTool() (an object with name, description, parameters and handle).' });
+      throw new ConfigError({
+        message:
+          'register() expects a tool made with defineTool() (an object with name, description, parameters and handle).',
+      });
     }
     this.tools.set(tool.name, tool);
     this.cachedSpecs = undefined;
@@ -78,7 +81,14 @@ export class ToolRegistry {
   specs(): ToolSpec[] {
     this.cachedSpecs ??= this.names().map((name) => {
       const tool = this.tools.get(name)!;
-      return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters as unknown as Record<string, unknown> } };
+      return {
+        type: 'function',
+        function: {
+          name: tool.name,
+          description: tool.description,
+          parameters: tool.parameters as unknown as Record<string, unknown>,
+        },
+      };
     });
     return this.cachedSpecs;
   }
@@ -160,16 +170,31 @@ export class ToolRegistry {
    * Runs a prepared call. Thrown errors become an unsuccessful result; cancellation (an aborted
    * `context.signal`) is reported as such. Output is truncated past `maxOutputBytes`.
    */
-  async run(call: Extract<PreparedToolCall, { ok: true }>, context: ToolContext, maxOutputBytes: number = MAX_TOOL_OUTPUT_BYTES): Promise<ToolResult> {
+  async run(
+    call: Extract<PreparedToolCall, { ok: true }>,
+    context: ToolContext,
+    maxOutputBytes: number = MAX_TOOL_OUTPUT_BYTES,
+  ): Promise<ToolResult> {
     let result: ToolResult;
     try {
-      result = await call.tool.handle({ callId: call.id, toolName: call.tool.name, arguments: call.arguments }, context);
+      result = await call.tool.handle(
+        { callId: call.id, toolName: call.tool.name, arguments: call.arguments },
+        context,
+      );
       if (typeof result?.content !== 'string' || typeof result.success !== 'boolean') {
-        result = { success: false, content: `Tool '${call.tool.name}' returned an invalid result (expected { content: string, success: boolean }).`, metadata: { error: 'invalid_result' } };
+        result = {
+          success: false,
+          content: `Tool '${call.tool.name}' returned an invalid result (expected { content: string, success: boolean }).`,
+          metadata: { error: 'invalid_result' },
+        };
       }
     } catch (error) {
       if (context.signal.aborted) {
-        return { success: false, content: 'Cancelled: the run was stopped while this tool was running.', metadata: { error: 'cancelled' } };
+        return {
+          success: false,
+          content: 'Cancelled: the run was stopped while this tool was running.',
+          metadata: { error: 'cancelled' },
+        };
       }
       const name = error instanceof Error ? error.name : 'Error';
       const message = error instanceof Error ? error.message : String(error);
@@ -180,7 +205,9 @@ export class ToolRegistry {
       };
     }
     const content = truncateOutput(result.content, maxOutputBytes);
-    return content === result.content ? result : { ...result, content, metadata: { ...result.metadata, truncated: true } };
+    return content === result.content
+      ? result
+      : { ...result, content, metadata: { ...result.metadata, truncated: true } };
   }
 
   /** Prepares and runs one call. */

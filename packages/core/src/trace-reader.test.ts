@@ -9,7 +9,10 @@ function readInPieces(bytes: Buffer, cuts: number[]) {
   const reader = new TraceReader();
   const records: RawTraceRecord[] = [];
   const skipped: TraceNote[] = [];
-  const visitor = { record: (record: RawTraceRecord) => records.push(record), skipped: (note: TraceNote) => skipped.push(note) };
+  const visitor = {
+    record: (record: RawTraceRecord) => records.push(record),
+    skipped: (note: TraceNote) => skipped.push(note),
+  };
   let start = 0;
   for (const cut of [...cuts, bytes.length]) {
     reader.push(bytes.subarray(start, cut), visitor);
@@ -30,17 +33,26 @@ describe('readTrace', () => {
 
   it('takes a last line that is not JSON for a torn record, also when blank lines follow it', () => {
     const whole = line({ type: 'run_start', prompt: 'hi' });
-    expect(readTrace(`${whole}\n{"type": "message", "ro`)).toMatchObject({ records: [{ type: 'run_start' }], skipped: [], tornLastLine: true });
+    expect(readTrace(`${whole}\n{"type": "message", "ro`)).toMatchObject({
+      records: [{ type: 'run_start' }],
+      skipped: [],
+      tornLastLine: true,
+    });
     expect(readTrace(`${whole}\n{"type": "message", "ro\n\n  \n`)).toMatchObject({ skipped: [], tornLastLine: true });
     // A record that is whole but lacks its newline is a record.
-    expect(readTrace(`${whole}\n${whole}`)).toMatchObject({ records: [{ type: 'run_start' }, { type: 'run_start' }], tornLastLine: false });
+    expect(readTrace(`${whole}\n${whole}`)).toMatchObject({
+      records: [{ type: 'run_start' }, { type: 'run_start' }],
+      tornLastLine: false,
+    });
   });
 
   it('skips a line that is not JSON in the middle (a torn record the next writer isolated), with a note', () => {
     const contents = readTrace(`{"type": "mess\n${line({ type: 'run_end', status: 'completed' })}\n`);
     expect(contents.tornLastLine).toBe(false);
     expect(contents.records.map((record) => record.type)).toEqual(['run_end']);
-    expect(contents.skipped).toEqual([{ kind: 'not_json', line: 1, reason: 'the line is not JSON', text: '{"type": "mess' }]);
+    expect(contents.skipped).toEqual([
+      { kind: 'not_json', line: 1, reason: 'the line is not JSON', text: '{"type": "mess' },
+    ]);
   });
 
   it('skips JSON that is not a record, and records of known types with the wrong shape, saying why', () => {
@@ -56,10 +68,12 @@ describe('readTrace', () => {
       line({ type: 'compact', trigger: 'auto', summary: 'S', kept: 'all' }),
       line({ type: 'compact', trigger: 'auto', summary: 'S', kept: [{ role: 'user', content: 'ok' }, 5] }),
       line({ type: 'future_record', anything: [1] }),
-      line({ type: 'message', role: 'developer', content: 'an unknown role is a consumer\'s choice' }),
+      line({ type: 'message', role: 'developer', content: "an unknown role is a consumer's choice" }),
     ].join('\n');
     const contents = readTrace(text);
-    expect(contents.skipped.map(({ kind, line: number, type, reason }) => ({ kind, line: number, type, reason }))).toEqual([
+    expect(
+      contents.skipped.map(({ kind, line: number, type, reason }) => ({ kind, line: number, type, reason })),
+    ).toEqual([
       { kind: 'not_a_record', line: 1, type: undefined, reason: 'the line is not a JSON object with a string "type"' },
       { kind: 'not_a_record', line: 2, type: undefined, reason: 'the line is not a JSON object with a string "type"' },
       { kind: 'not_a_record', line: 3, type: undefined, reason: 'the line is not a JSON object with a string "type"' },
@@ -85,13 +99,20 @@ describe('readTrace', () => {
   });
 
   it('reads CRLF line ends, a byte-order mark and blank lines of spaces', () => {
-    const records = [line({ type: 'run_start', prompt: 'p' }), line({ type: 'message', role: 'user', content: 'p' }), line({ type: 'llm_start', model: 'm' })];
+    const records = [
+      line({ type: 'run_start', prompt: 'p' }),
+      line({ type: 'message', role: 'user', content: 'p' }),
+      line({ type: 'llm_start', model: 'm' }),
+    ];
     const text = `\uFEFF${records.join('\r\n')}\r\n   \r\n`;
     for (const source of [text, Buffer.from(text, 'utf8')]) {
       const contents = readTrace(source);
       expect(contents.records.map((record) => record.type)).toEqual(['run_start', 'message', 'llm_start']);
       expect(contents).toMatchObject({ skipped: [], tornLastLine: false });
-      expect(readTrace(source, { ignoreTypes: ['llm_start'] }).records.map((record) => record.type)).toEqual(['run_start', 'message']);
+      expect(readTrace(source, { ignoreTypes: ['llm_start'] }).records.map((record) => record.type)).toEqual([
+        'run_start',
+        'message',
+      ]);
     }
   });
 
@@ -104,7 +125,9 @@ describe('readTrace', () => {
     // Written in another key order, an ignored type is parsed, and still not passed on.
     expect(readTrace(`{"ts": "t", "type": "llm_start"}\n`, { ignoreTypes: ['llm_start'] }).records).toEqual([]);
     // A torn line of an ignored type does not end in `}`: it is still recognised as torn.
-    expect(readTrace(`${line({ type: 'run_end' })}\n{"type": "llm_start", "mo`, { ignoreTypes: ['llm_start'] }).tornLastLine).toBe(true);
+    expect(
+      readTrace(`${line({ type: 'run_end' })}\n{"type": "llm_start", "mo`, { ignoreTypes: ['llm_start'] }).tornLastLine,
+    ).toBe(true);
   });
 });
 
@@ -121,12 +144,20 @@ describe('TraceReader, incrementally', () => {
 
   it('reads the same records whatever the pieces, a partial line or a character cut included', () => {
     expect(whole.records.map((record) => record.type)).toEqual(['run_start', 'message', 'run_end']);
-    expect(whole.skipped.map((note) => [note.kind, note.line])).toEqual([['not_json', 3], ['invalid_record', 4]]);
+    expect(whole.skipped.map((note) => [note.kind, note.line])).toEqual([
+      ['not_json', 3],
+      ['invalid_record', 4],
+    ]);
     expect(whole.tornLastLine).toBe(true);
     for (let cut = 1; cut < bytes.length; cut += 1) {
       expect(readInPieces(bytes, [cut])).toEqual(whole);
     }
-    expect(readInPieces(bytes, Array.from({ length: bytes.length - 1 }, (_, index) => index + 1))).toEqual(whole);
+    expect(
+      readInPieces(
+        bytes,
+        Array.from({ length: bytes.length - 1 }, (_, index) => index + 1),
+      ),
+    ).toEqual(whole);
   });
 
   it('hands on a line only once its newline arrives, and tracks the byte offset of the last whole line', () => {

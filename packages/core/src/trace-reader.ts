@@ -103,7 +103,10 @@ export class TraceReader {
     const types = options.ignoreTypes ?? [];
     this.ignored = new Set(types);
     // A sticky match at the line's start, no copy of the line.
-    this.ignore = types.length === 0 ? undefined : new RegExp(`\\{\\s*"type"\\s*:\\s*"(?:${types.map(escapeRegExp).join('|')})"`, 'y');
+    this.ignore =
+      types.length === 0
+        ? undefined
+        : new RegExp(`\\{\\s*"type"\\s*:\\s*"(?:${types.map(escapeRegExp).join('|')})"`, 'y');
   }
 
   /** Reads a whole trace (bytes, decoded as UTF-8, or text) through `visitor`. */
@@ -206,7 +209,11 @@ export class TraceReader {
       if (ignore !== undefined) {
         ignore.lastIndex = lineStart;
         // Only a line that ends like a whole record: a torn one must still be found torn.
-        if (ignore.test(text) && (text.charCodeAt(end - 1) === CLOSING_BRACE || (text.charCodeAt(end - 1) === CARRIAGE_RETURN && text.charCodeAt(end - 2) === CLOSING_BRACE))) {
+        if (
+          ignore.test(text) &&
+          (text.charCodeAt(end - 1) === CLOSING_BRACE ||
+            (text.charCodeAt(end - 1) === CARRIAGE_RETURN && text.charCodeAt(end - 2) === CLOSING_BRACE))
+        ) {
           if (this.suspect !== undefined) this.flushSuspect(visitor);
           continue;
         }
@@ -218,7 +225,12 @@ export class TraceReader {
         const line = text.slice(lineStart, end);
         if (line.trim() === '') continue;
         if (this.suspect !== undefined) this.flushSuspect(visitor);
-        const note: TraceNote = { kind: 'not_json', line: this.lineCount, reason: 'the line is not JSON', text: shorten(line) };
+        const note: TraceNote = {
+          kind: 'not_json',
+          line: this.lineCount,
+          reason: 'the line is not JSON',
+          text: shorten(line),
+        };
         // An unterminated last line that is not JSON is torn; a whole one is torn only if
         // nothing but blank lines follows it, which only the next line (or the end) tells.
         if (terminated) this.suspect = note;
@@ -226,8 +238,18 @@ export class TraceReader {
         continue;
       }
       if (this.suspect !== undefined) this.flushSuspect(visitor);
-      if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
-        visitor.skipped?.({ kind: 'not_a_record', line: this.lineCount, reason: 'the line is not a JSON object with a string "type"', text: shorten(text.slice(lineStart, end)) });
+      if (
+        typeof value !== 'object' ||
+        value === null ||
+        Array.isArray(value) ||
+        typeof (value as { type?: unknown }).type !== 'string'
+      ) {
+        visitor.skipped?.({
+          kind: 'not_a_record',
+          line: this.lineCount,
+          reason: 'the line is not a JSON object with a string "type"',
+          text: shorten(text.slice(lineStart, end)),
+        });
         continue;
       }
       const record = value as RawTraceRecord;
@@ -235,7 +257,13 @@ export class TraceReader {
       if (this.ignored.size > 0 && this.ignored.has(record.type)) continue;
       const problem = recordShapeProblem(record);
       if (problem !== undefined) {
-        visitor.skipped?.({ kind: 'invalid_record', line: this.lineCount, type: record.type, reason: problem, text: shorten(text.slice(lineStart, end)) });
+        visitor.skipped?.({
+          kind: 'invalid_record',
+          line: this.lineCount,
+          type: record.type,
+          reason: problem,
+          text: shorten(text.slice(lineStart, end)),
+        });
         continue;
       }
       visitor.record(record, this.lineCount);
@@ -257,15 +285,19 @@ export function readTrace(source: string | Uint8Array, options: TraceReaderOptio
   const records: RawTraceRecord[] = [];
   const lines: number[] = [];
   const skipped: TraceNote[] = [];
-  const { tornLastLine } = TraceReader.read(source, {
-    record(record, line) {
-      records.push(record);
-      lines.push(line);
+  const { tornLastLine } = TraceReader.read(
+    source,
+    {
+      record(record, line) {
+        records.push(record);
+        lines.push(line);
+      },
+      skipped(note) {
+        skipped.push(note);
+      },
     },
-    skipped(note) {
-      skipped.push(note);
-    },
-  }, options);
+    options,
+  );
   return { records, lines, skipped, tornLastLine };
 }
 
@@ -286,7 +318,10 @@ function recordShapeProblem(record: RawTraceRecord): string | undefined {
     if (!Array.isArray(record.kept)) return 'kept is not a list of messages';
     for (let index = 0; index < record.kept.length; index += 1) {
       const item: unknown = record.kept[index];
-      const reason = typeof item === 'object' && item !== null && !Array.isArray(item) ? messageProblem(item as Record<string, unknown>) : 'is not an object';
+      const reason =
+        typeof item === 'object' && item !== null && !Array.isArray(item)
+          ? messageProblem(item as Record<string, unknown>)
+          : 'is not an object';
       if (reason !== undefined) return `kept[${index}] ${reason}`;
     }
   }
@@ -304,15 +339,19 @@ function messageProblem(value: Record<string, unknown>): string | undefined {
       if (typeof call !== 'object' || call === null) return `tool_calls[${index}] is not an object`;
       const { id, function: fn } = call as { id?: unknown; function?: unknown };
       if (typeof id !== 'string' || id === '') return `tool_calls[${index}] has no id`;
-      if (typeof fn !== 'object' || fn === null || typeof (fn as { name?: unknown }).name !== 'string') return `tool_calls[${index}] has no function name`;
+      if (typeof fn !== 'object' || fn === null || typeof (fn as { name?: unknown }).name !== 'string')
+        return `tool_calls[${index}] has no function name`;
     }
   }
-  if (value.role === 'tool' && (typeof value.tool_call_id !== 'string' || value.tool_call_id === '')) return 'is a tool result without tool_call_id';
+  if (value.role === 'tool' && (typeof value.tool_call_id !== 'string' || value.tool_call_id === ''))
+    return 'is a tool result without tool_call_id';
   return undefined;
 }
 
 function decode(bytes: Uint8Array): string {
-  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8');
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString(
+    'utf8',
+  );
 }
 
 function shorten(line: string): string {

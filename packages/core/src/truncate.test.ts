@@ -11,7 +11,9 @@ describe('truncateOutput', () => {
   it('matches the original on its verified example', () => {
     const content = `AAAA${'x'.repeat(100_000)}ZZZZ`;
     const result = truncateOutput(content, 400);
-    expect(result).toBe(`Total output lines: 1\n\nAAAA${'x'.repeat(196)}\n...24902 tokens truncated...\n${'x'.repeat(196)}ZZZZ`);
+    expect(result).toBe(
+      `Total output lines: 1\n\nAAAA${'x'.repeat(196)}\n...24902 tokens truncated...\n${'x'.repeat(196)}ZZZZ`,
+    );
   });
 
   it('never splits a multi-byte character and counts lines', () => {

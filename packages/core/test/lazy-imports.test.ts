@@ -13,15 +13,20 @@ const built = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 async function resolvedUrls(script: string): Promise<string[]> {
   const directory = await mkdtemp(join(tmpdir(), 'rho-lazy-core-'));
   const hooks = join(directory, 'hooks.mjs');
-  await writeFile(hooks, `let port;
+  await writeFile(
+    hooks,
+    `let port;
 export function initialize(data) { port = data.port; }
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
   port.postMessage(result.url);
   return result;
-}`);
+}`,
+  );
   const main = join(directory, 'main.mjs');
-  await writeFile(main, `import { register } from 'node:module';
+  await writeFile(
+    main,
+    `import { register } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 const { port1, port2 } = new MessageChannel();
 const seen = [];
@@ -38,7 +43,8 @@ port1.ref();
 await import(marker);
 await markerSeen;
 port1.unref();
-process.stdout.write(JSON.stringify(seen.filter((url) => url !== marker)));`);
+process.stdout.write(JSON.stringify(seen.filter((url) => url !== marker)));`,
+  );
   const { stdout } = await run(process.execPath, [main], { cwd: directory });
   return JSON.parse(stdout) as string[];
 }
@@ -47,17 +53,21 @@ const loadsOpenAI = (urls: string[]) => urls.some((url) => /\/node_modules\/open
 
 describe('import @rho/core', () => {
   it('does not load the openai SDK until a model request is made', async () => {
-    const idle = await resolvedUrls(`const agent = new core.Agent({ clientOptions: { apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1' } }); agent.createClient();`);
+    const idle = await resolvedUrls(
+      `const agent = new core.Agent({ clientOptions: { apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1' } }); agent.createClient();`,
+    );
     expect(idle.some((url) => url.endsWith('/core/dist/index.js'))).toBe(true);
     expect(loadsOpenAI(idle)).toBe(false);
-    const used = await resolvedUrls(`const client = core.createModelClient({ model: 'm', apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0 });
+    const used =
+      await resolvedUrls(`const client = core.createModelClient({ model: 'm', apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0 });
 for await (const event of client.stream({ messages: [{ role: 'user', content: 'hi' }] })) { void event; }`);
     expect(loadsOpenAI(used)).toBe(true);
   });
 
   it('loads the openai SDK on preload(), with no request made and no key set', async () => {
     // Port 9 (discard) is never asked: preload only loads; it resolves, it does not reject.
-    const preloaded = await resolvedUrls(`const client = core.createModelClient({ model: 'm', apiKey: '', baseURL: 'http://127.0.0.1:9/v1' });
+    const preloaded =
+      await resolvedUrls(`const client = core.createModelClient({ model: 'm', apiKey: '', baseURL: 'http://127.0.0.1:9/v1' });
 const outcome = await client.preload();
 if (outcome !== undefined) throw new Error('preload resolved to ' + String(outcome));`);
     expect(loadsOpenAI(preloaded)).toBe(true);

@@ -23,7 +23,10 @@ function sourceFiles(directory: string): string[] {
 /** Relative imports and re-exports of a file, type-only ones included, as absolute paths. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms), ...text.matchAll(/import\('(\.{1,2}\/[^']+)'\)/g)].map((match) => match[1]!);
+  const specifiers = [
+    ...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms),
+    ...text.matchAll(/import\('(\.{1,2}\/[^']+)'\)/g),
+  ].map((match) => match[1]!);
   return specifiers.map((specifier) => resolve(dirname(file), specifier.replace(/\.js$/, '.ts')));
 }
 

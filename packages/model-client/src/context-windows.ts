@@ -32,7 +32,10 @@ const SNAPSHOT_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/;
  * The context window of `model` in tokens, or `undefined` when unknown. Dated snapshots and a
  * gateway's provider prefix (`openai/gpt-4o`) are matched to their family.
  */
-export function contextWindowFor(model: string, table: Readonly<Record<string, number>> = DEFAULT_CONTEXT_WINDOWS): number | undefined {
+export function contextWindowFor(
+  model: string,
+  table: Readonly<Record<string, number>> = DEFAULT_CONTEXT_WINDOWS,
+): number | undefined {
   const bare = model.trim().toLowerCase();
   const withoutProvider = bare.includes('/') ? bare.slice(bare.lastIndexOf('/') + 1) : bare;
   for (const candidate of [bare, withoutProvider, withoutProvider.replace(SNAPSHOT_SUFFIX, '')]) {
@@ -90,14 +93,16 @@ export interface ResolveContextWindowOptions {
  */
 export async function resolveContextWindow(options: ResolveContextWindowOptions): Promise<ContextWindowInfo> {
   if (options.explicit !== undefined) return { tokens: options.explicit.tokens, source: options.explicit.source };
-  const perModel = options.perModel === undefined ? undefined : contextWindowFor(options.model, lowerCaseKeys(options.perModel));
+  const perModel =
+    options.perModel === undefined ? undefined : contextWindowFor(options.model, lowerCaseKeys(options.perModel));
   if (perModel !== undefined) return { tokens: perModel, source: 'config' };
   // A model the table knows (the hosted ones) is not asked about: asking costs round trips before
   // the first request, and hosted APIs do not report a window. Servers of unknown models are asked.
   const known = contextWindowFor(options.model, options.table);
   if (known !== undefined) return { tokens: known, source: 'table' };
   const discovered = options.discover === undefined ? undefined : await options.discover().catch(() => undefined);
-  if (discovered !== undefined) return { tokens: discovered.tokens, source: 'discovered', detail: `${discovered.endpoint} ${discovered.field}` };
+  if (discovered !== undefined)
+    return { tokens: discovered.tokens, source: 'discovered', detail: `${discovered.endpoint} ${discovered.field}` };
   return { tokens: options.fallback ?? DEFAULT_CONTEXT_WINDOW, source: 'default' };
 }
 

@@ -53,7 +53,11 @@ describe('createModelClient streaming', () => {
     const last = events.at(-1);
     expect(last).toMatchObject({ type: 'done', finishReason: 'stop', model: 'gpt-4o-mini' });
     expect(server.requests).toHaveLength(1);
-    expect(server.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true }, model: 'gpt-4o-mini' });
+    expect(server.requests[0]?.body).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
+      model: 'gpt-4o-mini',
+    });
     expect(server.requests[0]?.headers['authorization']).toBe('Bearer test-key');
   });
 
@@ -90,12 +94,22 @@ describe('createModelClient streaming', () => {
       { id: 'call_x', name: 'write', arguments: '{"path":"x","content":"y"}' },
       { id: 'call_y', name: 'edit', arguments: '{"path":"z"}' },
     ];
-    const server = await serve({ type: 'response', toolCalls: calls, chunkSize: 4, toolCallHeader: 'late', toolCallOrder: 'interleaved' });
+    const server = await serve({
+      type: 'response',
+      toolCalls: calls,
+      chunkSize: 4,
+      toolCallHeader: 'late',
+      toolCallOrder: 'interleaved',
+    });
     expect(toolCallsOf(await collect(client(server).stream({ ...ask, tools: [readTool] })))).toEqual(calls);
   });
 
   it('reports a stream without a finish reason as unfinished, never as tool calls or done', async () => {
-    const server = await serve({ type: 'response', toolCalls: [{ id: 'c', name: 'read', arguments: '{"a":1}' }], noFinishReason: true });
+    const server = await serve({
+      type: 'response',
+      toolCalls: [{ id: 'c', name: 'read', arguments: '{"a":1}' }],
+      noFinishReason: true,
+    });
     const events = await collect(client(server, { maxRetries: 0 }).stream({ ...ask, tools: [readTool] }));
     expect(events.map((event) => event.type)).toEqual(['error']);
     const error = errorOf(events);
@@ -130,7 +144,11 @@ describe('createModelClient streaming', () => {
   });
 
   it('uses a caller price table for models it adds', async () => {
-    const server = await serve({ type: 'response', text: 'ok', usage: { prompt_tokens: 1_000_000, completion_tokens: 0 } });
+    const server = await serve({
+      type: 'response',
+      text: 'ok',
+      usage: { prompt_tokens: 1_000_000, completion_tokens: 0 },
+    });
     const priceTable = { 'my-local-llama': { inputPerMillion: 0.5, outputPerMillion: 1 } };
     const events = await collect(client(server, { model: 'my-local-llama', priceTable }).stream(ask));
     expect(events.at(-1)).toMatchObject({ type: 'done', usage: { costUsd: 0.5 } });
@@ -158,7 +176,9 @@ describe('createModelClient streaming', () => {
     const first = await collect(modelClient.stream(ask));
     const reasoning = first.flatMap((event) => (event.type === 'reasoning' ? [event.text] : [])).join('');
     expect(reasoning).toBe('First, think about it.');
-    expect(first.findIndex((event) => event.type === 'reasoning')).toBeLessThan(first.findIndex((event) => event.type === 'text'));
+    expect(first.findIndex((event) => event.type === 'reasoning')).toBeLessThan(
+      first.findIndex((event) => event.type === 'text'),
+    );
     const second = await collect(modelClient.stream(ask));
     expect(second.slice(0, 2)).toEqual([
       { type: 'reasoning', text: 'Via the reasoning field.' },
@@ -174,7 +194,11 @@ describe('createModelClient streaming', () => {
     );
     await collect(client(server, { temperature: 0.3 }).stream(ask));
     const [withEffort, withTemperature] = server.requests.map((request) => request.body);
-    expect(withEffort).toMatchObject({ reasoning_effort: 'low', service_tier: 'flex', response_format: { type: 'json_object' } });
+    expect(withEffort).toMatchObject({
+      reasoning_effort: 'low',
+      service_tier: 'flex',
+      response_format: { type: 'json_object' },
+    });
     expect(withEffort).not.toHaveProperty('temperature');
     expect(withTemperature).toMatchObject({ temperature: 0.3 });
     expect(withTemperature).not.toHaveProperty('reasoning_effort');
@@ -207,7 +231,10 @@ describe('createModelClient streaming', () => {
     expect(body.messages).toEqual([
       { role: 'system', content: 'be brief' },
       { role: 'user', content: 'read a' },
-      { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }] },
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }],
+      },
       { role: 'tool', content: 'contents of a', tool_call_id: 'c1' },
       { role: 'assistant', content: 'Read it.' },
     ]);
@@ -324,7 +351,13 @@ describe('createModelClient without streaming', () => {
     expect(response).toEqual({
       text: 'Summary.',
       toolCalls: [{ id: 'k', name: 'read', arguments: '{"x":1}' }],
-      usage: { inputTokens: 7, outputTokens: 2, cachedTokens: 0, reasoningTokens: 0, costUsd: (7 * 0.15 + 2 * 0.6) / 1_000_000 },
+      usage: {
+        inputTokens: 7,
+        outputTokens: 2,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+        costUsd: (7 * 0.15 + 2 * 0.6) / 1_000_000,
+      },
       finishReason: 'tool_calls',
       model: 'gpt-4o-mini',
     });
@@ -341,7 +374,12 @@ describe('createModelClient without streaming', () => {
     expect((await modelClient.complete(ask)).text).toBe('second time lucky');
     const failure = await modelClient.complete(ask).catch((error: unknown) => error);
     expect(ModelApiError.isInstance(failure)).toBe(true);
-    expect(failure).toMatchObject({ statusCode: 400, isRetryable: false, attempts: 1, providerMessage: "Invalid value for 'messages'" });
+    expect(failure).toMatchObject({
+      statusCode: 400,
+      isRetryable: false,
+      attempts: 1,
+      providerMessage: "Invalid value for 'messages'",
+    });
     expect(server.requests).toHaveLength(3);
   });
 
@@ -379,10 +417,19 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('retries a 500, then succeeds', async () => {
-    const server = await serve({ type: 'http_error', status: 500, message: 'boom' }, { type: 'response', text: 'fine' });
+    const server = await serve(
+      { type: 'http_error', status: 500, message: 'boom' },
+      { type: 'response', text: 'fine' },
+    );
     const events = await collect(client(server).stream(ask));
     expect(events.map((event) => event.type)).toEqual(['retry', 'text', 'done']);
-    expect(events[0]).toMatchObject({ type: 'retry', attempt: 2, maxAttempts: 9, reason: 'server error 500', statusCode: 500 });
+    expect(events[0]).toMatchObject({
+      type: 'retry',
+      attempt: 2,
+      maxAttempts: 9,
+      reason: 'server error 500',
+      statusCode: 500,
+    });
     expect(server.requests).toHaveLength(2);
   });
 
@@ -393,7 +440,12 @@ describe('createModelClient retries and errors', () => {
     );
     const error = errorOf(await collect(client(server).stream(ask)));
     expect(error.message).toBe('API error 400 (after 1 attempt): This model does not support tools');
-    expect(error).toMatchObject({ statusCode: 400, isRetryable: false, attempts: 1, providerMessage: 'This model does not support tools' });
+    expect(error).toMatchObject({
+      statusCode: 400,
+      isRetryable: false,
+      attempts: 1,
+      providerMessage: 'This model does not support tools',
+    });
     expect(server.requests).toHaveLength(1);
     expect(server.pending()).toBe(1);
   });
@@ -412,7 +464,12 @@ describe('createModelClient retries and errors', () => {
 
   it('does not retry a stream that dropped after a tool call was emitted', async () => {
     const server = await serve(
-      { type: 'drop', after: 'tool_call', text: 'Running it.', toolCalls: [{ id: 'call_d', name: 'bash', arguments: '{"command":"rm x"}' }] },
+      {
+        type: 'drop',
+        after: 'tool_call',
+        text: 'Running it.',
+        toolCalls: [{ id: 'call_d', name: 'bash', arguments: '{"command":"rm x"}' }],
+      },
       { type: 'response', text: 'a retry would land here' },
     );
     const events = await collect(client(server).stream({ ...ask, tools: [readTool] }));
@@ -426,7 +483,10 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('does not retry a stream that dropped after text was emitted', async () => {
-    const server = await serve({ type: 'drop', after: 'text', text: 'Partial answ' }, { type: 'response', text: 'unused' });
+    const server = await serve(
+      { type: 'drop', after: 'text', text: 'Partial answ' },
+      { type: 'response', text: 'unused' },
+    );
     const events = await collect(client(server).stream(ask));
     expect(textOf(events)).toBe('Partial answ');
     expect(events.at(-1)?.type).toBe('error');
@@ -467,7 +527,10 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('times out a stream that stalls mid-answer, without retrying', async () => {
-    const server = await serve({ type: 'response', text: 'slow stream', chunkSize: 4, delayMs: 1500 }, { type: 'response', text: 'unused' });
+    const server = await serve(
+      { type: 'response', text: 'slow stream', chunkSize: 4, delayMs: 1500 },
+      { type: 'response', text: 'unused' },
+    );
     const events = await collect(client(server, { timeoutMs: 400 }).stream(ask));
     expect(events.map((event) => event.type)).toEqual(['text', 'error']);
     expect(errorOf(events).message).toContain('nothing arrived for 400 ms (idle timeout');
@@ -495,7 +558,10 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('ends without an error event when aborted while waiting to retry', async () => {
-    const server = await serve({ type: 'http_error', status: 429, retryAfter: 30 }, { type: 'response', text: 'unused' });
+    const server = await serve(
+      { type: 'http_error', status: 429, retryAfter: 30 },
+      { type: 'response', text: 'unused' },
+    );
     const controller = new AbortController();
     const types: string[] = [];
     for await (const event of client(server).stream(ask, controller.signal)) {
@@ -517,7 +583,11 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('says what to check on 403', async () => {
-    const server = await serve({ type: 'http_error', status: 403, message: 'Project does not have access to model o3' });
+    const server = await serve({
+      type: 'http_error',
+      status: 403,
+      message: 'Project does not have access to model o3',
+    });
     const error = errorOf(await collect(client(server, { model: 'o3' }).stream(ask)));
     expect(error.message).toContain('Project does not have access to model o3');
     expect(error.message).toContain('check OPENAI_API_KEY');
@@ -580,7 +650,11 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('retries a stream closed mid-tool-call (nothing of it was handed out), then reports what arrived', async () => {
-    const partial = { type: 'close' as const, toolCalls: [{ id: 'call_p', name: 'bash', arguments: '{"command":"rm -rf build"}' }], partial: true };
+    const partial = {
+      type: 'close' as const,
+      toolCalls: [{ id: 'call_p', name: 'bash', arguments: '{"command":"rm -rf build"}' }],
+      partial: true,
+    };
     const server = await serve(partial, partial);
     const events = await collect(client(server, { maxRetries: 1 }).stream({ ...ask, tools: [readTool] }));
     expect(events.map((event) => event.type)).toEqual(['retry', 'error']);
@@ -605,7 +679,10 @@ describe('createModelClient retries and errors', () => {
   });
 
   it('reports a stream of only empty choices as no answer', async () => {
-    const empty = { type: 'chunks' as const, chunks: [{ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [] }] };
+    const empty = {
+      type: 'chunks' as const,
+      chunks: [{ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [] }],
+    };
     const server = await serve(empty);
     const events = await collect(client(server, { maxRetries: 0 }).stream(ask));
     expect(events.map((event) => event.type)).toEqual(['error']);
@@ -628,10 +705,14 @@ describe('createModelClient retries and errors', () => {
       },
     });
     servers.push(late);
-    const events = await collect(client(late, { firstByteTimeoutMs: 10_000, idleTimeoutMs: 300, maxRetries: 0 }).stream(ask));
+    const events = await collect(
+      client(late, { firstByteTimeoutMs: 10_000, idleTimeoutMs: 300, maxRetries: 0 }).stream(ask),
+    );
     expect(textOf(events)).toBe('abcdefgh');
     const hung = await serve({ type: 'hang' });
-    const error = errorOf(await collect(client(hung, { firstByteTimeoutMs: 300, idleTimeoutMs: 60_000, maxRetries: 0 }).stream(ask)));
+    const error = errorOf(
+      await collect(client(hung, { firstByteTimeoutMs: 300, idleTimeoutMs: 60_000, maxRetries: 0 }).stream(ask)),
+    );
     expect(error.message).toContain('within 300 ms (first-byte timeout');
   });
 

@@ -146,7 +146,9 @@ export function shouldStream(mode: StreamingMode, baseURL: string, hasTools: boo
 export function createModelClient(options: ModelClientOptions): ModelClient {
   const baseURL = options.baseURL ?? process.env['OPENAI_BASE_URL'] ?? DEFAULT_BASE_URL;
   const apiKey = options.apiKey ?? process.env['OPENAI_API_KEY'];
-  const timeoutMs = Math.ceil(options.timeoutMs ?? (options.serviceTier === 'flex' ? FLEX_TIMEOUT_MS : DEFAULT_TIMEOUT_MS));
+  const timeoutMs = Math.ceil(
+    options.timeoutMs ?? (options.serviceTier === 'flex' ? FLEX_TIMEOUT_MS : DEFAULT_TIMEOUT_MS),
+  );
   const firstByteTimeoutMs = Math.ceil(options.firstByteTimeoutMs ?? timeoutMs);
   const idleTimeoutMs = Math.ceil(options.idleTimeoutMs ?? timeoutMs);
   const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
@@ -206,7 +208,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   function usageOf(raw: ChatCompletion['usage'] | null | undefined, model: string, requestModel: string): Usage | null {
     if (raw === undefined || raw === null) return null;
     const inputTokens = raw.prompt_tokens ?? 0;
-    const cachedTokens = raw.prompt_tokens_details?.cached_tokens ?? topLevelCachedTokens(raw as unknown as Record<string, unknown>) ?? 0;
+    const cachedTokens =
+      raw.prompt_tokens_details?.cached_tokens ?? topLevelCachedTokens(raw as unknown as Record<string, unknown>) ?? 0;
     const reasoningTokens = raw.completion_tokens_details?.reasoning_tokens ?? 0;
     const outputTokens = outputTokensOf(inputTokens, raw.completion_tokens ?? 0, reasoningTokens, raw.total_tokens);
     const counts = { inputTokens, outputTokens, cachedTokens };
@@ -274,11 +277,14 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const model = completion.model || requestModel;
     // A plain answer goes through the same assembler as a stream, so every dialect is read alike.
     const assembler = new ToolCallAssembler();
-    assembler.addAll((choice?.message.tool_calls ?? []).filter((call) => call.type === 'function' || call.type === undefined));
+    assembler.addAll(
+      (choice?.message.tool_calls ?? []).filter((call) => call.type === 'function' || call.type === undefined),
+    );
     const toolCalls = assembler.flush(choice?.finish_reason ?? null);
     const message = (choice?.message ?? {}) as Record<string, unknown>;
     const content = readChoice({ delta: { content: message['content'] } });
-    const refusal = typeof message['refusal'] === 'string' && message['refusal'] !== '' ? message['refusal'] : undefined;
+    const refusal =
+      typeof message['refusal'] === 'string' && message['refusal'] !== '' ? message['refusal'] : undefined;
     return {
       text: content.text,
       ...(refusal === undefined ? {} : { refusal }),
@@ -289,7 +295,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     };
   }
 
-  async function* streamEvents(request: ModelRequest, signal: AbortSignal | undefined): AsyncGenerator<ModelStreamEvent> {
+  async function* streamEvents(
+    request: ModelRequest,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<ModelStreamEvent> {
     if (!hasKey) {
       yield { type: 'error', error: missingKeyError() };
       return;
@@ -328,7 +337,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         return;
       }
       const completion = result.completion;
-      const message = completion.choices[0]?.message as (ChatCompletion.Choice['message'] & Record<string, unknown>) | undefined;
+      const message = completion.choices[0]?.message as
+        (ChatCompletion.Choice['message'] & Record<string, unknown>) | undefined;
       const reasoning = reasoningField(message) + readChoice({ delta: { content: message?.content } }).reasoning;
       if (reasoning !== '') yield { type: 'reasoning', text: reasoning };
       const response = responseOf(completion, requestModel);
@@ -376,7 +386,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
           if (choice !== undefined) {
             choiceCount += 1;
-            if (rawUsage === undefined) choiceUsage = (choiceUsageOf(choice) as ChatCompletionChunk['usage'] | undefined) ?? choiceUsage;
+            if (rawUsage === undefined)
+              choiceUsage = (choiceUsageOf(choice) as ChatCompletionChunk['usage'] | undefined) ?? choiceUsage;
             const delta = readChoice(choice);
             if (delta.reasoning !== '') events.push({ type: 'reasoning', text: delta.reasoning });
             if (delta.refusal !== '') events.push({ type: 'refusal', text: delta.refusal });
@@ -419,7 +430,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           }
           parts.push(`${textCharacters} character${textCharacters === 1 ? '' : 's'} of text`);
           if (toolCallsSeen > 0) parts.push(`${toolCallsSeen} finished tool call${toolCallsSeen === 1 ? '' : 's'}`);
-          if (unfinished.length > 0) parts.push(`an unfinished tool call${unfinished.length === 1 ? '' : 's'} to ${unfinished.join(', ')}`);
+          if (unfinished.length > 0)
+            parts.push(`an unfinished tool call${unfinished.length === 1 ? '' : 's'} to ${unfinished.join(', ')}`);
           const received = parts.join(', ');
           throw new ModelResponseError({
             kind: 'incomplete_stream',
@@ -433,7 +445,12 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           yield { type: 'tool_call', toolCall };
         }
         const reportedModel = model || requestModel;
-        yield { type: 'done', usage: usageOf(rawUsage ?? choiceUsage, reportedModel, requestModel), finishReason, model: reportedModel };
+        yield {
+          type: 'done',
+          usage: usageOf(rawUsage ?? choiceUsage, reportedModel, requestModel),
+          finishReason,
+          model: reportedModel,
+        };
         return;
       } catch (error) {
         if (signal?.aborted) return;
@@ -484,14 +501,23 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
       return streamEvents(request, signal);
     },
-    async complete(request: ModelRequest, signal?: AbortSignal, callOptions: { onRetry?: (notice: RetryNotice) => void } = {}): Promise<ModelResponse> {
+    async complete(
+      request: ModelRequest,
+      signal?: AbortSignal,
+      callOptions: { onRetry?: (notice: RetryNotice) => void } = {},
+    ): Promise<ModelResponse> {
       const onRetry = callOptions.onRetry ?? options.onRetry;
       const completion = await completeWithRetries(request, signal, onRetry);
       return responseOf(completion, request.model ?? options.model);
     },
     preload(): Promise<void> {
       // Without a key there is no SDK instance to build: the first call fails before using one.
-      return hasKey ? sdk().then(() => undefined, () => undefined) : preloadOpenAI();
+      return hasKey
+        ? sdk().then(
+            () => undefined,
+            () => undefined,
+          )
+        : preloadOpenAI();
     },
     discoverContextWindow(signal?: AbortSignal): Promise<DiscoveredContextWindow | undefined> {
       return discoverContextWindow({

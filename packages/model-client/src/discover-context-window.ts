@@ -53,7 +53,9 @@ const cache = new Map<string, Promise<DiscoveredContextWindow | undefined>>();
  * `undefined`. Answers (including "no answer") are cached per base URL and model for the life of
  * the process, so a session asks once.
  */
-export function discoverContextWindow(options: DiscoverContextWindowOptions): Promise<DiscoveredContextWindow | undefined> {
+export function discoverContextWindow(
+  options: DiscoverContextWindowOptions,
+): Promise<DiscoveredContextWindow | undefined> {
   const key = `${options.baseURL.replace(/\/+$/, '')}\u0000${options.model}`;
   const cached = options.refresh === true ? undefined : cache.get(key);
   if (cached !== undefined) return cached;
@@ -83,7 +85,11 @@ async function discover(options: DiscoverContextWindowOptions): Promise<Discover
   const getJson = async (url: string, init: RequestInit = {}): Promise<unknown> => {
     if (signal.aborted) return undefined;
     try {
-      const response = await fetchImplementation(url, { ...init, headers: { ...headers, ...(init.headers as Record<string, string> | undefined) }, signal });
+      const response = await fetchImplementation(url, {
+        ...init,
+        headers: { ...headers, ...(init.headers as Record<string, string> | undefined) },
+        signal,
+      });
       if (!response.ok) {
         await response.body?.cancel().catch(() => undefined);
         return undefined;
@@ -102,7 +108,11 @@ async function discover(options: DiscoverContextWindowOptions): Promise<Discover
   // first that tells, in this order, wins.
   const [props, ollama, lmStudio] = await Promise.all([
     getJson(`${origin}/props`).then(fromProps),
-    getJson(`${origin}/api/show`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: options.model }) }).then(fromOllamaShow),
+    getJson(`${origin}/api/show`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: options.model }),
+    }).then(fromOllamaShow),
     getJson(`${origin}/api/v0/models/${encodeURIComponent(options.model)}`).then(fromLmStudio),
   ]);
   return props ?? ollama ?? lmStudio;
@@ -122,10 +132,18 @@ const LIST_FIELDS = ['max_model_len', 'context_length', 'max_context_length', 'c
 
 /** An entry of an OpenAI-style model list that names the window (vLLM, OpenRouter, LM Studio, Groq). */
 export function fromModelList(document: unknown, model: string): DiscoveredContextWindow | undefined {
-  const entries = isRecord(document) && Array.isArray(document['data']) ? document['data'] : Array.isArray(document) ? document : undefined;
+  const entries =
+    isRecord(document) && Array.isArray(document['data'])
+      ? document['data']
+      : Array.isArray(document)
+        ? document
+        : undefined;
   if (entries === undefined) return undefined;
   const wanted = model.trim().toLowerCase();
-  const entry = entries.find((item): item is Record<string, unknown> => isRecord(item) && typeof item['id'] === 'string' && item['id'].toLowerCase() === wanted);
+  const entry = entries.find(
+    (item): item is Record<string, unknown> =>
+      isRecord(item) && typeof item['id'] === 'string' && item['id'].toLowerCase() === wanted,
+  );
   if (entry === undefined) return undefined;
   for (const field of LIST_FIELDS) {
     const tokens = positiveInteger(entry[field]);

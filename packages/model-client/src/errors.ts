@@ -104,6 +104,10 @@ export class ModelResponseError extends ModelApiError {
   }
 
   static override isInstance(error: unknown): error is ModelResponseError {
-    return ModelApiError.isInstance(error) && typeof (error as { kind?: unknown }).kind === 'string' && typeof (error as { received?: unknown }).received === 'string';
+    return (
+      ModelApiError.isInstance(error) &&
+      typeof (error as { kind?: unknown }).kind === 'string' &&
+      typeof (error as { received?: unknown }).received === 'string'
+    );
   }
 }

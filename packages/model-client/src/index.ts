@@ -19,4 +19,8 @@ export type {
 export { contextWindowFor, DEFAULT_CONTEXT_WINDOW, resolveContextWindow } from './context-windows.js';
 export type { ContextWindowInfo, ContextWindowSource, ResolveContextWindowOptions } from './context-windows.js';
 export { clearContextWindowCache, discoverContextWindow } from './discover-context-window.js';
-export type { ContextWindowEndpoint, DiscoverContextWindowOptions, DiscoveredContextWindow } from './discover-context-window.js';
+export type {
+  ContextWindowEndpoint,
+  DiscoverContextWindowOptions,
+  DiscoveredContextWindow,
+} from './discover-context-window.js';

@@ -3,7 +3,18 @@ import { costOf, DEFAULT_PRICE_TABLE, priceFor } from './pricing.js';
 
 describe('priceFor', () => {
   it('knows the common OpenAI families', () => {
-    for (const model of ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o3', 'o4-mini', 'gpt-5', 'gpt-5-mini', 'gpt-5-nano']) {
+    for (const model of [
+      'gpt-4o',
+      'gpt-4o-mini',
+      'gpt-4.1',
+      'gpt-4.1-mini',
+      'gpt-4.1-nano',
+      'o3',
+      'o4-mini',
+      'gpt-5',
+      'gpt-5-mini',
+      'gpt-5-nano',
+    ]) {
       expect(priceFor(model), model).toBeDefined();
     }
     expect(priceFor('gpt-4o')).toEqual({ inputPerMillion: 2.5, cachedInputPerMillion: 1.25, outputPerMillion: 10 });
@@ -32,7 +43,10 @@ describe('costOf', () => {
   });
 
   it('uses the input rate for cached tokens when the model has no cache discount', () => {
-    expect(costOf('gpt-4-turbo', { inputTokens: 1_000_000, cachedTokens: 500_000, outputTokens: 0 })).toBeCloseTo(10, 9);
+    expect(costOf('gpt-4-turbo', { inputTokens: 1_000_000, cachedTokens: 500_000, outputTokens: 0 })).toBeCloseTo(
+      10,
+      9,
+    );
   });
 
   it('is null, never 0, for an unknown model', () => {
@@ -41,6 +55,8 @@ describe('costOf', () => {
 
   it('accepts a custom table', () => {
     const table = { 'my-local-model': { inputPerMillion: 1, outputPerMillion: 2 } };
-    expect(costOf('my-local-model', { inputTokens: 1_000_000, cachedTokens: 0, outputTokens: 1_000_000 }, table)).toBe(3);
+    expect(costOf('my-local-model', { inputTokens: 1_000_000, cachedTokens: 0, outputTokens: 1_000_000 }, table)).toBe(
+      3,
+    );
   });
 });

@@ -21,7 +21,11 @@ export interface TokenCounts {
   outputTokens: number;
 }
 
-function price(inputPerMillion: number, cachedInputPerMillion: number | undefined, outputPerMillion: number): ModelPrice {
+function price(
+  inputPerMillion: number,
+  cachedInputPerMillion: number | undefined,
+  outputPerMillion: number,
+): ModelPrice {
   return cachedInputPerMillion === undefined
     ? { inputPerMillion, outputPerMillion }
     : { inputPerMillion, cachedInputPerMillion, outputPerMillion };

@@ -160,7 +160,11 @@ export interface ModelClient {
    * One non-streamed call; throws {@link ModelApiError} on failure, or the signal's reason (an
    * `AbortError`) when `signal` aborts. `onRetry` is told of each retry before its wait.
    */
-  complete(request: ModelRequest, signal?: AbortSignal, options?: { onRetry?: (notice: RetryNotice) => void }): Promise<ModelResponse>;
+  complete(
+    request: ModelRequest,
+    signal?: AbortSignal,
+    options?: { onRetry?: (notice: RetryNotice) => void },
+  ): Promise<ModelResponse>;
   /**
    * Asks the server how large this client's model's context window is (optional: clients that
    * cannot tell leave it out). Resolves to `undefined` when the server does not say; never rejects.

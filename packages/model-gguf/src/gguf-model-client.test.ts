@@ -33,7 +33,12 @@ async function collect(iterable: AsyncIterable<ModelStreamEvent>): Promise<Model
 const readFile = defineTool({
   name: 'read_file',
   description: 'Reads a file.',
-  parameters: { type: 'object', properties: { path: { type: 'string', description: 'The path.' }, limit: { type: 'integer' } }, required: ['path'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { path: { type: 'string', description: 'The path.' }, limit: { type: 'integer' } },
+    required: ['path'],
+    additionalProperties: false,
+  },
   annotations: { readOnly: true },
   async handle({ arguments: { path } }) {
     return { content: `contents of ${path}`, success: true };
@@ -62,8 +67,19 @@ describe('createGgufModelClient (llama.cpp in process)', () => {
 
   it('answers with a well-formed call when a tool call is required (grammar from the schema)', async () => {
     const model = client({ toolChoice: 'required', maxTokens: 256 });
-    const tools = [{ type: 'function' as const, function: { name: 'read_file', description: 'Reads a file.', parameters: readFile.parameters as unknown as Record<string, unknown> } }];
-    const events = await collect(model.stream({ messages: [{ role: 'user', content: 'Read the file about Lily.' }], tools }));
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'read_file',
+          description: 'Reads a file.',
+          parameters: readFile.parameters as unknown as Record<string, unknown>,
+        },
+      },
+    ];
+    const events = await collect(
+      model.stream({ messages: [{ role: 'user', content: 'Read the file about Lily.' }], tools }),
+    );
     const calls = events.flatMap((event) => (event.type === 'tool_call' ? [event.toolCall] : []));
     expect(calls).toHaveLength(1);
     expect(calls[0]?.name).toBe('read_file');
@@ -74,7 +90,11 @@ describe('createGgufModelClient (llama.cpp in process)', () => {
   });
 
   it('reports a missing model file as an error event that names the path', async () => {
-    const events = await collect(createGgufModelClient({ modelPath: join(tmpdir(), 'no-such-model.gguf') }).stream({ messages: [{ role: 'user', content: 'hi' }] }));
+    const events = await collect(
+      createGgufModelClient({ modelPath: join(tmpdir(), 'no-such-model.gguf') }).stream({
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: 'error' });
     expect(events[0]?.type === 'error' ? events[0].error.message : '').toContain('no-such-model.gguf');
@@ -86,16 +106,25 @@ describe('createGgufModelClient (llama.cpp in process)', () => {
     const agent = new Agent({ systemPrompt: 'You tell stories.', tools: [readFile], client: model });
     const streamed: string[] = [];
     const session = agent.createSession({ directory });
-    const result = await session.run('Read the story of Lily, then tell it.', { onEvent: (event) => void (event.type === 'text' && streamed.push(event.text)) });
+    const result = await session.run('Read the story of Lily, then tell it.', {
+      onEvent: (event) => void (event.type === 'text' && streamed.push(event.text)),
+    });
     expect(['completed', 'truncated']).toContain(result.status);
     // The context the client allocated is the window compaction works against.
     const allocated = await model.discoverContextWindow();
     expect(allocated).toMatchObject({ endpoint: 'in-process', field: 'contextSize' });
     expect(allocated!.tokens).toBeGreaterThan(0);
-    expect(session.contextWindowInfo).toEqual({ tokens: allocated!.tokens, source: 'discovered', detail: 'in-process contextSize' });
+    expect(session.contextWindowInfo).toEqual({
+      tokens: allocated!.tokens,
+      source: 'discovered',
+      detail: 'in-process contextSize',
+    });
     expect(streamed.length).toBeGreaterThan(1);
     expect(result.text).toBe(streamed.join(''));
-    const records = readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as TraceRecord);
+    const records = readFileSync(join(directory, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TraceRecord);
     const toolEnd = records.find((record) => record.type === 'tool_end');
     const toolResult = records.find((record) => record.type === 'message' && record.role === 'tool');
     expect(toolEnd, JSON.stringify(toolResult)).toMatchObject({ tool_name: 'read_file', success: true });

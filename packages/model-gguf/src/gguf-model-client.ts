@@ -3,7 +3,16 @@ import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ModelApiError } from '@rho/model-client';
-import type { ChatMessage, DiscoveredContextWindow, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, Usage } from '@rho/model-client';
+import type {
+  ChatMessage,
+  DiscoveredContextWindow,
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelStreamEvent,
+  ModelToolCall,
+  Usage,
+} from '@rho/model-client';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { answerSchemaOf } from './tool-grammar.js';
 
@@ -80,16 +89,31 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
   function load(): Promise<Loaded> {
     loading ??= (async () => {
       if (!existsSync(modelPath) || !statSync(modelPath).isFile()) {
-        throw new ModelApiError({ message: `GGUF model not found: ${modelPath}. Pass the path of a .gguf file to --model gguf:PATH.`, isRetryable: false, attempts: 0 });
+        throw new ModelApiError({
+          message: `GGUF model not found: ${modelPath}. Pass the path of a .gguf file to --model gguf:PATH.`,
+          isRetryable: false,
+          attempts: 0,
+        });
       }
       const { getLlama, LlamaChat: Chat, LlamaLogLevel } = await import('node-llama-cpp');
       // Prebuilt binaries only: never download or compile llama.cpp at run time.
-      const llama = await getLlama({ gpu: options.gpu === true ? 'auto' : false, build: 'never', progressLogs: false, logLevel: LlamaLogLevel.error, logger: () => {} });
+      const llama = await getLlama({
+        gpu: options.gpu === true ? 'auto' : false,
+        build: 'never',
+        progressLogs: false,
+        logLevel: LlamaLogLevel.error,
+        logger: () => {},
+      });
       let model: LlamaModel;
       try {
         model = await llama.loadModel({ modelPath });
       } catch (error) {
-        throw new ModelApiError({ message: `Cannot load the GGUF model ${modelPath}: ${error instanceof Error ? error.message : String(error)}. Is it a GGUF file llama.cpp can read?`, isRetryable: false, attempts: 0, cause: error });
+        throw new ModelApiError({
+          message: `Cannot load the GGUF model ${modelPath}: ${error instanceof Error ? error.message : String(error)}. Is it a GGUF file llama.cpp can read?`,
+          isRetryable: false,
+          attempts: 0,
+          cause: error,
+        });
       }
       const contextSize = options.contextSize ?? Math.min(model.trainContextSize, MAX_DEFAULT_CONTEXT);
       const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / 2));
@@ -116,7 +140,9 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
     const tools = toolChoice === 'none' ? [] : (request.tools ?? []);
     const lastRole = request.messages.at(-1)?.role;
     const constrained = tools.length > 0 && (toolChoice === 'auto' || lastRole === 'user');
-    const grammar = constrained ? await loaded.llama.createGrammarForJsonSchema(answerSchemaOf(tools, toolChoice === 'required') as never) : undefined;
+    const grammar = constrained
+      ? await loaded.llama.createGrammarForJsonSchema(answerSchemaOf(tools, toolChoice === 'required') as never)
+      : undefined;
     const history = historyOf(request.messages, tools.length > 0 ? tools.map((tool) => tool.function.name) : []);
 
     // Text chunks are handed from the generation callback to this generator through a queue.
@@ -131,10 +157,13 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
         ...(options.seed === undefined ? {} : { seed: options.seed }),
         ...(grammar === undefined ? {} : { grammar }),
         ...(signal === undefined ? {} : { signal, stopOnAbortSignal: true }),
-        onTextChunk: grammar === undefined ? (text) => {
-          pending.push(text);
-          wake?.();
-        } : undefined,
+        onTextChunk:
+          grammar === undefined
+            ? (text) => {
+                pending.push(text);
+                wake?.();
+              }
+            : undefined,
       })
       .then(
         (response) => ({ ok: true as const, response }),
@@ -174,7 +203,11 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
       const answer = parseAnswer(result.response.response);
       if (answer.kind === 'call') {
         finishReason = stopReason === 'maxTokens' ? 'length' : 'tool_calls';
-        const toolCall: ModelToolCall = { id: `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`, name: answer.name, arguments: answer.arguments };
+        const toolCall: ModelToolCall = {
+          id: `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+          name: answer.name,
+          arguments: answer.arguments,
+        };
         if (stopReason === 'maxTokens') toolCall.truncated = true;
         yield { type: 'tool_call', toolCall };
       } else if (answer.text !== '') {
@@ -215,7 +248,8 @@ export function createGgufModelClient(options: GgufModelClientOptions): GgufMode
         if (event.type === 'text') text += event.text;
         else if (event.type === 'tool_call') toolCalls.push(event.toolCall);
         else if (event.type === 'error') throw event.error;
-        else if (event.type === 'done') return { text, toolCalls, usage: event.usage, finishReason: event.finishReason, model: event.model };
+        else if (event.type === 'done')
+          return { text, toolCalls, usage: event.usage, finishReason: event.finishReason, model: event.model };
       }
       throw signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
     },
@@ -245,7 +279,10 @@ function historyOf(messages: readonly ChatMessage[], toolNames: readonly string[
   for (const message of messages) {
     switch (message.role) {
       case 'system': {
-        const tools = toolNames.length === 0 ? '' : `\n\nTools: ${toolNames.join(', ')}. To call one, answer with {"name": ..., "arguments": {...}}.`;
+        const tools =
+          toolNames.length === 0
+            ? ''
+            : `\n\nTools: ${toolNames.join(', ')}. To call one, answer with {"name": ..., "arguments": {...}}.`;
         history.push({ type: 'system', text: message.content + tools });
         break;
       }
@@ -253,8 +290,13 @@ function historyOf(messages: readonly ChatMessage[], toolNames: readonly string[
         history.push({ type: 'user', text: message.content });
         break;
       case 'assistant': {
-        const calls = (message.tool_calls ?? []).map((call) => JSON.stringify({ name: call.function.name, arguments: safeParse(call.function.arguments) }));
-        history.push({ type: 'model', response: [[message.content ?? '', ...calls].filter((part) => part !== '').join('\n')] });
+        const calls = (message.tool_calls ?? []).map((call) =>
+          JSON.stringify({ name: call.function.name, arguments: safeParse(call.function.arguments) }),
+        );
+        history.push({
+          type: 'model',
+          response: [[message.content ?? '', ...calls].filter((part) => part !== '').join('\n')],
+        });
         break;
       }
       case 'tool':
@@ -288,11 +330,17 @@ function parseAnswer(text: string): Answer {
     return name === undefined ? { kind: 'text', text } : { kind: 'call', name, arguments: args ?? '' };
   }
   const record = (value ?? {}) as Record<string, unknown>;
-  if (typeof record['name'] === 'string') return { kind: 'call', name: record['name'], arguments: JSON.stringify(record['arguments'] ?? {}) };
+  if (typeof record['name'] === 'string')
+    return { kind: 'call', name: record['name'], arguments: JSON.stringify(record['arguments'] ?? {}) };
   return { kind: 'text', text: typeof record['answer'] === 'string' ? record['answer'] : text };
 }
 
 function asApiError(error: unknown): ModelApiError {
   if (ModelApiError.isInstance(error)) return error as ModelApiError;
-  return new ModelApiError({ message: `The local GGUF model failed: ${error instanceof Error ? error.message : String(error)}`, isRetryable: false, attempts: 1, cause: error });
+  return new ModelApiError({
+    message: `The local GGUF model failed: ${error instanceof Error ? error.message : String(error)}`,
+    isRetryable: false,
+    attempts: 1,
+    cause: error,
+  });
 }

@@ -16,20 +16,31 @@ export function grammarSchemaOf(schema: unknown, depth = 0): GrammarSchema {
   const source = schema as Record<string, unknown>;
   if ('const' in source) return { const: source['const'] as never };
   if (Array.isArray(source['enum']) && source['enum'].length > 0) return { enum: source['enum'] };
-  const alternatives = Array.isArray(source['oneOf']) ? source['oneOf'] : Array.isArray(source['anyOf']) ? source['anyOf'] : undefined;
-  if (alternatives !== undefined && alternatives.length > 0) return { oneOf: alternatives.map((item) => grammarSchemaOf(item, depth + 1)) };
+  const alternatives = Array.isArray(source['oneOf'])
+    ? source['oneOf']
+    : Array.isArray(source['anyOf'])
+      ? source['anyOf']
+      : undefined;
+  if (alternatives !== undefined && alternatives.length > 0)
+    return { oneOf: alternatives.map((item) => grammarSchemaOf(item, depth + 1)) };
   const type = source['type'];
   if (Array.isArray(type)) {
     const types = type.filter((item): item is string => typeof item === 'string');
-    return types.length === 0 ? anyValue() : { oneOf: types.map((item) => grammarSchemaOf({ ...source, type: item }, depth + 1)) };
+    return types.length === 0
+      ? anyValue()
+      : { oneOf: types.map((item) => grammarSchemaOf({ ...source, type: item }, depth + 1)) };
   }
   if (type === 'object' || (type === undefined && typeof source['properties'] === 'object')) {
     const properties = (source['properties'] ?? {}) as Record<string, unknown>;
     const result: GrammarSchema = {
       type: 'object',
-      properties: Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, grammarSchemaOf(value, depth + 1)])),
+      properties: Object.fromEntries(
+        Object.entries(properties).map(([key, value]) => [key, grammarSchemaOf(value, depth + 1)]),
+      ),
     };
-    const required = Array.isArray(source['required']) ? source['required'].filter((key): key is string => typeof key === 'string' && key in properties) : [];
+    const required = Array.isArray(source['required'])
+      ? source['required'].filter((key): key is string => typeof key === 'string' && key in properties)
+      : [];
     result['required'] = required;
     if (Object.keys(properties).length === 0) result['additionalProperties'] = true;
     return result;

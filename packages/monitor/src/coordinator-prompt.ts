@@ -11,7 +11,10 @@ export interface CoordinatorPromptOptions {
  * then the coordinator's job. Operators steer the original agents with `rho directive`; the
  * prompt tells the coordinator so, so it can suggest directives by session id.
  */
-export function buildCoordinatorPrompt(contexts: readonly SessionContext[], options: CoordinatorPromptOptions = {}): string {
+export function buildCoordinatorPrompt(
+  contexts: readonly SessionContext[],
+  options: CoordinatorPromptOptions = {},
+): string {
   const sections = contexts.map((context, index) => {
     const header = `## Agent ${index + 1}: session ${context.id} (status: ${context.status}${context.model === undefined ? '' : `, model: ${context.model}`})`;
     const task = `Task: ${context.task ?? '(unknown)'}`;

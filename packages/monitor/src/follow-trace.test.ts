@@ -77,7 +77,12 @@ describe('followTrace', () => {
     writeFileSync(path, '{"type": "run_start", "prompt": "old"}\n');
     const controller = new AbortController();
     const idle = idleWatch();
-    const iterator = followTrace(path, { fromStart: false, signal: controller.signal, pollIntervalMs: 20, onIdle: idle.onIdle });
+    const iterator = followTrace(path, {
+      fromStart: false,
+      signal: controller.signal,
+      pollIntervalMs: 20,
+      onIdle: idle.onIdle,
+    });
     const pending = iterator.next();
     // Appending before the follower has taken the file's end would skip the new line too.
     await idle.caughtUp('starting at the end');
@@ -88,12 +93,24 @@ describe('followTrace', () => {
 
   it('skips lines that are not records, reporting them', async () => {
     const path = tracePath();
-    writeFileSync(path, 'not json\n[1,2]\n{"no": "type"}\n\n{"type": "future_thing", "x": 1}\n{"type": "message", "role": "tool", "content": "no call id"}\n{"type": "directive", "text": "go"}\n');
+    writeFileSync(
+      path,
+      'not json\n[1,2]\n{"no": "type"}\n\n{"type": "future_thing", "x": 1}\n{"type": "message", "role": "tool", "content": "no call id"}\n{"type": "directive", "text": "go"}\n',
+    );
     const invalid: string[] = [];
     const records: RawTraceRecord[] = [];
-    for await (const record of followTrace(path, { onIdle: () => true, onSkippedLine: (note) => invalid.push(`${note.line} ${note.kind}: ${note.text}`) })) records.push(record);
+    for await (const record of followTrace(path, {
+      onIdle: () => true,
+      onSkippedLine: (note) => invalid.push(`${note.line} ${note.kind}: ${note.text}`),
+    }))
+      records.push(record);
     // The same checks as replay: a tool result without tool_call_id is skipped too.
-    expect(invalid).toEqual(['1 not_json: not json', '2 not_a_record: [1,2]', '3 not_a_record: {"no": "type"}', '6 invalid_record: {"type": "message", "role": "tool", "content": "no call id"}']);
+    expect(invalid).toEqual([
+      '1 not_json: not json',
+      '2 not_a_record: [1,2]',
+      '3 not_a_record: {"no": "type"}',
+      '6 invalid_record: {"type": "message", "role": "tool", "content": "no call id"}',
+    ]);
     expect(records.map((record) => [record.type, isKnownRecord(record)])).toEqual([
       ['future_thing', false],
       ['directive', true],
@@ -144,17 +161,25 @@ describe('followTrace', () => {
       const controller = new AbortController();
       const error: unknown = await followTrace(path, { signal: controller.signal, pollIntervalMs: 10_000 })
         .next()
-        .then(() => undefined, (caught: unknown) => caught);
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
       controller.abort();
       expect(TraceError.isInstance(error)).toBe(true);
-      expect((error as Error).message).toBe(`Cannot read the trace ${path}: ${words}${words.endsWith(')') ? '' : ', not a file of trace records'}.`);
+      expect((error as Error).message).toBe(
+        `Cannot read the trace ${path}: ${words}${words.endsWith(')') ? '' : ', not a file of trace records'}.`,
+      );
     }
   });
 
   it('reassembles a record longer than the 4 MiB it reads at a time', async () => {
     const path = tracePath();
     const content = 'x'.repeat(9 * 1024 * 1024) + 'é';
-    writeFileSync(path, `{"type": "a"}\n${JSON.stringify({ type: 'message', role: 'assistant', content })}\n{"type": "b"}\n`);
+    writeFileSync(
+      path,
+      `{"type": "a"}\n${JSON.stringify({ type: 'message', role: 'assistant', content })}\n{"type": "b"}\n`,
+    );
     const records: RawTraceRecord[] = [];
     for await (const record of followTrace(path, { onIdle: () => true })) records.push(record);
     expect(records.map((record) => record.type)).toEqual(['a', 'message', 'b']);

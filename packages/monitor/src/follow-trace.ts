@@ -40,7 +40,10 @@ export interface FollowTraceOptions {
  * 4 MiB, keeps only the unfinished last line between chunks, and registers one abort listener
  * for the whole follow.
  */
-export async function* followTrace(path: string, options: FollowTraceOptions = {}): AsyncGenerator<RawTraceRecord, void, undefined> {
+export async function* followTrace(
+  path: string,
+  options: FollowTraceOptions = {},
+): AsyncGenerator<RawTraceRecord, void, undefined> {
   const { signal } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 200;
   let position = options.fromStart === false ? ((await readSize(path)) ?? 0) : 0;
@@ -107,7 +110,10 @@ async function readSize(path: string): Promise<number | undefined> {
 }
 
 /** Everything after `position`, with the file's size and identity (device and inode). */
-async function readFrom(path: string, position: number): Promise<{ data: Buffer; size: number; identity: string } | undefined> {
+async function readFrom(
+  path: string,
+  position: number,
+): Promise<{ data: Buffer; size: number; identity: string } | undefined> {
   // stat before open: opening a FIFO for reading would block until a writer appears.
   let info;
   try {
@@ -118,7 +124,9 @@ async function readFrom(path: string, position: number): Promise<{ data: Buffer;
     throw unreadable(path, error);
   }
   if (!info.isFile()) {
-    throw new TraceError({ message: `Cannot read the trace ${path}: it is ${info.isDirectory() ? 'a directory' : 'not a regular file'}, not a file of trace records.` });
+    throw new TraceError({
+      message: `Cannot read the trace ${path}: it is ${info.isDirectory() ? 'a directory' : 'not a regular file'}, not a file of trace records.`,
+    });
   }
   let handle;
   try {
@@ -165,7 +173,12 @@ const ERRNO_WORDS: Record<string, string> = {
 
 function unreadable(path: string, error: unknown): TraceError {
   const code = errnoOf(error);
-  const words = code === undefined ? (error instanceof Error ? error.message : String(error)) : `${ERRNO_WORDS[code] ?? 'it cannot be read'} (${code})`;
+  const words =
+    code === undefined
+      ? error instanceof Error
+        ? error.message
+        : String(error)
+      : `${ERRNO_WORDS[code] ?? 'it cannot be read'} (${code})`;
   return new TraceError({ message: `Cannot read the trace ${path}: ${words}.`, cause: error });
 }
 
@@ -174,7 +187,10 @@ function unreadable(path: string, error: unknown): TraceError {
  * abort listener serves every wait of a follow, and `close` removes it (a listener added per wait
  * and not removed was what made `rho watch` quadratic, in its merge of child sessions).
  */
-function createWaker(path: string, signal: AbortSignal | undefined): { wait: (ms: number) => Promise<void>; close: () => void } {
+function createWaker(
+  path: string,
+  signal: AbortSignal | undefined,
+): { wait: (ms: number) => Promise<void>; close: () => void } {
   let wake: (() => void) | undefined;
   let changed = false;
   let watcher: FSWatcher | undefined;

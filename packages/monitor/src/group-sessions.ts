@@ -18,7 +18,8 @@ export function groupSessions(sessions: readonly MonitoredSession[]): SessionTre
   const roots: SessionTreeNode[] = [];
   for (const session of sessions) {
     const node = nodes.get(session.id)!;
-    const parent = session.parentId === undefined || session.parentId === session.id ? undefined : nodes.get(session.parentId);
+    const parent =
+      session.parentId === undefined || session.parentId === session.id ? undefined : nodes.get(session.parentId);
     if (parent === undefined || createsCycle(nodes, session)) roots.push(node);
     else parent.children.push(node);
   }

@@ -10,7 +10,12 @@ describe('listSessions with sessions it cannot read', () => {
     const directory = makeSession(base, { id: 'torn', status: 'running' }, [{ type: 'run_start', prompt: 'task' }]);
     writeFileSync(join(directory, 'meta.json'), '{"id": "torn", "status": "runn');
     const [session] = listSessions(base);
-    expect(session).toMatchObject({ id: 'torn', status: 'unknown', recordedStatus: 'unknown', problem: 'meta.json is not valid JSON' });
+    expect(session).toMatchObject({
+      id: 'torn',
+      status: 'unknown',
+      recordedStatus: 'unknown',
+      problem: 'meta.json is not valid JSON',
+    });
   });
 
   it('lists a session whose meta.json cannot be read or is of the wrong shape, even without a trace', () => {

@@ -60,7 +60,10 @@ export interface ListSessionsOptions extends LivenessOptions {
  */
 export function listSessions(directory: string, options: ListSessionsOptions = {}): MonitoredSession[] {
   const liveness: LivenessOptions = { ...options, now: options.now ?? Date.now() };
-  const infos = new SessionStore(directory).list({ ...(options.limit === undefined ? {} : { limit: options.limit }), promptFromTrace: options.promptFromTrace ?? true });
+  const infos = new SessionStore(directory).list({
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    promptFromTrace: options.promptFromTrace ?? true,
+  });
   return infos.map((info) => monitored(info, liveness));
 }
 
@@ -68,7 +71,11 @@ export function listSessions(directory: string, options: ListSessionsOptions = {
  * One session directory as {@link listSessions} sees it, or undefined when it is neither a rho
  * nor a Python rho-agent session (no meta.json and no trace.jsonl).
  */
-export function readMonitoredSession(directory: string, options: LivenessOptions = {}, promptFromTrace = true): MonitoredSession | undefined {
+export function readMonitoredSession(
+  directory: string,
+  options: LivenessOptions = {},
+  promptFromTrace = true,
+): MonitoredSession | undefined {
   const info = new SessionStore(dirname(directory)).info(directory, { promptFromTrace });
   return info === undefined ? undefined : monitored(info, options);
 }
@@ -77,7 +84,10 @@ function monitored(info: SessionInfo, options: LivenessOptions): MonitoredSessio
   const { meta } = info;
   // A session whose meta.json cannot be read is listed as `unknown` with the reason, not hidden
   // and not taken for completed.
-  const liveness = info.problem !== undefined ? { status: 'unknown' as const, reason: undefined } : judgeLiveness(meta, () => traceModifiedMs(info.directory), options);
+  const liveness =
+    info.problem !== undefined
+      ? { status: 'unknown' as const, reason: undefined }
+      : judgeLiveness(meta, () => traceModifiedMs(info.directory), options);
   return {
     id: info.id,
     directory: info.directory,

@@ -20,34 +20,58 @@ describe('judgeLiveness', () => {
 
   it('keeps an active session on this host alive while its pid exists', () => {
     for (const status of ['running', 'paused', 'waiting_approval'] as const) {
-      expect(judgeLiveness({ status, pid: process.pid, hostname: hostname(), heartbeat_at: ago(2) }, noTrace, { now })).toEqual({ status });
+      expect(
+        judgeLiveness({ status, pid: process.pid, hostname: hostname(), heartbeat_at: ago(2) }, noTrace, { now }),
+      ).toEqual({ status });
     }
   });
 
   it('calls an active session on this host dead when its pid is gone, whatever the heartbeat says', () => {
-    const verdict = judgeLiveness({ status: 'running', pid: exitedPid(), hostname: hostname(), heartbeat_at: ago(1) }, noTrace, { now });
+    const verdict = judgeLiveness(
+      { status: 'running', pid: exitedPid(), hostname: hostname(), heartbeat_at: ago(1) },
+      noTrace,
+      { now },
+    );
     expect(verdict.status).toBe('dead');
     expect(verdict.reason).toMatch(/process \d+ is gone/);
   });
 
   it('takes a live pid with a very old heartbeat for a reused pid', () => {
-    expect(judgeLiveness({ status: 'running', pid: process.pid, hostname: hostname(), heartbeat_at: ago(3600) }, noTrace, { now }).status).toBe('dead');
+    expect(
+      judgeLiveness({ status: 'running', pid: process.pid, hostname: hostname(), heartbeat_at: ago(3600) }, noTrace, {
+        now,
+      }).status,
+    ).toBe('dead');
   });
 
   it('judges sessions on other hosts by their heartbeat only', () => {
     const probe = () => {
       throw new Error('must not probe a pid of another host');
     };
-    expect(judgeLiveness({ status: 'running', pid: 1, hostname: 'elsewhere', heartbeat_at: ago(10) }, noTrace, { now, isProcessAlive: probe }).status).toBe('running');
-    const stale = judgeLiveness({ status: 'running', pid: 1, hostname: 'elsewhere', heartbeat_at: ago(31) }, noTrace, { now, isProcessAlive: probe });
+    expect(
+      judgeLiveness({ status: 'running', pid: 1, hostname: 'elsewhere', heartbeat_at: ago(10) }, noTrace, {
+        now,
+        isProcessAlive: probe,
+      }).status,
+    ).toBe('running');
+    const stale = judgeLiveness({ status: 'running', pid: 1, hostname: 'elsewhere', heartbeat_at: ago(31) }, noTrace, {
+      now,
+      isProcessAlive: probe,
+    });
     expect(stale.status).toBe('dead');
     expect(stale.reason).toContain('elsewhere');
-    expect(judgeLiveness({ status: 'paused', heartbeat_at: ago(31) }, noTrace, { now, heartbeatStaleMs: 60_000 }).status).toBe('paused');
+    expect(
+      judgeLiveness({ status: 'paused', heartbeat_at: ago(31) }, noTrace, { now, heartbeatStaleMs: 60_000 }).status,
+    ).toBe('paused');
   });
 
   it('judges Python sessions (no pid, no heartbeat) by the age of their trace', () => {
-    expect(judgeLiveness({ status: 'running', started_at: ago(7200) }, () => now - 10_000, { now }).status).toBe('running');
-    expect(judgeLiveness({ status: 'running', started_at: ago(7200) }, () => now - 400_000, { now }).status).toBe('dead');
+    expect(judgeLiveness({ status: 'running', started_at: ago(7200) }, () => now - 10_000, { now }).status).toBe(
+      'running',
+    );
+    expect(judgeLiveness({ status: 'running', started_at: ago(7200) }, () => now - 400_000, { now }).status).toBe(
+      'dead',
+    );
     // No trace yet: the start time stands in for it.
     expect(judgeLiveness({ status: 'running', started_at: ago(5) }, noTrace, { now }).status).toBe('running');
     expect(judgeLiveness({ status: 'running', started_at: ago(3600) }, noTrace, { now }).status).toBe('dead');

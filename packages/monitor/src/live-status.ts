@@ -2,7 +2,18 @@ import { hostname as osHostname } from 'node:os';
 import type { SessionMeta } from '@rho/core';
 
 /** A session's status as the monitor shows it: what meta.json says, or `dead` when its process is gone. */
-export type LiveStatus = 'created' | 'running' | 'paused' | 'waiting_approval' | 'completed' | 'error' | 'cancelled' | 'limit' | 'truncated' | 'dead' | 'unknown';
+export type LiveStatus =
+  | 'created'
+  | 'running'
+  | 'paused'
+  | 'waiting_approval'
+  | 'completed'
+  | 'error'
+  | 'cancelled'
+  | 'limit'
+  | 'truncated'
+  | 'dead'
+  | 'unknown';
 
 /** Statuses that mean "an agent process should be working on this session right now". */
 export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(['running', 'paused', 'waiting_approval']);
@@ -42,7 +53,11 @@ export const LIVENESS_DEFAULTS = { heartbeatStaleMs: 30_000, pidReuseStaleMs: 60
  * `traceMtimeMs` is consulted only for sessions without pid and heartbeat (the Python original's);
  * pass a function so the trace is only stat'ed when needed.
  */
-export function judgeLiveness(meta: Partial<SessionMeta>, traceMtimeMs: () => number | undefined, options: LivenessOptions = {}): Liveness {
+export function judgeLiveness(
+  meta: Partial<SessionMeta>,
+  traceMtimeMs: () => number | undefined,
+  options: LivenessOptions = {},
+): Liveness {
   const recorded = typeof meta.status === 'string' ? meta.status : 'completed';
   if (!ACTIVE_STATUSES.has(recorded)) return { status: recorded as LiveStatus };
   const now = options.now ?? Date.now();
@@ -54,13 +69,20 @@ export function judgeLiveness(meta: Partial<SessionMeta>, traceMtimeMs: () => nu
     const alive = (options.isProcessAlive ?? processExists)(meta.pid);
     if (!alive) return { status: 'dead', reason: `process ${meta.pid} is gone` };
     if (heartbeatAge !== undefined && heartbeatAge > (options.pidReuseStaleMs ?? LIVENESS_DEFAULTS.pidReuseStaleMs)) {
-      return { status: 'dead', reason: `no heartbeat for ${Math.round(heartbeatAge / 1000)} s (pid ${meta.pid} belongs to another process now)` };
+      return {
+        status: 'dead',
+        reason: `no heartbeat for ${Math.round(heartbeatAge / 1000)} s (pid ${meta.pid} belongs to another process now)`,
+      };
     }
     return { status: recorded as LiveStatus };
   }
   if (heartbeatAge !== undefined) {
     const limit = options.heartbeatStaleMs ?? LIVENESS_DEFAULTS.heartbeatStaleMs;
-    if (heartbeatAge > limit) return { status: 'dead', reason: `no heartbeat for ${Math.round(heartbeatAge / 1000)} s${meta.hostname !== undefined && !sameHost ? ` (host ${meta.hostname})` : ''}` };
+    if (heartbeatAge > limit)
+      return {
+        status: 'dead',
+        reason: `no heartbeat for ${Math.round(heartbeatAge / 1000)} s${meta.hostname !== undefined && !sameHost ? ` (host ${meta.hostname})` : ''}`,
+      };
     return { status: recorded as LiveStatus };
   }
   const touched = traceMtimeMs() ?? parseTime(meta.updated_at) ?? parseTime(meta.started_at);

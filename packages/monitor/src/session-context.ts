@@ -43,10 +43,15 @@ export interface SessionContextOptions {
  */
 export function readSessionContext(directory: string, options: SessionContextOptions = {}): SessionContext {
   const session = readMonitoredSession(directory, options.liveness ?? {});
-  if (session === undefined) throw new SessionNotFoundError({ message: `${directory} is not a session directory (no meta.json or trace.jsonl).` });
+  if (session === undefined)
+    throw new SessionNotFoundError({
+      message: `${directory} is not a session directory (no meta.json or trace.jsonl).`,
+    });
   const state = new SessionStore(dirname(directory)).loadState(directory);
   const maxToolResultChars = options.maxToolResultChars ?? 2_000;
-  const entries = state.messages.filter((message) => message.role !== 'system').map((message) => describeMessage(message, maxToolResultChars));
+  const entries = state.messages
+    .filter((message) => message.role !== 'system')
+    .map((message) => describeMessage(message, maxToolResultChars));
   const maxChars = options.maxChars ?? 40_000;
   let truncated = false;
   let transcript = entries.join('\n\n');
@@ -84,11 +89,15 @@ function describeMessage(message: ChatMessage, maxToolResultChars: number): stri
     case 'assistant': {
       const parts: string[] = [];
       if (message.content !== null && message.content !== '') parts.push(`ASSISTANT: ${message.content}`);
-      for (const call of message.tool_calls ?? []) parts.push(`ASSISTANT called ${call.function.name}(${call.function.arguments})`);
+      for (const call of message.tool_calls ?? [])
+        parts.push(`ASSISTANT called ${call.function.name}(${call.function.arguments})`);
       return parts.length === 0 ? 'ASSISTANT: (no text)' : parts.join('\n');
     }
     case 'tool': {
-      const text = message.content.length > maxToolResultChars ? `${message.content.slice(0, maxToolResultChars)}\n[... ${message.content.length - maxToolResultChars} more characters]` : message.content;
+      const text =
+        message.content.length > maxToolResultChars
+          ? `${message.content.slice(0, maxToolResultChars)}\n[... ${message.content.length - maxToolResultChars} more characters]`
+          : message.content;
       return `TOOL RESULT (${message.tool_call_id}):\n${text}`;
     }
     case 'system':

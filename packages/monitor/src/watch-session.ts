@@ -26,7 +26,10 @@ export interface WatchSessionOptions {
  * (completed, error, cancelled, limit) or its process is gone (dead). A session without
  * meta.json (the Python original's) ends at its last `run_end`.
  */
-export function watchSession(directory: string, options: WatchSessionOptions = {}): AsyncGenerator<RawTraceRecord, void, undefined> {
+export function watchSession(
+  directory: string,
+  options: WatchSessionOptions = {},
+): AsyncGenerator<RawTraceRecord, void, undefined> {
   let lastType: string | undefined;
   const records = followTrace(join(directory, 'trace.jsonl'), {
     fromStart: options.fromStart ?? true,
@@ -37,7 +40,11 @@ export function watchSession(directory: string, options: WatchSessionOptions = {
       const meta = readSessionMeta(directory);
       // Sessions without meta.json (the Python original's CLI runs): only the trace says when a run ended.
       if (meta === undefined) return lastType === 'run_end';
-      const { status } = judgeLiveness(meta, () => statOrUndefined(join(directory, 'trace.jsonl')), options.liveness ?? {});
+      const { status } = judgeLiveness(
+        meta,
+        () => statOrUndefined(join(directory, 'trace.jsonl')),
+        options.liveness ?? {},
+      );
       return status === 'dead' || (!ACTIVE_STATUSES.has(status) && status !== 'created');
     },
   });

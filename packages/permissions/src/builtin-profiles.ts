@@ -1,11 +1,13 @@
-import {
-  DEFAULT_DANGEROUS_PATTERNS,
-  DEFAULT_DANGEROUS_TOOLS,
-  type PermissionProfile,
-} from './permission-profile.js';
+import { DEFAULT_DANGEROUS_PATTERNS, DEFAULT_DANGEROUS_TOOLS, type PermissionProfile } from './permission-profile.js';
 
 /** Names of the built-in profiles, plus the documented alias `eval` (= `unrestricted`). */
-export const BUILTIN_PROFILES: readonly string[] = ['readonly', 'developer', 'unrestricted', 'developer-bash-only', 'eval'];
+export const BUILTIN_PROFILES: readonly string[] = [
+  'readonly',
+  'developer',
+  'unrestricted',
+  'developer-bash-only',
+  'eval',
+];
 
 function base(name: string, description: string): PermissionProfile {
   return {

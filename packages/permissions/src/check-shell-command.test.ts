@@ -31,7 +31,9 @@ describe('shell corpus', () => {
     expect(corpus.filter((entry) => entry.allowed).length).toBeGreaterThanOrEqual(40);
   });
   test('has at least as many legitimate lines as abuses', () => {
-    expect(corpus.filter((entry) => entry.allowed).length).toBeGreaterThanOrEqual(corpus.filter((entry) => !entry.allowed).length);
+    expect(corpus.filter((entry) => entry.allowed).length).toBeGreaterThanOrEqual(
+      corpus.filter((entry) => !entry.allowed).length,
+    );
   });
   test.each(corpus.map((entry) => [entry.command, entry] as const))('%s', async (_command, entry) => {
     // The line is checked in its prepared working directory: patterns expand and `< FILE` resolves there.
@@ -64,19 +66,40 @@ describe('plans', () => {
   });
   test('words are fully unquoted', async () => {
     const decision = await checkShellCommand(`echo a\\ b "c\\"d\\$" 'e f'$'\\t'g x"y"'z'`);
-    expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]?.argv).toEqual(['echo', 'a b', 'c"d$', 'e f\tg', 'xyz']);
+    expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]?.argv).toEqual([
+      'echo',
+      'a b',
+      'c"d$',
+      'e f\tg',
+      'xyz',
+    ]);
   });
   test('redirections become flags, in order', async () => {
     const first = await checkShellCommand('ls >/dev/null 2>&1');
-    expect(first.allowed && first.plan.steps[0]?.pipeline[0]).toEqual({ argv: ['ls'], stdoutToDevNull: true, stderrToDevNull: true });
+    expect(first.allowed && first.plan.steps[0]?.pipeline[0]).toEqual({
+      argv: ['ls'],
+      stdoutToDevNull: true,
+      stderrToDevNull: true,
+    });
     const second = await checkShellCommand('ls 2>&1 >/dev/null');
-    expect(second.allowed && second.plan.steps[0]?.pipeline[0]).toEqual({ argv: ['ls'], stdoutToDevNull: true, stderrToStdout: true });
+    expect(second.allowed && second.plan.steps[0]?.pipeline[0]).toEqual({
+      argv: ['ls'],
+      stdoutToDevNull: true,
+      stderrToStdout: true,
+    });
     const third = await checkShellCommand('ls &>/dev/null');
-    expect(third.allowed && third.plan.steps[0]?.pipeline[0]).toEqual({ argv: ['ls'], stdoutToDevNull: true, stderrToDevNull: true });
+    expect(third.allowed && third.plan.steps[0]?.pipeline[0]).toEqual({
+      argv: ['ls'],
+      stdoutToDevNull: true,
+      stderrToDevNull: true,
+    });
   });
   test('locale assignments are carried as env', async () => {
     const decision = await checkShellCommand('LC_ALL=C TZ=UTC date +%H');
-    expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]).toEqual({ argv: ['date', '+%H'], env: { LC_ALL: 'C', TZ: 'UTC' } });
+    expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]).toEqual({
+      argv: ['date', '+%H'],
+      env: { LC_ALL: 'C', TZ: 'UTC' },
+    });
   });
   test('wrappers: programIndex points at the wrapped program, command is removed', async () => {
     const wrapped = await checkShellCommand('env LC_ALL=C timeout 5 git log -1');
@@ -132,21 +155,28 @@ describe('refusals that are not about effects', () => {
 test('an unrestricted profile runs the line with bash', async () => {
   const profile = builtinProfile('developer');
   const decision = await checkShellCommand('rm -rf build && make', profile ? { profile } : {});
-  expect(decision).toMatchObject({ allowed: true, rule: 'shell.unrestricted', commands: [['bash', '-c', 'rm -rf build && make']] });
+  expect(decision).toMatchObject({
+    allowed: true,
+    rule: 'shell.unrestricted',
+    commands: [['bash', '-c', 'rm -rf build && make']],
+  });
 });
 
 test('a redirection after the last command of a pipeline applies to that command only', async () => {
   const decision = await checkShellCommand('cat a | wc -l 2>/dev/null');
-  expect(decision.allowed && decision.plan.steps[0]?.pipeline).toEqual([{ argv: ['cat', 'a'] }, { argv: ['wc', '-l'], stderrToDevNull: true }]);
+  expect(decision.allowed && decision.plan.steps[0]?.pipeline).toEqual([
+    { argv: ['cat', 'a'] },
+    { argv: ['wc', '-l'], stderrToDevNull: true },
+  ]);
   expect(await checkShellCommand('cat a | wc -l > out.txt')).toMatchObject({ allowed: false, rule: 'shell.redirect' });
 });
 
 describe('validator details', () => {
   test.each([
-    ["curl -s -w @fmt.txt http://127.0.0.1:1/", 'program.curl'],
+    ['curl -s -w @fmt.txt http://127.0.0.1:1/', 'program.curl'],
     ['tree -R -H x .', 'program.tree'],
     ['tree -o out.txt', 'program.tree'],
-    ["awk 'BEGIN { getline line < \"a.txt\"; print line }'", 'program.awk'],
+    ['awk \'BEGIN { getline line < "a.txt"; print line }\'', 'program.awk'],
     ['git branch --abbrev newb', 'program.git'],
     ['xargs env', 'program.xargs'],
     ['ss -K dst 10.0.0.1', 'program.ss'],
@@ -154,7 +184,13 @@ describe('validator details', () => {
   ])('%s is refused by %s', async (command, rule) => {
     expect(await checkShellCommand(command)).toMatchObject({ allowed: false, rule });
   });
-  test.each(['git tag -n v2', 'git tag -n5 --list', 'git branch --abbrev=7 -v', 'git tag -n', "awk '{ if ($1 < 3) print $1 }' f"])('%s is allowed', async (command) => {
+  test.each([
+    'git tag -n v2',
+    'git tag -n5 --list',
+    'git branch --abbrev=7 -v',
+    'git tag -n',
+    "awk '{ if ($1 < 3) print $1 }' f",
+  ])('%s is allowed', async (command) => {
     expect(await checkShellCommand(command)).toMatchObject({ allowed: true });
   });
 });

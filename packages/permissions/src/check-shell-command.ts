@@ -113,7 +113,10 @@ function heredocText(node: Node): string {
   const body = node.namedChildren.find((child) => child.type === 'heredoc_body');
   const extra = node.namedChildren.find((child) => !HEREDOC_PARTS.has(child.type));
   if (extra) {
-    throw new ShellRefusal('shell.redirect', `a here-document followed by more commands on its first line (${JSON.stringify(extra.text.slice(0, 40))}) is not supported in restricted mode; end the line after <<WORD`);
+    throw new ShellRefusal(
+      'shell.redirect',
+      `a here-document followed by more commands on its first line (${JSON.stringify(extra.text.slice(0, 40))}) is not supported in restricted mode; end the line after <<WORD`,
+    );
   }
   if (!start) throw new ShellRefusal('shell.parse', 'here-document without a delimiter');
   const quotedDelimiter = /['"\\]/.test(start.text);
@@ -121,7 +124,10 @@ function heredocText(node: Node): string {
   if (!quotedDelimiter) {
     const expansion = body?.namedChildren.find((child) => child.type !== 'heredoc_content');
     if (expansion || /[$`\\]/.test(text)) {
-      throw new ShellRefusal('shell.expansion', `the here-document's text contains $, \` or \\, which bash would expand; quote its delimiter (<<'${start.text}') for literal text`);
+      throw new ShellRefusal(
+        'shell.expansion',
+        `the here-document's text contains $, \` or \\, which bash would expand; quote its delimiter (<<'${start.text}') for literal text`,
+      );
     }
   }
   const operator = node.children.find((child) => !child.isNamed)?.type ?? '<<';
@@ -131,7 +137,10 @@ function heredocText(node: Node): string {
 
 function stdinFile(node: Node, target: string, cwd: string | undefined): { file: string } {
   if (cwd === undefined) {
-    throw new ShellRefusal('shell.redirect', `${node.text}: reading a file as standard input needs the working directory, which this check was not given; name the file as an argument`);
+    throw new ShellRefusal(
+      'shell.redirect',
+      `${node.text}: reading a file as standard input needs the working directory, which this check was not given; name the file as an argument`,
+    );
   }
   let real: string;
   let root: string;
@@ -143,9 +152,13 @@ function stdinFile(node: Node, target: string, cwd: string | undefined): { file:
   }
   const inside = relative(root, real);
   if (inside.startsWith('..') || isAbsolute(inside)) {
-    throw new ShellRefusal('shell.redirect', `${node.text}: standard input may only come from a file inside the working directory (${target} is ${real}); name the file as an argument of a reader such as cat`);
+    throw new ShellRefusal(
+      'shell.redirect',
+      `${node.text}: standard input may only come from a file inside the working directory (${target} is ${real}); name the file as an argument of a reader such as cat`,
+    );
   }
-  if (!statSync(real).isFile()) throw new ShellRefusal('shell.redirect', `${node.text}: ${target} is not a regular file`);
+  if (!statSync(real).isFile())
+    throw new ShellRefusal('shell.redirect', `${node.text}: ${target} is not a regular file`);
   return { file: real };
 }
 
@@ -160,7 +173,8 @@ function applyRedirect(node: Node, state: RedirectState, cwd: string | undefined
     state.stdin = { text: `${wordValue(word)}\n` };
     return;
   }
-  if (node.type !== 'file_redirect') throw new ShellRefusal('shell.redirect', `${node.type} is not allowed in restricted mode`);
+  if (node.type !== 'file_redirect')
+    throw new ShellRefusal('shell.redirect', `${node.type} is not allowed in restricted mode`);
   const descriptorNode = node.namedChildren.find((child) => child.type === 'file_descriptor');
   const operatorNode = node.children.find((child) => !child.isNamed);
   const operator = operatorNode?.type ?? '';
@@ -214,7 +228,8 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
   for (const child of node.namedChildren) {
     switch (child.type) {
       case 'variable_assignment': {
-        if (argv.length > 0) throw new ShellRefusal('shell.construct', `assignment ${child.text} after the command name`);
+        if (argv.length > 0)
+          throw new ShellRefusal('shell.construct', `assignment ${child.text} after the command name`);
         const name = child.childForFieldName('name')?.text ?? '';
         const valueNode = child.childForFieldName('value');
         if (!assignmentAllowed(name)) {
@@ -248,13 +263,19 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
     }
   }
   if (argv.length === 0) {
-    throw new ShellRefusal('shell.assignment', 'a command line that only sets variables does nothing in restricted mode (variables do not carry over)');
+    throw new ShellRefusal(
+      'shell.assignment',
+      'a command line that only sets variables does nothing in restricted mode (variables do not carry over)',
+    );
   }
   builder.commands.push(argv);
   for (const word of argv.slice(1)) {
     const candidates = [word, ...(builder.cwd === undefined ? [] : [resolve(builder.cwd, word)])];
     if (candidates.some((candidate) => PROC_ENVIRONMENT.test(candidate))) {
-      throw new ShellRefusal('shell.environ', `${word} is the environment of a process (which holds secrets such as rho's API keys); restricted mode does not read it`);
+      throw new ShellRefusal(
+        'shell.environ',
+        `${word} is the environment of a process (which holds secrets such as rho's API keys); restricted mode does not read it`,
+      );
     }
   }
   const state: RedirectState = { out: 'stdout', error: 'stderr' };
@@ -265,7 +286,12 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
   let finalArgv = checked.argv;
   if (builder.cwd !== undefined && finalArgv[checked.programIndex] === 'git') {
     const overrides = gitDriverOverrides(finalArgv, checked.programIndex, builder.cwd);
-    if (overrides.length > 0) finalArgv = [...finalArgv.slice(0, checked.programIndex + 1), ...overrides, ...finalArgv.slice(checked.programIndex + 1)];
+    if (overrides.length > 0)
+      finalArgv = [
+        ...finalArgv.slice(0, checked.programIndex + 1),
+        ...overrides,
+        ...finalArgv.slice(checked.programIndex + 1),
+      ];
   }
   const command: ShellCommand = { argv: finalArgv };
   if (checked.programIndex > 0) command.programIndex = checked.programIndex;
@@ -286,8 +312,12 @@ function pipelineCommands(node: Node, builder: PlanBuilder, trailingRedirects: N
       const redirects = node.namedChildren.filter((child) => child.id !== body?.id);
       // In bash a redirection belongs to the simple command it follows: in `a | b 2>/dev/null`
       // (which the grammar attaches to the whole pipeline) it applies to b only.
-      if (body && (body.type === 'command' || body.type === 'pipeline')) return pipelineCommands(body, builder, [...redirects, ...trailingRedirects]);
-      throw new ShellRefusal('shell.construct', `redirecting ${body?.type.replace(/_/g, ' ') ?? 'nothing'} is not allowed in restricted mode`);
+      if (body && (body.type === 'command' || body.type === 'pipeline'))
+        return pipelineCommands(body, builder, [...redirects, ...trailingRedirects]);
+      throw new ShellRefusal(
+        'shell.construct',
+        `redirecting ${body?.type.replace(/_/g, ' ') ?? 'nothing'} is not allowed in restricted mode`,
+      );
     }
     case 'pipeline': {
       const members: Node[] = [];
@@ -297,7 +327,8 @@ function pipelineCommands(node: Node, builder: PlanBuilder, trailingRedirects: N
           throw new ShellRefusal('shell.construct', `${child.type} is not allowed in restricted mode (use 2>&1 |)`);
         }
         if (child.type === 'comment') continue;
-        if (child.type === 'pipeline' || child.type === 'command' || child.type === 'redirected_statement') members.push(child);
+        if (child.type === 'pipeline' || child.type === 'command' || child.type === 'redirected_statement')
+          members.push(child);
         else throw unsupported(child);
       }
       const commands: ShellCommand[] = [];
@@ -316,7 +347,8 @@ const CONSTRUCT_REASONS: Record<string, string> = {
   compound_statement: 'command groups { ...; } are not allowed in restricted mode',
   negated_command: '! (negation) is not allowed in restricted mode',
   function_definition: 'function definitions are not allowed in restricted mode',
-  variable_assignment: 'a command line that only sets variables does nothing in restricted mode (variables do not carry over)',
+  variable_assignment:
+    'a command line that only sets variables does nothing in restricted mode (variables do not carry over)',
   declaration_command: 'declare/export/local are not allowed in restricted mode',
   test_command: '[[ ]] and [ ] tests are not allowed in restricted mode',
 };
@@ -325,16 +357,19 @@ function unsupported(node: Node): ShellRefusal {
   const reason = CONSTRUCT_REASONS[node.type];
   return new ShellRefusal(
     node.type === 'variable_assignment' ? 'shell.assignment' : 'shell.construct',
-    reason ?? `${node.type.replace(/_/g, ' ')} is not allowed in restricted mode: only simple commands joined by |, &&, ||, ; and newlines are`,
+    reason ??
+      `${node.type.replace(/_/g, ' ')} is not allowed in restricted mode: only simple commands joined by |, &&, ||, ; and newlines are`,
   );
 }
 
 function addStatement(node: Node, operator: ShellOperator, builder: PlanBuilder): void {
   if (node.type === 'list') {
     const [left, joiner, right] = node.children;
-    if (!left || !joiner || !right || node.childCount !== 3) throw new ShellRefusal('shell.parse', 'could not read the && / || list');
+    if (!left || !joiner || !right || node.childCount !== 3)
+      throw new ShellRefusal('shell.parse', 'could not read the && / || list');
     addStatement(left, operator, builder);
-    if (joiner.type !== '&&' && joiner.type !== '||') throw new ShellRefusal('shell.construct', `${joiner.type} is not allowed in restricted mode`);
+    if (joiner.type !== '&&' && joiner.type !== '||')
+      throw new ShellRefusal('shell.construct', `${joiner.type} is not allowed in restricted mode`);
     addStatement(right, joiner.type, builder);
     return;
   }
@@ -352,15 +387,23 @@ function findError(node: Node): Node | undefined {
 
 async function decide(command: string, builder: PlanBuilder): Promise<ShellPlan> {
   if (command.trim().length === 0) throw new ShellRefusal('shell.parse', 'the command is empty');
-  if (command.length > MAX_COMMAND_LENGTH) throw new ShellRefusal('shell.parse', `the command is longer than ${MAX_COMMAND_LENGTH} characters`);
+  if (command.length > MAX_COMMAND_LENGTH)
+    throw new ShellRefusal('shell.parse', `the command is longer than ${MAX_COMMAND_LENGTH} characters`);
   if (command.includes('\0')) throw new ShellRefusal('shell.parse', 'the command contains a NUL character');
-  if (/\\\r?\n/.test(command)) throw new ShellRefusal('shell.parse', 'line continuations (backslash-newline) are not supported in restricted mode; write the command on one line');
+  if (/\\\r?\n/.test(command))
+    throw new ShellRefusal(
+      'shell.parse',
+      'line continuations (backslash-newline) are not supported in restricted mode; write the command on one line',
+    );
   const tree = await parseBash(command);
   try {
     const root = tree.rootNode;
     if (root.hasError) {
       const error = findError(root);
-      throw new ShellRefusal('shell.parse', `the command could not be parsed as bash${error ? ` near ${JSON.stringify(error.text.slice(0, 40) || command.slice(error.startIndex, error.startIndex + 20))}` : ''}`);
+      throw new ShellRefusal(
+        'shell.parse',
+        `the command could not be parsed as bash${error ? ` near ${JSON.stringify(error.text.slice(0, 40) || command.slice(error.startIndex, error.startIndex + 20))}` : ''}`,
+      );
     }
     let operator: ShellOperator = 'start';
     for (const child of root.children) {
@@ -369,7 +412,8 @@ async function decide(command: string, builder: PlanBuilder): Promise<ShellPlan>
         if (builder.steps.length > 0) operator = ';';
         continue;
       }
-      if (child.type === '&') throw new ShellRefusal('shell.construct', 'background jobs (&) are not allowed in restricted mode');
+      if (child.type === '&')
+        throw new ShellRefusal('shell.construct', 'background jobs (&) are not allowed in restricted mode');
       if (!child.isNamed) throw new ShellRefusal('shell.construct', `${child.type} is not allowed in restricted mode`);
       addStatement(child, builder.steps.length === 0 ? 'start' : operator === 'start' ? ';' : operator, builder);
       operator = ';';
@@ -388,17 +432,26 @@ async function decide(command: string, builder: PlanBuilder): Promise<ShellPlan>
  * pass its program's validator, and the only redirections are to /dev/null and `2>&1`.
  * With an unrestricted profile, everything is allowed and the plan is `bash -c COMMAND`.
  */
-export async function checkShellCommand(command: string, options: CheckShellCommandOptions = {}): Promise<ShellDecision> {
+export async function checkShellCommand(
+  command: string,
+  options: CheckShellCommandOptions = {},
+): Promise<ShellDecision> {
   if (options.profile?.shell === 'unrestricted') {
     const argv = ['bash', '-c', command];
-    return { allowed: true, rule: 'shell.unrestricted', plan: { steps: [{ operator: 'start', pipeline: [{ argv }] }] }, commands: [argv] };
+    return {
+      allowed: true,
+      rule: 'shell.unrestricted',
+      plan: { steps: [{ operator: 'start', pipeline: [{ argv }] }] },
+      commands: [argv],
+    };
   }
   const builder = new PlanBuilder(options.cwd);
   try {
     const plan = await decide(command, builder);
     return { allowed: true, rule: 'shell.allowlist', plan, commands: builder.commands };
   } catch (error) {
-    if (error instanceof ShellRefusal) return { allowed: false, rule: error.rule, reason: error.reason, commands: builder.commands };
+    if (error instanceof ShellRefusal)
+      return { allowed: false, rule: error.rule, reason: error.reason, commands: builder.commands };
     throw error;
   }
 }

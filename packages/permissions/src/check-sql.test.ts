@@ -25,7 +25,11 @@ function refused(decision: SqlDecision): Extract<SqlDecision, { allowed: false }
 }
 
 describe('SQL corpus', () => {
-  const families: Record<string, SqlDialect[]> = { postgres: ['postgres', 'vertica'], mysql: ['mysql'], sqlite: ['sqlite'] };
+  const families: Record<string, SqlDialect[]> = {
+    postgres: ['postgres', 'vertica'],
+    mysql: ['mysql'],
+    sqlite: ['sqlite'],
+  };
   for (const [family, dialects] of Object.entries(families)) {
     it(`has at least 60 ${family}-family statements, at least 30 legitimate and 30 hostile`, () => {
       const entries = corpus.filter((entry) => dialects.includes(entry.dialect));
@@ -38,7 +42,9 @@ describe('SQL corpus', () => {
   it('keeps at least as many legitimate statements as hostile ones, in every dialect', () => {
     for (const dialect of ['postgres', 'vertica', 'mysql', 'sqlite', 'oracle'] as const) {
       const entries = corpus.filter((entry) => entry.dialect === dialect);
-      expect(entries.filter((entry) => entry.allowed).length, dialect).toBeGreaterThanOrEqual(entries.filter((entry) => !entry.allowed).length);
+      expect(entries.filter((entry) => entry.allowed).length, dialect).toBeGreaterThanOrEqual(
+        entries.filter((entry) => !entry.allowed).length,
+      );
     }
   });
 
@@ -83,44 +89,82 @@ describe('checkSql reasons', () => {
   });
 
   it('reports the statement type of what it allows', async () => {
-    expect(await checkSql('VALUES (1)', 'postgres')).toEqual({ allowed: true, rule: 'sql.read', statementType: 'VALUES' });
-    expect(await checkSql('SHOW work_mem', 'postgres')).toEqual({ allowed: true, rule: 'sql.read', statementType: 'SHOW' });
-    expect(await checkSql('EXPLAIN ANALYZE SELECT 1', 'postgres')).toEqual({ allowed: true, rule: 'sql.read', statementType: 'EXPLAIN ANALYZE' });
-    expect(await checkSql('DESC Track', 'mysql')).toEqual({ allowed: true, rule: 'sql.read', statementType: 'DESCRIBE' });
+    expect(await checkSql('VALUES (1)', 'postgres')).toEqual({
+      allowed: true,
+      rule: 'sql.read',
+      statementType: 'VALUES',
+    });
+    expect(await checkSql('SHOW work_mem', 'postgres')).toEqual({
+      allowed: true,
+      rule: 'sql.read',
+      statementType: 'SHOW',
+    });
+    expect(await checkSql('EXPLAIN ANALYZE SELECT 1', 'postgres')).toEqual({
+      allowed: true,
+      rule: 'sql.read',
+      statementType: 'EXPLAIN ANALYZE',
+    });
+    expect(await checkSql('DESC Track', 'mysql')).toEqual({
+      allowed: true,
+      rule: 'sql.read',
+      statementType: 'DESCRIBE',
+    });
     expect(await checkSql('SHOW TABLES', 'mysql')).toEqual({ allowed: true, rule: 'sql.read', statementType: 'SHOW' });
-    expect(await checkSql('EXPLAIN QUERY PLAN SELECT 1', 'sqlite')).toEqual({ allowed: true, rule: 'sql.read', statementType: 'EXPLAIN QUERY PLAN' });
+    expect(await checkSql('EXPLAIN QUERY PLAN SELECT 1', 'sqlite')).toEqual({
+      allowed: true,
+      rule: 'sql.read',
+      statementType: 'EXPLAIN QUERY PLAN',
+    });
   });
 
   it('names the refused statement type', async () => {
     const decision = refused(await checkSql('DELETE FROM "Track" WHERE "TrackId" = 1', 'postgres'));
     expect(decision).toMatchObject({ rule: 'sql.statement-type', statementType: 'DELETE' });
     expect(decision.reason).toContain('DELETE is not a read');
-    expect(refused(await checkSql("COPY \"Track\" TO '/tmp/t.csv'", 'postgres')).reason).toContain('COPY is not a read');
+    expect(refused(await checkSql('COPY "Track" TO \'/tmp/t.csv\'', 'postgres')).reason).toContain(
+      'COPY is not a read',
+    );
     expect(refused(await checkSql('BEGIN', 'postgres')).reason).toContain('transaction control');
-    expect(refused(await checkSql("LOAD DATA INFILE '/etc/hosts' INTO TABLE Genre", 'mysql')).reason).toContain('LOAD DATA is not a read');
-    expect(refused(await checkSql('PRAGMA user_version = 7', 'sqlite')).reason).toContain('no PRAGMA statement is allowed');
+    expect(refused(await checkSql("LOAD DATA INFILE '/etc/hosts' INTO TABLE Genre", 'mysql')).reason).toContain(
+      'LOAD DATA is not a read',
+    );
+    expect(refused(await checkSql('PRAGMA user_version = 7', 'sqlite')).reason).toContain(
+      'no PRAGMA statement is allowed',
+    );
     expect(refused(await checkSql('PRAGMA table_info(Track)', 'sqlite')).reason).toContain('pragma_table_info');
   });
 
   it('explains data-modifying CTEs, SELECT INTO and locking clauses', async () => {
-    expect(refused(await checkSql('WITH gone AS (DELETE FROM "Genre" RETURNING *) SELECT count(*) FROM gone', 'postgres'))).toMatchObject({
+    expect(
+      refused(await checkSql('WITH gone AS (DELETE FROM "Genre" RETURNING *) SELECT count(*) FROM gone', 'postgres')),
+    ).toMatchObject({
       rule: 'sql.data-modifying-cte',
       reason: expect.stringContaining('data-modifying DELETE'),
     });
     expect(refused(await checkSql('SELECT * INTO backup FROM "Track"', 'postgres')).rule).toBe('sql.select-into');
     expect(refused(await checkSql("SELECT * FROM Track INTO OUTFILE '/tmp/t'", 'mysql')).reason).toContain('INTO');
     expect(refused(await checkSql('SELECT * FROM "Track" FOR KEY SHARE', 'postgres')).rule).toBe('sql.locking-clause');
-    expect(refused(await checkSql('SELECT * FROM Track LOCK IN SHARE MODE', 'mysql')).reason).toContain('LOCK IN SHARE MODE');
+    expect(refused(await checkSql('SELECT * FROM Track LOCK IN SHARE MODE', 'mysql')).reason).toContain(
+      'LOCK IN SHARE MODE',
+    );
     expect(refused(await checkSql('SELECT * FROM Track FOR SHARE', 'mysql')).reason).toContain('FOR SHARE');
     expect(refused(await checkSql('SELECT * FROM Track FOR UPDATE', 'oracle')).rule).toBe('sql.locking-clause');
   });
 
   it('finds side-effect functions anywhere in the tree, qualified or quoted, and names them', async () => {
-    const postgres = refused(await checkSql('SELECT "Name" FROM "Artist" WHERE EXISTS (SELECT 1 FROM "Album" HAVING count(pg_catalog.pg_advisory_lock(1)) > 0)', 'postgres'));
-    expect(postgres).toMatchObject({ rule: 'sql.side-effect-function', reason: expect.stringContaining('pg_catalog.pg_advisory_lock()') });
+    const postgres = refused(
+      await checkSql(
+        'SELECT "Name" FROM "Artist" WHERE EXISTS (SELECT 1 FROM "Album" HAVING count(pg_catalog.pg_advisory_lock(1)) > 0)',
+        'postgres',
+      ),
+    );
+    expect(postgres).toMatchObject({
+      rule: 'sql.side-effect-function',
+      reason: expect.stringContaining('pg_catalog.pg_advisory_lock()'),
+    });
     expect(refused(await checkSql('SELECT Name FROM Artist ORDER BY sleep(1)', 'mysql')).reason).toContain('sleep()');
     expect(refused(await checkSql("SELECT [writefile]('/tmp/x', 'y')", 'sqlite')).reason).toContain('writefile()');
-    expect(refused(await checkSql("SELECT sys.dbms_lock.sleep(5) FROM dual", 'oracle')).reason).toContain('dbms_lock');
+    expect(refused(await checkSql('SELECT sys.dbms_lock.sleep(5) FROM dual', 'oracle')).reason).toContain('dbms_lock');
   });
 
   it('never refuses because of words in literals, quoted identifiers or comments', async () => {
@@ -137,16 +181,23 @@ describe('checkSql reasons', () => {
       ["SELECT q'{ FOR UPDATE }' FROM dual", 'oracle'],
       ["SELECT 'DROP TABLE x' AS t -- delete", 'vertica'],
     ];
-    for (const [sql, dialect] of cases) expect(await checkSql(sql, dialect), `${dialect}: ${sql}`).toMatchObject({ allowed: true });
+    for (const [sql, dialect] of cases)
+      expect(await checkSql(sql, dialect), `${dialect}: ${sql}`).toMatchObject({ allowed: true });
   });
 
   it('refuses what it cannot parse and quotes the parser', async () => {
     const postgres = refused(await checkSql('SELECT FROM WHERE', 'postgres'));
     expect(postgres.rule).toBe('sql.unparseable');
     expect(postgres.reason).toMatch(/could not parse the statement as PostgreSQL \(syntax error at or near "WHERE"\)/);
-    expect(refused(await checkSql('SELECT * FROM Track WHERE', 'mysql')).reason).toContain('could not parse the statement as MySQL/MariaDB (');
-    expect(refused(await checkSql('SELECT "unterminated FROM Track', 'sqlite')).reason).toContain('unterminated quoted name');
-    expect(refused(await checkSql("SELECT q'[never closed FROM dual", 'oracle')).reason).toContain('unterminated q-quoted string');
+    expect(refused(await checkSql('SELECT * FROM Track WHERE', 'mysql')).reason).toContain(
+      'could not parse the statement as MySQL/MariaDB (',
+    );
+    expect(refused(await checkSql('SELECT "unterminated FROM Track', 'sqlite')).reason).toContain(
+      'unterminated quoted name',
+    );
+    expect(refused(await checkSql("SELECT q'[never closed FROM dual", 'oracle')).reason).toContain(
+      'unterminated q-quoted string',
+    );
   });
 
   it('refuses EXPLAIN ANALYZE of a write, and EXPLAIN of a write', async () => {
@@ -154,10 +205,14 @@ describe('checkSql reasons', () => {
       rule: 'sql.explain-analyze-write',
       reason: expect.stringContaining('runs the statement'),
     });
-    expect(refused(await checkSql('EXPLAIN UPDATE "Track" SET "Name" = \'x\'', 'postgres')).rule).toBe('sql.explain-write');
-    expect(refused(await checkSql('EXPLAIN SELECT nextval(\'s\')', 'postgres')).rule).toBe('sql.side-effect-function');
+    expect(refused(await checkSql('EXPLAIN UPDATE "Track" SET "Name" = \'x\'', 'postgres')).rule).toBe(
+      'sql.explain-write',
+    );
+    expect(refused(await checkSql("EXPLAIN SELECT nextval('s')", 'postgres')).rule).toBe('sql.side-effect-function');
     expect(refused(await checkSql('EXPLAIN DELETE FROM Genre', 'mysql')).reason).toContain('not DELETE');
-    expect(refused(await checkSql('EXPLAIN ANALYZE SELECT * FROM Genre', 'mysql')).reason).toContain('EXPLAIN ANALYZE cannot be checked here');
+    expect(refused(await checkSql('EXPLAIN ANALYZE SELECT * FROM Genre', 'mysql')).reason).toContain(
+      'EXPLAIN ANALYZE cannot be checked here',
+    );
   });
 
   it('refuses MySQL executable comments anywhere', async () => {

@@ -64,7 +64,11 @@ export async function checkSql(sql: string, dialect: SqlDialect, context: SqlSer
         return checkByTokens(sql, dialect);
       default: {
         const unknown: never = dialect;
-        return { allowed: false, rule: 'sql.dialect', reason: `Refused: unknown SQL dialect '${String(unknown)}'; expected sqlite, postgres, mysql, oracle or vertica.` };
+        return {
+          allowed: false,
+          rule: 'sql.dialect',
+          reason: `Refused: unknown SQL dialect '${String(unknown)}'; expected sqlite, postgres, mysql, oracle or vertica.`,
+        };
       }
     }
   } catch (error) {

@@ -32,13 +32,24 @@ beforeEach(() => {
   symlinkSync(join(work, 'src'), join(work, 'src-link'));
 });
 
-const check = (path: string, profile: PermissionProfile = createOnly) => checkWritePath(path, { profile, workingDir: work, home });
+const check = (path: string, profile: PermissionProfile = createOnly) =>
+  checkWritePath(path, { profile, workingDir: work, home });
 
 describe('checkWritePath', () => {
   it('allows new files inside the working directory, including under a bin/ of the project', async () => {
-    expect(await check('notes/new.md')).toEqual({ allowed: true, realPath: join(work, 'notes', 'new.md'), rule: 'create_only.new_file' });
-    expect(await check(join(work, 'bin', 'tool.sh'))).toMatchObject({ allowed: true, realPath: join(work, 'bin', 'tool.sh') });
-    expect(await check('./src//deep///file.ts')).toMatchObject({ allowed: true, realPath: join(work, 'src', 'deep', 'file.ts') });
+    expect(await check('notes/new.md')).toEqual({
+      allowed: true,
+      realPath: join(work, 'notes', 'new.md'),
+      rule: 'create_only.new_file',
+    });
+    expect(await check(join(work, 'bin', 'tool.sh'))).toMatchObject({
+      allowed: true,
+      realPath: join(work, 'bin', 'tool.sh'),
+    });
+    expect(await check('./src//deep///file.ts')).toMatchObject({
+      allowed: true,
+      realPath: join(work, 'src', 'deep', 'file.ts'),
+    });
   });
 
   it('refuses writes when the profile has file writes off', async () => {
@@ -78,14 +89,20 @@ describe('checkWritePath', () => {
   it('refuses directories and trailing slashes, and existing files in create-only mode', async () => {
     expect(await check('src/')).toMatchObject({ allowed: false, rule: 'path.directory' });
     expect(await check('src', full)).toMatchObject({ allowed: false, rule: 'path.directory' });
-    expect(await check('existing.txt')).toEqual({ allowed: false, rule: 'create_only.exists', reason: 'File already exists: existing.txt. Use a different path or delete the existing file first.' });
+    expect(await check('existing.txt')).toEqual({
+      allowed: false,
+      rule: 'create_only.exists',
+      reason: 'File already exists: existing.txt. Use a different path or delete the existing file first.',
+    });
     expect(await check('existing.txt', full)).toMatchObject({ allowed: true, rule: 'full.inside_roots' });
   });
 
   it('allows configured roots besides the working directory', async () => {
     const exports = join(root, 'exports');
     mkdirSync(exports);
-    expect(await checkWritePath(join(exports, 'out.csv'), { profile: createOnly, workingDir: work, roots: [exports] })).toMatchObject({ allowed: true, realPath: join(exports, 'out.csv') });
+    expect(
+      await checkWritePath(join(exports, 'out.csv'), { profile: createOnly, workingDir: work, roots: [exports] }),
+    ).toMatchObject({ allowed: true, realPath: join(exports, 'out.csv') });
   });
 });
 
@@ -175,21 +192,34 @@ describe('checkWritePath: locations that run code later, when the working direct
   it('refuses them inside a project below the home too, by absolute path, ~ or relative path', async () => {
     mkdirSync(join(work, '.git'), { recursive: true });
     for (const path of ['.git/config', join(work, '.vscode', 'tasks.json'), 'sub/.bash_aliases', '.idea/x.xml']) {
-      expect(await checkWritePath(path, { profile: full, workingDir: work, home })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+      expect(await checkWritePath(path, { profile: full, workingDir: work, home })).toMatchObject({
+        allowed: false,
+        rule: 'path.sensitive',
+      });
     }
     // ~ expands to the home, which is outside this working directory, and sensitive anyway.
-    expect(await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home })).toMatchObject({ allowed: false });
+    expect(await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home })).toMatchObject({
+      allowed: false,
+    });
     // The same files under the home when it is a write root.
-    expect(await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home, roots: [home] })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    expect(
+      await checkWritePath('~/.gitconfig', { profile: full, workingDir: work, home, roots: [home] }),
+    ).toMatchObject({ allowed: false, rule: 'path.sensitive' });
   });
 
   it('matches on the real path when the working directory is a link to the home', async () => {
     const alias = join(root, 'home-alias');
     symlinkSync(home, alias);
     for (const path of ['.bash_aliases', '.gitconfig', '.pam_environment', '.vscode/tasks.json']) {
-      expect(await checkWritePath(path, { profile: full, workingDir: alias, home: alias })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+      expect(await checkWritePath(path, { profile: full, workingDir: alias, home: alias })).toMatchObject({
+        allowed: false,
+        rule: 'path.sensitive',
+      });
     }
-    expect(await checkWritePath('notes.md', { profile: full, workingDir: alias, home: alias })).toMatchObject({ allowed: true, realPath: join(home, 'notes.md') });
+    expect(await checkWritePath('notes.md', { profile: full, workingDir: alias, home: alias })).toMatchObject({
+      allowed: true,
+      realPath: join(home, 'notes.md'),
+    });
   });
 
   it('proves the effect of .git/config: core.fsmonitor runs a command on the next git status', async () => {
@@ -205,33 +235,60 @@ describe('checkWritePath: locations that run code later, when the working direct
     spawnSync('git', ['status'], { cwd: repo });
     expect(existsSync(marker)).toBe(true);
     // The decision refuses that write now.
-    expect(await checkWritePath('.git/config', { profile: full, workingDir: repo, home })).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    expect(await checkWritePath('.git/config', { profile: full, workingDir: repo, home })).toMatchObject({
+      allowed: false,
+      rule: 'path.sensitive',
+    });
   });
 
   it('refuses auto-executed names for new files (create-only) but lets full mode edit them', async () => {
-    for (const path of ['conftest.py', 'tests/conftest.py', 'sitecustomize.py', 'Makefile', 'GNUmakefile', 'lib/evil.pth', '.pnpmfile.cjs', '.yarnrc.yml', '.husky/pre-commit']) {
+    for (const path of [
+      'conftest.py',
+      'tests/conftest.py',
+      'sitecustomize.py',
+      'Makefile',
+      'GNUmakefile',
+      'lib/evil.pth',
+      '.pnpmfile.cjs',
+      '.yarnrc.yml',
+      '.husky/pre-commit',
+    ]) {
       expect(await check(path), path).toMatchObject({ allowed: false, rule: 'path.auto_executed' });
       expect(await check(path, full), path).toMatchObject({ allowed: true });
     }
     // Only below the root: a working directory that is itself called Makefile is not refused.
     const odd = join(root, 'Makefile');
     mkdirSync(odd);
-    expect(await checkWritePath('notes.md', { profile: createOnly, workingDir: odd, home })).toMatchObject({ allowed: true });
+    expect(await checkWritePath('notes.md', { profile: createOnly, workingDir: odd, home })).toMatchObject({
+      allowed: true,
+    });
   });
 });
 
 describe('checkWritePath for export_query (writer: export)', () => {
   const readonly = builtinProfile('readonly')!;
   const exportCheck = (path: string, options: { profile?: PermissionProfile; workingDir?: string } = {}) =>
-    checkWritePath(path, { profile: options.profile ?? readonly, workingDir: options.workingDir ?? work, home, writer: 'export' });
+    checkWritePath(path, {
+      profile: options.profile ?? readonly,
+      workingDir: options.workingDir ?? work,
+      home,
+      writer: 'export',
+    });
 
   it('allows a new .csv or .tsv file in readonly, and nothing else', async () => {
-    expect(await exportCheck('out/report.csv')).toEqual({ allowed: true, realPath: join(work, 'out', 'report.csv'), rule: 'export.new_file' });
+    expect(await exportCheck('out/report.csv')).toEqual({
+      allowed: true,
+      realPath: join(work, 'out', 'report.csv'),
+      rule: 'export.new_file',
+    });
     expect(await exportCheck('report.TSV')).toMatchObject({ allowed: true });
     for (const path of ['conftest.py', 'x.py', 'report.csv.py', 'report', 'run.sh', 'Makefile', 'report.csv/']) {
       expect((await exportCheck(path)).allowed, path).toBe(false);
     }
-    expect(await exportCheck('conftest.py')).toMatchObject({ rule: 'export.extension', reason: expect.stringContaining('.csv or .tsv') });
+    expect(await exportCheck('conftest.py')).toMatchObject({
+      rule: 'export.extension',
+      reason: expect.stringContaining('.csv or .tsv'),
+    });
   });
 
   it('refuses hidden, sensitive, existing, linked and outside names even with the right extension', async () => {
@@ -251,15 +308,29 @@ describe('checkWritePath for export_query (writer: export)', () => {
     const exports = join(root, 'exports');
     mkdirSync(exports);
     const withRoot: PermissionProfile = { ...readonly, writeRoots: [exports] };
-    expect(await exportCheck(join(exports, 'a.csv'), { profile: withRoot })).toMatchObject({ allowed: true, realPath: join(exports, 'a.csv') });
+    expect(await exportCheck(join(exports, 'a.csv'), { profile: withRoot })).toMatchObject({
+      allowed: true,
+      realPath: join(exports, 'a.csv'),
+    });
     expect(await exportCheck(join(exports, 'a.csv'))).toMatchObject({ allowed: false, rule: 'path.outside_roots' });
     // The write tool stays off in that profile.
-    expect(await checkWritePath(join(exports, 'a.csv'), { profile: withRoot, workingDir: work })).toMatchObject({ allowed: false, rule: 'file_write.off' });
+    expect(await checkWritePath(join(exports, 'a.csv'), { profile: withRoot, workingDir: work })).toMatchObject({
+      allowed: false,
+      rule: 'file_write.off',
+    });
   });
 
   it('edit needs full mode and an existing regular file', async () => {
-    expect(await checkWritePath('existing.txt', { profile: full, workingDir: work, writer: 'edit' })).toMatchObject({ allowed: true, rule: 'edit.inside_roots' });
-    expect(await checkWritePath('missing.txt', { profile: full, workingDir: work, writer: 'edit' })).toMatchObject({ allowed: false, rule: 'edit.not_found' });
-    expect(await checkWritePath('existing.txt', { profile: createOnly, workingDir: work, writer: 'edit' })).toMatchObject({ allowed: false, rule: 'file_write.edit' });
+    expect(await checkWritePath('existing.txt', { profile: full, workingDir: work, writer: 'edit' })).toMatchObject({
+      allowed: true,
+      rule: 'edit.inside_roots',
+    });
+    expect(await checkWritePath('missing.txt', { profile: full, workingDir: work, writer: 'edit' })).toMatchObject({
+      allowed: false,
+      rule: 'edit.not_found',
+    });
+    expect(
+      await checkWritePath('existing.txt', { profile: createOnly, workingDir: work, writer: 'edit' }),
+    ).toMatchObject({ allowed: false, rule: 'file_write.edit' });
   });
 });

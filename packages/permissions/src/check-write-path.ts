@@ -13,8 +13,26 @@ import type { PermissionProfile } from './permission-profile.js';
  * start-up directories (`.ipython/profile_default/startup`, `.jupyter`, `.julia/config`).
  */
 export const SENSITIVE_DIRECTORIES: readonly string[] = [
-  '.ssh', '.aws', '.gnupg', '.config', '.kube', '.docker', '.azure', '.gcloud', '.password-store',
-  '.git', '.hg', '.svn', '.vscode', '.idea', '.devcontainer', '.direnv', '.local', '.ipython', '.jupyter', '.julia',
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.config',
+  '.kube',
+  '.docker',
+  '.azure',
+  '.gcloud',
+  '.password-store',
+  '.git',
+  '.hg',
+  '.svn',
+  '.vscode',
+  '.idea',
+  '.devcontainer',
+  '.direnv',
+  '.local',
+  '.ipython',
+  '.jupyter',
+  '.julia',
 ];
 
 /**
@@ -25,13 +43,58 @@ export const SENSITIVE_DIRECTORIES: readonly string[] = [
  * `.envrc`, and credentials.
  */
 export const SENSITIVE_FILES: readonly string[] = [
-  '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases', '.profile', '.zshrc', '.zshenv', '.zprofile',
-  '.zlogin', '.zlogout', '.cshrc', '.tcshrc', '.login', '.logout', '.kshrc', '.mkshrc', '.pam_environment', '.inputrc',
-  '.xprofile', '.xsession', '.xsessionrc', '.xinitrc', '.envrc',
-  '.gitconfig', '.hgrc', '.psqlrc', '.sqliterc', '.my.cnf', '.mylogin.cnf', '.vimrc', '.exrc', '.nvimrc', '.gvimrc',
-  '.emacs', '.tmux.conf', '.screenrc', '.curlrc', '.wgetrc', '.irbrc', '.pryrc', '.gemrc', '.rprofile', '.gdbinit', '.lldbinit',
-  '.ghci', '.erlang',
-  '.netrc', '.npmrc', '.pypirc', '.git-credentials', '.pgpass',
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.bash_aliases',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.cshrc',
+  '.tcshrc',
+  '.login',
+  '.logout',
+  '.kshrc',
+  '.mkshrc',
+  '.pam_environment',
+  '.inputrc',
+  '.xprofile',
+  '.xsession',
+  '.xsessionrc',
+  '.xinitrc',
+  '.envrc',
+  '.gitconfig',
+  '.hgrc',
+  '.psqlrc',
+  '.sqliterc',
+  '.my.cnf',
+  '.mylogin.cnf',
+  '.vimrc',
+  '.exrc',
+  '.nvimrc',
+  '.gvimrc',
+  '.emacs',
+  '.tmux.conf',
+  '.screenrc',
+  '.curlrc',
+  '.wgetrc',
+  '.irbrc',
+  '.pryrc',
+  '.gemrc',
+  '.rprofile',
+  '.gdbinit',
+  '.lldbinit',
+  '.ghci',
+  '.erlang',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.pgpass',
 ];
 
 /**
@@ -42,7 +105,15 @@ export const SENSITIVE_FILES: readonly string[] = [
  * `export_query` refuse them; `full` mode (which may rewrite any source file anyway) allows them.
  */
 export const AUTO_EXECUTED_NAMES: readonly string[] = [
-  'conftest.py', 'sitecustomize.py', 'usercustomize.py', 'makefile', 'gnumakefile', '.pnpmfile.cjs', '.yarnrc', '.yarnrc.yml', '.husky',
+  'conftest.py',
+  'sitecustomize.py',
+  'usercustomize.py',
+  'makefile',
+  'gnumakefile',
+  '.pnpmfile.cjs',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.husky',
 ];
 
 /** Extensions of files a program runs when it finds them (Python's `.pth` files in site directories). */
@@ -52,15 +123,26 @@ const AUTO_EXECUTED_EXTENSIONS: readonly string[] = ['.pth'];
 export const EXPORT_EXTENSIONS: readonly string[] = ['.csv', '.tsv'];
 
 /** Top-level system directories no agent writes into. */
-export const SENSITIVE_SYSTEM_ROOTS: readonly string[] = ['/etc', '/usr', '/bin', '/sbin', '/boot', '/lib', '/lib32', '/lib64', '/proc', '/sys', '/dev'];
+export const SENSITIVE_SYSTEM_ROOTS: readonly string[] = [
+  '/etc',
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/boot',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/proc',
+  '/sys',
+  '/dev',
+];
 
 /** Which tool the write is for: `write` (create or, in `full` mode, replace), `edit` (replace an existing file), or `export` (`export_query`). */
 export type WriteKind = 'write' | 'edit' | 'export';
 
 /** The decision on a write path. */
 export type PathDecision =
-  | { allowed: true; realPath: string; rule: string }
-  | { allowed: false; rule: string; reason: string };
+  { allowed: true; realPath: string; rule: string } | { allowed: false; rule: string; reason: string };
 
 /** Options of {@link checkWritePath}. */
 export interface CheckWritePathOptions {
@@ -102,7 +184,10 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
     return deny('file_write.off', `Writing files is not allowed by the '${profile.name}' profile.`);
   }
   if (writer === 'edit' && profile.fileWrite !== 'full') {
-    return deny('file_write.edit', `Editing files needs file_write mode full; the '${profile.name}' profile has ${profile.fileWrite}.`);
+    return deny(
+      'file_write.edit',
+      `Editing files needs file_write mode full; the '${profile.name}' profile has ${profile.fileWrite}.`,
+    );
   }
   const createOnly = writer === 'export' || profile.fileWrite === 'create-only';
   if (typeof path !== 'string' || path.trim() === '') return deny('path.empty', 'No path provided.');
@@ -118,7 +203,11 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   const expanded = path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : path;
   const lexical = resolve(options.workingDir, expanded);
 
-  const roots = await realRoots([options.workingDir, ...profile.writeRoots.map((root) => resolve(options.workingDir, root)), ...(options.roots ?? [])]);
+  const roots = await realRoots([
+    options.workingDir,
+    ...profile.writeRoots.map((root) => resolve(options.workingDir, root)),
+    ...(options.roots ?? []),
+  ]);
   if (roots.length === 0) return deny('path.no_root', `The working directory ${options.workingDir} does not exist.`);
 
   // Resolve the deepest existing ancestor; components below it do not exist yet.
@@ -140,7 +229,10 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
 
   const root = roots.find((candidate) => isInside(realPath, candidate));
   if (root === undefined) {
-    return deny('path.outside_roots', `${path} resolves to ${realPath}, outside the working directory${roots.length > 1 ? ' and the allowed write roots' : ''} (${roots.join(', ')}). Write inside the working directory.`);
+    return deny(
+      'path.outside_roots',
+      `${path} resolves to ${realPath}, outside the working directory${roots.length > 1 ? ' and the allowed write roots' : ''} (${roots.join(', ')}). Write inside the working directory.`,
+    );
   }
   // A symbolic link below the root could be swapped between this check and the write: refuse any.
   const link = await firstSymlinkBelow(lexical, existing, options.workingDir, roots);
@@ -154,19 +246,35 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   if (createOnly) {
     const autoRun = autoExecutedComponent(realPath.slice(root.length));
     if (autoRun !== undefined) {
-      return deny('path.auto_executed', `Cannot create ${path}: ${autoRun} is run by tools on their own (pytest, Python, make, package managers), so creating it would run code. Choose another name.`);
+      return deny(
+        'path.auto_executed',
+        `Cannot create ${path}: ${autoRun} is run by tools on their own (pytest, Python, make, package managers), so creating it would run code. Choose another name.`,
+      );
     }
   }
   const info = await lstatOrUndefined(realPath);
   if (info?.isDirectory() === true) return deny('path.directory', `${path} is a directory; give the path of a file.`);
   if (createOnly && info !== undefined) {
     return writer === 'export'
-      ? deny('export.exists', `File already exists: ${path}. export_query never overwrites a file; choose a new export_path.`)
-      : deny('create_only.exists', `File already exists: ${path}. Use a different path or delete the existing file first.`);
+      ? deny(
+          'export.exists',
+          `File already exists: ${path}. export_query never overwrites a file; choose a new export_path.`,
+        )
+      : deny(
+          'create_only.exists',
+          `File already exists: ${path}. Use a different path or delete the existing file first.`,
+        );
   }
   if (writer === 'edit' && info === undefined) return deny('edit.not_found', `File not found: ${path}`);
   if (info !== undefined && !info.isFile()) return deny('path.not_a_file', `${path} is not a regular file.`);
-  const rule = writer === 'export' ? 'export.new_file' : writer === 'edit' ? 'edit.inside_roots' : createOnly ? 'create_only.new_file' : 'full.inside_roots';
+  const rule =
+    writer === 'export'
+      ? 'export.new_file'
+      : writer === 'edit'
+        ? 'edit.inside_roots'
+        : createOnly
+          ? 'create_only.new_file'
+          : 'full.inside_roots';
   return { allowed: true, realPath, rule };
 }
 
@@ -175,10 +283,16 @@ function exportNameRefusal(name: string): PathDecision | undefined {
   const lower = name.toLowerCase();
   const extension = EXPORT_EXTENSIONS.find((candidate) => lower.endsWith(candidate));
   if (extension === undefined) {
-    return deny('export.extension', `export_query creates only ${EXPORT_EXTENSIONS.join(' or ')} files; ${name} has another extension. Give an export_path ending in .csv or .tsv.`);
+    return deny(
+      'export.extension',
+      `export_query creates only ${EXPORT_EXTENSIONS.join(' or ')} files; ${name} has another extension. Give an export_path ending in .csv or .tsv.`,
+    );
   }
   if (name.startsWith('.') || lower === extension) {
-    return deny('export.hidden', `export_query does not create hidden files (${name}); give a name that does not start with a dot.`);
+    return deny(
+      'export.hidden',
+      `export_query does not create hidden files (${name}); give a name that does not start with a dot.`,
+    );
   }
   return undefined;
 }
@@ -220,13 +334,19 @@ async function lstatOrUndefined(path: string) {
  * The first component of the lexical path, below the working directory or root it starts in,
  * that is a symbolic link (the file itself included).
  */
-async function firstSymlinkBelow(lexical: string, deepestExisting: string, workingDir: string, realRootsList: string[]): Promise<string | undefined> {
+async function firstSymlinkBelow(
+  lexical: string,
+  deepestExisting: string,
+  workingDir: string,
+  realRootsList: string[],
+): Promise<string | undefined> {
   const lexicalRoots = [resolve(workingDir), ...realRootsList];
   const base = lexicalRoots.filter((root) => isInside(lexical, root)).sort((a, b) => b.length - a.length)[0];
   // A path given outside every root lexically (absolute elsewhere, or through `..`) is checked
   // from the file system root: only its real location decided that it is inside.
   const start = base ?? parse(lexical).root;
-  const relative = deepestExisting.length > start.length ? deepestExisting.slice(start.length).split(sep).filter(Boolean) : [];
+  const relative =
+    deepestExisting.length > start.length ? deepestExisting.slice(start.length).split(sep).filter(Boolean) : [];
   let current = start;
   for (const component of relative) {
     current = join(current, component);
@@ -236,20 +356,29 @@ async function firstSymlinkBelow(lexical: string, deepestExisting: string, worki
 }
 
 function autoExecutedComponent(belowRoot: string): string | undefined {
-  const components = belowRoot.split(sep).filter(Boolean).map((component) => component.toLowerCase());
+  const components = belowRoot
+    .split(sep)
+    .filter(Boolean)
+    .map((component) => component.toLowerCase());
   const named = components.find((component) => AUTO_EXECUTED_NAMES.includes(component));
   if (named !== undefined) return named;
   const file = components.at(-1);
-  return file !== undefined && AUTO_EXECUTED_EXTENSIONS.some((extension) => file.endsWith(extension)) ? file : undefined;
+  return file !== undefined && AUTO_EXECUTED_EXTENSIONS.some((extension) => file.endsWith(extension))
+    ? file
+    : undefined;
 }
 
 function sensitiveComponent(realPath: string): string | undefined {
-  const components = realPath.split(sep).filter(Boolean).map((component) => component.toLowerCase());
+  const components = realPath
+    .split(sep)
+    .filter(Boolean)
+    .map((component) => component.toLowerCase());
   const top = `/${components[0] ?? ''}`;
   if (isAbsolute(realPath) && SENSITIVE_SYSTEM_ROOTS.includes(top)) return `${top} is a system directory`;
   const directory = components.slice(0, -1).find((component) => SENSITIVE_DIRECTORIES.includes(component));
   if (directory !== undefined) return `${directory} holds credentials or configuration`;
   const file = components.at(-1);
-  if (file !== undefined && (SENSITIVE_FILES.includes(file) || SENSITIVE_DIRECTORIES.includes(file))) return `${file} is a sensitive file`;
+  if (file !== undefined && (SENSITIVE_FILES.includes(file) || SENSITIVE_DIRECTORIES.includes(file)))
+    return `${file} is a sensitive file`;
   return undefined;
 }

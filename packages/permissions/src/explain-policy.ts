@@ -4,7 +4,13 @@ import { checkSql, type SqlDialect } from './check-sql.js';
 import { checkWritePath } from './check-write-path.js';
 import type { PermissionProfile } from './permission-profile.js';
 import { approvalPolicy } from './approval-policy.js';
-import { commandNeedsNetwork, sandboxStatus, sandboxWrapper, type SandboxLookupOptions, type SandboxMode } from './sandbox-wrapper.js';
+import {
+  commandNeedsNetwork,
+  sandboxStatus,
+  sandboxWrapper,
+  type SandboxLookupOptions,
+  type SandboxMode,
+} from './sandbox-wrapper.js';
 
 /** The tools that write files: `rho policy check --write PATH --via TOOL` asks about one of them. */
 export type WriteTool = 'write' | 'edit' | 'export_query';
@@ -61,7 +67,11 @@ export interface PolicyExplanation {
   statementType?: string;
 }
 
-function approvalOf(profile: PermissionProfile, tool: string, args: Record<string, unknown>): PolicyExplanation['approval'] {
+function approvalOf(
+  profile: PermissionProfile,
+  tool: string,
+  args: Record<string, unknown>,
+): PolicyExplanation['approval'] {
   // The agent's own decision for rho's tool of that name (the toolset's tools are these).
   const approval = approvalPolicy(profile)({ name: tool }, args);
   return { required: approval.required, ...(approval.reason === undefined ? {} : { reason: approval.reason }) };
@@ -75,11 +85,20 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
   const { profile } = request;
   if ('shell' in request) {
     // The same working directory the bash tool would pass: file name patterns expand and `< FILE` resolves there.
-    const decision = await checkShellCommand(request.shell, { profile, ...(request.workingDir === undefined ? {} : { cwd: resolve(request.workingDir) }) });
+    const decision = await checkShellCommand(request.shell, {
+      profile,
+      ...(request.workingDir === undefined ? {} : { cwd: resolve(request.workingDir) }),
+    });
     // The restricted shell's own decision about the sandbox (restrictedShellGate calls the same).
-    const status = profile.shell === 'restricted' ? sandboxStatus(profile, await sandboxWrapper(request.sandboxLookup)) : undefined;
+    const status =
+      profile.shell === 'restricted' ? sandboxStatus(profile, await sandboxWrapper(request.sandboxLookup)) : undefined;
     const refusal = decision.allowed && status?.refusal !== undefined ? status.refusal : undefined;
-    const network = decision.allowed && status?.active ? decision.plan.steps.flatMap((step) => step.pipeline.filter(commandNeedsNetwork).map((command) => command.argv[command.programIndex ?? 0] ?? '')) : [];
+    const network =
+      decision.allowed && status?.active
+        ? decision.plan.steps.flatMap((step) =>
+            step.pipeline.filter(commandNeedsNetwork).map((command) => command.argv[command.programIndex ?? 0] ?? ''),
+          )
+        : [];
     return {
       kind: 'shell',
       profile: profile.name,
@@ -91,7 +110,15 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
       ...(decision.allowed ? { plan: decision.plan } : {}),
       ...(status === undefined
         ? {}
-        : { sandbox: { mode: status.mode, active: status.active, description: status.description, network, ...(status.warning === undefined ? {} : { warning: status.warning }) } }),
+        : {
+            sandbox: {
+              mode: status.mode,
+              active: status.active,
+              description: status.description,
+              network,
+              ...(status.warning === undefined ? {} : { warning: status.warning }),
+            },
+          }),
       approval: approvalOf(profile, 'bash', { command: request.shell }),
     };
   }
@@ -128,7 +155,15 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
   }
   const approval = approvalOf(profile, request.dialect, { sql: request.sql });
   if (profile.database === 'mutations') {
-    return { kind: 'sql', profile: profile.name, input: request.sql, dialect: request.dialect, allowed: true, rule: 'database.mutations', approval };
+    return {
+      kind: 'sql',
+      profile: profile.name,
+      input: request.sql,
+      dialect: request.dialect,
+      allowed: true,
+      rule: 'database.mutations',
+      approval,
+    };
   }
   const decision = await checkSql(request.sql, request.dialect);
   return {
@@ -150,11 +185,16 @@ function quoteWord(word: string): string {
 
 /** Plain text for people (no colour): the decision, the rule, the reason, and what was parsed. */
 export function formatPolicyExplanation(explanation: PolicyExplanation): string {
-  const lines = [`${explanation.allowed ? 'ALLOWED' : 'REFUSED'} (${explanation.kind}, profile ${explanation.profile})`, `rule:     ${explanation.rule}`];
+  const lines = [
+    `${explanation.allowed ? 'ALLOWED' : 'REFUSED'} (${explanation.kind}, profile ${explanation.profile})`,
+    `rule:     ${explanation.rule}`,
+  ];
   if (explanation.reason !== undefined) lines.push(`reason:   ${explanation.reason}`);
   if (explanation.via !== undefined) lines.push(`tool:     ${explanation.via}`);
   if (explanation.otherTools !== undefined && explanation.otherTools.length > 0) {
-    lines.push(`others:   ${explanation.otherTools.map((other) => `${other.tool} ${other.allowed ? 'allowed' : 'refused'} (${other.rule})`).join(', ')}`);
+    lines.push(
+      `others:   ${explanation.otherTools.map((other) => `${other.tool} ${other.allowed ? 'allowed' : 'refused'} (${other.rule})`).join(', ')}`,
+    );
   }
   if (explanation.realPath !== undefined) lines.push(`writes:   ${explanation.realPath}`);
   if (explanation.sandbox !== undefined) {
@@ -169,7 +209,9 @@ export function formatPolicyExplanation(explanation: PolicyExplanation): string 
   if (explanation.dialect !== undefined) lines.push(`dialect:  ${explanation.dialect}`);
   if (explanation.statementType !== undefined) lines.push(`type:     ${explanation.statementType}`);
   if (explanation.approval !== undefined) {
-    lines.push(`approval: ${explanation.approval.required ? `required${explanation.approval.reason === undefined ? '' : ` (${explanation.approval.reason})`}` : 'not required'}`);
+    lines.push(
+      `approval: ${explanation.approval.required ? `required${explanation.approval.reason === undefined ? '' : ` (${explanation.approval.reason})`}` : 'not required'}`,
+    );
   }
   if (explanation.commands !== undefined && explanation.commands.length > 0) {
     lines.push('commands:');
@@ -180,7 +222,11 @@ export function formatPolicyExplanation(explanation: PolicyExplanation): string 
     for (const step of explanation.plan.steps) {
       const pipeline = step.pipeline
         .map((command) => {
-          const redirects = [command.stdoutToDevNull ? '>/dev/null' : '', command.stderrToDevNull ? '2>/dev/null' : '', command.stderrToStdout ? '2>&1' : ''].filter(Boolean);
+          const redirects = [
+            command.stdoutToDevNull ? '>/dev/null' : '',
+            command.stderrToDevNull ? '2>/dev/null' : '',
+            command.stderrToStdout ? '2>&1' : '',
+          ].filter(Boolean);
           const environment = Object.entries(command.env ?? {}).map(([name, value]) => `${name}=${quoteWord(value)}`);
           return [...environment, ...command.argv.map(quoteWord), ...redirects].join(' ');
         })

@@ -11,7 +11,15 @@ async function hardened(command: string): Promise<string[][]> {
 describe('hardenPlan', () => {
   test('git gets config overrides and --no-ext-diff --no-textconv after the subcommand', async () => {
     const [argv] = await hardened('git -C . diff --stat');
-    expect(argv?.slice(0, 7)).toEqual(['git', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'core.hooksPath=/dev/null']);
+    expect(argv?.slice(0, 7)).toEqual([
+      'git',
+      '-c',
+      'core.fsmonitor=false',
+      '-c',
+      'core.pager=cat',
+      '-c',
+      'core.hooksPath=/dev/null',
+    ]);
     expect(argv?.slice(-6)).toEqual(['-C', '.', 'diff', '--no-ext-diff', '--no-textconv', '--stat']);
     expect(argv).toContain('--no-optional-locks');
   });
@@ -44,7 +52,16 @@ describe('hardenPlan', () => {
       GITHUB_TOKEN: 't',
       UNZIP: '-o',
     });
-    expect(environment).toEqual({ PATH: '/usr/bin', HOME: '/home/u', LC_ALL: 'C', PAGER: 'cat', GIT_PAGER: 'cat', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', TERM: 'dumb' });
+    expect(environment).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/u',
+      LC_ALL: 'C',
+      PAGER: 'cat',
+      GIT_PAGER: 'cat',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      TERM: 'dumb',
+    });
   });
   test('the environment is an allowlist: names no list of secrets knows are dropped too', () => {
     // Each of these passed the old denylist (a name pattern and a list of known variables).

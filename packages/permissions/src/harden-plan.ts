@@ -16,7 +16,19 @@ export interface HardenedPlan {
  * `PATH` keeps its absolute directories only; everything else is dropped (API keys, cloud
  * credentials, `*_TOKEN`, `GIT_*`, `LD_*`, `PAGER`, `BASH_ENV`, proxies, `TMPDIR`, ...).
  */
-export const ENVIRONMENT_ALLOWLIST: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'LC_*', 'TZ', 'NO_COLOR', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+export const ENVIRONMENT_ALLOWLIST: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'LC_*',
+  'TZ',
+  'NO_COLOR',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+];
 
 /** Set for every restricted command, whatever rho's environment says. */
 const ENVIRONMENT_FIXED: Readonly<Record<string, string>> = {
@@ -29,26 +41,49 @@ const ENVIRONMENT_FIXED: Readonly<Record<string, string>> = {
 };
 
 function allowedVariable(name: string): boolean {
-  return ENVIRONMENT_ALLOWLIST.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry));
+  return ENVIRONMENT_ALLOWLIST.some((entry) =>
+    entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry,
+  );
 }
 
 const GIT_CONFIG_OVERRIDES = [
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.pager=cat',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.sshCommand=false',
-  '-c', 'gpg.program=gpg',
-  '-c', 'gpg.ssh.program=ssh-keygen',
-  '-c', 'gpg.x509.program=gpgsm',
-  '-c', 'credential.helper=',
-  '-c', 'protocol.allow=never',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.sshCommand=false',
+  '-c',
+  'gpg.program=gpg',
+  '-c',
+  'gpg.ssh.program=ssh-keygen',
+  '-c',
+  'gpg.x509.program=gpgsm',
+  '-c',
+  'credential.helper=',
+  '-c',
+  'protocol.allow=never',
   // The manual is never opened (the validator refuses every help path); if it were, `info` runs
   // without reading man.viewer, man.<tool>.cmd or help.browser from the repository's config.
-  '-c', 'help.format=info',
-  '-c', 'help.autocorrect=0',
-  '-c', 'log.showSignature=false',
+  '-c',
+  'help.format=info',
+  '-c',
+  'help.autocorrect=0',
+  '-c',
+  'log.showSignature=false',
 ];
-const GIT_DIFF_COMMANDS = new Set(['diff', 'log', 'show', 'whatchanged', 'diff-tree', 'diff-files', 'diff-index', 'stash']);
+const GIT_DIFF_COMMANDS = new Set([
+  'diff',
+  'log',
+  'show',
+  'whatchanged',
+  'diff-tree',
+  'diff-files',
+  'diff-index',
+  'stash',
+]);
 const GIT_TEXTCONV_COMMANDS = new Set(['blame', 'annotate', 'grep']);
 
 let gawkPath: string | null | undefined;
@@ -93,10 +128,15 @@ function hardenProgram(argv: string[], index: number): string[] {
       const subcommandIndex = gitSubcommandIndex(hardened, 0);
       if (subcommandIndex !== -1) {
         const subcommand = hardened[subcommandIndex] as string;
-        const extra = GIT_DIFF_COMMANDS.has(subcommand) ? ['--no-ext-diff', '--no-textconv'] : GIT_TEXTCONV_COMMANDS.has(subcommand) ? ['--no-textconv'] : [];
+        const extra = GIT_DIFF_COMMANDS.has(subcommand)
+          ? ['--no-ext-diff', '--no-textconv']
+          : GIT_TEXTCONV_COMMANDS.has(subcommand)
+            ? ['--no-textconv']
+            : [];
         // `stash list|show` takes log/diff options after its own verb.
         const insertAt = subcommand === 'stash' ? subcommandIndex + 2 : subcommandIndex + 1;
-        if (subcommand !== 'stash' || hardened[subcommandIndex + 1] !== undefined) hardened.splice(insertAt, 0, ...extra);
+        if (subcommand !== 'stash' || hardened[subcommandIndex + 1] !== undefined)
+          hardened.splice(insertAt, 0, ...extra);
       }
       return [...before, ...hardened];
     }
@@ -146,7 +186,10 @@ export function scrubEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     result[name] = value;
   }
   if (result['PATH'] !== undefined) {
-    result['PATH'] = result['PATH'].split(delimiter).filter((directory) => isAbsolute(directory)).join(delimiter);
+    result['PATH'] = result['PATH']
+      .split(delimiter)
+      .filter((directory) => isAbsolute(directory))
+      .join(delimiter);
   }
   // The repository's config is the threat (it comes with the checkout); the user's own global
   // config stays in effect, overridden by the -c options hardenPlan adds.
@@ -164,7 +207,9 @@ export function scrubEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  */
 export function hardenPlan(plan: ShellPlan): HardenedPlan {
   return {
-    plan: { steps: plan.steps.map((step) => ({ operator: step.operator, pipeline: step.pipeline.map(hardenCommand) })) },
+    plan: {
+      steps: plan.steps.map((step) => ({ operator: step.operator, pipeline: step.pipeline.map(hardenCommand) })),
+    },
     env: scrubEnvironment,
   };
 }

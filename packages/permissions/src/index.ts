@@ -19,11 +19,7 @@ export type {
   ProfileSandboxMode,
   ShellMode,
 } from './permission-profile.js';
-export {
-  approvalPolicy,
-  BUILTIN_TOOL_NAMES,
-  everyCallNeedsApproval,
-} from './approval-policy.js';
+export { approvalPolicy, BUILTIN_TOOL_NAMES, everyCallNeedsApproval } from './approval-policy.js';
 export type {
   ApprovalPolicyOptions,
   ApprovalRequirement,
@@ -39,12 +35,7 @@ export type {
   ShellPlan,
 } from './check-shell-command.js';
 export { sandboxStatus, sandboxWrapper } from './sandbox-wrapper.js';
-export type {
-  SandboxMode,
-  SandboxRunOptions,
-  SandboxStatus,
-  SandboxWrapper,
-} from './sandbox-wrapper.js';
+export type { SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
 export { checkWritePath } from './check-write-path.js';
 export type { CheckWritePathOptions, PathDecision, WriteKind } from './check-write-path.js';
 export { openWriteTarget } from './write-target.js';

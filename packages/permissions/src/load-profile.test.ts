@@ -10,14 +10,31 @@ import { parseProfile, profileToDocument } from './permission-profile.js';
 describe('built-in profiles', () => {
   test('readonly is restricted, write off, database readonly, approval dangerous', async () => {
     const profile = await loadProfile('readonly');
-    expect(profile).toMatchObject({ shell: 'restricted', fileWrite: 'off', database: 'readonly', approval: 'dangerous', shellTimeoutSeconds: 120 });
+    expect(profile).toMatchObject({
+      shell: 'restricted',
+      fileWrite: 'off',
+      database: 'readonly',
+      approval: 'dangerous',
+      shellTimeoutSeconds: 120,
+    });
   });
   test('developer, unrestricted, eval alias and developer-bash-only match the original', async () => {
-    expect(await loadProfile('developer')).toMatchObject({ shell: 'unrestricted', fileWrite: 'full', approval: 'granular', requiredTools: ['oracle', 'mysql'], shellTimeoutSeconds: 300 });
+    expect(await loadProfile('developer')).toMatchObject({
+      shell: 'unrestricted',
+      fileWrite: 'full',
+      approval: 'granular',
+      requiredTools: ['oracle', 'mysql'],
+      shellTimeoutSeconds: 300,
+    });
     const unrestricted = await loadProfile('unrestricted');
     expect(unrestricted).toMatchObject({ database: 'mutations', approval: 'none' });
     expect(await loadProfile('eval')).toEqual(unrestricted);
-    expect(await loadProfile('developer-bash-only')).toMatchObject({ shell: 'unrestricted', fileWrite: 'off', bashOnly: true, approval: 'dangerous' });
+    expect(await loadProfile('developer-bash-only')).toMatchObject({
+      shell: 'unrestricted',
+      fileWrite: 'off',
+      bashOnly: true,
+      approval: 'dangerous',
+    });
     expect(BUILTIN_PROFILES).toContain('eval');
   });
   test('each load returns a fresh copy', async () => {
@@ -71,25 +88,38 @@ describe('YAML profiles', () => {
     await writeFile(path, 'profile: bad\nshell:\n  mode: sometimes\n');
     const error = await loadProfile(path).catch((caught: unknown) => caught);
     expect(ConfigError.isInstance(error)).toBe(true);
-    expect((error as ConfigError).message).toBe(`Profile ${path}: shell.mode must be one of restricted, unrestricted (got "sometimes").`);
+    expect((error as ConfigError).message).toBe(
+      `Profile ${path}: shell.mode must be one of restricted, unrestricted (got "sometimes").`,
+    );
     expect((error as ConfigError).field).toBe('shell.mode');
     expect((error as ConfigError).file).toBe(path);
   });
 
   test('unknown keys are refused rather than silently ignored', () => {
-    expect(() => parseProfile({ profile: 'x', fle_write: 'full' }, 'x.yaml')).toThrow(/unknown key fle_write; allowed keys: profile, name/);
-    expect(() => parseProfile({ approval: { mode: 'all', requierd_tools: [] } })).toThrow(/unknown key approval.requierd_tools/);
+    expect(() => parseProfile({ profile: 'x', fle_write: 'full' }, 'x.yaml')).toThrow(
+      /unknown key fle_write; allowed keys: profile, name/,
+    );
+    expect(() => parseProfile({ approval: { mode: 'all', requierd_tools: [] } })).toThrow(
+      /unknown key approval.requierd_tools/,
+    );
   });
 
   test('scalar modes, YAML false for off, and defaults', () => {
-    expect(parseProfile({ file_write: false, approval: 'all' })).toMatchObject({ name: 'custom', fileWrite: 'off', approval: 'all', shell: 'restricted' });
+    expect(parseProfile({ file_write: false, approval: 'all' })).toMatchObject({
+      name: 'custom',
+      fileWrite: 'off',
+      approval: 'all',
+      shell: 'restricted',
+    });
     expect(() => parseProfile({ shell_timeout: 0 })).toThrow(/shell_timeout must be at least 1/);
     expect(() => parseProfile(['a'])).toThrow(/must be a YAML mapping/);
   });
 
   test('unknown names say what is accepted', async () => {
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
-    await expect(loadProfile('nope', { rhoHome: home })).rejects.toThrow(/Unknown profile: nope\. Use one of readonly, developer, unrestricted, developer-bash-only, eval/);
+    await expect(loadProfile('nope', { rhoHome: home })).rejects.toThrow(
+      /Unknown profile: nope\. Use one of readonly, developer, unrestricted, developer-bash-only, eval/,
+    );
     await expect(loadProfile('./missing.yaml')).rejects.toThrow(/Profile file not found: \.\/missing\.yaml/);
   });
 

@@ -31,13 +31,21 @@ async function loadFile(path: string): Promise<PermissionProfile> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ConfigError({ message: `Profile file ${path} cannot be read: ${(error as Error).message}.`, file: path, cause: error });
+    throw new ConfigError({
+      message: `Profile file ${path} cannot be read: ${(error as Error).message}.`,
+      file: path,
+      cause: error,
+    });
   }
   let document: unknown;
   try {
     document = parseYaml(text);
   } catch (error) {
-    throw new ConfigError({ message: `Profile file ${path} is not valid YAML: ${(error as Error).message}`, file: path, cause: error });
+    throw new ConfigError({
+      message: `Profile file ${path} is not valid YAML: ${(error as Error).message}`,
+      file: path,
+      cause: error,
+    });
   }
   return parseProfile(document, path);
 }

@@ -22,7 +22,10 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-function run(argv: string[], env: NodeJS.ProcessEnv = scrubEnvironment(process.env)): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  argv: string[],
+  env: NodeJS.ProcessEnv = scrubEnvironment(process.env),
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -38,7 +41,8 @@ function run(argv: string[], env: NodeJS.ProcessEnv = scrubEnvironment(process.e
 async function sandbox(context: { skip: (note: string) => void }): Promise<SandboxWrapper> {
   const wrapper = await sandboxWrapper();
   if (!wrapper.available) {
-    if (process.env['CI'] === 'true') throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
+    if (process.env['CI'] === 'true')
+      throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
     context.skip('bubblewrap is not available here');
   }
   return wrapper;
@@ -47,18 +51,35 @@ async function sandbox(context: { skip: (note: string) => void }): Promise<Sandb
 describe('the bubblewrap sandbox', () => {
   test('env inside it shows only the allowlisted variables, whatever rho had', async (context) => {
     const wrapper = await sandbox(context);
-    const base = { ...process.env, OPENAI_API_KEY: 'sk-1', AWS_SECRET_ACCESS_KEY: 'aws-2', FOO_TOKEN: 'foo-3', ACME_DEPLOY_KEY: 'acme-4', DATABASE_URL: 'postgres://u:p@h/db' };
+    const base = {
+      ...process.env,
+      OPENAI_API_KEY: 'sk-1',
+      AWS_SECRET_ACCESS_KEY: 'aws-2',
+      FOO_TOKEN: 'foo-3',
+      ACME_DEPLOY_KEY: 'acme-4',
+      DATABASE_URL: 'postgres://u:p@h/db',
+    };
     const result = await run(wrapper.wrap(['env'], { cwd: scratch, allowNetwork: false }), scrubEnvironment(base));
     expect(result.code).toBe(0);
-    const names = result.stdout.trim().split('\n').map((line) => line.slice(0, line.indexOf('=')));
-    for (const name of ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'FOO_TOKEN', 'ACME_DEPLOY_KEY', 'DATABASE_URL']) expect(names).not.toContain(name);
-    for (const name of names) expect(name).toMatch(/^(PWD|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/);
+    const names = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.slice(0, line.indexOf('=')));
+    for (const name of ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'FOO_TOKEN', 'ACME_DEPLOY_KEY', 'DATABASE_URL'])
+      expect(names).not.toContain(name);
+    for (const name of names)
+      expect(name).toMatch(
+        /^(PWD|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/,
+      );
   });
 
   test('/proc shows nothing of the processes outside: their environment cannot be read', async (context) => {
     const wrapper = await sandbox(context);
     // Stands for rho: a process outside with a secret in its environment.
-    const outsider = spawn('sleep', ['30.75'], { env: { ...process.env, OPENAI_API_KEY: 'sk-outside-5531' }, stdio: 'ignore' });
+    const outsider = spawn('sleep', ['30.75'], {
+      env: { ...process.env, OPENAI_API_KEY: 'sk-outside-5531' },
+      stdio: 'ignore',
+    });
     try {
       const read = ['cat', `/proc/${outsider.pid}/environ`];
       const inside = await run(wrapper.wrap(read, { cwd: scratch, allowNetwork: false }));
@@ -81,7 +102,9 @@ describe('the bubblewrap sandbox', () => {
 
   test('ps sees the sandbox only: a new PID namespace, and a new UTS one', async (context) => {
     const wrapper = await sandbox(context);
-    const result = await run(wrapper.wrap(['bash', '-c', 'hostname; ls /proc | grep -c "^[0-9]"'], { cwd: scratch, allowNetwork: false }));
+    const result = await run(
+      wrapper.wrap(['bash', '-c', 'hostname; ls /proc | grep -c "^[0-9]"'], { cwd: scratch, allowNetwork: false }),
+    );
     expect(result.stdout.split('\n')[0]).toBe('rho-sandbox');
     // bwrap's init, bash, ls and grep at most.
     expect(Number(result.stdout.split('\n')[1])).toBeLessThanOrEqual(4);
@@ -117,7 +140,9 @@ describe('when there is no sandbox', () => {
   test('a PATH without bwrap: unavailable, with how to install it', async () => {
     const wrapper = await sandboxWrapper({ searchPath: scratch });
     expect(wrapper.available).toBe(false);
-    expect(wrapper.unavailableReason).toMatch(/^restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap;/);
+    expect(wrapper.unavailableReason).toMatch(
+      /^restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap;/,
+    );
     expect(wrapper.wrap(['ls'], { cwd: scratch, allowNetwork: false })).toEqual(['ls']);
   });
 
@@ -130,7 +155,11 @@ describe('when there is no sandbox', () => {
   test('required (the default) refuses; `sandbox: off` runs with a warning', async () => {
     const missing = await sandboxWrapper({ searchPath: scratch });
     const readonly = builtinProfile('readonly')!;
-    expect(sandboxStatus(readonly, missing)).toMatchObject({ mode: 'required', active: false, refusal: missing.unavailableReason });
+    expect(sandboxStatus(readonly, missing)).toMatchObject({
+      mode: 'required',
+      active: false,
+      refusal: missing.unavailableReason,
+    });
     const off = sandboxStatus({ ...readonly, name: 'lab', sandbox: 'off' }, missing);
     expect(off).toMatchObject({ mode: 'off', active: false });
     expect(off.refusal).toBeUndefined();
@@ -143,20 +172,34 @@ describe('when there is no sandbox', () => {
     expect(parseProfile({ profile: 'lab', sandbox: false }).sandbox).toBe('off');
     expect(parseProfile({ profile: 'lab', sandbox: 'required' }).sandbox).toBe('required');
     expect(parseProfile({ profile: 'lab' }).sandbox).toBeUndefined();
-    expect(() => parseProfile({ profile: 'lab', sandbox: 'auto' })).toThrow(/sandbox must be one of required, off \(got "auto"\)/);
+    expect(() => parseProfile({ profile: 'lab', sandbox: 'auto' })).toThrow(
+      /sandbox must be one of required, off \(got "auto"\)/,
+    );
   });
 });
 
 describe('rho policy check shows the sandbox', () => {
   test('active, and which program of the line gets the network', async (context) => {
     await sandbox(context);
-    const explanation = await explainPolicy({ profile: builtinProfile('readonly')!, shell: 'curl -s http://127.0.0.1:1/ | wc -c' });
-    expect(explanation).toMatchObject({ allowed: true, sandbox: { mode: 'required', active: true, network: ['curl'] } });
-    expect(formatPolicyExplanation(explanation)).toMatch(/^sandbox: {2}active: bubblewrap \(.*bwrap\), read-only, network for curl only$/m);
+    const explanation = await explainPolicy({
+      profile: builtinProfile('readonly')!,
+      shell: 'curl -s http://127.0.0.1:1/ | wc -c',
+    });
+    expect(explanation).toMatchObject({
+      allowed: true,
+      sandbox: { mode: 'required', active: true, network: ['curl'] },
+    });
+    expect(formatPolicyExplanation(explanation)).toMatch(
+      /^sandbox: {2}active: bubblewrap \(.*bwrap\), read-only, network for curl only$/m,
+    );
   });
 
   test('missing: the line is refused, as the tool refuses it', async () => {
-    const explanation = await explainPolicy({ profile: builtinProfile('readonly')!, shell: 'ls', sandboxLookup: { searchPath: scratch } });
+    const explanation = await explainPolicy({
+      profile: builtinProfile('readonly')!,
+      shell: 'ls',
+      sandboxLookup: { searchPath: scratch },
+    });
     expect(explanation).toMatchObject({ allowed: false, rule: 'sandbox.missing', sandbox: { active: false } });
     expect(formatPolicyExplanation(explanation)).toMatch(/^sandbox: {2}missing \(required by the profile\)$/m);
   });

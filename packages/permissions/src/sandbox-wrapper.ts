@@ -77,26 +77,36 @@ function findOnPath(program: string, searchPath: string): string | undefined {
 function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunOptions): string[] {
   return [
     bwrap,
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
     // A procfs of the new PID namespace: `ps` and /proc show the sandbox's processes only.
-    '--proc', '/proc',
+    '--proc',
+    '/proc',
     // A private, empty /tmp: programs that need scratch space (sort) still work, nothing persists.
-    '--tmpfs', '/tmp',
+    '--tmpfs',
+    '/tmp',
     // Without the network, nothing under /run is needed; its Unix sockets (docker, dbus, database
     // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
     ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
     // Bound again after the private /tmp, so a working directory under /tmp stays visible (read-only).
-    '--ro-bind', options.cwd, options.cwd,
+    '--ro-bind',
+    options.cwd,
+    options.cwd,
     // New user, IPC, PID, network, UTS and cgroup namespaces.
     '--unshare-all',
     ...(options.allowNetwork ? ['--share-net'] : []),
-    '--hostname', 'rho-sandbox',
+    '--hostname',
+    'rho-sandbox',
     // When rho runs as root, bubblewrap would keep root's capabilities inside.
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--new-session',
-    '--chdir', options.cwd,
+    '--chdir',
+    options.cwd,
     '--',
     ...argv,
   ];
@@ -105,12 +115,16 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
 function probe(bwrap: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     let stderr = '';
-    const child = spawn(bwrap, bubblewrapArguments(bwrap, ['true'], { cwd: '/', allowNetwork: false }).slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(bwrap, bubblewrapArguments(bwrap, ['true'], { cwd: '/', allowNetwork: false }).slice(1), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child.on('error', (error) => resolve(error.message));
-    child.on('close', (code, signal) => resolve(code === 0 ? undefined : stderr.trim().split('\n')[0] || `exit ${code ?? signal}`));
+    child.on('close', (code, signal) =>
+      resolve(code === 0 ? undefined : stderr.trim().split('\n')[0] || `exit ${code ?? signal}`),
+    );
   });
 }
 
@@ -129,7 +143,9 @@ async function detect(options: Required<SandboxLookupOptions>): Promise<SandboxW
   }
   const bwrap = findOnPath('bwrap', options.searchPath);
   if (bwrap === undefined) {
-    return unavailable(`restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: ${BUBBLEWRAP_INSTALL}, ${OFF_HINT}.`);
+    return unavailable(
+      `restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: ${BUBBLEWRAP_INSTALL}, ${OFF_HINT}.`,
+    );
   }
   const failure = await probe(bwrap);
   if (failure !== undefined) {
@@ -157,7 +173,10 @@ const cache = new Map<string, Promise<SandboxWrapper>>();
  * `available` is false and `unavailableReason` says why and what to install.
  */
 export function sandboxWrapper(options: SandboxLookupOptions = {}): Promise<SandboxWrapper> {
-  const resolved = { searchPath: options.searchPath ?? process.env['PATH'] ?? '', platform: options.platform ?? process.platform };
+  const resolved = {
+    searchPath: options.searchPath ?? process.env['PATH'] ?? '',
+    platform: options.platform ?? process.platform,
+  };
   const key = `${resolved.platform}\0${resolved.searchPath}`;
   let found = cache.get(key);
   if (found === undefined) {
@@ -199,7 +218,10 @@ export interface SandboxStatus {
  * required and available, it is active; required and missing, every restricted command is
  * refused (with how to install one); `off`, commands run without it and a warning says so.
  */
-export function sandboxStatus(profile: Pick<PermissionProfile, 'sandbox' | 'name'>, wrapper: SandboxWrapper): SandboxStatus {
+export function sandboxStatus(
+  profile: Pick<PermissionProfile, 'sandbox' | 'name'>,
+  wrapper: SandboxWrapper,
+): SandboxStatus {
   const mode = sandboxModeOf(profile);
   if (mode === 'off') {
     return {
@@ -210,7 +232,12 @@ export function sandboxStatus(profile: Pick<PermissionProfile, 'sandbox' | 'name
     };
   }
   if (!wrapper.available) {
-    return { mode, active: false, description: wrapper.description, refusal: wrapper.unavailableReason ?? 'no sandbox is available' };
+    return {
+      mode,
+      active: false,
+      description: wrapper.description,
+      refusal: wrapper.unavailableReason ?? 'no sandbox is available',
+    };
   }
   return { mode, active: true, description: wrapper.description };
 }

@@ -11,7 +11,8 @@ let root: string;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'rho-grammar-'));
-  for (const name of ['a.ts', 'b.ts', 'B.ts', '.h.ts', 'x y.ts', 'ä.ts', '_z.ts', 'data.csv']) writeFileSync(join(root, name), `${name}\n`);
+  for (const name of ['a.ts', 'b.ts', 'B.ts', '.h.ts', 'x y.ts', 'ä.ts', '_z.ts', 'data.csv'])
+    writeFileSync(join(root, name), `${name}\n`);
   mkdirSync(join(root, 'sub'));
   writeFileSync(join(root, 'sub', 'c.ts'), 'c\n');
   mkdirSync(join(root, '.dot'));
@@ -39,10 +40,37 @@ describe('file name patterns are expanded as bash expands them', () => {
   // Each pattern is expanded by rho and by real bash (LC_ALL=C: byte order, the order rho uses) in
   // the same directory; the argv must be identical.
   test.each([
-    '*', '*.ts', '.*', '?.ts', '[ab].ts', '[!a].ts', '[^a].ts', '[[:upper:]]*', 'sub/*', '*/', '*/*.ts', '**/*.ts', '*.none', 'sub/*.none',
-    '\\*.ts', "'*'.ts", '"x "*', 'x\\ *', '.d*/*', '[a', '*]', 'nothere/*', '.*/d.ts', '_*', '*.ts *.csv',
+    '*',
+    '*.ts',
+    '.*',
+    '?.ts',
+    '[ab].ts',
+    '[!a].ts',
+    '[^a].ts',
+    '[[:upper:]]*',
+    'sub/*',
+    '*/',
+    '*/*.ts',
+    '**/*.ts',
+    '*.none',
+    'sub/*.none',
+    '\\*.ts',
+    "'*'.ts",
+    '"x "*',
+    'x\\ *',
+    '.d*/*',
+    '[a',
+    '*]',
+    'nothere/*',
+    '.*/d.ts',
+    '_*',
+    '*.ts *.csv',
   ])('%s', async (pattern) => {
-    const bash = spawnSync('bash', ['-c', `printf '%s\\n' ${pattern}`], { cwd: root, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C' }, encoding: 'utf8' });
+    const bash = spawnSync('bash', ['-c', `printf '%s\\n' ${pattern}`], {
+      cwd: root,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C' },
+      encoding: 'utf8',
+    });
     expect(bash.status).toBe(0);
     const expected = bash.stdout.split('\n').slice(0, -1);
     expect((await argvOf(`printf '%s\\n' ${pattern}`)).slice(2)).toEqual(expected);
@@ -52,9 +80,12 @@ describe('file name patterns are expanded as bash expands them', () => {
     expect(await refusal('ls *.ts', null)).toMatchObject({ rule: 'shell.glob' });
   });
 
-  test.each(['ls /etc/*', 'ls ../*', 'ls sub/../../*', 'cat ~/*'])('%s leaves the working directory and is refused', async (command) => {
-    expect((await refusal(command)).rule).toBe('shell.glob');
-  });
+  test.each(['ls /etc/*', 'ls ../*', 'ls sub/../../*', 'cat ~/*'])(
+    '%s leaves the working directory and is refused',
+    async (command) => {
+      expect((await refusal(command)).rule).toBe('shell.glob');
+    },
+  );
 
   test('brace expansion stays refused', async () => {
     expect((await refusal('cat {a,b}.ts')).rule).toBe('shell.glob');
@@ -104,9 +135,12 @@ describe('standard input from a file, a here-string or a here-document', () => {
       expect(bash.stdout, command).toBe(text);
     }
   });
-  test.each(['cat <<EOF\n$HOME\nEOF', 'cat <<EOF\n`id`\nEOF', 'cat <<< "$HOME"', 'cat <<< $(id)'])('%s (an expansion) is refused', async (command) => {
-    expect((await refusal(command)).rule).toBe('shell.expansion');
-  });
+  test.each(['cat <<EOF\n$HOME\nEOF', 'cat <<EOF\n`id`\nEOF', 'cat <<< "$HOME"', 'cat <<< $(id)'])(
+    '%s (an expansion) is refused',
+    async (command) => {
+      expect((await refusal(command)).rule).toBe('shell.expansion');
+    },
+  );
 });
 
 describe('old-style and positional grammars', () => {
@@ -149,7 +183,7 @@ describe('old-style and positional grammars', () => {
     ['yq -n env', 'program.yq'],
     ["yq --arg x y -n '$ENV'", 'program.yq'],
     ['ps aux --format environ', 'program.ps'],
-    ["awk 'BEGIN{print ENVIRON[\"HOME\"]}'", 'program.awk'],
+    ['awk \'BEGIN{print ENVIRON["HOME"]}\'', 'program.awk'],
     ['strings @opts', 'program.strings'],
     ['echo env | xargs jq -n', 'program.xargs'],
     ['echo eww | xargs ps', 'program.xargs'],
@@ -181,12 +215,18 @@ describe('old-style and positional grammars', () => {
     const decision = await checkShellCommand(command);
     expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
   });
-  test.each(['unzip -l z.zip -x d/e.txt -l', 'ps aux --sort -rss', 'ps aux', 'ps -ef', 'ps -u root -o pid,comm', 'printenv HOME LC_ALL', 'jq .env f.json', 'git describe --always'])(
-    '%s is allowed',
-    async (command) => {
-      expect((await checkShellCommand(command)).allowed).toBe(true);
-    },
-  );
+  test.each([
+    'unzip -l z.zip -x d/e.txt -l',
+    'ps aux --sort -rss',
+    'ps aux',
+    'ps -ef',
+    'ps -u root -o pid,comm',
+    'printenv HOME LC_ALL',
+    'jq .env f.json',
+    'git describe --always',
+  ])('%s is allowed', async (command) => {
+    expect((await checkShellCommand(command)).allowed).toBe(true);
+  });
 });
 
 describe('deny by default', () => {
@@ -226,7 +266,9 @@ describe('git hardening neutralises the help viewer even without the validator',
     expect(existsSync(join(bare, 'pwned')), 'the planted viewer should run without hardening').toBe(true);
     const protectedRepository = repository();
     run(protectedRepository, bypass, { ...hardened.env(process.env), ...command?.env });
-    expect(existsSync(join(protectedRepository, 'pwned')), `hardened ${bypass.join(' ')} ran the planted viewer`).toBe(false);
+    expect(existsSync(join(protectedRepository, 'pwned')), `hardened ${bypass.join(' ')} ran the planted viewer`).toBe(
+      false,
+    );
     expect(command?.env).toMatchObject({ GIT_CONFIG_NOSYSTEM: '1' });
     rmSync(bare, { recursive: true, force: true });
     rmSync(protectedRepository, { recursive: true, force: true });
@@ -265,7 +307,11 @@ describe('filter and diff drivers of the repository are switched off', () => {
     const command = hardened.plan.steps[0]?.pipeline[0];
     const argv = command?.argv ?? [];
     expect(argv).toEqual(expect.arrayContaining(['filter.planted.clean=', 'filter.other.process=']));
-    const result = spawnSync(argv[0] as string, argv.slice(1), { cwd: directory, env: { ...hardened.env(process.env), ...command?.env }, encoding: 'utf8' });
+    const result = spawnSync(argv[0] as string, argv.slice(1), {
+      cwd: directory,
+      env: { ...hardened.env(process.env), ...command?.env },
+      encoding: 'utf8',
+    });
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain('+b');
     expect(existsSync(join(directory, 'pwned')), `${argv.join(' ')} ran the planted filter`).toBe(false);

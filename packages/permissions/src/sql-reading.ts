@@ -34,11 +34,18 @@ export interface SqlReading {
  * MySQL under `context.sqlMode`, the default mode when unknown). The differential test compares
  * it with the real servers' reading.
  */
-export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgres' | 'mysql'>, context: SqlServerContext = {}): Promise<SqlReading> {
+export async function readSql(
+  sql: string,
+  dialect: Extract<SqlDialect, 'postgres' | 'mysql'>,
+  context: SqlServerContext = {},
+): Promise<SqlReading> {
   if (dialect === 'mysql') {
     const flags = new Set((context.sqlMode ?? '').toUpperCase().split(','));
     try {
-      const { tokens, comments } = lexMysql(sql, { backslashEscapes: !flags.has('NO_BACKSLASH_ESCAPES'), ansiQuotes: flags.has('ANSI_QUOTES') || flags.has('ANSI') });
+      const { tokens, comments } = lexMysql(sql, {
+        backslashEscapes: !flags.has('NO_BACKSLASH_ESCAPES'),
+        ansiQuotes: flags.has('ANSI_QUOTES') || flags.has('ANSI'),
+      });
       return {
         statements: splitStatements(tokens).length,
         ...(tokens[0]?.kind === 'word' ? { statementType: tokens[0].text.toUpperCase() } : {}),
@@ -69,7 +76,8 @@ export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgre
         (key === 'SelectStmt' && body.intoClause === undefined) ||
         key === 'ExplainStmt' ||
         key === 'VariableShowStmt' ||
-        (['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt'].includes(key) && (body.returningList?.length ?? 0) > 0);
+        (['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt'].includes(key) &&
+          (body.returningList?.length ?? 0) > 0);
     }
   } catch {
     // libpg-query refuses an empty text, which PostgreSQL reads as an empty query.
@@ -81,7 +89,10 @@ export async function readSql(sql: string, dialect: Extract<SqlDialect, 'postgre
   } catch {
     return { statements, tokens: [], comments: [], strings: [] };
   }
-  const span = (token: { start: number; end: number }): SqlSpan => ({ start: toChar(token.start), end: toChar(token.end) });
+  const span = (token: { start: number; end: number }): SqlSpan => ({
+    start: toChar(token.start),
+    end: toChar(token.end),
+  });
   const isComment = (name: string): boolean => name === 'SQL_COMMENT' || name === 'C_COMMENT';
   return {
     statements,

@@ -1,5 +1,19 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -67,14 +81,18 @@ describe.each(methods)('openWriteTarget (%s)', (method) => {
     renameSync(join(work, 'd'), join(work, 'd.moved'));
     mkdirSync(join(outside, 'e'));
     symlinkSync(outside, join(work, 'd'));
-    await expect(openWriteTarget(realPath, { method, createParents: true })).rejects.toMatchObject({ code: 'ECHANGED' });
+    await expect(openWriteTarget(realPath, { method, createParents: true })).rejects.toMatchObject({
+      code: 'ECHANGED',
+    });
     expect(readdirSync(join(outside, 'e'))).toEqual([]);
   });
 
   it('refuses when a directory it was to create was planted as a link', async () => {
     const realPath = await decide('fresh/deeper/new.txt', createOnly);
     symlinkSync(outside, join(work, 'fresh'));
-    await expect(openWriteTarget(realPath, { method, createParents: true })).rejects.toMatchObject({ code: 'ECHANGED' });
+    await expect(openWriteTarget(realPath, { method, createParents: true })).rejects.toMatchObject({
+      code: 'ECHANGED',
+    });
     outsideUntouched();
   });
 
@@ -111,7 +129,9 @@ describe.each(methods)('openWriteTarget (%s)', (method) => {
     mkdirSync(join(work, 'd', 'victim.txt'));
     const target = await openWriteTarget(realPath, { method });
     try {
-      await expect(target.replace(Buffer.from('x'))).rejects.toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
+      await expect(target.replace(Buffer.from('x'))).rejects.toMatchObject({
+        code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/),
+      });
     } finally {
       target.close();
     }

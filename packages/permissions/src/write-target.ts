@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+} from 'node:fs';
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
@@ -56,7 +66,10 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL |
 const HAS_PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd');
 
 function changed(path: string, detail: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`The path changed after the write was allowed: ${path} ${detail}; nothing was written.`), { code: 'ECHANGED', path });
+  return Object.assign(
+    new Error(`The path changed after the write was allowed: ${path} ${detail}; nothing was written.`),
+    { code: 'ECHANGED', path },
+  );
 }
 
 /**
@@ -136,7 +149,8 @@ function openDirectory(path: string, useHandle: boolean): number {
 
 function translate(error: unknown, path: string): unknown {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ELOOP' || code === 'ENOTDIR') return changed(path, 'is no longer a directory (a link or a file was put there)');
+  if (code === 'ELOOP' || code === 'ENOTDIR')
+    return changed(path, 'is no longer a directory (a link or a file was put there)');
   return error;
 }
 
@@ -177,7 +191,11 @@ async function readAll(handle: FileHandle, path: string, maxBytes: number): Prom
     if (bytesRead === 0) break;
     chunks.push(buffer.subarray(0, bytesRead));
     total += bytesRead;
-    if (total > maxBytes) throw Object.assign(new Error(`EFBIG: file is larger than ${maxBytes} bytes, read '${path}'`), { code: 'EFBIG', path });
+    if (total > maxBytes)
+      throw Object.assign(new Error(`EFBIG: file is larger than ${maxBytes} bytes, read '${path}'`), {
+        code: 'EFBIG',
+        path,
+      });
   }
   return Buffer.concat(chunks, total);
 }
@@ -216,7 +234,8 @@ async function replaceThrough(
 ): Promise<void> {
   const existing = lstatOrUndefined(at(name));
   if (existing?.isSymbolicLink() === true) throw changed(realPath, 'is now a symbolic link');
-  if (existing !== undefined && !existing.isFile()) throw Object.assign(new Error(`EISDIR: ${realPath} is not a regular file`), { code: 'EISDIR', path: realPath });
+  if (existing !== undefined && !existing.isFile())
+    throw Object.assign(new Error(`EISDIR: ${realPath} is not a regular file`), { code: 'EISDIR', path: realPath });
   const mode = existing === undefined ? undefined : existing.mode & 0o7777;
   const temporary = temporaryName(name);
   const handle = await create(temporary, mode ?? 0o666);

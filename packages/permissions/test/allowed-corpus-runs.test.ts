@@ -114,7 +114,8 @@ describe.each([false, true])('allowed corpus lines run (sandboxed: %s)', (sandbo
     const hardened = hardenPlan(decision.plan);
     const env = hardened.env({ ...process.env, HOME: join(scratch, '.home') });
     const wrap = sandboxed
-      ? (argv: string[]) => sandbox.wrap(argv, { cwd: scratch, allowNetwork: argv.includes('curl') || argv.includes('wget') })
+      ? (argv: string[]) =>
+          sandbox.wrap(argv, { cwd: scratch, allowNetwork: argv.includes('curl') || argv.includes('wget') })
       : (argv: string[]) => argv;
     const result = await runPlan(hardened.plan, scratch, env, wrap);
     expect(result.status, result.output).toBe(0);

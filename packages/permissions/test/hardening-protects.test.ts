@@ -18,7 +18,9 @@ function maliciousRepository(): string {
     const result = spawnSync('bash', ['-c', script], { cwd: directory, encoding: 'utf8' });
     if (result.status !== 0) throw new Error(result.stderr);
   };
-  run("git init -q -b main . && printf 'one\\n' > a.txt && git add a.txt && git -c user.email=t@example.com -c user.name=t commit -q -m first");
+  run(
+    "git init -q -b main . && printf 'one\\n' > a.txt && git add a.txt && git -c user.email=t@example.com -c user.name=t commit -q -m first",
+  );
   writeFileSync(join(directory, 'planted.sh'), '#!/bin/sh\ntouch "$(dirname "$0")/pwned"\ncat "$1" 2>/dev/null\n');
   chmodSync(join(directory, 'planted.sh'), 0o755);
   const planted = join(directory, 'planted.sh');
@@ -43,22 +45,33 @@ async function argvFor(command: string) {
   return { raw: command0.argv, hardened: hardenPlan(decision.plan) };
 }
 
-describe.each(['git status', 'git diff', 'git log -p -1', 'git show HEAD', 'git diff --stat'])('%s in a repository with planted config', (command) => {
-  test('runs the planted program without hardening, not with it', async () => {
-    const { raw, hardened } = await argvFor(command);
-    const unhardenedDirectory = maliciousRepository();
-    spawnSync(raw[0] as string, raw.slice(1), { cwd: unhardenedDirectory, env: { ...process.env }, encoding: 'utf8' });
-    const plantedRuns = existsSync(join(unhardenedDirectory, 'pwned'));
+describe.each(['git status', 'git diff', 'git log -p -1', 'git show HEAD', 'git diff --stat'])(
+  '%s in a repository with planted config',
+  (command) => {
+    test('runs the planted program without hardening, not with it', async () => {
+      const { raw, hardened } = await argvFor(command);
+      const unhardenedDirectory = maliciousRepository();
+      spawnSync(raw[0] as string, raw.slice(1), {
+        cwd: unhardenedDirectory,
+        env: { ...process.env },
+        encoding: 'utf8',
+      });
+      const plantedRuns = existsSync(join(unhardenedDirectory, 'pwned'));
 
-    const directory = maliciousRepository();
-    const argv = hardened.plan.steps[0]?.pipeline[0]?.argv ?? [];
-    const result = spawnSync(argv[0] as string, argv.slice(1), { cwd: directory, env: hardened.env(process.env), encoding: 'utf8' });
-    expect(result.status, result.stderr).toBe(0);
-    expect(existsSync(join(directory, 'pwned')), `hardened ${argv.join(' ')} ran the planted program`).toBe(false);
-    rmSync(directory, { recursive: true, force: true });
-    rmSync(unhardenedDirectory, { recursive: true, force: true });
-    // Where the bare command does not trigger the planted program (git show of a commit whose
-    // file has no textconv change, for example), the case still proves hardening keeps it working.
-    if (command === 'git status' || command === 'git diff') expect(plantedRuns).toBe(true);
-  });
-});
+      const directory = maliciousRepository();
+      const argv = hardened.plan.steps[0]?.pipeline[0]?.argv ?? [];
+      const result = spawnSync(argv[0] as string, argv.slice(1), {
+        cwd: directory,
+        env: hardened.env(process.env),
+        encoding: 'utf8',
+      });
+      expect(result.status, result.stderr).toBe(0);
+      expect(existsSync(join(directory, 'pwned')), `hardened ${argv.join(' ')} ran the planted program`).toBe(false);
+      rmSync(directory, { recursive: true, force: true });
+      rmSync(unhardenedDirectory, { recursive: true, force: true });
+      // Where the bare command does not trigger the planted program (git show of a commit whose
+      // file has no textconv change, for example), the case still proves hardening keeps it working.
+      if (command === 'git status' || command === 'git diff') expect(plantedRuns).toBe(true);
+    });
+  },
+);

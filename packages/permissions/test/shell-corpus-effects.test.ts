@@ -87,7 +87,11 @@ function environment(scratch: string): NodeJS.ProcessEnv {
 }
 
 /** Run with real bash, asynchronously so that the in-process HTTP server keeps answering. */
-function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function bash(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
     let stdout = '';
@@ -110,43 +114,62 @@ describe('every blocked corpus line has a real effect under bash', () => {
     for (const entry of blocked) expect(entry.effect, entry.command).toBeDefined();
   });
 
-  test.each(blocked.filter((entry) => !entry.effect?.skip).map((entry) => [entry.command, entry] as const))('%s', async (_name, entry) => {
-    const scratch = mkdtempSync(join(tmpdir(), 'rho-effects-'));
-    const env = environment(scratch);
-    mkdirSync(join(scratch, '.home'));
-    if (entry.setup) {
-      const setup = await bash(entry.setup, scratch, env);
-      expect(setup.status, `setup failed: ${setup.stderr}`).toBe(0);
-    }
-    const effect = entry.effect ?? {};
-    const command = entry.command.replaceAll('{PORT}', String(port));
-    const before = effect.modifies ? readFileSync(join(scratch, effect.modifies)) : undefined;
-    const mtimeBefore = effect.touches ? statSync(join(scratch, effect.touches)).mtimeMs : undefined;
-    const secret = `rho-canary-${randomBytes(8).toString('hex')}`;
-    const commandEnv = effect.leaks ? { ...env, [effect.leaks]: secret } : env;
-    // Another process of the same user holding the secret, as rho's own process does.
-    const holder = effect.leaks ? spawn('sleep', ['30'], { env: { ...env, [effect.leaks]: secret }, stdio: 'ignore' }) : undefined;
-    if (effect.creates) expect(existsSync(join(scratch, effect.creates)), `${effect.creates} exists before`).toBe(false);
-    if (effect.deletes) expect(existsSync(join(scratch, effect.deletes)), `${effect.deletes} missing before`).toBe(true);
-    requests.length = 0;
-    const run = await bash(command, scratch, commandEnv);
-    holder?.kill();
-    const detail = `${entry.why}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
-    if (effect.creates) expect(existsSync(join(scratch, effect.creates)), `${effect.creates} was not created. ${detail}`).toBe(true);
-    if (effect.deletes) expect(existsSync(join(scratch, effect.deletes)), `${effect.deletes} was not deleted. ${detail}`).toBe(false);
-    if (effect.modifies && before) {
-      const after = readFileSync(join(scratch, effect.modifies));
-      expect(after.equals(before), `${effect.modifies} was not modified. ${detail}`).toBe(false);
-    }
-    if (effect.touches && mtimeBefore !== undefined) {
-      expect(statSync(join(scratch, effect.touches)).mtimeMs, `${effect.touches} kept its modification time. ${detail}`).not.toBe(mtimeBefore);
-    }
-    if (effect.sends) {
-      expect(requests.some((request) => request.text.includes(effect.sends ?? '')), `${JSON.stringify(effect.sends)} never reached the server. ${detail}`).toBe(true);
-    }
-    if (effect.leaks) expect(run.stdout.includes(secret), `the secret in ${effect.leaks} was not printed. ${detail}`).toBe(true);
-    if (effect.request) {
-      expect(requests.some((request) => request.method === effect.request), `no ${effect.request} request. ${detail}`).toBe(true);
-    }
-  });
+  test.each(blocked.filter((entry) => !entry.effect?.skip).map((entry) => [entry.command, entry] as const))(
+    '%s',
+    async (_name, entry) => {
+      const scratch = mkdtempSync(join(tmpdir(), 'rho-effects-'));
+      const env = environment(scratch);
+      mkdirSync(join(scratch, '.home'));
+      if (entry.setup) {
+        const setup = await bash(entry.setup, scratch, env);
+        expect(setup.status, `setup failed: ${setup.stderr}`).toBe(0);
+      }
+      const effect = entry.effect ?? {};
+      const command = entry.command.replaceAll('{PORT}', String(port));
+      const before = effect.modifies ? readFileSync(join(scratch, effect.modifies)) : undefined;
+      const mtimeBefore = effect.touches ? statSync(join(scratch, effect.touches)).mtimeMs : undefined;
+      const secret = `rho-canary-${randomBytes(8).toString('hex')}`;
+      const commandEnv = effect.leaks ? { ...env, [effect.leaks]: secret } : env;
+      // Another process of the same user holding the secret, as rho's own process does.
+      const holder = effect.leaks
+        ? spawn('sleep', ['30'], { env: { ...env, [effect.leaks]: secret }, stdio: 'ignore' })
+        : undefined;
+      if (effect.creates)
+        expect(existsSync(join(scratch, effect.creates)), `${effect.creates} exists before`).toBe(false);
+      if (effect.deletes)
+        expect(existsSync(join(scratch, effect.deletes)), `${effect.deletes} missing before`).toBe(true);
+      requests.length = 0;
+      const run = await bash(command, scratch, commandEnv);
+      holder?.kill();
+      const detail = `${entry.why}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
+      if (effect.creates)
+        expect(existsSync(join(scratch, effect.creates)), `${effect.creates} was not created. ${detail}`).toBe(true);
+      if (effect.deletes)
+        expect(existsSync(join(scratch, effect.deletes)), `${effect.deletes} was not deleted. ${detail}`).toBe(false);
+      if (effect.modifies && before) {
+        const after = readFileSync(join(scratch, effect.modifies));
+        expect(after.equals(before), `${effect.modifies} was not modified. ${detail}`).toBe(false);
+      }
+      if (effect.touches && mtimeBefore !== undefined) {
+        expect(
+          statSync(join(scratch, effect.touches)).mtimeMs,
+          `${effect.touches} kept its modification time. ${detail}`,
+        ).not.toBe(mtimeBefore);
+      }
+      if (effect.sends) {
+        expect(
+          requests.some((request) => request.text.includes(effect.sends ?? '')),
+          `${JSON.stringify(effect.sends)} never reached the server. ${detail}`,
+        ).toBe(true);
+      }
+      if (effect.leaks)
+        expect(run.stdout.includes(secret), `the secret in ${effect.leaks} was not printed. ${detail}`).toBe(true);
+      if (effect.request) {
+        expect(
+          requests.some((request) => request.method === effect.request),
+          `no ${effect.request} request. ${detail}`,
+        ).toBe(true);
+      }
+    },
+  );
 });

@@ -23,41 +23,78 @@ function errorOf(run: () => unknown): ConfigError {
 describe('parseDatabaseConfig', () => {
   it('interpolates ${VAR} and ${VAR:-default}, casts the port, lower-cases the type and applies defaults', () => {
     const configs = parseDatabaseConfig(
-      { prod: { type: 'Postgres', host: '${DB_HOST}', port: '6543', database: 'app', user: '${DB_USER:-reader}', password: 'p-${SECRET}' } },
+      {
+        prod: {
+          type: 'Postgres',
+          host: '${DB_HOST}',
+          port: '6543',
+          database: 'app',
+          user: '${DB_USER:-reader}',
+          password: 'p-${SECRET}',
+        },
+      },
       { env: { DB_HOST: 'db.internal', SECRET: 's3' } },
     );
     expect(configs).toEqual([
-      { alias: 'prod', type: 'postgres', host: 'db.internal', port: 6543, database: 'app', user: 'reader', password: 'p-s3', statementTimeoutSeconds: 30 },
+      {
+        alias: 'prod',
+        type: 'postgres',
+        host: 'db.internal',
+        port: 6543,
+        database: 'app',
+        user: 'reader',
+        password: 'p-s3',
+        statementTimeoutSeconds: 30,
+      },
     ]);
   });
 
   it('names an unset environment variable instead of using an empty string', () => {
-    const error = errorOf(() => parseDatabaseConfig({ prod: { type: 'mysql', database: 'x', password: '${NOPE}' } }, { env: {} }));
+    const error = errorOf(() =>
+      parseDatabaseConfig({ prod: { type: 'mysql', database: 'x', password: '${NOPE}' } }, { env: {} }),
+    );
     expect(error.message).toContain('NOPE');
     expect(error.field).toBe('databases.prod.password');
   });
 
   it('reports a missing type, an unknown type, missing and unsupported fields', () => {
-    expect(errorOf(() => parseDatabaseConfig({ a: { database: 'x' } })).message).toMatch(/"a".*missing the required "type"/);
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mssql' } })).message).toMatch(/unknown type "mssql".*sqlite, postgres, mysql, oracle, vertica/);
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'postgres' } })).message).toContain('(postgres) is missing required fields: database');
+    expect(errorOf(() => parseDatabaseConfig({ a: { database: 'x' } })).message).toMatch(
+      /"a".*missing the required "type"/,
+    );
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mssql' } })).message).toMatch(
+      /unknown type "mssql".*sqlite, postgres, mysql, oracle, vertica/,
+    );
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'postgres' } })).message).toContain(
+      '(postgres) is missing required fields: database',
+    );
     expect(errorOf(() => parseDatabaseConfig({ a: { type: 'oracle', dsn: 'h:1/s', host: 'h' } })).message).toContain(
       'unsupported fields: host. Oracle uses "dsn"',
     );
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', pasword: 'typo' } })).message).toContain('unknown field "pasword"');
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', port: 'abc' } })).message).toContain('port');
+    expect(
+      errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', pasword: 'typo' } })).message,
+    ).toContain('unknown field "pasword"');
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', port: 'abc' } })).message).toContain(
+      'port',
+    );
   });
 
   it('resolves a relative SQLite path against the config file and requires it to exist', async () => {
     const directory = await tempDir();
     await writeFile(join(directory, 'local.sqlite'), '');
-    const [config] = parseDatabaseConfig({ local: { type: 'sqlite', path: 'local.sqlite' } }, { file: join(directory, 'databases.yaml') });
-    expect(config?.path).toBe(join(directory, 'local.sqlite'));
-    const error = errorOf(() => parseDatabaseConfig({ gone: { type: 'sqlite', path: 'missing.sqlite' } }, { baseDir: directory }));
-    expect(error.message).toContain('path does not exist');
-    expect(errorOf(() => parseDatabaseConfig({ s: { type: 'sqlite', path: 'local.sqlite', host: 'x' } }, { baseDir: directory })).message).toContain(
-      'SQLite only takes "path"',
+    const [config] = parseDatabaseConfig(
+      { local: { type: 'sqlite', path: 'local.sqlite' } },
+      { file: join(directory, 'databases.yaml') },
     );
+    expect(config?.path).toBe(join(directory, 'local.sqlite'));
+    const error = errorOf(() =>
+      parseDatabaseConfig({ gone: { type: 'sqlite', path: 'missing.sqlite' } }, { baseDir: directory }),
+    );
+    expect(error.message).toContain('path does not exist');
+    expect(
+      errorOf(() =>
+        parseDatabaseConfig({ s: { type: 'sqlite', path: 'local.sqlite', host: 'x' } }, { baseDir: directory }),
+      ).message,
+    ).toContain('SQLite only takes "path"');
   });
 });
 
@@ -65,7 +102,10 @@ describe('loadDatabaseConfig', () => {
   it('reads $RHO_HOME/databases.yaml, and returns nothing when there is none', async () => {
     const home = await tempDir();
     expect(await loadDatabaseConfig({ rhoHome: home, env: {} })).toEqual([]);
-    await writeFile(join(home, 'databases.yaml'), 'databases:\n  warehouse:\n    type: vertica\n    database: dw\n    statement_timeout: 120\n');
+    await writeFile(
+      join(home, 'databases.yaml'),
+      'databases:\n  warehouse:\n    type: vertica\n    database: dw\n    statement_timeout: 120\n',
+    );
     expect(await loadDatabaseConfig({ env: { RHO_HOME: home } })).toEqual([
       { alias: 'warehouse', type: 'vertica', database: 'dw', statementTimeoutSeconds: 120 },
     ]);
@@ -80,7 +120,9 @@ describe('loadDatabaseConfig', () => {
     await writeFile(fromEnv, 'databases:\n  b:\n    type: mysql\n    database: two\n');
     expect((await loadDatabaseConfig({ path: explicit, env: { RHO_DB_CONFIG: fromEnv } }))[0]?.alias).toBe('a');
     expect((await loadDatabaseConfig({ env: { RHO_DB_CONFIG: fromEnv } }))[0]?.alias).toBe('b');
-    await expect(loadDatabaseConfig({ env: { RHO_DB_CONFIG: join(directory, 'nope.yaml') } })).rejects.toThrow(/not found.*RHO_DB_CONFIG/);
+    await expect(loadDatabaseConfig({ env: { RHO_DB_CONFIG: join(directory, 'nope.yaml') } })).rejects.toThrow(
+      /not found.*RHO_DB_CONFIG/,
+    );
   });
 
   it('rejects a file without a databases mapping and invalid YAML', async () => {
@@ -106,35 +148,76 @@ describe('resolveDatabaseConfig: rho-agent compatibility', () => {
 
   it("reads RHO_AGENT_DB_CONFIG (a file in rho-agent's layout) when rho has none, with a notice", async () => {
     const { rhoHome, rhoAgentHome, sqlite } = await homes();
-    const resolved = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_AGENT_DB_CONFIG: fixture } });
+    const resolved = await resolveDatabaseConfig({
+      rhoHome,
+      rhoAgentHome,
+      env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_AGENT_DB_CONFIG: fixture },
+    });
     expect(resolved.source).toBe('RHO_AGENT_DB_CONFIG');
     expect(resolved.file).toBe(fixture);
-    expect(resolved.databases.map((config) => [config.alias, config.type])).toEqual([['chinook', 'sqlite'], ['warehouse', 'postgres'], ['orders', 'mysql']]);
+    expect(resolved.databases.map((config) => [config.alias, config.type])).toEqual([
+      ['chinook', 'sqlite'],
+      ['warehouse', 'postgres'],
+      ['orders', 'mysql'],
+    ]);
     expect(resolved.databases[1]).toMatchObject({ host: 'db.internal', port: 5432, user: 'reader', password: 'pw' });
     expect(resolved.notice).toBe(
       `Using rho-agent's database aliases from ${fixture} (RHO_AGENT_DB_CONFIG), as rho has none of its own (--db-config, RHO_DB_CONFIG, ${join(rhoHome, 'databases.yaml')}). Copy the file to ${join(rhoHome, 'databases.yaml')} to make it rho's.`,
     );
   });
 
-  it("reads ~/.config/rho-agent/databases.yaml when rho has none, and a missing RHO_AGENT_DB_CONFIG file is an error as in rho-agent", async () => {
+  it('reads ~/.config/rho-agent/databases.yaml when rho has none, and a missing RHO_AGENT_DB_CONFIG file is an error as in rho-agent', async () => {
     const { rhoHome, rhoAgentHome, sqlite } = await homes();
     await mkdir(rhoAgentHome, { recursive: true });
-    await writeFile(join(rhoAgentHome, 'databases.yaml'), `databases:\n  local:\n    type: sqlite\n    path: ${sqlite}\n`);
+    await writeFile(
+      join(rhoAgentHome, 'databases.yaml'),
+      `databases:\n  local:\n    type: sqlite\n    path: ${sqlite}\n`,
+    );
     const resolved = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: {} });
-    expect(resolved).toMatchObject({ source: 'rho_agent_home', file: join(rhoAgentHome, 'databases.yaml'), databases: [{ alias: 'local', type: 'sqlite', path: sqlite }] });
-    expect(resolved.notice).toMatch(/^Using rho-agent's database aliases from .*rho-agent\/databases\.yaml, as rho has none of its own/);
-    await expect(resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { RHO_AGENT_DB_CONFIG: join(rhoAgentHome, 'missing.yaml') } })).rejects.toThrow(/Database config file not found: .*missing\.yaml \(from RHO_AGENT_DB_CONFIG\)/);
+    expect(resolved).toMatchObject({
+      source: 'rho_agent_home',
+      file: join(rhoAgentHome, 'databases.yaml'),
+      databases: [{ alias: 'local', type: 'sqlite', path: sqlite }],
+    });
+    expect(resolved.notice).toMatch(
+      /^Using rho-agent's database aliases from .*rho-agent\/databases\.yaml, as rho has none of its own/,
+    );
+    await expect(
+      resolveDatabaseConfig({
+        rhoHome,
+        rhoAgentHome,
+        env: { RHO_AGENT_DB_CONFIG: join(rhoAgentHome, 'missing.yaml') },
+      }),
+    ).rejects.toThrow(/Database config file not found: .*missing\.yaml \(from RHO_AGENT_DB_CONFIG\)/);
   });
 
   it("prefers rho's own files, without a notice", async () => {
     const { rhoHome, rhoAgentHome, sqlite } = await homes();
     await mkdir(rhoHome, { recursive: true });
     await writeFile(join(rhoHome, 'databases.yaml'), `databases:\n  mine:\n    type: sqlite\n    path: ${sqlite}\n`);
-    const own = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_AGENT_DB_CONFIG: fixture } });
-    expect(own).toEqual({ source: 'rho_home', file: join(rhoHome, 'databases.yaml'), databases: [expect.objectContaining({ alias: 'mine' })] });
-    const named = await resolveDatabaseConfig({ rhoHome, rhoAgentHome, env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_DB_CONFIG: fixture } });
+    const own = await resolveDatabaseConfig({
+      rhoHome,
+      rhoAgentHome,
+      env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_AGENT_DB_CONFIG: fixture },
+    });
+    expect(own).toEqual({
+      source: 'rho_home',
+      file: join(rhoHome, 'databases.yaml'),
+      databases: [expect.objectContaining({ alias: 'mine' })],
+    });
+    const named = await resolveDatabaseConfig({
+      rhoHome,
+      rhoAgentHome,
+      env: { ...fixtureEnv, CHINOOK_PATH: sqlite, RHO_DB_CONFIG: fixture },
+    });
     expect(named.source).toBe('RHO_DB_CONFIG');
     expect(named.notice).toBeUndefined();
-    expect(await resolveDatabaseConfig({ rhoHome: join(rhoHome, 'none'), rhoAgentHome: join(rhoAgentHome, 'none'), env: {} })).toEqual({ databases: [], source: 'none' });
+    expect(
+      await resolveDatabaseConfig({
+        rhoHome: join(rhoHome, 'none'),
+        rhoAgentHome: join(rhoAgentHome, 'none'),
+        env: {},
+      }),
+    ).toEqual({ databases: [], source: 'none' });
   });
 });

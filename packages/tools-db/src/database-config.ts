@@ -52,7 +52,8 @@ export interface LoadDatabaseConfigOptions {
 }
 
 /** Where database aliases were read from. */
-export type DatabaseConfigSource = 'path' | 'RHO_DB_CONFIG' | 'rho_home' | 'RHO_AGENT_DB_CONFIG' | 'rho_agent_home' | 'none';
+export type DatabaseConfigSource =
+  'path' | 'RHO_DB_CONFIG' | 'rho_home' | 'RHO_AGENT_DB_CONFIG' | 'rho_agent_home' | 'none';
 
 /** The aliases {@link resolveDatabaseConfig} read, where from, and what to tell the user. */
 export interface ResolvedDatabaseConfig {
@@ -88,7 +89,10 @@ const entrySchema = v.strictObject({
   type: v.pipe(
     v.string('needs a "type": one of sqlite, postgres, mysql, oracle, vertica'),
     v.transform((value) => value.toLowerCase()),
-    v.picklist(DATABASE_TYPES, (issue) => `has unknown type "${String(issue.input)}": use one of ${DATABASE_TYPES.join(', ')}`),
+    v.picklist(
+      DATABASE_TYPES,
+      (issue) => `has unknown type "${String(issue.input)}": use one of ${DATABASE_TYPES.join(', ')}`,
+    ),
   ),
   path: optionalString,
   host: optionalString,
@@ -138,17 +142,25 @@ const UNSUPPORTED_HINTS: Partial<Record<DatabaseType, string>> = {
  * Replaces `${VAR}` (and `${VAR:-default}`) in a string. An unset variable without a default is
  * an error naming the variable, so a missing password never silently becomes an empty one.
  */
-function interpolate(value: string, env: Record<string, string | undefined>, where: string, file: string | undefined): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
-    const found = env[name];
-    if (found !== undefined) return found;
-    if (fallback !== undefined) return fallback;
-    throw new ConfigError({
-      message: `${where} uses \${${name}}, but the environment variable ${name} is not set: set it, or write \${${name}:-default}.`,
-      ...(file === undefined ? {} : { file }),
-      field: where,
-    });
-  });
+function interpolate(
+  value: string,
+  env: Record<string, string | undefined>,
+  where: string,
+  file: string | undefined,
+): string {
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_match, name: string, fallback: string | undefined) => {
+      const found = env[name];
+      if (found !== undefined) return found;
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError({
+        message: `${where} uses \${${name}}, but the environment variable ${name} is not set: set it, or write \${${name}:-default}.`,
+        ...(file === undefined ? {} : { file }),
+        field: where,
+      });
+    },
+  );
 }
 
 function interpolateEntry(
@@ -204,7 +216,8 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
       fail('must be a mapping with at least a "type" field.');
     }
     const entry = interpolateEntry(rawEntry as Record<string, unknown>, env, alias, file);
-    if (entry.type === undefined) fail('is missing the required "type" field: one of sqlite, postgres, mysql, oracle, vertica.', 'type');
+    if (entry.type === undefined)
+      fail('is missing the required "type" field: one of sqlite, postgres, mysql, oracle, vertica.', 'type');
     const parsed = v.safeParse(entrySchema, entry);
     if (!parsed.success) {
       const issue = parsed.issues[0];
@@ -217,7 +230,8 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
     }
     const value = (parsed as v.SafeParseResult<typeof entrySchema> & { success: true }).output;
     const type = value.type;
-    const asText = (field: unknown): string | undefined => (field === undefined || field === '' ? undefined : String(field));
+    const asText = (field: unknown): string | undefined =>
+      field === undefined || field === '' ? undefined : String(field);
     const fields: Record<string, unknown> = {
       path: asText(value.path),
       host: asText(value.host),
@@ -231,7 +245,10 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
     if (missing.length > 0) fail(`(${type}) is missing required fields: ${missing.join(', ')}.`, missing[0]);
     const unsupported = UNSUPPORTED_FIELDS[type].filter((field) => fields[field] !== undefined);
     if (unsupported.length > 0) {
-      fail(`(${type}) has unsupported fields: ${unsupported.join(', ')}. ${UNSUPPORTED_HINTS[type] ?? ''}`.trimEnd(), unsupported[0]);
+      fail(
+        `(${type}) has unsupported fields: ${unsupported.join(', ')}. ${UNSUPPORTED_HINTS[type] ?? ''}`.trimEnd(),
+        unsupported[0],
+      );
     }
     const config: DatabaseConfig = {
       alias,
@@ -241,7 +258,8 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
     if (type === 'sqlite') {
       const expanded = expandHome(String(fields.path));
       const absolute = isAbsolute(expanded) ? expanded : resolve(baseDir, expanded);
-      if (!existsSync(absolute)) fail(`(sqlite) path does not exist: ${absolute}. rho opens SQLite files but never creates them.`, 'path');
+      if (!existsSync(absolute))
+        fail(`(sqlite) path does not exist: ${absolute}. rho opens SQLite files but never creates them.`, 'path');
       config.path = absolute;
     }
     for (const field of ['host', 'database', 'user', 'password', 'dsn'] as const) {
@@ -273,7 +291,8 @@ export async function loadDatabaseConfig(options: LoadDatabaseConfigOptions = {}
  */
 export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions = {}): Promise<ResolvedDatabaseConfig> {
   const env = options.env ?? process.env;
-  const set = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value);
+  const set = (value: string | undefined): string | undefined =>
+    value === undefined || value.trim() === '' ? undefined : value;
   const named = options.path ?? set(env.RHO_DB_CONFIG);
   // rho's own home ($RHO_HOME, else $XDG_CONFIG_HOME/rho, else ~/.config/rho), as core decides it.
   const ownDefault = join(expandHome(options.rhoHome ?? rhoHome(env)), 'databases.yaml');
@@ -281,7 +300,11 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
   let source: DatabaseConfigSource;
   const mustExist = (path: string, from: string): string => {
     const resolved = resolve(expandHome(path));
-    if (!existsSync(resolved)) throw new ConfigError({ message: `Database config file not found: ${resolved} (from ${from}). Check the path.`, file: resolved });
+    if (!existsSync(resolved))
+      throw new ConfigError({
+        message: `Database config file not found: ${resolved} (from ${from}). Check the path.`,
+        file: resolved,
+      });
     return resolved;
   };
   if (named !== undefined) {
@@ -294,7 +317,10 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
     source = 'RHO_AGENT_DB_CONFIG';
     file = mustExist(env.RHO_AGENT_DB_CONFIG!, 'RHO_AGENT_DB_CONFIG');
   } else {
-    const agentDefault = join(expandHome(options.rhoAgentHome ?? join(homedir(), '.config', 'rho-agent')), 'databases.yaml');
+    const agentDefault = join(
+      expandHome(options.rhoAgentHome ?? join(homedir(), '.config', 'rho-agent')),
+      'databases.yaml',
+    );
     if (!existsSync(agentDefault)) return { databases: [], source: 'none' };
     source = 'rho_agent_home';
     file = agentDefault;
@@ -304,12 +330,21 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
   try {
     document = parseYaml(await readFile(file, 'utf8'));
   } catch (error) {
-    throw new ConfigError({ message: `Database config ${file} is not valid YAML: ${(error as Error).message}`, file, cause: error });
+    throw new ConfigError({
+      message: `Database config ${file} is not valid YAML: ${(error as Error).message}`,
+      file,
+      cause: error,
+    });
   }
   const notice = fromRhoAgent
     ? `Using rho-agent's database aliases from ${file}${source === 'RHO_AGENT_DB_CONFIG' ? ' (RHO_AGENT_DB_CONFIG)' : ''}, as rho has none of its own (--db-config, RHO_DB_CONFIG, ${ownDefault}). Copy the file to ${ownDefault} to make it rho's.`
     : undefined;
-  const found = (databases: DatabaseConfig[]): ResolvedDatabaseConfig => ({ databases, source, file, ...(notice === undefined ? {} : { notice }) });
+  const found = (databases: DatabaseConfig[]): ResolvedDatabaseConfig => ({
+    databases,
+    source,
+    file,
+    ...(notice === undefined ? {} : { notice }),
+  });
   if (document === null || document === undefined) return found([]);
   if (typeof document !== 'object' || Array.isArray(document) || !('databases' in document)) {
     throw new ConfigError({
@@ -319,5 +354,11 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
     });
   }
   // rho-agent resolved relative SQLite paths against the current directory, rho against the file's folder.
-  return found(parseDatabaseConfig((document as { databases: unknown }).databases, { env, file, ...(fromRhoAgent ? { baseDir: process.cwd() } : {}) }));
+  return found(
+    parseDatabaseConfig((document as { databases: unknown }).databases, {
+      env,
+      file,
+      ...(fromRhoAgent ? { baseDir: process.cwd() } : {}),
+    }),
+  );
 }

@@ -32,7 +32,7 @@ describe('dbTools', () => {
     expect(postgres?.annotations).toEqual({ readOnly: true });
   });
 
-  it('declares its effects and leaves approval to the agent\'s policy, which follows the profile', () => {
+  it("declares its effects and leaves approval to the agent's policy, which follows the profile", () => {
     const [postgres] = createDbTools({ profile: readonly, databases });
     expect(postgres).not.toHaveProperty('requiresApproval');
     expect(approvalPolicy(readonly)(postgres!, { operation: 'list_tables' }).required).toBe(true);

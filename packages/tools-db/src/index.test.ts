@@ -56,7 +56,9 @@ process.stdout.write(JSON.stringify(seen));`,
   );
   const { stdout } = await run(process.execPath, [main], { cwd: directory });
   const urls = JSON.parse(stdout) as string[];
-  return DRIVERS.filter((name) => urls.some((url) => url === name || url.includes(`/node_modules/${name}/`) || url.includes(`/${name}@`)));
+  return DRIVERS.filter((name) =>
+    urls.some((url) => url === name || url.includes(`/node_modules/${name}/`) || url.includes(`/${name}@`)),
+  );
 }
 
 describe.runIf(existsSync(built))('import @rho/tools-db', () => {

@@ -1,4 +1,11 @@
 export { DATABASE_TYPES, loadDatabaseConfig, parseDatabaseConfig, resolveDatabaseConfig } from './database-config.js';
-export type { DatabaseConfig, DatabaseConfigSource, DatabaseType, LoadDatabaseConfigOptions, ParseDatabaseConfigOptions, ResolvedDatabaseConfig } from './database-config.js';
+export type {
+  DatabaseConfig,
+  DatabaseConfigSource,
+  DatabaseType,
+  LoadDatabaseConfigOptions,
+  ParseDatabaseConfigOptions,
+  ResolvedDatabaseConfig,
+} from './database-config.js';
 export { closeDbTools, dbTools } from './db-tools.js';
 export type { DatabaseWarning, DbToolsOptions } from './db-tools.js';

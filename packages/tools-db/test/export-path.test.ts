@@ -62,11 +62,20 @@ describe('export_query in readonly', () => {
 
     const result = await call(sqliteTool(work), { operation: 'export_query', sql, export_path: 'conftest.py' }, work);
     expect(result).toMatchObject({ success: false, metadata: { blocked: true, rule: 'export.extension' } });
-    expect(result.content).toBe('Export blocked: export_query creates only .csv or .tsv files; conftest.py has another extension. Give an export_path ending in .csv or .tsv.');
+    expect(result.content).toBe(
+      'Export blocked: export_query creates only .csv or .tsv files; conftest.py has another extension. Give an export_path ending in .csv or .tsv.',
+    );
     expect(await readdir(work)).toEqual(['pwned']);
     expect(await readFile(marker, 'utf8')).toBe('');
     // rho policy check answers the same, through the same function.
-    expect(await explainPolicy({ profile: profile('readonly'), write: 'conftest.py', workingDir: work, via: 'export_query' })).toMatchObject({
+    expect(
+      await explainPolicy({
+        profile: profile('readonly'),
+        write: 'conftest.py',
+        workingDir: work,
+        via: 'export_query',
+      }),
+    ).toMatchObject({
       allowed: false,
       rule: 'export.extension',
     });
@@ -91,7 +100,11 @@ describe('export_query in readonly', () => {
         ['../outside.csv', 'path.outside_roots'],
       ];
       for (const [exportPath, rule] of refusals) {
-        const result = await call(tool, { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: exportPath }, work);
+        const result = await call(
+          tool,
+          { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: exportPath },
+          work,
+        );
         expect(result.metadata, exportPath).toMatchObject({ blocked: true, rule });
       }
     }
@@ -116,10 +129,18 @@ describe('export_query in readonly', () => {
     const work = await scratch('root-work');
     const exports = await scratch('root-exports');
     const withRoot: PermissionProfile = { ...profile('readonly'), writeRoots: [exports] };
-    const allowed = await call(sqliteTool(work, withRoot), { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: join(exports, 'a.csv') }, work);
+    const allowed = await call(
+      sqliteTool(work, withRoot),
+      { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: join(exports, 'a.csv') },
+      work,
+    );
     expect(allowed.success, allowed.content).toBe(true);
     expect(await readFile(join(exports, 'a.csv'), 'utf8')).toBe('a\r\n1\r\n');
-    const refused = await call(sqliteTool(work), { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: join(exports, 'b.csv') }, work);
+    const refused = await call(
+      sqliteTool(work),
+      { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: join(exports, 'b.csv') },
+      work,
+    );
     expect(refused.metadata).toMatchObject({ rule: 'path.outside_roots' });
   });
 
@@ -130,10 +151,35 @@ describe('export_query in readonly', () => {
     const { symlink } = await import('node:fs/promises');
     await symlink(dbDirectory, join(work, 'link'));
     const tool = sqliteTool(work);
-    const paths = ['a.csv', 'sub/b.tsv', 'new/c.csv', 'taken.csv', 'link/x.csv', 'conftest.py', 'x.py', '.hidden.csv', '.ssh/k.csv', '.config/autostart/x.csv', '../up.csv', 'sub', 'sub/', '~/.bashrc', '~/x.csv'];
+    const paths = [
+      'a.csv',
+      'sub/b.tsv',
+      'new/c.csv',
+      'taken.csv',
+      'link/x.csv',
+      'conftest.py',
+      'x.py',
+      '.hidden.csv',
+      '.ssh/k.csv',
+      '.config/autostart/x.csv',
+      '../up.csv',
+      'sub',
+      'sub/',
+      '~/.bashrc',
+      '~/x.csv',
+    ];
     for (const exportPath of paths) {
-      const explained = await explainPolicy({ profile: profile('readonly'), write: exportPath, workingDir: work, via: 'export_query' });
-      const result = await call(tool, { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: exportPath }, work);
+      const explained = await explainPolicy({
+        profile: profile('readonly'),
+        write: exportPath,
+        workingDir: work,
+        via: 'export_query',
+      });
+      const result = await call(
+        tool,
+        { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: exportPath },
+        work,
+      );
       expect(result.success, `${exportPath}: policy ${explained.rule}, tool ${result.content}`).toBe(explained.allowed);
       if (!explained.allowed) expect(result.metadata?.rule, exportPath).toBe(explained.rule);
     }

@@ -24,7 +24,13 @@ let directory: string;
 const SQLITE_HARMLESS_WITHOUT_POLICY: string[] =
   sqliteEngine() === 'better-sqlite3'
     ? ['SAVEPOINT pwned', 'DROP TRIGGER IF EXISTS pwned']
-    : ['SAVEPOINT pwned', 'EXPLAIN DELETE FROM Genre', 'EXPLAIN QUERY PLAN DELETE FROM Genre', 'DROP VIEW IF EXISTS pwned', 'DROP TRIGGER IF EXISTS pwned'];
+    : [
+        'SAVEPOINT pwned',
+        'EXPLAIN DELETE FROM Genre',
+        'EXPLAIN QUERY PLAN DELETE FROM Genre',
+        'DROP VIEW IF EXISTS pwned',
+        'DROP TRIGGER IF EXISTS pwned',
+      ];
 let config: DatabaseConfig;
 const opened: Tool[][] = [];
 
@@ -35,7 +41,9 @@ function tools(profileName: 'readonly' | 'unrestricted', options: { skipSqlPolic
 }
 
 async function checksum(path: string): Promise<string> {
-  return createHash('sha256').update(await readFile(path)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 }
 
 beforeAll(async () => {
@@ -50,7 +58,19 @@ describe('sqlite tool on Chinook', () => {
   it('lists tables and views', async () => {
     const result = await call(tools('readonly'), { operation: 'list_tables' });
     expect(result.success).toBe(true);
-    for (const table of ['Album', 'Artist', 'Customer', 'Employee', 'Genre', 'Invoice', 'InvoiceLine', 'MediaType', 'Playlist', 'PlaylistTrack', 'Track']) {
+    for (const table of [
+      'Album',
+      'Artist',
+      'Customer',
+      'Employee',
+      'Genre',
+      'Invoice',
+      'InvoiceLine',
+      'MediaType',
+      'Playlist',
+      'PlaylistTrack',
+      'Track',
+    ]) {
       expect(result.content).toMatch(new RegExp(`^${table}\\s+\\| table$`, 'm'));
     }
     expect(result.metadata?.table_count).toBe(11);
@@ -74,7 +94,11 @@ describe('sqlite tool on Chinook', () => {
   });
 
   it('shows row_limit rows and the exact number left out', async () => {
-    const result = await call(tools('readonly'), { operation: 'query', sql: 'SELECT ArtistId, Name FROM Artist ORDER BY ArtistId', row_limit: 5 });
+    const result = await call(tools('readonly'), {
+      operation: 'query',
+      sql: 'SELECT ArtistId, Name FROM Artist ORDER BY ArtistId',
+      row_limit: 5,
+    });
     expect(result.success).toBe(true);
     const lines = result.content.split('\n');
     expect(lines[0]).toMatch(/^ArtistId \| Name/);
@@ -85,9 +109,15 @@ describe('sqlite tool on Chinook', () => {
   });
 
   it('shows NULLs, Unicode and no-row results', async () => {
-    const nulls = await call(tools('readonly'), { operation: 'query', sql: 'SELECT Name, Composer FROM Track WHERE Composer IS NULL ORDER BY TrackId LIMIT 1' });
+    const nulls = await call(tools('readonly'), {
+      operation: 'query',
+      sql: 'SELECT Name, Composer FROM Track WHERE Composer IS NULL ORDER BY TrackId LIMIT 1',
+    });
     expect(nulls.content).toMatch(/\| NULL$/m);
-    const unicode = await call(tools('readonly'), { operation: 'query', sql: "SELECT Name FROM Artist WHERE Name LIKE '%ö%' ORDER BY Name LIMIT 3" });
+    const unicode = await call(tools('readonly'), {
+      operation: 'query',
+      sql: "SELECT Name FROM Artist WHERE Name LIKE '%ö%' ORDER BY Name LIMIT 3",
+    });
     expect(unicode.content).toContain('Motörhead');
     const empty = await call(tools('readonly'), { operation: 'query', sql: 'SELECT * FROM Artist WHERE 1 = 0' });
     expect(empty.content).toBe('(no rows returned)');
@@ -95,29 +125,50 @@ describe('sqlite tool on Chinook', () => {
 
   it('serves several aliases from one tool and asks which one when none is given', async () => {
     const second = await copySqliteChinook();
-    const list = createDbTools({ profile: profile('readonly'), databases: [config, { ...second.config, alias: 'backup' }], workingDir: directory });
+    const list = createDbTools({
+      profile: profile('readonly'),
+      databases: [config, { ...second.config, alias: 'backup' }],
+      workingDir: directory,
+    });
     opened.push(list);
     const tool = toolNamed(list, 'sqlite');
     expect(tool.parameters.required).toEqual(['database', 'operation']);
     const missing = await call(tool, { operation: 'list_tables' });
-    expect(missing).toMatchObject({ success: false, content: `'database' is required and must be one of "backup", "chinook"` });
+    expect(missing).toMatchObject({
+      success: false,
+      content: `'database' is required and must be one of "backup", "chinook"`,
+    });
     const chosen = await call(tool, { database: 'backup', operation: 'query', sql: 'SELECT COUNT(*) AS n FROM Genre' });
     expect(chosen.content).toMatch(/^25$/m);
   });
 
   it('names the alias choices when the database is unknown', async () => {
     const result = await call(tools('readonly'), { database: 'other', operation: 'query', sql: 'SELECT 1' });
-    expect(result).toMatchObject({ success: false, content: `Unknown database: 'database' must be one of "chinook" (got "other")` });
+    expect(result).toMatchObject({
+      success: false,
+      content: `Unknown database: 'database' must be one of "chinook" (got "other")`,
+    });
   });
 
   it('names the operations when the operation is unknown, and the registry says the same for a missing database', async () => {
     const unknown = await call(tools('readonly'), { operation: 'drop_everything' });
-    expect(unknown).toMatchObject({ success: false, content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe", "export_query" (got "drop_everything")` });
+    expect(unknown).toMatchObject({
+      success: false,
+      content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe", "export_query" (got "drop_everything")`,
+    });
     const second = await copySqliteChinook();
-    const list = createDbTools({ profile: profile('readonly'), databases: [config, { ...second.config, alias: 'backup' }], workingDir: directory });
+    const list = createDbTools({
+      profile: profile('readonly'),
+      databases: [config, { ...second.config, alias: 'backup' }],
+      workingDir: directory,
+    });
     opened.push(list);
     const registry = new ToolRegistry(list);
-    const viaRegistry = await registry.dispatch({ id: 'c1', name: 'sqlite', arguments: { operation: 'list_tables' } }, { signal: new AbortController().signal, sessionId: 's', workingDir: directory } as unknown as ToolContext);
+    const viaRegistry = await registry.dispatch({ id: 'c1', name: 'sqlite', arguments: { operation: 'list_tables' } }, {
+      signal: new AbortController().signal,
+      sessionId: 's',
+      workingDir: directory,
+    } as unknown as ToolContext);
     expect(viaRegistry.success).toBe(false);
     expect(viaRegistry.content).toContain(`'database' is required and must be one of "backup", "chinook"`);
   });
@@ -137,8 +188,8 @@ describe('sqlite read-only layer on its own (SQL policy bypassed)', () => {
     'PRAGMA user_version = 7',
     "REPLACE INTO Genre (GenreId, Name) VALUES (1, 'x')",
     "WITH x AS (SELECT 1) INSERT INTO Genre (Name) SELECT 'y' FROM x",
-    "SELECT 1; DELETE FROM Genre",
-    "/* c */ DELETE FROM Genre",
+    'SELECT 1; DELETE FROM Genre',
+    '/* c */ DELETE FROM Genre',
     'BEGIN IMMEDIATE',
     'REINDEX',
     'ANALYZE',
@@ -159,12 +210,19 @@ describe('sqlite read-only layer on its own (SQL policy bypassed)', () => {
 describe('sqlite in mutations mode', () => {
   it('runs writes normally', async () => {
     const { config: writable, directory: writableDirectory } = await copySqliteChinook();
-    const list = createDbTools({ profile: profile('unrestricted'), databases: [writable], workingDir: writableDirectory });
+    const list = createDbTools({
+      profile: profile('unrestricted'),
+      databases: [writable],
+      workingDir: writableDirectory,
+    });
     opened.push(list);
     const tool = toolNamed(list, 'sqlite');
     const insert = await call(tool, { operation: 'query', sql: "INSERT INTO Genre (Name) VALUES ('Chiptune')" });
     expect(insert).toMatchObject({ success: true, content: 'Query executed (no result set) (1 rows affected)' });
-    const read = await call(tool, { operation: 'query', sql: "SELECT COUNT(*) AS n FROM Genre WHERE Name = 'Chiptune'" });
+    const read = await call(tool, {
+      operation: 'query',
+      sql: "SELECT COUNT(*) AS n FROM Genre WHERE Name = 'Chiptune'",
+    });
     expect(read.content).toMatch(/^1$/m);
   });
 });
@@ -173,7 +231,7 @@ describe('sqlite export_query', () => {
   it('streams every row to an RFC 4180 CSV file', async () => {
     const result = await call(tools('readonly'), {
       operation: 'export_query',
-      sql: "SELECT TrackId, Name, Composer, UnitPrice FROM Track ORDER BY TrackId",
+      sql: 'SELECT TrackId, Name, Composer, UnitPrice FROM Track ORDER BY TrackId',
       export_path: 'exports/tracks.csv',
     });
     expect(result.success, result.content).toBe(true);
@@ -181,49 +239,98 @@ describe('sqlite export_query', () => {
     const text = await readFile(join(directory, 'exports/tracks.csv'), 'utf8');
     const records = text.split('\r\n');
     expect(records[0]).toBe('TrackId,Name,Composer,UnitPrice');
-    expect(records[1]).toBe('1,For Those About To Rock (We Salute You),"Angus Young, Malcolm Young, Brian Johnson",0.99');
+    expect(records[1]).toBe(
+      '1,For Those About To Rock (We Salute You),"Angus Young, Malcolm Young, Brian Johnson",0.99',
+    );
     expect(records.at(-1)).toBe('');
     expect(result.metadata).toMatchObject({ row_count: 3503, column_count: 4 });
   });
 
   it("accepts rho-agent's output_path as export_path", async () => {
-    const result = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT GenreId, Name FROM Genre ORDER BY GenreId', output_path: 'exports/genres-old-name.csv' });
+    const result = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT GenreId, Name FROM Genre ORDER BY GenreId',
+      output_path: 'exports/genres-old-name.csv',
+    });
     expect(result.success, result.content).toBe(true);
-    expect((await readFile(join(directory, 'exports/genres-old-name.csv'), 'utf8')).split('\r\n')[0]).toBe('GenreId,Name');
-    const same = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: 'exports/same.csv', output_path: 'exports/same.csv' });
+    expect((await readFile(join(directory, 'exports/genres-old-name.csv'), 'utf8')).split('\r\n')[0]).toBe(
+      'GenreId,Name',
+    );
+    const same = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT 1',
+      export_path: 'exports/same.csv',
+      output_path: 'exports/same.csv',
+    });
     expect(same.success, same.content).toBe(true);
-    const disagree = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: 'a.csv', output_path: 'b.csv' });
-    expect(disagree).toMatchObject({ success: false, content: 'export_path and output_path name the same parameter and disagree ("a.csv" and "b.csv"); pass only export_path.' });
-    expect(await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1' })).toMatchObject({ success: false, content: 'No export_path provided' });
+    const disagree = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT 1',
+      export_path: 'a.csv',
+      output_path: 'b.csv',
+    });
+    expect(disagree).toMatchObject({
+      success: false,
+      content:
+        'export_path and output_path name the same parameter and disagree ("a.csv" and "b.csv"); pass only export_path.',
+    });
+    expect(await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1' })).toMatchObject({
+      success: false,
+      content: 'No export_path provided',
+    });
   });
 
   it('never overwrites a file and never writes through a symlink', async () => {
     await writeFile(join(directory, 'taken.csv'), 'keep me');
-    const taken = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: 'taken.csv' });
+    const taken = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT 1',
+      export_path: 'taken.csv',
+    });
     expect(taken.success).toBe(false);
     expect(await readFile(join(directory, 'taken.csv'), 'utf8')).toBe('keep me');
     await symlink(join(directory, 'taken.csv'), join(directory, 'link.csv'));
-    const linked = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: 'link.csv' });
+    const linked = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT 1',
+      export_path: 'link.csv',
+    });
     expect(linked.success).toBe(false);
     expect(await readFile(join(directory, 'taken.csv'), 'utf8')).toBe('keep me');
   });
 
   it('refuses sensitive locations and paths outside the working directory, whatever the profile', async () => {
-    const sensitive = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1', export_path: '.ssh/keys.csv' });
+    const sensitive = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT 1',
+      export_path: '.ssh/keys.csv',
+    });
     expect(sensitive.success).toBe(false);
     expect(sensitive.content).toMatch(/^Export blocked: .*sensitive/);
-    const outside = await call(tools('unrestricted'), { operation: 'export_query', sql: 'SELECT 1', export_path: '../outside.csv' });
+    const outside = await call(tools('unrestricted'), {
+      operation: 'export_query',
+      sql: 'SELECT 1',
+      export_path: '../outside.csv',
+    });
     expect(outside.success).toBe(false);
     expect(outside.content).toMatch(/^Export blocked: .*outside the working directory/);
     expect(await readdir(directory)).not.toContain('.ssh');
   });
 
   it('removes the partial file when the query fails, and refuses statements without rows', async () => {
-    const failed = await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT * FROM NoSuchTable', export_path: 'broken.csv' });
+    const failed = await call(tools('readonly'), {
+      operation: 'export_query',
+      sql: 'SELECT * FROM NoSuchTable',
+      export_path: 'broken.csv',
+    });
     expect(failed.success).toBe(false);
     expect(failed.content).toMatch(/^SQLite export error: .*no such table/);
     expect(await readdir(directory)).not.toContain('broken.csv');
-    const noRows = await call(tools('unrestricted'), { operation: 'export_query', sql: 'UPDATE Genre SET Name = Name WHERE 0', export_path: 'nothing.csv' });
+    const noRows = await call(tools('unrestricted'), {
+      operation: 'export_query',
+      sql: 'UPDATE Genre SET Name = Name WHERE 0',
+      export_path: 'nothing.csv',
+    });
     expect(noRows).toMatchObject({ success: false, content: 'Query executed but returned no result set' });
     expect(await readdir(directory)).not.toContain('nothing.csv');
   });
@@ -240,13 +347,21 @@ describe('sqlite hostile corpus in readonly mode', () => {
       const hostileDir = await mkdtemp(join(tmpdir(), 'rho-hostile-sqlite-'));
       await chmod(hostileDir, 0o777);
       const tool = tools('readonly', { skipSqlPolicy });
-      const before = { database: await checksum(config.path ?? ''), directory: await readdir(directory), hostile: await readdir(hostileDir) };
+      const before = {
+        database: await checksum(config.path ?? ''),
+        directory: await readdir(directory),
+        hostile: await readdir(hostileDir),
+      };
       const allowed: string[] = [];
       for (const statement of sqliteHostile(hostileDir)) {
         const result = await call(tool, { operation: 'query', sql: statement });
         if (result.success) allowed.push(statement);
       }
-      const after = { database: await checksum(config.path ?? ''), directory: await readdir(directory), hostile: await readdir(hostileDir) };
+      const after = {
+        database: await checksum(config.path ?? ''),
+        directory: await readdir(directory),
+        hostile: await readdir(hostileDir),
+      };
       expect(after).toEqual(before);
       // Through the whole tool every statement is refused. The read-only connection alone lets
       // through only statements that write nothing.

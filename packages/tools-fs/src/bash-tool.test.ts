@@ -56,14 +56,19 @@ describe('bash (unrestricted)', () => {
     expect(parse(result.content).output).toBe(`bash ${dir}\n`);
     const sub = await call(bash, { command: 'mkdir -p sub && cd sub && pwd' }, contextFor(dir));
     expect(parse(sub.content).output).toBe(`${join(dir, 'sub')}\n`);
-    expect(parse((await call(bash, { command: 'pwd', working_dir: 'sub' }, contextFor(dir))).content).output).toBe(`${join(dir, 'sub')}\n`);
+    expect(parse((await call(bash, { command: 'pwd', working_dir: 'sub' }, contextFor(dir))).content).output).toBe(
+      `${join(dir, 'sub')}\n`,
+    );
   });
 
   it('fails on a non-zero exit, an empty command and a missing working directory', async () => {
     const result = await call(bash, { command: 'exit 3' }, contextFor(dir));
     expect(result.success).toBe(false);
     expect(parse(result.content).metadata.exit_code).toBe(3);
-    expect(await call(bash, { command: '  ' }, contextFor(dir))).toEqual({ content: 'No command provided', success: false });
+    expect(await call(bash, { command: '  ' }, contextFor(dir))).toEqual({
+      content: 'No command provided',
+      success: false,
+    });
     expect(await call(bash, { command: 'ls', working_dir: 'nope' }, contextFor(dir))).toEqual({
       content: `Working directory not found: ${join(dir, 'nope')}`,
       success: false,
@@ -91,7 +96,11 @@ describe('bash (unrestricted)', () => {
   it('kills the command when the run is cancelled', async () => {
     const controller = new AbortController();
     const pidFile = join(dir, 'pid');
-    const running = call(bash, { command: `sleep 60 & echo $! > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; wait` }, contextFor(dir, controller.signal));
+    const running = call(
+      bash,
+      { command: `sleep 60 & echo $! > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; wait` },
+      contextFor(dir, controller.signal),
+    );
     // Cancel once the background sleep has started and its pid is written whole.
     const deadline = Date.now() + 20_000;
     while (!existsSync(pidFile)) {
@@ -118,8 +127,15 @@ describe('bash (unrestricted)', () => {
 
   it('reports a shell that cannot be started', async () => {
     const local = createLocalBackend();
-    const noBash: ExecutionBackend = { ...local, spawn: (options) => local.spawn({ ...options, env: { PATH: join(dir, 'empty') } }) };
-    const result = await call(createBashTool({ mode: 'unrestricted', backend: noBash }), { command: 'ls' }, contextFor(dir));
+    const noBash: ExecutionBackend = {
+      ...local,
+      spawn: (options) => local.spawn({ ...options, env: { PATH: join(dir, 'empty') } }),
+    };
+    const result = await call(
+      createBashTool({ mode: 'unrestricted', backend: noBash }),
+      { command: 'ls' },
+      contextFor(dir),
+    );
     expect(result).toEqual({ content: 'Error executing command: spawn bash ENOENT', success: false });
   });
 
@@ -154,10 +170,16 @@ describe('bash (restricted plan execution, no shell)', () => {
     },
     'yes | head -n 3': { steps: [{ operator: 'start', pipeline: [{ argv: ['yes'] }, { argv: ['head', '-n', '3'] }] }] },
     'ls missing 2>&1 | wc -l': {
-      steps: [{ operator: 'start', pipeline: [{ argv: ['ls', 'missing'], stderrToStdout: true }, { argv: ['wc', '-l'] }] }],
+      steps: [
+        { operator: 'start', pipeline: [{ argv: ['ls', 'missing'], stderrToStdout: true }, { argv: ['wc', '-l'] }] },
+      ],
     },
-    'ls missing 2>/dev/null': { steps: [{ operator: 'start', pipeline: [{ argv: ['ls', 'missing'], stderrToDevNull: true }] }] },
-    'echo hidden >/dev/null': { steps: [{ operator: 'start', pipeline: [{ argv: ['echo', 'hidden'], stdoutToDevNull: true }] }] },
+    'ls missing 2>/dev/null': {
+      steps: [{ operator: 'start', pipeline: [{ argv: ['ls', 'missing'], stderrToDevNull: true }] }],
+    },
+    'echo hidden >/dev/null': {
+      steps: [{ operator: 'start', pipeline: [{ argv: ['echo', 'hidden'], stdoutToDevNull: true }] }],
+    },
     'no-such-program-rho': single(['no-such-program-rho']),
     'echo $HOME': single(['echo', '$HOME']),
     'sleep 30': single(['sleep', '30']),
@@ -165,7 +187,11 @@ describe('bash (restricted plan execution, no shell)', () => {
   const restricted = createBashTool({ mode: 'restricted', gate: gateFor(plans), killGraceSeconds: 0.5 });
 
   it('shows what the model sees', () => {
-    expect({ name: restricted.name, description: restricted.description, parameters: restricted.parameters }).toMatchSnapshot();
+    expect({
+      name: restricted.name,
+      description: restricted.description,
+      parameters: restricted.parameters,
+    }).toMatchSnapshot();
     expect(restricted.annotations).toEqual({ destructive: false });
   });
 
@@ -178,18 +204,26 @@ describe('bash (restricted plan execution, no shell)', () => {
   });
 
   it('wires pipelines and applies && || ; by exit status', async () => {
-    expect(parse((await call(restricted, { command: 'printf "a\\nb\\nc\\n" | grep b' }, contextFor(dir))).content).output).toBe('b\n');
+    expect(
+      parse((await call(restricted, { command: 'printf "a\\nb\\nc\\n" | grep b' }, contextFor(dir))).content).output,
+    ).toBe('b\n');
     const list = await call(restricted, { command: 'false && echo no || echo yes; echo end' }, contextFor(dir));
     expect(parse(list.content)).toMatchObject({ output: 'yes\nend\n', metadata: { exit_code: 0 } });
-    expect(parse((await call(restricted, { command: 'yes | head -n 3' }, contextFor(dir))).content).output).toBe('y\ny\ny\n');
+    expect(parse((await call(restricted, { command: 'yes | head -n 3' }, contextFor(dir))).content).output).toBe(
+      'y\ny\ny\n',
+    );
   });
 
   it('applies the allowed redirections', async () => {
-    expect(parse((await call(restricted, { command: 'ls missing 2>&1 | wc -l' }, contextFor(dir))).content).output.trim()).toBe('1');
+    expect(
+      parse((await call(restricted, { command: 'ls missing 2>&1 | wc -l' }, contextFor(dir))).content).output.trim(),
+    ).toBe('1');
     const quiet = parse((await call(restricted, { command: 'ls missing 2>/dev/null' }, contextFor(dir))).content);
     expect(quiet.output).toBe('');
     expect(quiet.metadata.exit_code).toBe(2);
-    expect(parse((await call(restricted, { command: 'echo hidden >/dev/null' }, contextFor(dir))).content).output).toBe('');
+    expect(parse((await call(restricted, { command: 'echo hidden >/dev/null' }, contextFor(dir))).content).output).toBe(
+      '',
+    );
   });
 
   it('never expands anything: the argv runs exactly as checked', async () => {

@@ -17,8 +17,16 @@ export const BASH_OUTPUT_TAIL_BYTES = 8000;
  * optional rewrite of each command's argv (the OS sandbox, which can differ per command: only a
  * network program gets the network).
  */
-export type ShellGate = (command: string, cwd: string) => Promise<
-  | { allowed: true; plan: Plan; env: Record<string, string | undefined>; wrap?: (command: PlanCommand, cwd: string) => string[] }
+export type ShellGate = (
+  command: string,
+  cwd: string,
+) => Promise<
+  | {
+      allowed: true;
+      plan: Plan;
+      env: Record<string, string | undefined>;
+      wrap?: (command: PlanCommand, cwd: string) => string[];
+    }
   | { allowed: false; reason: string }
 >;
 
@@ -67,7 +75,10 @@ export function createBashTool(options: BashToolOptions) {
       type: 'object',
       properties: {
         command: { type: 'string', description: 'The command to run.' },
-        working_dir: { type: 'string', description: 'Directory to run the command in (default: the working directory).' },
+        working_dir: {
+          type: 'string',
+          description: 'Directory to run the command in (default: the working directory).',
+        },
         timeout: { type: 'integer', description: `Timeout in seconds (default ${defaultTimeout}).` },
       },
       required: ['command'],
@@ -80,7 +91,11 @@ export function createBashTool(options: BashToolOptions) {
       const command = args.command ?? '';
       if (command.trim() === '') return failure('No command provided');
       const backend = backendOf(options.backend, context);
-      const cwd = await resolvePath(backend, context.workingDir, args.working_dir ?? options.workingDir ?? context.workingDir);
+      const cwd = await resolvePath(
+        backend,
+        context.workingDir,
+        args.working_dir ?? options.workingDir ?? context.workingDir,
+      );
       const exists = await backend.stat(cwd).then(
         (info) => info.type === 'directory',
         () => false,
@@ -154,7 +169,11 @@ export function createBashTool(options: BashToolOptions) {
         metadata['exit_code'] = -1;
         metadata['cancelled'] = true;
       }
-      const content = JSON.stringify({ output: text, metadata: { exit_code: exitCode, duration_seconds: durationSeconds } }, null, 2);
+      const content = JSON.stringify(
+        { output: text, metadata: { exit_code: exitCode, duration_seconds: durationSeconds } },
+        null,
+        2,
+      );
       return { content, success: exitCode === 0, metadata };
     },
   });

@@ -51,7 +51,8 @@ export function createEditTool(options: EditToolOptions = {}) {
         // The policy first, so the tool refuses exactly what `rho policy check --via edit` refuses.
         if (options.checkPath) {
           const decision = await options.checkPath(path, context.workingDir, 'edit');
-          if (!decision.allowed) return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
+          if (!decision.allowed)
+            return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
           target = decision.realPath;
           if (backend.name === 'local') openTarget = decision.open;
         }
@@ -76,12 +77,16 @@ export function createEditTool(options: EditToolOptions = {}) {
       try {
         let text: string;
         try {
-          const bytes = handle !== undefined ? await handle.read(EDIT_MAX_BYTES) : await backend.readFile(target, { maxBytes: EDIT_MAX_BYTES });
+          const bytes =
+            handle !== undefined
+              ? await handle.read(EDIT_MAX_BYTES)
+              : await backend.readFile(target, { maxBytes: EDIT_MAX_BYTES });
           text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
         } catch (error) {
           const code = errorCode(error);
           if (code === 'EACCES' || code === 'EPERM') return failure(`Permission denied: ${path}`);
-          if (code === 'EFBIG') return failure(`Error reading file: ${path} is larger than ${EDIT_MAX_BYTES / 1024 / 1024} MB`);
+          if (code === 'EFBIG')
+            return failure(`Error reading file: ${path} is larger than ${EDIT_MAX_BYTES / 1024 / 1024} MB`);
           if (error instanceof TypeError) return failure(`Error reading file: ${path} is not valid UTF-8 text`);
           return failure(`Error reading file: ${errorMessage(error)}`);
         }
@@ -96,7 +101,11 @@ export function createEditTool(options: EditToolOptions = {}) {
           if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return failure(`Permission denied: ${path}`);
           return failure(`Error writing file: ${errorMessage(error)}`);
         }
-        return { content: `Edited ${path}: ${outcome.strategy}`, success: true, metadata: { path, strategy: outcome.strategy } };
+        return {
+          content: `Edited ${path}: ${outcome.strategy}`,
+          success: true,
+          metadata: { path, strategy: outcome.strategy },
+        };
       } finally {
         handle?.close();
       }

@@ -48,7 +48,8 @@ describe('fsTools', () => {
     await writeFile(join(dir, 'a.txt'), 'hello\n');
     const allowed = await call(bash, { command: 'cat a.txt | wc -l' }, contextFor(dir));
     expect((JSON.parse(allowed.content) as { output: string }).output.trim()).toBe('1');
-    for (const tool of tools.filter((candidate) => candidate.name !== 'bash')) expect(tool.annotations?.readOnly).toBe(true);
+    for (const tool of tools.filter((candidate) => candidate.name !== 'bash'))
+      expect(tool.annotations?.readOnly).toBe(true);
   });
 
   it('gives developer the unrestricted shell, write and edit', async () => {
@@ -66,7 +67,15 @@ describe('fsTools', () => {
     expect((await call(write, { path: 'made.txt', content: 'over' }, contextFor(dir))).content).toBe(
       `Overwrote ${join(dir, 'made.txt')} (4 bytes, 1 lines)`,
     );
-    expect((await call(byName(tools, 'edit'), { path: 'made.txt', old_string: 'over', new_string: 'edited' }, contextFor(dir))).success).toBe(true);
+    expect(
+      (
+        await call(
+          byName(tools, 'edit'),
+          { path: 'made.txt', old_string: 'over', new_string: 'edited' },
+          contextFor(dir),
+        )
+      ).success,
+    ).toBe(true);
     expect(await readFile(join(dir, 'made.txt'), 'utf8')).toBe('edited');
   });
 
@@ -76,12 +85,18 @@ describe('fsTools', () => {
   });
 
   it('gives create-only profiles a write that never overwrites and no edit, judged on real paths', async () => {
-    const createOnly: PermissionProfile = { ...profile('readonly'), name: 'create-only-test', fileWrite: 'create-only' };
+    const createOnly: PermissionProfile = {
+      ...profile('readonly'),
+      name: 'create-only-test',
+      fileWrite: 'create-only',
+    };
     const tools = fsTools({ profile: createOnly, workingDir: dir });
     expect(names(tools)).toEqual(['bash', 'glob', 'grep', 'list', 'read', 'read_excel', 'write']);
     const write = byName(tools, 'write');
     expect((await call(write, { path: 'new.txt', content: 'x' }, contextFor(dir))).success).toBe(true);
-    expect((await call(write, { path: 'new.txt', content: 'y' }, contextFor(dir))).content).toMatch(/^File already exists: /);
+    expect((await call(write, { path: 'new.txt', content: 'y' }, contextFor(dir))).content).toMatch(
+      /^File already exists: /,
+    );
     await symlink('/etc', join(dir, 'etc-link'));
     const sneaky = await call(write, { path: 'etc-link/rho-test', content: 'x' }, contextFor(dir));
     expect(sneaky.success).toBe(false);

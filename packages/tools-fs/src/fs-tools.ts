@@ -82,7 +82,9 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
       mode: profile.shell,
       timeoutSeconds: profile.shellTimeoutSeconds,
       ...(workingDir === undefined ? {} : { workingDir }),
-      ...(restricted ? { gate: restrictedShellGate(profile, options.sandbox === undefined ? {} : { sandbox: options.sandbox }) } : {}),
+      ...(restricted
+        ? { gate: restrictedShellGate(profile, options.sandbox === undefined ? {} : { sandbox: options.sandbox }) }
+        : {}),
     }),
   );
   if (!profile.bashOnly && profile.fileWrite !== 'off') {

@@ -60,8 +60,12 @@ describe('glob', () => {
       metadata: { matches: 0, total: 0 },
     });
     expect((await call(glob, { pattern: '', path: '.' }, contextFor(dir))).content).toBe('No pattern provided');
-    expect((await call(glob, { pattern: '*', path: 'nope' }, contextFor(dir))).content).toBe(`Directory not found: ${join(dir, 'nope')}`);
-    expect((await call(glob, { pattern: '*', path: 'top.ts' }, contextFor(dir))).content).toBe(`Not a directory: ${join(dir, 'top.ts')}`);
+    expect((await call(glob, { pattern: '*', path: 'nope' }, contextFor(dir))).content).toBe(
+      `Directory not found: ${join(dir, 'nope')}`,
+    );
+    expect((await call(glob, { pattern: '*', path: 'top.ts' }, contextFor(dir))).content).toBe(
+      `Not a directory: ${join(dir, 'top.ts')}`,
+    );
     const bad = await call(glob, { pattern: 'src/{a', path: '.' }, contextFor(dir));
     expect(bad.success).toBe(false);
     expect(bad.content).toMatch(/^Find failed: /);

@@ -81,7 +81,8 @@ export function createGlobTool(options: SearchToolOptions = {}) {
       if (exit.exitCode !== 0 && exit.exitCode !== 1 && total === 0) {
         return failure(`Find failed: ${errors || `ripgrep exited with ${exit.exitCode ?? exit.signal}`}`);
       }
-      if (total === 0) return { content: 'No files found matching pattern', success: true, metadata: { matches: 0, total: 0 } };
+      if (total === 0)
+        return { content: 'No files found matching pattern', success: true, metadata: { matches: 0, total: 0 } };
       const footer = total > files.length ? `[Showing ${files.length} of ${total} files]` : `[${total} files found]`;
       return {
         content: `${files.join('\n')}\n\n${footer}`,

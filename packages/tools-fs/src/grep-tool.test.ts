@@ -45,7 +45,12 @@ describe('grep', () => {
   it('truncates at max_matches', async () => {
     await writeFile(join(dir, 'many.txt'), 'hit\n'.repeat(50));
     const result = await call(grep, { pattern: 'hit', path: 'many.txt', max_matches: 10 }, contextFor(dir));
-    expect(result.content.split('\n').slice(0, 10).every((line) => line.endsWith(':hit'))).toBe(true);
+    expect(
+      result.content
+        .split('\n')
+        .slice(0, 10)
+        .every((line) => line.endsWith(':hit')),
+    ).toBe(true);
     expect(result.content.endsWith('\n\n[Showing 10 of 11+ matches, truncated]')).toBe(true);
     expect(result.metadata).toEqual({ matches: 10, truncated: true });
   });
@@ -74,7 +79,9 @@ describe('grep', () => {
     const bad = await call(grep, { pattern: '(unclosed', path: '.' }, contextFor(dir));
     expect(bad.success).toBe(false);
     expect(bad.content).toMatch(/^Search failed: .*regex parse error/s);
-    expect((await call(grep, { pattern: 'x', path: 'missing' }, contextFor(dir))).content).toBe(`Path not found: ${join(dir, 'missing')}`);
+    expect((await call(grep, { pattern: 'x', path: 'missing' }, contextFor(dir))).content).toBe(
+      `Path not found: ${join(dir, 'missing')}`,
+    );
     expect((await call(grep, { pattern: '', path: '.' }, contextFor(dir))).content).toBe('No pattern provided');
   });
 
@@ -94,7 +101,9 @@ describe('grep', () => {
     await writeFile(join(dir, 'bundle.min.js'), `${before}needle${after}\n`);
     const result = await call(grep, { pattern: 'needle', path: '.' }, contextFor(dir));
     const line = result.content.split('\n')[0]!;
-    expect(line).toBe(`${join(dir, 'bundle.min.js')}:1:[... 14753 chars omitted] ${'x'.repeat(247)}needle${'y'.repeat(247)} [14747 chars omitted ...]`);
+    expect(line).toBe(
+      `${join(dir, 'bundle.min.js')}:1:[... 14753 chars omitted] ${'x'.repeat(247)}needle${'y'.repeat(247)} [14747 chars omitted ...]`,
+    );
     // Offsets are bytes: multi-byte text before the match still centres on it.
     await writeFile(join(dir, 'wide.txt'), `${'é'.repeat(2000)}NEEDLE${'z'.repeat(10)}\n`);
     const wide = (await call(grep, { pattern: 'NEEDLE', path: 'wide.txt' }, contextFor(dir))).content.split('\n')[0]!;
@@ -142,9 +151,18 @@ describe('grep', () => {
 
   it('says how to install ripgrep when the backend has none', async () => {
     const local = createLocalBackend();
-    const withoutRipgrep: ExecutionBackend = { ...local, name: 'remote-without-rg', ripgrepPath: async () => join(dir, 'no-rg-here') };
-    const message = 'ripgrep (rg) is not installed. Install it with: brew install ripgrep (macOS) or apt install ripgrep (Linux)';
-    expect((await call(createGrepTool({ backend: withoutRipgrep }), { pattern: 'x', path: '.' }, contextFor(dir))).content).toBe(message);
-    expect((await call(createGlobTool({ backend: withoutRipgrep }), { pattern: '*', path: '.' }, contextFor(dir))).content).toBe(message);
+    const withoutRipgrep: ExecutionBackend = {
+      ...local,
+      name: 'remote-without-rg',
+      ripgrepPath: async () => join(dir, 'no-rg-here'),
+    };
+    const message =
+      'ripgrep (rg) is not installed. Install it with: brew install ripgrep (macOS) or apt install ripgrep (Linux)';
+    expect(
+      (await call(createGrepTool({ backend: withoutRipgrep }), { pattern: 'x', path: '.' }, contextFor(dir))).content,
+    ).toBe(message);
+    expect(
+      (await call(createGlobTool({ backend: withoutRipgrep }), { pattern: '*', path: '.' }, contextFor(dir))).content,
+    ).toBe(message);
   });
 });

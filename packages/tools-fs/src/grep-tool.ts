@@ -94,7 +94,11 @@ export function createGrepTool(options: SearchToolOptions = {}) {
         const formatted = formatRipgrepRecord(record, cut);
         if (formatted === undefined) return;
         // Text mode's "--" between groups of context that do not touch.
-        if (contextLines > 0 && previous !== undefined && (formatted.file !== previous.file || formatted.line !== previous.line + 1)) {
+        if (
+          contextLines > 0 &&
+          previous !== undefined &&
+          (formatted.file !== previous.file || formatted.line !== previous.line + 1)
+        ) {
           lines.push('--');
           keptBytes += 3;
         }
@@ -143,14 +147,17 @@ export function createGrepTool(options: SearchToolOptions = {}) {
       if (!truncated && exit.exitCode !== 0 && exit.exitCode !== 1 && matches === 0) {
         return failure(`Search failed: ${errors || `ripgrep exited with ${exit.exitCode ?? exit.signal}`}`);
       }
-      if (lines.length === 0) return { content: 'No matches found', success: true, metadata: { matches: 0, truncated: false } };
+      if (lines.length === 0)
+        return { content: 'No matches found', success: true, metadata: { matches: 0, truncated: false } };
       const summary = outputCapped
         ? `[Showing ${matches} matches, truncated: output exceeded ${GREP_MAX_OUTPUT_BYTES / 1024 / 1024} MB]`
         : truncated
-        ? `[Showing ${maxMatches} of ${maxMatches + 1}+ matches, truncated]`
-        : `[${matches} ${matches === 1 ? 'match' : 'matches'}]`;
+          ? `[Showing ${maxMatches} of ${maxMatches + 1}+ matches, truncated]`
+          : `[${matches} ${matches === 1 ? 'match' : 'matches'}]`;
       const warning =
-        !truncated && exit.exitCode === 2 && errors ? `\n[Some files could not be searched: ${errors.split('\n')[0]}]` : '';
+        !truncated && exit.exitCode === 2 && errors
+          ? `\n[Some files could not be searched: ${errors.split('\n')[0]}]`
+          : '';
       return {
         content: `${lines.join('\n')}\n\n${summary}${warning}`,
         success: true,
@@ -181,7 +188,12 @@ function formatRipgrepRecord(record: string, cut: boolean): FormattedLine | unde
     const file = /"path":\{"text":"((?:[^"\\]|\\.)*)"/.exec(record)?.[1];
     const name = file === undefined ? '(unknown file)' : (JSON.parse(`"${file}"`) as string);
     const separator = kind === 'match' ? ':' : '-';
-    return { text: `${name}${separator}?${separator}[line longer than ${MAX_RECORD_BYTES / 1024 / 1024} MB, not shown]`, match: kind === 'match', file: name, line: -1 };
+    return {
+      text: `${name}${separator}?${separator}[line longer than ${MAX_RECORD_BYTES / 1024 / 1024} MB, not shown]`,
+      match: kind === 'match',
+      file: name,
+      line: -1,
+    };
   }
   let parsed: RipgrepRecord;
   try {
@@ -193,15 +205,29 @@ function formatRipgrepRecord(record: string, cut: boolean): FormattedLine | unde
   const data = parsed.data;
   const file = textOf(data.path);
   const raw = rawOf(data.lines);
-  const bytes = raw.byteLength > 0 && raw[raw.byteLength - 1] === 10 ? raw.subarray(0, raw.byteLength - (raw[raw.byteLength - 2] === 13 ? 2 : 1)) : raw;
+  const bytes =
+    raw.byteLength > 0 && raw[raw.byteLength - 1] === 10
+      ? raw.subarray(0, raw.byteLength - (raw[raw.byteLength - 2] === 13 ? 2 : 1))
+      : raw;
   const text = bytes.toString('utf8');
   const first = data.submatches?.[0];
   // Offsets are in bytes of the line: turned into string indices of the decoded text.
-  const focus = first === undefined ? undefined : { start: bytes.subarray(0, first.start).toString('utf8').length, end: bytes.subarray(0, first.end).toString('utf8').length };
+  const focus =
+    first === undefined
+      ? undefined
+      : {
+          start: bytes.subarray(0, first.start).toString('utf8').length,
+          end: bytes.subarray(0, first.end).toString('utf8').length,
+        };
   const match = parsed.type === 'match';
   const separator = match ? ':' : '-';
   const lineNumber = data.line_number ?? 0;
-  return { text: `${file}${separator}${lineNumber}${separator}${capLine(text, { maxChars: GREP_MAX_LINE_CHARS, ...(focus === undefined ? {} : { focus }) })}`, match, file, line: lineNumber };
+  return {
+    text: `${file}${separator}${lineNumber}${separator}${capLine(text, { maxChars: GREP_MAX_LINE_CHARS, ...(focus === undefined ? {} : { focus }) })}`,
+    match,
+    file,
+    line: lineNumber,
+  };
 }
 
 /** ripgrep's JSON text: UTF-8 as `text`, anything else as base64 `bytes`. */

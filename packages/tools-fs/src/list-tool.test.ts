@@ -44,7 +44,9 @@ describe('list', () => {
   });
 
   it('truncates at 200 entries', async () => {
-    await Promise.all(Array.from({ length: 205 }, (_, index) => writeFile(join(dir, `f${String(index).padStart(3, '0')}`), '')));
+    await Promise.all(
+      Array.from({ length: 205 }, (_, index) => writeFile(join(dir, `f${String(index).padStart(3, '0')}`), '')),
+    );
     const result = await call(list, { path: dir }, contextFor(dir));
     expect(result.content.endsWith('f199\n\n[Truncated at 200 entries]')).toBe(true);
     expect(result.metadata).toMatchObject({ item_count: 200 });
@@ -76,7 +78,9 @@ describe('list', () => {
     expect((await call(list, { path: '.' }, contextFor(dir))).content).toBe('(empty directory)');
     expect((await call(list, { path: '.', recursive: true }, contextFor(dir))).content).toBe('(empty directory)');
     expect(await call(list, { path: '' }, contextFor(dir))).toEqual({ content: 'No path provided', success: false });
-    expect((await call(list, { path: 'nope' }, contextFor(dir))).content).toBe(`Directory not found: ${join(dir, 'nope')}`);
+    expect((await call(list, { path: 'nope' }, contextFor(dir))).content).toBe(
+      `Directory not found: ${join(dir, 'nope')}`,
+    );
     await writeFile(join(dir, 'f'), '');
     expect((await call(list, { path: 'f' }, contextFor(dir))).content).toBe(`Not a directory: ${join(dir, 'f')}`);
     await symlink('loop2', join(dir, 'loop1'));

@@ -28,7 +28,9 @@ describe('createLocalBackend', () => {
     await backend.createExclusive(join(dir, 'a'), Buffer.from('one'));
     await expect(backend.createExclusive(join(dir, 'a'), Buffer.from('two'))).rejects.toMatchObject({ code: 'EEXIST' });
     await symlink('target', join(dir, 'dangling'));
-    await expect(backend.createExclusive(join(dir, 'dangling'), Buffer.from('x'))).rejects.toMatchObject({ code: 'EEXIST' });
+    await expect(backend.createExclusive(join(dir, 'dangling'), Buffer.from('x'))).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
     expect(await readFile(join(dir, 'a'), 'utf8')).toBe('one');
   });
 
@@ -64,7 +66,11 @@ describe('createLocalBackend', () => {
   });
 
   it('spawns without a shell, merges stderr on request, and reports spawn errors', async () => {
-    const child = backend.spawn({ argv: ['sh', '-c', 'echo out; echo err >&2', 'ignored'], cwd: dir, stderr: 'stdout' });
+    const child = backend.spawn({
+      argv: ['sh', '-c', 'echo out; echo err >&2', 'ignored'],
+      cwd: dir,
+      stderr: 'stdout',
+    });
     expect(child.stderr).toBeNull();
     const text = await collect(child.stdout);
     expect(text.split('\n').sort()).toEqual(['', 'err', 'out']);

@@ -12,10 +12,13 @@ describe('OutputCollector', () => {
   });
 
   it('keeps the exact head and tail of a long stream fed in uneven chunks', () => {
-    const data = Buffer.from(Array.from({ length: 100_000 }, (_, index) => String.fromCharCode(97 + (index % 26))).join(''));
+    const data = Buffer.from(
+      Array.from({ length: 100_000 }, (_, index) => String.fromCharCode(97 + (index % 26))).join(''),
+    );
     for (const chunkSize of [1, 7, 999, 4096, 70_000]) {
       const collector = new OutputCollector(1000, 1500);
-      for (let offset = 0; offset < data.length; offset += chunkSize) collector.push(data.subarray(offset, offset + chunkSize));
+      for (let offset = 0; offset < data.length; offset += chunkSize)
+        collector.push(data.subarray(offset, offset + chunkSize));
       expect(collector.totalBytes).toBe(100_000);
       expect(collector.omittedBytes).toBe(97_500);
       expect(collector.text()).toBe(

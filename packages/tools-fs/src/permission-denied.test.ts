@@ -47,33 +47,45 @@ afterEach(async () => {
 });
 
 describe('permission denied (as the nobody user)', () => {
-  it.runIf(canDrop)('reports "Permission denied" from every tool that touches an unreadable or unwritable path', async () => {
-    await chmod(dir, 0o755);
-    await writeFile(join(dir, 'secret.txt'), 'a needle');
-    await chmod(join(dir, 'secret.txt'), 0o000);
-    await mkdir(join(dir, 'closed'), { mode: 0o000 });
-    await chmod(join(dir, 'closed'), 0o000);
-    await mkdir(join(dir, 'locked'));
-    await writeFile(join(dir, 'locked/file.txt'), 'a');
-    await chmod(join(dir, 'locked/file.txt'), 0o644);
-    await chmod(join(dir, 'locked'), 0o555);
-    await writeFile(join(dir, 'open.txt'), 'needle here');
-    await chmod(join(dir, 'open.txt'), 0o644);
-    const child = spawnSync(
-      'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--input-type=module', '-e', script],
-      { env: { PATH: process.env['PATH'], TOOLS_DIST: toolsDist, CORE_DIST: coreDist, SCRATCH: dir }, encoding: 'utf8' },
-    );
-    expect(child.status, child.stderr).toBe(0);
-    const results = JSON.parse(child.stdout) as Record<string, { content: string; success: boolean }>;
-    expect(results['read']).toEqual({ content: `Permission denied: ${join(dir, 'secret.txt')}`, success: false });
-    expect(results['list']).toEqual({ content: `Permission denied: ${join(dir, 'closed')}`, success: false });
-    expect(results['tree']?.content).toContain('├── closed/\n│   [permission denied]');
-    expect(results['write']).toEqual({ content: `Permission denied: ${join(dir, 'locked/new.txt')}`, success: false });
-    expect(results['edit']).toEqual({ content: `Permission denied: ${join(dir, 'locked/file.txt')}`, success: false });
-    expect(results['editRead']).toEqual({ content: `Permission denied: ${join(dir, 'secret.txt')}`, success: false });
-    expect(results['excel']).toEqual({ content: `Permission denied: ${join(dir, 'secret.txt')}`, success: false });
-    expect(results['grep']?.content).toContain(`${join(dir, 'open.txt')}:1:needle here`);
-    expect(results['grep']?.content).toContain('[Some files could not be searched:');
-  });
+  it.runIf(canDrop)(
+    'reports "Permission denied" from every tool that touches an unreadable or unwritable path',
+    async () => {
+      await chmod(dir, 0o755);
+      await writeFile(join(dir, 'secret.txt'), 'a needle');
+      await chmod(join(dir, 'secret.txt'), 0o000);
+      await mkdir(join(dir, 'closed'), { mode: 0o000 });
+      await chmod(join(dir, 'closed'), 0o000);
+      await mkdir(join(dir, 'locked'));
+      await writeFile(join(dir, 'locked/file.txt'), 'a');
+      await chmod(join(dir, 'locked/file.txt'), 0o644);
+      await chmod(join(dir, 'locked'), 0o555);
+      await writeFile(join(dir, 'open.txt'), 'needle here');
+      await chmod(join(dir, 'open.txt'), 0o644);
+      const child = spawnSync(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--input-type=module', '-e', script],
+        {
+          env: { PATH: process.env['PATH'], TOOLS_DIST: toolsDist, CORE_DIST: coreDist, SCRATCH: dir },
+          encoding: 'utf8',
+        },
+      );
+      expect(child.status, child.stderr).toBe(0);
+      const results = JSON.parse(child.stdout) as Record<string, { content: string; success: boolean }>;
+      expect(results['read']).toEqual({ content: `Permission denied: ${join(dir, 'secret.txt')}`, success: false });
+      expect(results['list']).toEqual({ content: `Permission denied: ${join(dir, 'closed')}`, success: false });
+      expect(results['tree']?.content).toContain('├── closed/\n│   [permission denied]');
+      expect(results['write']).toEqual({
+        content: `Permission denied: ${join(dir, 'locked/new.txt')}`,
+        success: false,
+      });
+      expect(results['edit']).toEqual({
+        content: `Permission denied: ${join(dir, 'locked/file.txt')}`,
+        success: false,
+      });
+      expect(results['editRead']).toEqual({ content: `Permission denied: ${join(dir, 'secret.txt')}`, success: false });
+      expect(results['excel']).toEqual({ content: `Permission denied: ${join(dir, 'secret.txt')}`, success: false });
+      expect(results['grep']?.content).toContain(`${join(dir, 'open.txt')}:1:needle here`);
+      expect(results['grep']?.content).toContain('[Some files could not be searched:');
+    },
+  );
 });

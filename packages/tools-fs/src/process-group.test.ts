@@ -28,7 +28,8 @@ afterEach(async () => {
 const groupMembers = (pgid: number): number[] => processGroupMembers(pgid) ?? [];
 
 /** The shell writes its own pid (the group's id: it leads the group) and its child's, then waits. */
-const command = (pidFile: string): string => `(trap '' TERM; exec sleep 61.5) & echo "$$ $!" > ${pidFile}; echo started; wait`;
+const command = (pidFile: string): string =>
+  `(trap '' TERM; exec sleep 61.5) & echo "$$ $!" > ${pidFile}; echo started; wait`;
 
 async function pids(pidFile: string): Promise<{ group: number; child: number }> {
   const [group, child] = (await readFile(pidFile, 'utf8')).trim().split(' ').map(Number);
@@ -36,60 +37,79 @@ async function pids(pidFile: string): Promise<{ group: number; child: number }> 
 }
 
 describe('stopping bash kills every process it started', () => {
-  it.skipIf(process.platform !== 'linux')('after a timeout, even a child that ignores SIGTERM and outlives its parent', async () => {
-    const pidFile = join(dir, 'pids');
-    const result = await call(bash, { command: command(pidFile), timeout: 1 }, contextFor(dir));
-    expect(result.metadata).toMatchObject({ timed_out: true, exit_code: -1 });
-    const { group, child } = await pids(pidFile);
-    expect(child).not.toBe(group);
-    expect(groupMembers(group)).toEqual([]);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'after a timeout, even a child that ignores SIGTERM and outlives its parent',
+    async () => {
+      const pidFile = join(dir, 'pids');
+      const result = await call(bash, { command: command(pidFile), timeout: 1 }, contextFor(dir));
+      expect(result.metadata).toMatchObject({ timed_out: true, exit_code: -1 });
+      const { group, child } = await pids(pidFile);
+      expect(child).not.toBe(group);
+      expect(groupMembers(group)).toEqual([]);
+    },
+  );
 
-  it.skipIf(process.platform !== 'linux')('after a cancellation, even a child that ignores SIGTERM and outlives its parent', async () => {
-    const pidFile = join(dir, 'pids');
-    const controller = new AbortController();
-    const running = call(bash, { command: command(pidFile) }, contextFor(dir, controller.signal));
-    // Cancel once both processes are there.
-    const deadline = Date.now() + 20_000;
-    while (!(await readFile(pidFile, 'utf8').then((text) => text.trim().split(' ').length === 2, () => false))) {
-      if (Date.now() > deadline) throw new Error(`The command did not write both pids to ${pidFile}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const { group } = await pids(pidFile);
-    expect(groupMembers(group).length).toBe(2);
-    controller.abort();
-    const result = await running;
-    expect(result.metadata).toMatchObject({ cancelled: true, exit_code: -1 });
-    expect(groupMembers(group)).toEqual([]);
-  });
-
-  it.skipIf(process.platform !== 'linux')('restricted: a sandboxed command, in a session of its own, dies with its sandbox on timeout', async (test) => {
-    const wrapper = await sandboxWrapper();
-    if (!wrapper.available) {
-      if (process.env['CI'] === 'true') throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
-      test.skip('bubblewrap is not available here');
-    }
-    // A server that accepts and never answers: curl waits until it is killed.
-    const sockets: Socket[] = [];
-    const server = createServer((socket) => {
-      sockets.push(socket);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hang`;
-    try {
-      const restricted = createBashTool({ mode: 'restricted', gate: restrictedShellGate(builtinProfile('readonly')!), killGraceSeconds: 0.5 });
-      const running = call(restricted, { command: `curl -s ${url}`, timeout: 1 }, contextFor(dir));
+  it.skipIf(process.platform !== 'linux')(
+    'after a cancellation, even a child that ignores SIGTERM and outlives its parent',
+    async () => {
+      const pidFile = join(dir, 'pids');
+      const controller = new AbortController();
+      const running = call(bash, { command: command(pidFile) }, contextFor(dir, controller.signal));
+      // Cancel once both processes are there.
+      const deadline = Date.now() + 20_000;
+      while (
+        !(await readFile(pidFile, 'utf8').then(
+          (text) => text.trim().split(' ').length === 2,
+          () => false,
+        ))
+      ) {
+        if (Date.now() > deadline) throw new Error(`The command did not write both pids to ${pidFile}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const { group } = await pids(pidFile);
+      expect(groupMembers(group).length).toBe(2);
+      controller.abort();
       const result = await running;
-      expect(result.metadata).toMatchObject({ timed_out: true });
-      // curl ran in a new session inside the sandbox, so not in the group rho signalled; the
-      // sandbox's PID namespace took it along.
-      expect(processesNaming(url)).toEqual([]);
-      expect(sockets.length).toBe(1);
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    }
-  });
+      expect(result.metadata).toMatchObject({ cancelled: true, exit_code: -1 });
+      expect(groupMembers(group)).toEqual([]);
+    },
+  );
+
+  it.skipIf(process.platform !== 'linux')(
+    'restricted: a sandboxed command, in a session of its own, dies with its sandbox on timeout',
+    async (test) => {
+      const wrapper = await sandboxWrapper();
+      if (!wrapper.available) {
+        if (process.env['CI'] === 'true')
+          throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
+        test.skip('bubblewrap is not available here');
+      }
+      // A server that accepts and never answers: curl waits until it is killed.
+      const sockets: Socket[] = [];
+      const server = createServer((socket) => {
+        sockets.push(socket);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hang`;
+      try {
+        const restricted = createBashTool({
+          mode: 'restricted',
+          gate: restrictedShellGate(builtinProfile('readonly')!),
+          killGraceSeconds: 0.5,
+        });
+        const running = call(restricted, { command: `curl -s ${url}`, timeout: 1 }, contextFor(dir));
+        const result = await running;
+        expect(result.metadata).toMatchObject({ timed_out: true });
+        // curl ran in a new session inside the sandbox, so not in the group rho signalled; the
+        // sandbox's PID namespace took it along.
+        expect(processesNaming(url)).toEqual([]);
+        expect(sockets.length).toBe(1);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        server.close();
+      }
+    },
+  );
 });
 
 /** Running (not zombie) processes whose command line contains `text`. */

@@ -89,7 +89,11 @@ describe('read_excel', () => {
   });
 
   it('marks hidden rows with show_hidden and reads row ranges', async () => {
-    const result = await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'Data', start_row: 3, end_row: 5, show_hidden: true }, contextFor(dir));
+    const result = await call(
+      tool,
+      { path: 'book.xlsx', action: 'read_sheet', sheet: 'Data', start_row: 3, end_row: 5, show_hidden: true },
+      contextFor(dir),
+    );
     expect(result.content).toBe(
       [
         'Sheet: Data (6 rows x 4 cols, showing 3 rows x 4 cols)',
@@ -106,21 +110,31 @@ describe('read_excel', () => {
   });
 
   it('accepts a sheet number, and reports every error of the original', async () => {
-    expect((await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: '1', end_row: 1 }, contextFor(dir))).content).toContain('name\tamount\twhen');
-    expect((await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'Nope' }, contextFor(dir))).content).toBe(
+    expect(
+      (await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: '1', end_row: 1 }, contextFor(dir))).content,
+    ).toContain('name\tamount\twhen');
+    expect(
+      (await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'Nope' }, contextFor(dir))).content,
+    ).toBe(
       `Sheet not found: 'sheet' must be one of "Data", "Empty", "AllHidden" (got "Nope"), or a number from 1 to 3`,
     );
-    expect((await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'Empty' }, contextFor(dir))).content).toBe("Sheet 'Empty' is empty");
-    expect((await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'AllHidden' }, contextFor(dir))).content).toBe(
-      "Sheet 'AllHidden' has no visible columns",
-    );
+    expect(
+      (await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'Empty' }, contextFor(dir))).content,
+    ).toBe("Sheet 'Empty' is empty");
+    expect(
+      (await call(tool, { path: 'book.xlsx', action: 'read_sheet', sheet: 'AllHidden' }, contextFor(dir))).content,
+    ).toBe("Sheet 'AllHidden' has no visible columns");
     expect((await call(tool, { path: 'book.xlsx', action: 'explode' as 'get_info' }, contextFor(dir))).content).toBe(
       `Unknown action: 'action' must be one of "list_sheets", "read_sheet", "get_info" (got "explode")`,
     );
-    expect((await call(tool, { path: 'missing.xlsx', action: 'get_info' }, contextFor(dir))).content).toBe(`File not found: ${join(dir, 'missing.xlsx')}`);
+    expect((await call(tool, { path: 'missing.xlsx', action: 'get_info' }, contextFor(dir))).content).toBe(
+      `File not found: ${join(dir, 'missing.xlsx')}`,
+    );
     expect((await call(tool, { path: '.', action: 'get_info' }, contextFor(dir))).content).toBe(`Not a file: ${dir}`);
     await writeFile(join(dir, 'broken.xlsx'), 'this is not a zip');
-    expect((await call(tool, { path: 'broken.xlsx', action: 'get_info' }, contextFor(dir))).content).toMatch(/^Error reading Excel file: /);
+    expect((await call(tool, { path: 'broken.xlsx', action: 'get_info' }, contextFor(dir))).content).toMatch(
+      /^Error reading Excel file: /,
+    );
     await writeFile(join(dir, 'old.xls'), 'x');
     expect((await call(tool, { path: 'old.xls', action: 'get_info' }, contextFor(dir))).content).toBe(
       'Error reading Excel file: old.xls is not an Excel 97-2003 workbook (no OLE2 signature); if it is text exported as .xls (CSV, TSV, HTML), save or rename it with its real extension',
@@ -132,7 +146,12 @@ describe('read_excel', () => {
     const sheetjs = await import('@e965/xlsx');
     const book = sheetjs.utils.book_new();
     const data = sheetjs.utils.aoa_to_sheet(
-      [['name', 'amount', 'flag', 'when'], ['apple', 1.5, true, new Date(Date.UTC(2024, 0, 2))], ['pear', 1 / 3, false, null], ['merged title', null, null, null]],
+      [
+        ['name', 'amount', 'flag', 'when'],
+        ['apple', 1.5, true, new Date(Date.UTC(2024, 0, 2))],
+        ['pear', 1 / 3, false, null],
+        ['merged title', null, null, null],
+      ],
       { cellDates: true },
     );
     data['!cols'] = [{}, {}, { hidden: true }];
@@ -142,22 +161,36 @@ describe('read_excel', () => {
     book.Workbook = { Sheets: [{ Hidden: 0 }, { Hidden: 1 }] };
     await writeFile(join(dir, 'legacy.xls'), sheetjs.write(book, { type: 'buffer', bookType: 'biff8' }) as Buffer);
 
-    expect((await call(tool, { path: 'legacy.xls', action: 'list_sheets' }, contextFor(dir))).content).toBe('Sheets (2):\n  1. Data\n  2. Secret (hidden)');
+    expect((await call(tool, { path: 'legacy.xls', action: 'list_sheets' }, contextFor(dir))).content).toBe(
+      'Sheets (2):\n  1. Data\n  2. Secret (hidden)',
+    );
     expect((await call(tool, { path: 'legacy.xls', action: 'get_info' }, contextFor(dir))).content).toBe(
       'File: legacy.xls\nSheets: 2\n\n  Data:\n    Dimensions: A1:D4\n    Rows: 4, Columns: 4\n  Secret:\n    Dimensions: A1\n    Rows: 1, Columns: 1',
     );
     expect((await call(tool, { path: 'legacy.xls', action: 'read_sheet' }, contextFor(dir))).content).toBe(
       'Sheet: Data (4 rows x 4 cols, showing 4 rows x 3 cols)\n\nA\tB\tD\nname\tamount\twhen\napple\t1.5\t2024-01-02\npear\t0.3333\t\nmerged title\t\t\n\n[1 columns hidden]\n[Merged cells (value in the first cell): A4:C4]',
     );
-    expect((await call(tool, { path: 'legacy.xls', action: 'read_sheet', sheet: 'Data', show_hidden: true, end_row: 2 }, contextFor(dir))).content).toContain('apple\t1.5\tTrue\t2024-01-02');
+    expect(
+      (
+        await call(
+          tool,
+          { path: 'legacy.xls', action: 'read_sheet', sheet: 'Data', show_hidden: true, end_row: 2 },
+          contextFor(dir),
+        )
+      ).content,
+    ).toContain('apple\t1.5\tTrue\t2024-01-02');
     // An .xlsx saved under .xls is read as what it is.
     await writeFile(join(dir, 'renamed.xls'), workbookBytes);
-    expect((await call(tool, { path: 'renamed.xls', action: 'list_sheets' }, contextFor(dir))).content).toBe('Sheets (3):\n  1. Data\n  2. Empty\n  3. AllHidden');
+    expect((await call(tool, { path: 'renamed.xls', action: 'list_sheets' }, contextFor(dir))).content).toBe(
+      'Sheets (3):\n  1. Data\n  2. Empty\n  3. AllHidden',
+    );
   });
 
   it('reads CSV files, which the original documented but lacked', async () => {
     await writeFile(join(dir, 'people.csv'), '\uFEFFname,note\r\n"Smith, J","said ""hi""\nthen left"\r\nDoe,\r\n');
-    expect((await call(tool, { path: 'people.csv', action: 'list_sheets' }, contextFor(dir))).content).toBe('Sheets (1):\n  1. people.csv');
+    expect((await call(tool, { path: 'people.csv', action: 'list_sheets' }, contextFor(dir))).content).toBe(
+      'Sheets (1):\n  1. people.csv',
+    );
     expect((await call(tool, { path: 'people.csv', action: 'read_sheet' }, contextFor(dir))).content).toBe(
       'Sheet: people.csv (3 rows x 2 cols)\n\nA\tB\nname\tnote\nSmith, J\tsaid "hi" then left\nDoe\t',
     );
@@ -171,13 +204,18 @@ describe('read_excel', () => {
     expect(columnLetter(1)).toBe('A');
     expect(columnLetter(27)).toBe('AA');
     expect(columnLetter(703)).toBe('AAA');
-    expect(parseCsv('a,b\n1,2')).toEqual([['a', 'b'], ['1', '2']]);
+    expect(parseCsv('a,b\n1,2')).toEqual([
+      ['a', 'b'],
+      ['1', '2'],
+    ]);
   });
 
   describe('bounded work on hostile workbooks', () => {
     /** Sheet XML of `bytes` bytes: the same row over and over, which deflate shrinks about a thousandfold. */
     const repetitiveSheet = (bytes: number): Buffer => {
-      const head = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>');
+      const head = Buffer.from(
+        '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>',
+      );
       const tail = Buffer.from('</sheetData></worksheet>');
       const row = '<row><c t="inlineStr"><is><t>bomb</t></is></c></row>';
       const body = Buffer.alloc(bytes - head.length - tail.length, row);
@@ -221,7 +259,10 @@ describe('read_excel', () => {
     it('refuses a file that is not a zip archive with a message, not a parser error', async () => {
       await writeFile(join(dir, 'text.xlsx'), 'just text, not a workbook\n');
       const result = await call(tool, { path: 'text.xlsx', action: 'list_sheets' }, contextFor(dir));
-      expect(result).toEqual({ content: 'Error reading Excel file: text.xlsx is not a valid .xlsx file (it is not a zip archive)', success: false });
+      expect(result).toEqual({
+        content: 'Error reading Excel file: text.xlsx is not a valid .xlsx file (it is not a zip archive)',
+        success: false,
+      });
     });
   });
 });

@@ -78,7 +78,8 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
       if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
-      if (!EXCEL_ACTIONS.includes(args.action)) return failure(`Unknown action: ${mustBeOneOf('action', EXCEL_ACTIONS, args.action)}`);
+      if (!EXCEL_ACTIONS.includes(args.action))
+        return failure(`Unknown action: ${mustBeOneOf('action', EXCEL_ACTIONS, args.action)}`);
       let workbook: WorkbookView;
       try {
         const info = await backend.stat(path);
@@ -89,7 +90,8 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
         const code = errorCode(error);
         if (code === 'ENOENT') return failure(`File not found: ${path}`);
         if (code === 'EACCES' || code === 'EPERM') return failure(`Permission denied: ${path}`);
-        if (code === 'EFBIG') return failure(`Error reading Excel file: ${path} is larger than ${EXCEL_MAX_BYTES / 1024 / 1024} MB`);
+        if (code === 'EFBIG')
+          return failure(`Error reading Excel file: ${path} is larger than ${EXCEL_MAX_BYTES / 1024 / 1024} MB`);
         return failure(`Error reading Excel file: ${errorMessage(error)}`);
       }
       switch (args.action) {
@@ -97,7 +99,9 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
           return {
             content: [
               `Sheets (${workbook.sheets.length}):`,
-              ...workbook.sheets.map((sheet, index) => `  ${index + 1}. ${sheet.name}${sheet.hidden ? ' (hidden)' : ''}`),
+              ...workbook.sheets.map(
+                (sheet, index) => `  ${index + 1}. ${sheet.name}${sheet.hidden ? ' (hidden)' : ''}`,
+              ),
             ].join('\n'),
             success: true,
             metadata: { sheet_count: workbook.sheets.length, sheets: workbook.sheets.map((sheet) => sheet.name) },
@@ -105,7 +109,11 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
         case 'get_info': {
           const lines = [`File: ${basename(path)}`, `Sheets: ${workbook.sheets.length}`, ''];
           for (const sheet of workbook.sheets) {
-            lines.push(`  ${sheet.name}:`, `    Dimensions: ${sheet.dimensions ?? 'empty'}`, `    Rows: ${sheet.rowCount}, Columns: ${sheet.columnCount}`);
+            lines.push(
+              `  ${sheet.name}:`,
+              `    Dimensions: ${sheet.dimensions ?? 'empty'}`,
+              `    Rows: ${sheet.rowCount}, Columns: ${sheet.columnCount}`,
+            );
           }
           return { content: lines.join('\n'), success: true, metadata: { sheet_count: workbook.sheets.length } };
         }
@@ -129,7 +137,9 @@ function readSheet(
   }
   if (sheet === undefined) {
     const names = workbook.sheets.map((candidate) => candidate.name);
-    return failure(`Sheet not found: ${mustBeOneOf('sheet', names, args.sheet ?? '')}, or a number from 1 to ${names.length}`);
+    return failure(
+      `Sheet not found: ${mustBeOneOf('sheet', names, args.sheet ?? '')}, or a number from 1 to ${names.length}`,
+    );
   }
   if (sheet.rowCount === 0 || sheet.columnCount === 0) return failure(`Sheet '${sheet.name}' is empty`);
   const showHidden = args.show_hidden ?? false;
@@ -166,7 +176,10 @@ function readSheet(
   if (start > 1 || end < sheet.rowCount) footerParts.push(`Showing rows ${start}-${end} of ${sheet.rowCount}`);
   if (hiddenRows > 0) footerParts.push(`${hiddenRows} rows hidden`);
   if (hiddenColumns > 0) footerParts.push(`${hiddenColumns} columns hidden`);
-  const mergeNote = sheet.merges.length > 0 ? `\n[Merged cells (value in the first cell): ${sheet.merges.slice(0, 50).join(', ')}]` : '';
+  const mergeNote =
+    sheet.merges.length > 0
+      ? `\n[Merged cells (value in the first cell): ${sheet.merges.slice(0, 50).join(', ')}]`
+      : '';
   const footer = footerParts.length > 0 ? `\n\n[${footerParts.join(', ')}]` : '';
   return {
     content: `${summary}\n\n${lines.join('\n')}${footer}${mergeNote}`,
@@ -210,14 +223,25 @@ async function loadWorkbook(path: string, bytes: Uint8Array): Promise<WorkbookVi
 async function loadXlsWorkbook(path: string, bytes: Uint8Array): Promise<WorkbookView> {
   // SheetJS reads anything (text becomes a one-column sheet): only an OLE2 compound file is taken.
   if (!OLE2_SIGNATURE.every((byte, index) => bytes[index] === byte)) {
-    throw new Error(`${basename(path)} is not an Excel 97-2003 workbook (no OLE2 signature); if it is text exported as .xls (CSV, TSV, HTML), save or rename it with its real extension`);
+    throw new Error(
+      `${basename(path)} is not an Excel 97-2003 workbook (no OLE2 signature); if it is text exported as .xls (CSV, TSV, HTML), save or rename it with its real extension`,
+    );
   }
   const sheetjs = await import('@e965/xlsx');
   let workbook: import('@e965/xlsx').WorkBook;
   try {
-    workbook = sheetjs.read(bytes, { type: 'array', cellDates: true, cellFormula: false, cellHTML: false, cellStyles: true });
+    workbook = sheetjs.read(bytes, {
+      type: 'array',
+      cellDates: true,
+      cellFormula: false,
+      cellHTML: false,
+      cellStyles: true,
+    });
   } catch (error) {
-    throw new Error(`${basename(path)} could not be read as an Excel 97-2003 workbook (${errorMessage(error)}); if it is another format renamed .xls, give it its real extension (.xlsx, .csv)`, { cause: error });
+    throw new Error(
+      `${basename(path)} could not be read as an Excel 97-2003 workbook (${errorMessage(error)}); if it is another format renamed .xls, give it its real extension (.xlsx, .csv)`,
+      { cause: error },
+    );
   }
   const sheets = workbook.SheetNames.map((name, index): SheetView => {
     const sheet = workbook.Sheets[name]!;
@@ -231,7 +255,8 @@ async function loadXlsWorkbook(path: string, bytes: Uint8Array): Promise<Workboo
       columnCount,
       dimensions: range === undefined ? undefined : sheetjs.utils.encode_range(range),
       cell(row, column) {
-        const cell = sheet[sheetjs.utils.encode_cell({ r: row - 1, c: column - 1 })] as import('@e965/xlsx').CellObject | undefined;
+        const cell = sheet[sheetjs.utils.encode_cell({ r: row - 1, c: column - 1 })] as
+          import('@e965/xlsx').CellObject | undefined;
         if (cell === undefined) return '';
         // An error cell's value is its code; its text is what Excel shows (#DIV/0!).
         if (cell.t === 'e') return cell.w ?? '#ERROR';
@@ -297,10 +322,15 @@ export function formatValue(value: CellValue | undefined): string {
   if (typeof value === 'object') {
     if ('result' in value || 'formula' in value || 'sharedFormula' in value) {
       const result = (value as { result?: unknown }).result;
-      if (result !== null && typeof result === 'object' && 'error' in result) return String((result as { error: unknown }).error);
+      if (result !== null && typeof result === 'object' && 'error' in result)
+        return String((result as { error: unknown }).error);
       return formatValue(result as CellValue | undefined);
     }
-    if ('richText' in value) return value.richText.map((part) => part.text).join('').replace(/[\t\n\r]+/g, ' ');
+    if ('richText' in value)
+      return value.richText
+        .map((part) => part.text)
+        .join('')
+        .replace(/[\t\n\r]+/g, ' ');
     if ('error' in value) return String(value.error);
     if ('text' in value) return formatValue((value as { text: CellValue }).text);
   }

@@ -15,7 +15,8 @@ afterEach(async () => {
   await cleanup();
 });
 
-const lines = (count: number): string => Array.from({ length: count }, (_, index) => `line ${index + 1}`).join('\n') + '\n';
+const lines = (count: number): string =>
+  Array.from({ length: count }, (_, index) => `line ${index + 1}`).join('\n') + '\n';
 
 describe('read', () => {
   it('shows what the model sees', () => {
@@ -59,7 +60,9 @@ describe('read', () => {
   it('reads the last lines with a negative start_line', async () => {
     await writeFile(join(dir, 'long.txt'), lines(10_000));
     const result = await call(read, { path: 'long.txt', start_line: -3 }, contextFor(dir));
-    expect(result.content).toBe('  9998  line 9998\n  9999  line 9999\n 10000  line 10000\n\n[Showing lines 9998-10000 of 10000]');
+    expect(result.content).toBe(
+      '  9998  line 9998\n  9999  line 9999\n 10000  line 10000\n\n[Showing lines 9998-10000 of 10000]',
+    );
   });
 
   it('clamps start_line to 1 and refuses a start past the end', async () => {
@@ -70,7 +73,9 @@ describe('read', () => {
       success: false,
     });
     await writeFile(join(dir, 'empty.txt'), '');
-    expect((await call(read, { path: 'empty.txt' }, contextFor(dir))).content).toBe('Start line 1 exceeds file length (0 lines)');
+    expect((await call(read, { path: 'empty.txt' }, contextFor(dir))).content).toBe(
+      'Start line 1 exceeds file length (0 lines)',
+    );
     expect((await call(read, { path: 'r.txt', start_line: 2, end_line: 1 }, contextFor(dir))).success).toBe(false);
   });
 
@@ -85,20 +90,29 @@ describe('read', () => {
   });
 
   it('replaces invalid UTF-8 instead of failing when most of the text is valid', async () => {
-    await writeFile(join(dir, 'bad.txt'), Buffer.concat([Buffer.from('a'), Buffer.from([0xff, 0xfe]), Buffer.from('b is fine\n')]));
+    await writeFile(
+      join(dir, 'bad.txt'),
+      Buffer.concat([Buffer.from('a'), Buffer.from([0xff, 0xfe]), Buffer.from('b is fine\n')]),
+    );
     const result = await call(read, { path: 'bad.txt' }, contextFor(dir));
     expect(result).toMatchObject({ success: true, content: '     1  a\uFFFD\uFFFDb is fine' });
     // Latin-1 text read as UTF-8: each accented letter is one invalid byte, a small share.
-    await writeFile(join(dir, 'latin1.txt'), Buffer.from('Le café est fermé le lundi; la crème brûlée aussi.\n'.repeat(300), 'latin1'));
+    await writeFile(
+      join(dir, 'latin1.txt'),
+      Buffer.from('Le café est fermé le lundi; la crème brûlée aussi.\n'.repeat(300), 'latin1'),
+    );
     const latin1 = await call(read, { path: 'latin1.txt' }, contextFor(dir));
     expect(latin1.success).toBe(true);
-    expect(latin1.content.split('\n')[0]).toBe('     1  Le caf\uFFFD est ferm\uFFFD le lundi; la cr\uFFFDme br\uFFFDl\uFFFDe aussi.');
+    expect(latin1.content.split('\n')[0]).toBe(
+      '     1  Le caf\uFFFD est ferm\uFFFD le lundi; la cr\uFFFDme br\uFFFDl\uFFFDe aussi.',
+    );
   });
 
   it('refuses a file that is mostly invalid UTF-8 (more than 30% of its first 8 KiB), with no NUL byte', async () => {
     // Bytes 0x80-0xff never start a valid sequence here (each is followed by ASCII): 50% invalid.
     const garbage = Buffer.alloc(64 * 1024);
-    for (let index = 0; index < garbage.length; index += 1) garbage[index] = index % 2 === 0 ? 0x80 + (index % 0x7f) : 0x41 + (index % 26);
+    for (let index = 0; index < garbage.length; index += 1)
+      garbage[index] = index % 2 === 0 ? 0x80 + (index % 0x7f) : 0x41 + (index % 26);
     await writeFile(join(dir, 'mostly-invalid.log'), garbage);
     const result = await call(read, { path: 'mostly-invalid.log' }, contextFor(dir));
     expect(result).toEqual({
@@ -109,10 +123,16 @@ describe('read', () => {
     });
     // A short file is judged on all of it.
     await writeFile(join(dir, 'short.txt'), Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0x41, 0xe2, 0x28, 0xa1]));
-    expect((await call(read, { path: 'short.txt' }, contextFor(dir))).content).toContain('of its first 8 KiB is not valid UTF-8');
+    expect((await call(read, { path: 'short.txt' }, contextFor(dir))).content).toContain(
+      'of its first 8 KiB is not valid UTF-8',
+    );
     // Only the first 8 KiB are sampled: a text file with binary further on is read as text.
     await writeFile(join(dir, 'text-then-garbage.log'), Buffer.concat([Buffer.from(lines(2000)), garbage]));
-    expect((await call(read, { path: 'text-then-garbage.log', end_line: 2 }, contextFor(dir))).content.split('\n').slice(0, 2)).toEqual(['     1  line 1', '     2  line 2']);
+    expect(
+      (await call(read, { path: 'text-then-garbage.log', end_line: 2 }, contextFor(dir))).content
+        .split('\n')
+        .slice(0, 2),
+    ).toEqual(['     1  line 1', '     2  line 2']);
   });
 
   it('refuses binary files by extension and by content', async () => {
@@ -129,7 +149,9 @@ describe('read', () => {
 
   it('reports missing paths, directories, empty paths, symlink loops and unreadable files', async () => {
     expect(await call(read, { path: '' }, contextFor(dir))).toEqual({ content: 'No path provided', success: false });
-    expect((await call(read, { path: 'nope.txt' }, contextFor(dir))).content).toBe(`File not found: ${join(dir, 'nope.txt')}`);
+    expect((await call(read, { path: 'nope.txt' }, contextFor(dir))).content).toBe(
+      `File not found: ${join(dir, 'nope.txt')}`,
+    );
     await mkdir(join(dir, 'sub'));
     expect((await call(read, { path: 'sub' }, contextFor(dir))).content).toBe(`Not a file: ${join(dir, 'sub')}`);
     await symlink('loop-b', join(dir, 'loop-a'));
@@ -143,7 +165,10 @@ describe('read', () => {
     await writeFile(join(dir, 'a.txt'), lines(10));
     const controller = new AbortController();
     controller.abort();
-    expect(await call(read, { path: 'a.txt' }, contextFor(dir, controller.signal))).toEqual({ content: 'Read cancelled', success: false });
+    expect(await call(read, { path: 'a.txt' }, contextFor(dir, controller.signal))).toEqual({
+      content: 'Read cancelled',
+      success: false,
+    });
   });
 
   it('expands ~ to the home directory', async () => {
@@ -177,6 +202,8 @@ describe('read', () => {
   it.skipIf(process.getuid?.() === 0)('reports permission denied (non-root only)', async () => {
     await writeFile(join(dir, 'secret.txt'), 'x');
     await chmod(join(dir, 'secret.txt'), 0);
-    expect((await call(read, { path: 'secret.txt' }, contextFor(dir))).content).toBe(`Permission denied: ${join(dir, 'secret.txt')}`);
+    expect((await call(read, { path: 'secret.txt' }, contextFor(dir))).content).toBe(
+      `Permission denied: ${join(dir, 'secret.txt')}`,
+    );
   });
 });

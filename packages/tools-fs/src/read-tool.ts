@@ -129,7 +129,8 @@ export function createReadTool(options: FsToolOptions = {}) {
       const body = scan.lines
         .map((line, index) => `${String(firstShown + index).padStart(6)}  ${formatLine(line)}`)
         .join('\n');
-      const footer = lastShown < total || firstShown > 1 ? `\n\n[Showing lines ${firstShown}-${lastShown} of ${total}]` : '';
+      const footer =
+        lastShown < total || firstShown > 1 ? `\n\n[Showing lines ${firstShown}-${lastShown} of ${total}]` : '';
       return {
         content: body + footer,
         success: true,
@@ -196,7 +197,9 @@ async function scanLines(
   const judgeSample = (): ScanResult | undefined => {
     sampleJudged = true;
     const share = invalidUtf8Share(Buffer.concat(sample, sampled));
-    return share > READ_MAX_INVALID_UTF8_SHARE ? { lines: [], totalLines: 0, binary: 'invalid-utf8', invalidShare: share } : undefined;
+    return share > READ_MAX_INVALID_UTF8_SHARE
+      ? { lines: [], totalLines: 0, binary: 'invalid-utf8', invalidShare: share }
+      : undefined;
   };
   const beginLine = (lineStart: number): void => {
     if (ringSize > 0) lineStarts[(lineNumber - 1) % ringSize] = lineStart;

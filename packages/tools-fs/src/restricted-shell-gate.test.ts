@@ -22,7 +22,8 @@ const output = (content: string): string => (JSON.parse(content) as { output: st
 async function requireSandbox(test: { skip: (note: string) => void }): Promise<void> {
   const wrapper = await sandboxWrapper();
   if (wrapper.available) return;
-  if (process.env['CI'] === 'true') throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
+  if (process.env['CI'] === 'true')
+    throw new Error(`CI must run the sandbox tests: ${wrapper.unavailableReason ?? ''}`);
   test.skip('bubblewrap is not available here');
 }
 let dir: string;
@@ -56,30 +57,30 @@ describe('restrictedShellGate', () => {
     }
   });
 
-  it(
-    'runs inside bubblewrap when available: a private /tmp that still shows the working directory',
-    async (test) => {
-      await requireSandbox(test);
-      const marker = await mkdtemp(join(tmpdir(), 'rho-outside-sandbox-'));
-      try {
-        // Ask for the two entries by name: a listing of the whole /tmp can be longer than the
-        // output the tool keeps (head and tail) on a busy machine.
-        const command = `ls -d /tmp/${basename(dir)} /tmp/${basename(marker)}`;
-        const inside = output((await call(sandboxed, { command }, contextFor(dir))).content);
-        expect(inside).toContain(`/tmp/${basename(dir)}`);
-        expect(inside).toMatch(new RegExp(`cannot access '/tmp/${basename(marker)}'`));
-        const outside = output((await call(unsandboxed, { command }, contextFor(dir))).content);
-        expect(outside.split('\n')).toContain(`/tmp/${basename(marker)}`);
-      } finally {
-        await rm(marker, { recursive: true, force: true });
-      }
-    },
-  );
+  it('runs inside bubblewrap when available: a private /tmp that still shows the working directory', async (test) => {
+    await requireSandbox(test);
+    const marker = await mkdtemp(join(tmpdir(), 'rho-outside-sandbox-'));
+    try {
+      // Ask for the two entries by name: a listing of the whole /tmp can be longer than the
+      // output the tool keeps (head and tail) on a busy machine.
+      const command = `ls -d /tmp/${basename(dir)} /tmp/${basename(marker)}`;
+      const inside = output((await call(sandboxed, { command }, contextFor(dir))).content);
+      expect(inside).toContain(`/tmp/${basename(dir)}`);
+      expect(inside).toMatch(new RegExp(`cannot access '/tmp/${basename(marker)}'`));
+      const outside = output((await call(unsandboxed, { command }, contextFor(dir))).content);
+      expect(outside.split('\n')).toContain(`/tmp/${basename(marker)}`);
+    } finally {
+      await rm(marker, { recursive: true, force: true });
+    }
+  });
 
   it('the sandbox hides the processes outside it and their environment (ps, /proc)', async (test) => {
     await requireSandbox(test);
     // Stands for rho: a process outside the sandbox with a secret in its environment.
-    const outsider = spawn('sleep', ['30.5'], { env: { ...process.env, FOO_TOKEN: 'tok-outside-7781' }, stdio: 'ignore' });
+    const outsider = spawn('sleep', ['30.5'], {
+      env: { ...process.env, FOO_TOKEN: 'tok-outside-7781' },
+      stdio: 'ignore',
+    });
     try {
       const pid = String(outsider.pid);
       const listed = (text: string): string[] => text.split('\n').map((line) => line.trim().split(/\s+/)[0] ?? '');
@@ -90,13 +91,19 @@ describe('restrictedShellGate', () => {
       expect(insidePs.trim().split('\n').length).toBeLessThanOrEqual(4);
       // Its /proc entry does not exist either (the validators refuse /proc/PID/environ by name; the
       // sandbox alone hides it too, see the permissions package's sandbox tests).
-      const insideCmdline = output((await call(sandboxed, { command: `cat /proc/${pid}/cmdline` }, contextFor(dir))).content);
+      const insideCmdline = output(
+        (await call(sandboxed, { command: `cat /proc/${pid}/cmdline` }, contextFor(dir))).content,
+      );
       expect(insideCmdline).toContain('No such file');
       expect(insideCmdline).not.toContain('30.5');
       // The same commands without the sandbox do see them: the checks above can fail.
       // Pids only: a busy machine's `ps -eo pid,args` passes the tool's output cap, which cuts the middle.
-      expect(listed(output((await call(unsandboxed, { command: 'ps -eo pid' }, contextFor(dir))).content))).toContain(pid);
-      expect(output((await call(unsandboxed, { command: `cat /proc/${pid}/cmdline` }, contextFor(dir))).content)).toContain('30.5');
+      expect(listed(output((await call(unsandboxed, { command: 'ps -eo pid' }, contextFor(dir))).content))).toContain(
+        pid,
+      );
+      expect(
+        output((await call(unsandboxed, { command: `cat /proc/${pid}/cmdline` }, contextFor(dir))).content),
+      ).toContain('30.5');
     } finally {
       outsider.kill('SIGKILL');
     }
@@ -113,7 +120,9 @@ describe('restrictedShellGate', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     try {
       const hostNet = readlinkSync('/proc/self/ns/net');
-      expect(output((await call(sandboxed, { command: `curl -s ${url}` }, contextFor(dir))).content)).toBe('hello-from-the-host\n');
+      expect(output((await call(sandboxed, { command: `curl -s ${url}` }, contextFor(dir))).content)).toBe(
+        'hello-from-the-host\n',
+      );
       // ls runs in the same line as curl, and in a network namespace of its own.
       const result = await call(sandboxed, { command: `curl -s ${url} | ls -l /proc/self/ns/net` }, contextFor(dir));
       expect(result.success).toBe(true);
@@ -128,16 +137,24 @@ describe('restrictedShellGate', () => {
 
   it('each process of a line is wrapped on its own: --share-net for the network program only', async (test) => {
     await requireSandbox(test);
-    const gated = await restrictedShellGate(profile)('curl -s http://127.0.0.1:1/ | wc -c; ls; timeout 5 wget -qO- http://127.0.0.1:1/', dir);
+    const gated = await restrictedShellGate(profile)(
+      'curl -s http://127.0.0.1:1/ | wc -c; ls; timeout 5 wget -qO- http://127.0.0.1:1/',
+      dir,
+    );
     if (!gated.allowed) throw new Error(gated.reason);
-    const wrapped = gated.plan.steps.flatMap((step) => step.pipeline).map((command) => ({ program: command.argv[command.programIndex ?? 0], argv: gated.wrap!(command, dir) }));
+    const wrapped = gated.plan.steps
+      .flatMap((step) => step.pipeline)
+      .map((command) => ({ program: command.argv[command.programIndex ?? 0], argv: gated.wrap!(command, dir) }));
     expect(wrapped.map(({ program, argv }) => [program, argv.includes('--share-net')])).toEqual([
       ['curl', true],
       ['wc', false],
       ['ls', false],
       ['wget', true],
     ]);
-    for (const { argv } of wrapped) expect(argv).toEqual(expect.arrayContaining(['--unshare-all', '--cap-drop', '--die-with-parent', '--new-session']));
+    for (const { argv } of wrapped)
+      expect(argv).toEqual(
+        expect.arrayContaining(['--unshare-all', '--cap-drop', '--die-with-parent', '--new-session']),
+      );
   });
 
   it('commands get only the allowlisted environment: no key, token or other secret of rho', async () => {
@@ -165,7 +182,10 @@ describe('restrictedShellGate', () => {
         for (const options of spawned) {
           const names = Object.keys(options.env ?? {});
           expect(names).toContain('PATH');
-          for (const name of names) expect(name).toMatch(/^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/);
+          for (const name of names)
+            expect(name).toMatch(
+              /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/,
+            );
           for (const value of Object.values(secrets)) expect(JSON.stringify(options)).not.toContain(value);
         }
       }
@@ -178,7 +198,11 @@ describe('restrictedShellGate', () => {
     await writeFile(join(dir, 'keep.txt'), 'x');
     // A PATH where bwrap is not.
     const noBwrap = { searchPath: dir };
-    const refused = await call(createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile, { sandboxLookup: noBwrap }) }), { command: 'ls' }, contextFor(dir));
+    const refused = await call(
+      createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile, { sandboxLookup: noBwrap }) }),
+      { command: 'ls' },
+      contextFor(dir),
+    );
     expect(refused.success).toBe(false);
     expect(refused.content).toBe(
       'Command blocked: no sandbox: restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: ' +
@@ -186,15 +210,32 @@ describe('restrictedShellGate', () => {
         'Arch: sudo pacman -S bubblewrap; Alpine: sudo apk add bubblewrap; openSUSE: sudo zypper install bubblewrap), ' +
         'or, knowing that the validators are then the only protection, set `sandbox: off` in a profile of your own.',
     );
-    const mac = await call(createBashTool({ mode: 'restricted', gate: restrictedShellGate(profile, { sandboxLookup: { platform: 'darwin' } }) }), { command: 'ls' }, contextFor(dir));
-    expect(mac.content).toMatch(/^Command blocked: no sandbox: rho's sandbox for restricted commands is bubblewrap, which needs Linux; on macOS rho supports no sandbox/);
+    const mac = await call(
+      createBashTool({
+        mode: 'restricted',
+        gate: restrictedShellGate(profile, { sandboxLookup: { platform: 'darwin' } }),
+      }),
+      { command: 'ls' },
+      contextFor(dir),
+    );
+    expect(mac.content).toMatch(
+      /^Command blocked: no sandbox: rho's sandbox for restricted commands is bubblewrap, which needs Linux; on macOS rho supports no sandbox/,
+    );
     // rho policy check gives the same answer.
     const explained = await explainPolicy({ profile, shell: 'ls', sandboxLookup: noBwrap });
-    expect(explained).toMatchObject({ allowed: false, rule: 'sandbox.missing', sandbox: { mode: 'required', active: false } });
+    expect(explained).toMatchObject({
+      allowed: false,
+      rule: 'sandbox.missing',
+      sandbox: { mode: 'required', active: false },
+    });
     expect(refused.content).toBe(`Command blocked: no sandbox: ${explained.reason ?? ''}`);
     // A profile that turns the sandbox off runs the command (and warns, see below).
     const off = { ...profile, sandbox: 'off' as const };
-    const ran = await call(createBashTool({ mode: 'restricted', gate: restrictedShellGate(off, { sandboxLookup: noBwrap }) }), { command: 'ls' }, contextFor(dir));
+    const ran = await call(
+      createBashTool({ mode: 'restricted', gate: restrictedShellGate(off, { sandboxLookup: noBwrap }) }),
+      { command: 'ls' },
+      contextFor(dir),
+    );
     expect(output(ran.content)).toBe('keep.txt\n');
   });
 
@@ -208,6 +249,8 @@ describe('restrictedShellGate', () => {
     fsTools({ profile: { ...profile, name: 'lab', sandbox: 'off' }, onWarning });
     fsTools({ profile: { ...profile, name: 'lab', sandbox: 'off' }, onWarning });
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatch(/^profile lab sets `sandbox: off`: restricted shell commands run without the operating-system sandbox/);
+    expect(warnings[0]).toMatch(
+      /^profile lab sets `sandbox: off`: restricted shell commands run without the operating-system sandbox/,
+    );
   });
 });

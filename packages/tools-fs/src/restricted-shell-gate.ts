@@ -1,4 +1,10 @@
-import { checkShellCommand, sandboxStatus, sandboxWrapper, type PermissionProfile, type SandboxMode } from '@rho/permissions';
+import {
+  checkShellCommand,
+  sandboxStatus,
+  sandboxWrapper,
+  type PermissionProfile,
+  type SandboxMode,
+} from '@rho/permissions';
 import { commandNeedsNetwork, hardenPlan, type SandboxLookupOptions } from '@rho/permissions/internal';
 import type { ShellGate } from './bash-tool.js';
 import type { Plan } from './internal/plan-runner.js';
@@ -19,7 +25,8 @@ export interface RestrictedShellGateOptions {
  * `sandbox: off` runs them without one.
  */
 export function restrictedShellGate(profile: PermissionProfile, options: RestrictedShellGateOptions = {}): ShellGate {
-  const effective: PermissionProfile = options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox };
+  const effective: PermissionProfile =
+    options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox };
   return async (command, cwd) => {
     // The working directory lets the policy expand file name patterns (src/*.ts) and read `< FILE` inside it.
     const decision = await checkShellCommand(command, { profile, cwd });

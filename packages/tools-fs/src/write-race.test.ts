@@ -34,7 +34,11 @@ afterEach(async () => {
 });
 
 /** The policy check of `fsTools`, with `swap` run right after it decided: the check/use gap. */
-function swappingAfterDecision(profile: PermissionProfile, swap: () => Promise<void>, keepHandle = true): WritePathCheck {
+function swappingAfterDecision(
+  profile: PermissionProfile,
+  swap: () => Promise<void>,
+  keepHandle = true,
+): WritePathCheck {
   const real = policyWritePathCheck(profile, work);
   return async (path, workingDir, writer) => {
     const decision = await real(path, workingDir, writer);
@@ -70,7 +74,9 @@ describe('write and edit: a link swapped in after the decision', () => {
     const write = createWriteTool({ mode: 'full', checkPath: swappingAfterDecision(developer, parentToLink) });
     const result = await call(write, { path: 'd/notes.txt', content: 'agent data\n' }, contextFor(work));
     expect(result.success).toBe(false);
-    expect(result.content).toMatch(/^Error writing file: The path changed after the write was allowed: .*nothing was written\.$/);
+    expect(result.content).toMatch(
+      /^Error writing file: The path changed after the write was allowed: .*nothing was written\.$/,
+    );
     await outsideUntouched();
     expect(await readFile(join(work, 'd.moved', 'notes.txt'), 'utf8')).toBe('inside\n');
   });
@@ -78,7 +84,10 @@ describe('write and edit: a link swapped in after the decision', () => {
   it('full-mode write: the file swapped for a link to an outside file is refused, the outside file kept', async () => {
     const write = createWriteTool({ mode: 'full', checkPath: swappingAfterDecision(developer, fileToLink) });
     const result = await call(write, { path: 'd/notes.txt', content: 'agent data\n' }, contextFor(work));
-    expect(result).toMatchObject({ success: false, content: expect.stringMatching(/is now a symbolic link; nothing was written/) });
+    expect(result).toMatchObject({
+      success: false,
+      content: expect.stringMatching(/is now a symbolic link; nothing was written/),
+    });
     await outsideUntouched();
   });
 
@@ -100,7 +109,11 @@ describe('write and edit: a link swapped in after the decision', () => {
       await mkdir(join(work, 'd'), { recursive: true });
       await writeFile(join(work, 'd', 'notes.txt'), 'inside\n');
       const edit = createEditTool({ checkPath: swappingAfterDecision(developer, swap) });
-      const result = await call(edit, { path: 'd/notes.txt', old_string: 'original', new_string: 'agent' }, contextFor(work));
+      const result = await call(
+        edit,
+        { path: 'd/notes.txt', old_string: 'original', new_string: 'agent' },
+        contextFor(work),
+      );
       expect(result.success).toBe(false);
       expect(result.content).toMatch(/nothing was written/);
       await outsideUntouched();
@@ -113,7 +126,16 @@ describe('write through fsTools when the working directory is the home', () => {
     const home = work;
     await mkdir(join(home, '.git'));
     const write = fsTools({ profile: developer, workingDir: home }).find((tool) => tool.name === 'write')!;
-    for (const path of ['.bash_aliases', '.gitconfig', '.git/config', '.pam_environment', '.vscode/tasks.json', '.vscode/settings.json', '.idea/workspace.xml', '.git/hooks/post-checkout']) {
+    for (const path of [
+      '.bash_aliases',
+      '.gitconfig',
+      '.git/config',
+      '.pam_environment',
+      '.vscode/tasks.json',
+      '.vscode/settings.json',
+      '.idea/workspace.xml',
+      '.git/hooks/post-checkout',
+    ]) {
       const result = await call(write, { path, content: '[core]\n\tfsmonitor = touch pwned\n' }, contextFor(home));
       expect(result.content, path).toMatch(/^Cannot write to sensitive location: /);
     }
@@ -123,7 +145,21 @@ describe('write through fsTools when the working directory is the home', () => {
 });
 
 describe('rho policy check and the tools give the same answer', () => {
-  const paths = ['notes.md', 'd/notes.txt', 'd/new/file.ts', 'conftest.py', 'Makefile', '.envrc', '.git/config', '.vscode/tasks.json', 'link/x.txt', '../escape.txt', 'd', 'd/', '~/.bashrc'];
+  const paths = [
+    'notes.md',
+    'd/notes.txt',
+    'd/new/file.ts',
+    'conftest.py',
+    'Makefile',
+    '.envrc',
+    '.git/config',
+    '.vscode/tasks.json',
+    'link/x.txt',
+    '../escape.txt',
+    'd',
+    'd/',
+    '~/.bashrc',
+  ];
 
   for (const profile of [developer, createOnly]) {
     it(`for write and edit under ${profile.name}`, async () => {
@@ -137,9 +173,12 @@ describe('rho policy check and the tools give the same answer', () => {
             expect(explained.allowed, `${via} ${path}`).toBe(false);
             continue;
           }
-          const args = via === 'write' ? { path, content: 'inside\n' } : { path, old_string: 'inside', new_string: 'changed' };
+          const args =
+            via === 'write' ? { path, content: 'inside\n' } : { path, old_string: 'inside', new_string: 'changed' };
           const result = await call(tool as never, args as never, contextFor(work));
-          expect(result.success, `${via} ${path}: policy says ${explained.rule}, tool says ${result.content}`).toBe(explained.allowed);
+          expect(result.success, `${via} ${path}: policy says ${explained.rule}, tool says ${result.content}`).toBe(
+            explained.allowed,
+          );
           if (!explained.allowed) {
             expect(result.metadata?.rule, `${via} ${path}`).toBe(explained.rule);
           }

@@ -8,7 +8,9 @@ import { call, contextFor, temporaryDirectory } from './test-support/harness.js'
 
 /** A small stand-in policy: refuses any path with a `secret` component. */
 const checkPath: WritePathCheck = async (path) =>
-  path.split('/').includes('secret') ? { allowed: false, reason: `Cannot write to sensitive location: ${path}.` } : { allowed: true, realPath: path };
+  path.split('/').includes('secret')
+    ? { allowed: false, reason: `Cannot write to sensitive location: ${path}.` }
+    : { allowed: true, realPath: path };
 
 const createOnly = createWriteTool({ mode: 'create-only', checkPath });
 const full = createWriteTool({ mode: 'full', checkPath });
@@ -41,8 +43,12 @@ describe('write', () => {
       metadata: { path: join(dir, 'a/b/new.txt'), size_bytes: 12, lines: 2, overwrote: false },
     });
     expect(await readFile(join(dir, 'a/b/new.txt'), 'utf8')).toBe('héllo\nworld');
-    expect((await call(createOnly, { path: 'two.txt', content: 'x\ny\n' }, contextFor(dir))).content).toContain('(4 bytes, 2 lines)');
-    expect((await call(createOnly, { path: 'empty.txt', content: '' }, contextFor(dir))).content).toContain('(0 bytes, 0 lines)');
+    expect((await call(createOnly, { path: 'two.txt', content: 'x\ny\n' }, contextFor(dir))).content).toContain(
+      '(4 bytes, 2 lines)',
+    );
+    expect((await call(createOnly, { path: 'empty.txt', content: '' }, contextFor(dir))).content).toContain(
+      '(0 bytes, 0 lines)',
+    );
   });
 
   it('never overwrites in create-only mode, also through a symlink', async () => {
@@ -69,9 +75,9 @@ describe('write', () => {
 
   it('reports empty arguments, policy refusals and directories', async () => {
     expect((await call(createOnly, { path: '', content: 'x' }, contextFor(dir))).content).toBe('No path provided');
-    expect((await call(createOnly, { path: 'x', content: undefined as unknown as string }, contextFor(dir))).content).toBe(
-      'No content provided',
-    );
+    expect(
+      (await call(createOnly, { path: 'x', content: undefined as unknown as string }, contextFor(dir))).content,
+    ).toBe('No content provided');
     expect(await call(full, { path: 'secret/key', content: 'x' }, contextFor(dir))).toEqual({
       content: `Cannot write to sensitive location: ${join(dir, 'secret/key')}.`,
       success: false,
@@ -82,7 +88,9 @@ describe('write', () => {
       `Error writing file: ${join(dir, 'folder')} is a directory`,
     );
     await writeFile(join(dir, 'plain'), '');
-    expect((await call(full, { path: 'plain/child', content: 'x' }, contextFor(dir))).content).toMatch(/^Error writing file: cannot create the directory .*plain: EEXIST/);
+    expect((await call(full, { path: 'plain/child', content: 'x' }, contextFor(dir))).content).toMatch(
+      /^Error writing file: cannot create the directory .*plain: EEXIST/,
+    );
   });
 });
 
@@ -94,13 +102,21 @@ describe('edit', () => {
   it('edits with each strategy and writes atomically', async () => {
     const path = join(dir, 'code.py');
     await writeFile(path, 'def f():  \n    return 1\n');
-    expect((await call(edit, { path: 'code.py', old_string: 'def f', new_string: 'def g' }, contextFor(dir))).content).toBe(
-      `Edited ${path}: exact match`,
-    );
-    expect((await call(edit, { path: 'code.py', old_string: 'def g():\n    return 1', new_string: 'def g():\n    return 2' }, contextFor(dir))).content).toBe(
-      `Edited ${path}: whitespace-normalized match`,
-    );
-    expect((await call(edit, { path: 'code.py', old_string: 'return 2', new_string: '' }, contextFor(dir))).success).toBe(true);
+    expect(
+      (await call(edit, { path: 'code.py', old_string: 'def f', new_string: 'def g' }, contextFor(dir))).content,
+    ).toBe(`Edited ${path}: exact match`);
+    expect(
+      (
+        await call(
+          edit,
+          { path: 'code.py', old_string: 'def g():\n    return 1', new_string: 'def g():\n    return 2' },
+          contextFor(dir),
+        )
+      ).content,
+    ).toBe(`Edited ${path}: whitespace-normalized match`);
+    expect(
+      (await call(edit, { path: 'code.py', old_string: 'return 2', new_string: '' }, contextFor(dir))).success,
+    ).toBe(true);
     expect(await readFile(path, 'utf8')).toBe('def g():\n    \n');
     expect(await readdir(dir)).toEqual(['code.py']);
   });
@@ -117,11 +133,19 @@ describe('edit', () => {
     );
     expect(await readFile(path, 'utf8')).toBe('x x\n');
     expect((await stat(path)).mtimeMs).toBe(before.mtimeMs);
-    expect((await call(edit, { path: '', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toBe('No path provided');
-    expect((await call(edit, { path: 'a.txt', old_string: '', new_string: 'y' }, contextFor(dir))).content).toBe('No old_string provided');
-    expect((await call(edit, { path: 'nope', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toBe(`File not found: ${join(dir, 'nope')}`);
+    expect((await call(edit, { path: '', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toBe(
+      'No path provided',
+    );
+    expect((await call(edit, { path: 'a.txt', old_string: '', new_string: 'y' }, contextFor(dir))).content).toBe(
+      'No old_string provided',
+    );
+    expect((await call(edit, { path: 'nope', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toBe(
+      `File not found: ${join(dir, 'nope')}`,
+    );
     await mkdir(join(dir, 'sub'));
-    expect((await call(edit, { path: 'sub', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toBe(`Not a file: ${join(dir, 'sub')}`);
+    expect((await call(edit, { path: 'sub', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toBe(
+      `Not a file: ${join(dir, 'sub')}`,
+    );
     await writeFile(join(dir, 'bin.txt'), Buffer.from([0x61, 0xff, 0x0a]));
     expect((await call(edit, { path: 'bin.txt', old_string: 'a', new_string: 'b' }, contextFor(dir))).content).toBe(
       `Error reading file: ${join(dir, 'bin.txt')} is not valid UTF-8 text`,
@@ -133,7 +157,9 @@ describe('edit', () => {
     );
     await symlink('loop2', join(dir, 'loop1'));
     await symlink('loop1', join(dir, 'loop2'));
-    expect((await call(edit, { path: 'loop1', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toMatch(/^Error reading file: ELOOP/);
+    expect((await call(edit, { path: 'loop1', old_string: 'x', new_string: 'y' }, contextFor(dir))).content).toMatch(
+      /^Error reading file: ELOOP/,
+    );
   });
 
   it('edits the file a symlink points to and keeps the link', async () => {

@@ -45,7 +45,8 @@ export function createWriteTool(options: WriteToolOptions) {
       let openTarget: ((options: { createParents: boolean }) => Promise<WriteTarget>) | undefined;
       try {
         const decision = await options.checkPath(path, context.workingDir, 'write');
-        if (!decision.allowed) return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
+        if (!decision.allowed)
+          return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
         target = decision.realPath;
         // On this machine, write relative to the directory the decision named, opened without
         // following links: nothing resolves the path a second time.

@@ -27,7 +27,9 @@ interface CorpusEntry {
 }
 
 const corpusPath = fileURLToPath(new URL('../../permissions/test/shell-corpus.json', import.meta.url));
-const corpus: CorpusEntry[] = existsSync(corpusPath) ? (JSON.parse(readFileSync(corpusPath, 'utf8')) as CorpusEntry[]) : [];
+const corpus: CorpusEntry[] = existsSync(corpusPath)
+  ? (JSON.parse(readFileSync(corpusPath, 'utf8')) as CorpusEntry[])
+  : [];
 const allowed = corpus.filter((entry) => entry.allowed);
 const profile = builtinProfile('readonly');
 if (profile === undefined) throw new Error('the readonly profile is missing');
@@ -60,22 +62,30 @@ describe('the shell corpus through the restricted bash tool', () => {
     expect(allowed.length).toBeGreaterThan(0);
   });
 
-  it.each(allowed.map((entry, index) => [index, entry.command, entry] as const))('#%i %s', async (index, _command, entry) => {
-    const scratch = join(root, `case-${index}`);
-    await mkdir(join(scratch, '.home'), { recursive: true });
-    if (entry.setup) {
-      const setup = spawnSync('bash', ['-c', entry.setup], {
-        cwd: scratch,
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: join(scratch, '.home') },
-        encoding: 'utf8',
-      });
-      expect(setup.status, `setup failed: ${setup.stderr}`).toBe(0);
-    }
-    const command = entry.command.replaceAll('{PORT}', String(port));
-    const result = await bash.handle(
-      { callId: `corpus-${index}`, toolName: 'bash', arguments: { command } },
-      { signal: new AbortController().signal, sessionId: 'corpus', workingDir: scratch, backend: createLocalBackend() },
-    );
-    expect(result.success, `${command} (${entry.why}) failed:\n${result.content}`).toBe(true);
-  });
+  it.each(allowed.map((entry, index) => [index, entry.command, entry] as const))(
+    '#%i %s',
+    async (index, _command, entry) => {
+      const scratch = join(root, `case-${index}`);
+      await mkdir(join(scratch, '.home'), { recursive: true });
+      if (entry.setup) {
+        const setup = spawnSync('bash', ['-c', entry.setup], {
+          cwd: scratch,
+          env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: join(scratch, '.home') },
+          encoding: 'utf8',
+        });
+        expect(setup.status, `setup failed: ${setup.stderr}`).toBe(0);
+      }
+      const command = entry.command.replaceAll('{PORT}', String(port));
+      const result = await bash.handle(
+        { callId: `corpus-${index}`, toolName: 'bash', arguments: { command } },
+        {
+          signal: new AbortController().signal,
+          sessionId: 'corpus',
+          workingDir: scratch,
+          backend: createLocalBackend(),
+        },
+      );
+      expect(result.success, `${command} (${entry.why}) failed:\n${result.content}`).toBe(true);
+    },
+  );
 });

@@ -13,14 +13,27 @@ export interface ExportArguments {
  * an ATIF-v1.6 trajectory (Harbor's Agent Trajectory Interchange Format), to stdout or to a new
  * file. The runtime is loaded only when the command runs, so `rho --help` stays fast.
  */
-export function registerExportCommands(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void): Argv {
+export function registerExportCommands(
+  parser: Argv,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+  setExit: (code: number) => void,
+): Argv {
   return parser.command(
     'export <session>',
     'Export a session as an ATIF-v1.6 trajectory (JSON) for training and evaluation',
     (command) =>
       command
-        .positional('session', { type: 'string', demandOption: true, describe: 'Session id, unique id prefix, "latest", or a session directory (also one of the Python rho-agent)' })
-        .option('output', { alias: 'o', type: 'string', describe: 'Write the trajectory to this file instead of stdout (never overwrites)' })
+        .positional('session', {
+          type: 'string',
+          demandOption: true,
+          describe: 'Session id, unique id prefix, "latest", or a session directory (also one of the Python rho-agent)',
+        })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          describe: 'Write the trajectory to this file instead of stdout (never overwrites)',
+        })
         .option('dir', { alias: 'd', type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' }),
     async (argv) => {
       setExit(await exportCommand(argv as unknown as ExportArguments, terminal, env));
@@ -29,7 +42,11 @@ export function registerExportCommands(parser: Argv, terminal: Terminal, env: No
 }
 
 /** Runs `rho export`; returns the exit code (0, or 2 with a message on stderr for bad input). */
-export async function exportCommand(argv: ExportArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+export async function exportCommand(
+  argv: ExportArguments,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const { existsSync, readFileSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
@@ -57,7 +74,9 @@ export async function exportCommand(argv: ExportArguments, terminal: Terminal, e
 
   let json: string;
   try {
-    const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    const version = (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+    ).version;
     json = `${JSON.stringify(sessionToAtif(directory, { agentVersion: version }), null, 2)}\n`;
   } catch (error) {
     if (TraceError.isInstance(error)) return fail(error.message);
@@ -74,8 +93,11 @@ export async function exportCommand(argv: ExportArguments, terminal: Terminal, e
     writeFileSync(target, json, { flag: 'wx' });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return fail(`${target} already exists; choose another file or remove it first (export never overwrites).`);
-    return fail(`Cannot write ${target}: ${(error as Error).message}. Check that its directory exists and is writable.`);
+    if (code === 'EEXIST')
+      return fail(`${target} already exists; choose another file or remove it first (export never overwrites).`);
+    return fail(
+      `Cannot write ${target}: ${(error as Error).message}. Check that its directory exists and is writable.`,
+    );
   }
   terminal.stderr.write(`Written to ${target}\n`);
   return EXIT.completed;

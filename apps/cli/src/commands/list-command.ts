@@ -10,7 +10,11 @@ import type { Terminal } from '../terminal.js';
  * `~/.config/rho-agent/sessions` (they resume and export like rho's). With `--json`, the session
  * infos of `SessionStore.list`, each with its `source`.
  */
-export async function listSessionsCommand(options: { json: boolean; limit?: number }, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+export async function listSessionsCommand(
+  options: { json: boolean; limit?: number },
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const directory = join(rhoHome(env), 'sessions');
   const store = new SessionStore(directory);
   const legacyStore = rhoAgentSessionStore(store);
@@ -18,10 +22,26 @@ export async function listSessionsCommand(options: { json: boolean; limit?: numb
   if (options.json) {
     const sessions = store.list({ limit });
     const legacy = legacyStore?.list({ limit }) ?? [];
-    const entries = [...sessions.map((info) => ({ info, source: 'rho' })), ...legacy.map((info) => ({ info, source: 'rho-agent' }))];
-    terminal.stdout.write(`${JSON.stringify(entries.map(({ info: { meta: _meta, ...info }, source }) => ({ ...info, source })), null, 2)}\n`);
+    const entries = [
+      ...sessions.map((info) => ({ info, source: 'rho' })),
+      ...legacy.map((info) => ({ info, source: 'rho-agent' })),
+    ];
+    terminal.stdout.write(
+      `${JSON.stringify(
+        entries.map(({ info: { meta: _meta, ...info }, source }) => ({ ...info, source })),
+        null,
+        2,
+      )}\n`,
+    );
     return EXIT.completed;
   }
-  const [{ psAction }, { monitorIo }] = await Promise.all([import('./monitor/monitor-actions.js'), import('./monitor/monitor-io.js')]);
-  return psAction(directory, { json: false, limit, ...(legacyStore === undefined ? {} : { rhoAgentDirectory: legacyStore.baseDir }) }, monitorIo(terminal, env));
+  const [{ psAction }, { monitorIo }] = await Promise.all([
+    import('./monitor/monitor-actions.js'),
+    import('./monitor/monitor-io.js'),
+  ]);
+  return psAction(
+    directory,
+    { json: false, limit, ...(legacyStore === undefined ? {} : { rhoAgentDirectory: legacyStore.baseDir }) },
+    monitorIo(terminal, env),
+  );
 }

@@ -20,13 +20,29 @@ export interface MonitorConsole {
  * The monitor console parses its lines with these same commands (`monitorConsole`), without
  * `monitor` itself and with its directory as the default.
  */
-export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: NodeJS.ProcessEnv, setExit: (code: number) => void, monitorConsole?: MonitorConsole): Argv {
-  const dirOption = { alias: 'd', type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' } as const;
+export function registerMonitorCommands(
+  parser: Argv,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+  setExit: (code: number) => void,
+  monitorConsole?: MonitorConsole,
+): Argv {
+  const dirOption = {
+    alias: 'd',
+    type: 'string',
+    describe: 'Sessions directory (default: $RHO_HOME/sessions)',
+  } as const;
   const setup = async (argv: DirArguments, positionalDir?: string) => {
-    const [{ monitorIo, defaultSessionsDir }, actions] = await Promise.all([import('./monitor/monitor-io.js'), import('./monitor/monitor-actions.js')]);
+    const [{ monitorIo, defaultSessionsDir }, actions] = await Promise.all([
+      import('./monitor/monitor-io.js'),
+      import('./monitor/monitor-actions.js'),
+    ]);
     const explicit = positionalDir ?? argv.dir;
     const { resolve } = await import('node:path');
-    const directory = explicit === undefined || explicit === '' ? (monitorConsole?.directory ?? (await defaultSessionsDir(env))) : resolve(explicit);
+    const directory =
+      explicit === undefined || explicit === ''
+        ? (monitorConsole?.directory ?? (await defaultSessionsDir(env)))
+        : resolve(explicit);
     actions.requireDirectory(directory, explicit !== undefined && explicit !== '');
     return { io: monitorIo(terminal, env), directory, actions };
   };
@@ -34,7 +50,8 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
     parser.command(
       'monitor [dir]',
       'Watch and steer running agents interactively (ps, watch, cancel, pause, resume, directive, connect)',
-      (command) => command.positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' }),
+      (command) =>
+        command.positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' }),
       async (argv) => {
         const { io, directory } = await setup({}, argv.dir);
         const { monitorLoop } = await import('./monitor/monitor-loop.js');
@@ -55,14 +72,30 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
         command
           .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
           .option('json', { type: 'boolean', default: false, describe: 'Print the sessions as a JSON array' })
-          .option('limit', { alias: 'n', type: 'number', describe: 'At most this many sessions, newest first (default: 50 in the table, all with --json)' }),
+          .option('limit', {
+            alias: 'n',
+            type: 'number',
+            describe: 'At most this many sessions, newest first (default: 50 in the table, all with --json)',
+          }),
       async (argv) => {
         const { io, directory, actions } = await setup({}, argv.dir);
         const json = argv.json === true;
         const limit = typeof argv.limit === 'number' ? argv.limit : json ? undefined : 50;
         // Without a DIR, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are listed too, marked.
         const withRhoAgent = argv.dir === undefined || argv.dir === '';
-        setExit(actions.psAction(directory, { json, ...(limit === undefined ? {} : { limit }), ...(withRhoAgent ? { rhoAgentDirectory: (await import('@rho/core/internal')).rhoAgentSessionsDir() } : {}) }, io));
+        setExit(
+          actions.psAction(
+            directory,
+            {
+              json,
+              ...(limit === undefined ? {} : { limit }),
+              ...(withRhoAgent
+                ? { rhoAgentDirectory: (await import('@rho/core/internal')).rhoAgentSessionsDir() }
+                : {}),
+            },
+            io,
+          ),
+        );
       },
     )
     .command(
@@ -70,15 +103,34 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       "Show a session's events as they happen; ends when its run ends (--follow keeps watching)",
       (command) =>
         command
-          .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id, unique prefix, or latest' })
+          .positional('prefix', {
+            type: 'string',
+            demandOption: true,
+            describe: 'Session id, unique prefix, or latest',
+          })
           .option('dir', dirOption)
           .option('json', { type: 'boolean', default: false, describe: 'Print each trace record as one JSON line' })
-          .option('follow', { alias: 'f', type: 'boolean', default: false, describe: 'Keep watching after the run ends (for a later --resume)' })
-          .option('from-start', { type: 'boolean', default: true, describe: 'Replay the trace from the beginning (--no-from-start: only new events)' }),
+          .option('follow', {
+            alias: 'f',
+            type: 'boolean',
+            default: false,
+            describe: 'Keep watching after the run ends (for a later --resume)',
+          })
+          .option('from-start', {
+            type: 'boolean',
+            default: true,
+            describe: 'Replay the trace from the beginning (--no-from-start: only new events)',
+          }),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const prefix = String(await resolvePrefix(directory, String(argv.prefix)));
-        const watch = (signal: AbortSignal) => actions.watchAction(directory, prefix, { json: argv.json === true, follow: argv.follow === true, fromStart: argv.fromStart !== false, signal }, io);
+        const watch = (signal: AbortSignal) =>
+          actions.watchAction(
+            directory,
+            prefix,
+            { json: argv.json === true, follow: argv.follow === true, fromStart: argv.fromStart !== false, signal },
+            io,
+          );
         if (monitorConsole !== undefined) {
           setExit(await watch(monitorConsole.signal()));
           return;
@@ -100,8 +152,19 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'cancel'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = await resolvePrefix(directory, argv.prefix === undefined ? undefined : String(argv.prefix), 'cancel');
-        setExit(await actions.controlAction('cancel', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
+        const prefix = await resolvePrefix(
+          directory,
+          argv.prefix === undefined ? undefined : String(argv.prefix),
+          'cancel',
+        );
+        setExit(
+          await actions.controlAction(
+            'cancel',
+            directory,
+            { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true },
+            io,
+          ),
+        );
       },
     )
     .command(
@@ -110,8 +173,19 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'pause'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = await resolvePrefix(directory, argv.prefix === undefined ? undefined : String(argv.prefix), 'pause');
-        setExit(await actions.controlAction('pause', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
+        const prefix = await resolvePrefix(
+          directory,
+          argv.prefix === undefined ? undefined : String(argv.prefix),
+          'pause',
+        );
+        setExit(
+          await actions.controlAction(
+            'pause',
+            directory,
+            { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true },
+            io,
+          ),
+        );
       },
     )
     .command(
@@ -120,8 +194,19 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       (command) => controlOptions(command, dirOption, 'resume'),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = await resolvePrefix(directory, argv.prefix === undefined ? undefined : String(argv.prefix), 'resume');
-        setExit(await actions.controlAction('resume', directory, { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true }, io));
+        const prefix = await resolvePrefix(
+          directory,
+          argv.prefix === undefined ? undefined : String(argv.prefix),
+          'resume',
+        );
+        setExit(
+          await actions.controlAction(
+            'resume',
+            directory,
+            { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true },
+            io,
+          ),
+        );
       },
     )
     .command(
@@ -129,13 +214,24 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       'Send an instruction the agent reads before its next model call',
       (command) =>
         command
-          .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id, unique prefix, or latest' })
+          .positional('prefix', {
+            type: 'string',
+            demandOption: true,
+            describe: 'Session id, unique prefix, or latest',
+          })
           .positional('text', { type: 'string', array: true, demandOption: true, describe: 'The instruction' })
           .option('dir', dirOption),
       async (argv) => {
         const { io, directory, actions } = await setup(argv as DirArguments);
         const text = Array.isArray(argv.text) ? argv.text.join(' ') : String(argv.text);
-        setExit(await actions.directiveAction(directory, String(await resolvePrefix(directory, String(argv.prefix))), text, io));
+        setExit(
+          await actions.directiveAction(
+            directory,
+            String(await resolvePrefix(directory, String(argv.prefix))),
+            text,
+            io,
+          ),
+        );
       },
     )
     .command(
@@ -143,7 +239,12 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
       'Start a coordinator agent that holds the combined context of these agents',
       (command) =>
         command
-          .positional('prefixes', { type: 'string', array: true, demandOption: true, describe: 'Session ids or unique prefixes' })
+          .positional('prefixes', {
+            type: 'string',
+            array: true,
+            demandOption: true,
+            describe: 'Session ids or unique prefixes',
+          })
           .option('task', { type: 'string', describe: 'What the coordinator should do with the combined context' })
           .option('dir', dirOption),
       async (argv) => {
@@ -152,16 +253,32 @@ export function registerMonitorCommands(parser: Argv, terminal: Terminal, env: N
         const prefixes = (argv.prefixes as string[]).map(String);
         const task = typeof argv.task === 'string' && argv.task.trim() !== '' ? argv.task : undefined;
         const signal = monitorConsole?.signal();
-        const code = await connectAction(directory, prefixes, { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) }, io);
+        const code = await connectAction(
+          directory,
+          prefixes,
+          { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) },
+          io,
+        );
         if (code !== 0 && monitorConsole !== undefined) io.err(`The coordinator exited with code ${code}.\n`);
         setExit(code);
       },
     );
 }
 
-function controlOptions<T>(command: Argv<T>, dirOption: { alias: 'd'; type: 'string'; describe: string }, verb: string) {
+function controlOptions<T>(
+  command: Argv<T>,
+  dirOption: { alias: 'd'; type: 'string'; describe: string },
+  verb: string,
+) {
   return command
-    .positional('prefix', { type: 'string', describe: `Session id or unique prefix to ${verb}, latest (the newest ${verb === 'resume' ? 'paused' : 'running'} one), or all` })
-    .option('all', { type: 'boolean', default: false, describe: `${verb[0]!.toUpperCase()}${verb.slice(1)} every ${verb === 'resume' ? 'paused' : 'running'} session` })
+    .positional('prefix', {
+      type: 'string',
+      describe: `Session id or unique prefix to ${verb}, latest (the newest ${verb === 'resume' ? 'paused' : 'running'} one), or all`,
+    })
+    .option('all', {
+      type: 'boolean',
+      default: false,
+      describe: `${verb[0]!.toUpperCase()}${verb.slice(1)} every ${verb === 'resume' ? 'paused' : 'running'} session`,
+    })
     .option('dir', dirOption);
 }

@@ -27,24 +27,43 @@ const WRITE_TOOLS: readonly WriteTool[] = ['write', 'edit', 'export_query'];
  */
 async function explain(argv: PolicyCheckArguments, env: NodeJS.ProcessEnv): Promise<PolicyExplanation> {
   const given = [argv.shell, argv.write, argv.sql].filter((value) => value !== undefined);
-  if (given.length !== 1) throw new UsageError({ message: 'Give exactly one of --shell "CMD", --write PATH or --sql "STATEMENT" --dialect D.' });
-  const profile: PermissionProfile = await loadProfile(argv.profile ?? env.RHO_PROFILE ?? 'readonly', { rhoHome: rhoHome(env) });
+  if (given.length !== 1)
+    throw new UsageError({
+      message: 'Give exactly one of --shell "CMD", --write PATH or --sql "STATEMENT" --dialect D.',
+    });
+  const profile: PermissionProfile = await loadProfile(argv.profile ?? env.RHO_PROFILE ?? 'readonly', {
+    rhoHome: rhoHome(env),
+  });
   if (argv.via !== undefined && (argv.write === undefined || !WRITE_TOOLS.includes(argv.via as WriteTool))) {
-    throw new UsageError({ message: `--via goes with --write and is one of ${WRITE_TOOLS.join(', ')}${argv.write === undefined ? '' : ` (got '${argv.via}')`}.` });
+    throw new UsageError({
+      message: `--via goes with --write and is one of ${WRITE_TOOLS.join(', ')}${argv.write === undefined ? '' : ` (got '${argv.via}')`}.`,
+    });
   }
-  if (argv.shell !== undefined) return explainPolicy({ profile, shell: argv.shell, workingDir: resolve(argv.workingDir ?? process.cwd()) });
+  if (argv.shell !== undefined)
+    return explainPolicy({ profile, shell: argv.shell, workingDir: resolve(argv.workingDir ?? process.cwd()) });
   if (argv.write !== undefined) {
-    return explainPolicy({ profile, write: argv.write, workingDir: resolve(argv.workingDir ?? process.cwd()), via: (argv.via ?? 'write') as WriteTool });
+    return explainPolicy({
+      profile,
+      write: argv.write,
+      workingDir: resolve(argv.workingDir ?? process.cwd()),
+      via: (argv.via ?? 'write') as WriteTool,
+    });
   }
   const dialect = argv.dialect as SqlDialect | undefined;
   if (dialect === undefined || !DIALECTS.includes(dialect)) {
-    throw new UsageError({ message: `--sql needs --dialect, one of ${DIALECTS.join(', ')}${dialect === undefined ? '' : ` (got '${dialect}')`}.` });
+    throw new UsageError({
+      message: `--sql needs --dialect, one of ${DIALECTS.join(', ')}${dialect === undefined ? '' : ` (got '${dialect}')`}.`,
+    });
   }
   return explainPolicy({ profile, sql: argv.sql!, dialect });
 }
 
 /** `rho policy check`: prints the decision; exit 0 when allowed, 1 when refused. */
-export async function policyCheckCommand(argv: PolicyCheckArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+export async function policyCheckCommand(
+  argv: PolicyCheckArguments,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const explanation = await explain(argv, env);
   if (argv.json) {
     terminal.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
@@ -58,5 +77,7 @@ export async function policyCheckCommand(argv: PolicyCheckArguments, terminal: T
 
 function colourVerdict(text: string): string {
   const style = styles(true);
-  return text.replace(/\b(ALLOWED|allowed)\b/, (word) => style.green(word)).replace(/\b(REFUSED|refused)\b/, (word) => style.red(word));
+  return text
+    .replace(/\b(ALLOWED|allowed)\b/, (word) => style.green(word))
+    .replace(/\b(REFUSED|refused)\b/, (word) => style.red(word));
 }

@@ -24,26 +24,47 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     return listSessionsCommand({ json: argv.json }, terminal, env);
   }
   if (argv.output !== undefined && existsSync(resolve(argv.output))) {
-    throw new UsageError({ message: `Output file already exists: ${resolve(argv.output)}. Choose another path or remove it first; rho never overwrites it.` });
+    throw new UsageError({
+      message: `Output file already exists: ${resolve(argv.output)}. Choose another path or remove it first; rho never overwrites it.`,
+    });
   }
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
-  const hasPrompt = [argv.p, ...(Array.isArray(argv.prompt) ? argv.prompt : [argv.prompt])].some((item) => typeof item === 'string' && item.trim() !== '');
+  const hasPrompt = [argv.p, ...(Array.isArray(argv.prompt) ? argv.prompt : [argv.prompt])].some(
+    (item) => typeof item === 'string' && item.trim() !== '',
+  );
   if (!hasPrompt && !interactive && argv.systemPrompt === undefined && argv.config === undefined) {
-    throw new UsageError({ message: 'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.' });
+    throw new UsageError({
+      message:
+        'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.',
+    });
   }
   const onWarning = argv.json ? undefined : (message: string) => terminal.stderr.write(`Warning: ${message}\n`);
   // The Markdown renderer loads while the session is set up (only when the answer is rendered).
-  const markdown = !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0' ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' }) : undefined;
+  const markdown =
+    !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0'
+      ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' })
+      : undefined;
   const setup = await prepareRun(argv, env, onWarning === undefined ? {} : { onWarning });
   if (setup.prompt === undefined) {
     if (!interactive) {
-      throw new UsageError({ message: 'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.' });
+      throw new UsageError({
+        message:
+          'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.',
+      });
     }
     const { runRepl } = await import('../repl.js');
     return runRepl(setup, terminal, {
       autoApprove: argv.autoApprove || setup.config.autoApprove === true,
-      ...(await markdown?.then((render) => ({ markdown: render }), () => ({})) ?? {}),
-      resume: (reference) => prepareRun({ ...argv, resume: reference, prompt: undefined, p: undefined }, env, onWarning === undefined ? {} : { onWarning }),
+      ...((await markdown?.then(
+        (render) => ({ markdown: render }),
+        () => ({}),
+      )) ?? {}),
+      resume: (reference) =>
+        prepareRun(
+          { ...argv, resume: reference, prompt: undefined, p: undefined },
+          env,
+          onWarning === undefined ? {} : { onWarning },
+        ),
     });
   }
   const { session } = setup;
@@ -69,7 +90,10 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     session.approver = () => true;
   } else if (canAsk) {
     const { createTerminalApprover } = await import('../approval-prompt.js');
-    session.approver = createTerminalApprover(terminal, { workingDir: setup.config.workingDir ?? process.cwd(), ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }) });
+    session.approver = createTerminalApprover(terminal, {
+      workingDir: setup.config.workingDir ?? process.cwd(),
+      ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }),
+    });
   } else {
     // Nobody can approve: say so before the first model call, naming the tools it concerns (the
     // toolset did not offer them) and what to do.
@@ -81,7 +105,12 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       terminal.stderr.write(`${notice}\n`);
     }
   }
-  const json = argv.json ? createJsonRenderer((text) => terminal.stdout.write(text), { sessionId: session.id, workingDir: setup.config.workingDir ?? process.cwd() }) : undefined;
+  const json = argv.json
+    ? createJsonRenderer((text) => terminal.stdout.write(text), {
+        sessionId: session.id,
+        workingDir: setup.config.workingDir ?? process.cwd(),
+      })
+    : undefined;
   let toolCalls = 0;
   let blocked: string[] = [];
   let modelAnswers = 0;
@@ -118,11 +147,18 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     await setup.close().catch(() => {});
   }
   // A trace that cannot be written leaves no error record (and so no rendered event): say it here.
-  if (result.status === 'error' && result.error !== undefined && SessionWriteError.isInstance(result.error)) terminal.stderr.write(`rho: ${result.error.message}\n`);
+  if (result.status === 'error' && result.error !== undefined && SessionWriteError.isInstance(result.error))
+    terminal.stderr.write(`rho: ${result.error.message}\n`);
   // A new session that failed before its first model call (a configuration problem found only
   // when the run started) holds nothing worth resuming: it is not kept. Once the model was called,
   // the trace says what happened and stays.
-  if (!setup.resumed && result.status === 'error' && modelAnswers === 0 && ConfigError.isInstance(result.error) && session.directory !== undefined) {
+  if (
+    !setup.resumed &&
+    result.status === 'error' &&
+    modelAnswers === 0 &&
+    ConfigError.isInstance(result.error) &&
+    session.directory !== undefined
+  ) {
     rmSync(session.directory, { recursive: true, force: true });
     if (!argv.json) terminal.stderr.write('No session was saved: the run failed before the model answered.\n');
     return exitCodeForStatus(result.status);
@@ -133,14 +169,22 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     if (!argv.json) terminal.stderr.write(`Output written to: ${resolve(argv.output)}\n`);
   } else if (argv.output !== undefined && result.status === 'truncated') {
     // A cut-off answer written to a file would pass for a whole one: it is not written.
-    terminal.stderr.write(`rho: ${resolve(argv.output)} was not written: the answer is incomplete (cut off at the model's output limit).\n`);
+    terminal.stderr.write(
+      `rho: ${resolve(argv.output)} was not written: the answer is incomplete (cut off at the model's output limit).\n`,
+    );
   }
   // Every tool call refused: whatever the model said, the task was not done the way it was asked.
   if (result.status === 'completed' && blocked.length > 0 && toolCalls === 0) {
     const reasons = [...new Set(blocked)];
     const byUser = blocked.every((reason) => reason.endsWith(': rejected by the user'));
-    const hint = byUser ? '' : autoApprove ? ' Choose a profile that allows them (--profile).' : ' Pass -y to approve tool calls, or --profile to choose another profile.';
-    terminal.stderr.write(`rho: every tool call was refused (${blocked.length}): ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; ...' : ''}.${hint}\n`);
+    const hint = byUser
+      ? ''
+      : autoApprove
+        ? ' Choose a profile that allows them (--profile).'
+        : ' Pass -y to approve tool calls, or --profile to choose another profile.';
+    terminal.stderr.write(
+      `rho: every tool call was refused (${blocked.length}): ${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; ...' : ''}.${hint}\n`,
+    );
     blocked = [];
     return EXIT.refused;
   }

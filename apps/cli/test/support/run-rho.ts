@@ -31,7 +31,13 @@ export interface RunRhoOptions {
 export function runRho(args: string[], options: RunRhoOptions = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...options.env };
-    const child = spawn(process.execPath, [bin, ...args], { env, cwd: options.cwd ?? tmpdir(), stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], ...(options.uid === undefined ? {} : { uid: options.uid }), ...(options.gid === undefined ? {} : { gid: options.gid }) });
+    const child = spawn(process.execPath, [bin, ...args], {
+      env,
+      cwd: options.cwd ?? tmpdir(),
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -2,7 +2,21 @@
 import { ATIF_ACCEPTED_VERSIONS } from './atif-types.js';
 import type { AtifValidationIssue } from './atif-types.js';
 export { ATIF_ACCEPTED_VERSIONS, ATIF_SCHEMA_VERSION } from './atif-types.js';
-export type { AtifImageSource, AtifContentPart, AtifAgent, AtifToolCall, AtifSubagentTrajectoryRef, AtifObservationResult, AtifObservation, AtifMetrics, AtifFinalMetrics, AtifStepSource, AtifStep, AtifTrajectory, AtifValidationIssue } from './atif-types.js';
+export type {
+  AtifImageSource,
+  AtifContentPart,
+  AtifAgent,
+  AtifToolCall,
+  AtifSubagentTrajectoryRef,
+  AtifObservationResult,
+  AtifObservation,
+  AtifMetrics,
+  AtifFinalMetrics,
+  AtifStepSource,
+  AtifStep,
+  AtifTrajectory,
+  AtifValidationIssue,
+} from './atif-types.js';
 
 type Check = (value: unknown, path: string, issues: AtifValidationIssue[]) => void;
 
@@ -22,13 +36,16 @@ const string: Check = (value, path, issues) => {
 // Pydantic's `int` accepts integral numbers only; `ge` bounds as in the models.
 function integer(minimum?: number): Check {
   return (value, path, issues) => {
-    if (typeof value !== 'number' || !Number.isInteger(value)) issues.push({ path, message: `must be an integer, got ${describe(value)}` });
-    else if (minimum !== undefined && value < minimum) issues.push({ path, message: `must be >= ${minimum}, got ${value}` });
+    if (typeof value !== 'number' || !Number.isInteger(value))
+      issues.push({ path, message: `must be an integer, got ${describe(value)}` });
+    else if (minimum !== undefined && value < minimum)
+      issues.push({ path, message: `must be >= ${minimum}, got ${value}` });
   };
 }
 
 const finiteNumber: Check = (value, path, issues) => {
-  if (typeof value !== 'number' || !Number.isFinite(value)) issues.push({ path, message: `must be a number, got ${describe(value)}` });
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    issues.push({ path, message: `must be a number, got ${describe(value)}` });
 };
 
 const boolean: Check = (value, path, issues) => {
@@ -41,7 +58,11 @@ const dictionary: Check = (value, path, issues) => {
 
 function literal(allowed: readonly string[]): Check {
   return (value, path, issues) => {
-    if (typeof value !== 'string' || !allowed.includes(value)) issues.push({ path, message: `must be one of ${allowed.map((item) => JSON.stringify(item)).join(', ')}, got ${describe(value)}` });
+    if (typeof value !== 'string' || !allowed.includes(value))
+      issues.push({
+        path,
+        message: `must be one of ${allowed.map((item) => JSON.stringify(item)).join(', ')}, got ${describe(value)}`,
+      });
   };
 }
 
@@ -51,7 +72,8 @@ function list(item: Check, options: { minLength?: number } = {}): Check {
       issues.push({ path, message: `must be an array, got ${describe(value)}` });
       return;
     }
-    if (options.minLength !== undefined && value.length < options.minLength) issues.push({ path, message: `must have at least ${options.minLength} item(s)` });
+    if (options.minLength !== undefined && value.length < options.minLength)
+      issues.push({ path, message: `must have at least ${options.minLength} item(s)` });
     value.forEach((element, index) => item(element, `${path}[${index}]`, issues));
   };
 }
@@ -71,14 +93,18 @@ function oneOf(...checks: Check[]): Check {
 }
 
 /** A Pydantic model with `extra="forbid"`: unknown keys are errors; `None` is the same as absent. */
-function model(fields: Record<string, FieldSpec>, validate?: (value: Record<string, unknown>, path: string, issues: AtifValidationIssue[]) => void): Check {
+function model(
+  fields: Record<string, FieldSpec>,
+  validate?: (value: Record<string, unknown>, path: string, issues: AtifValidationIssue[]) => void,
+): Check {
   return (value, path, issues) => {
     if (!isObject(value)) {
       issues.push({ path, message: `must be an object, got ${describe(value)}` });
       return;
     }
     for (const key of Object.keys(value)) {
-      if (!(key in fields)) issues.push({ path: join(path, key), message: 'is not a field of ATIF-v1.6 (extra fields are forbidden)' });
+      if (!(key in fields))
+        issues.push({ path: join(path, key), message: 'is not a field of ATIF-v1.6 (extra fields are forbidden)' });
     }
     for (const [key, spec] of Object.entries(fields)) {
       const field = value[key];
@@ -93,7 +119,8 @@ function model(fields: Record<string, FieldSpec>, validate?: (value: Record<stri
 }
 
 // ISO 8601 as Python's datetime.fromisoformat accepts it (after replacing a trailing Z).
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}([.,]\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2}(:?\d{2}([.,]\d{1,6})?)?)?)?)?$/;
+const ISO_TIMESTAMP =
+  /^\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}([.,]\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2}(:?\d{2}([.,]\d{1,6})?)?)?)?)?$/;
 
 const timestampCheck: Check = (value, path, issues) => {
   if (typeof value !== 'string') {
@@ -202,7 +229,10 @@ const step = model(
     if (value.source === 'agent') return;
     for (const field of AGENT_ONLY_FIELDS) {
       if (value[field] !== undefined && value[field] !== null) {
-        issues.push({ path: join(path, field), message: `is only applicable when source is 'agent', but source is ${describe(value.source)}` });
+        issues.push({
+          path: join(path, field),
+          message: `is only applicable when source is 'agent', but source is ${describe(value.source)}`,
+        });
       }
     }
   },
@@ -223,12 +253,24 @@ const trajectory = model(
     if (!Array.isArray(value.steps)) return;
     value.steps.forEach((item: unknown, index) => {
       if (!isObject(item)) return;
-      if (item.step_id !== index + 1) issues.push({ path: `steps[${index}].step_id`, message: `expected ${index + 1} (sequential from 1), got ${describe(item.step_id)}` });
-      const results = isObject(item.observation) && Array.isArray(item.observation.results) ? item.observation.results : [];
-      const callIds = new Set(Array.isArray(item.tool_calls) ? item.tool_calls.map((call: unknown) => (isObject(call) ? call.tool_call_id : undefined)) : []);
+      if (item.step_id !== index + 1)
+        issues.push({
+          path: `steps[${index}].step_id`,
+          message: `expected ${index + 1} (sequential from 1), got ${describe(item.step_id)}`,
+        });
+      const results =
+        isObject(item.observation) && Array.isArray(item.observation.results) ? item.observation.results : [];
+      const callIds = new Set(
+        Array.isArray(item.tool_calls)
+          ? item.tool_calls.map((call: unknown) => (isObject(call) ? call.tool_call_id : undefined))
+          : [],
+      );
       results.forEach((result: unknown, resultIndex) => {
         if (isObject(result) && typeof result.source_call_id === 'string' && !callIds.has(result.source_call_id)) {
-          issues.push({ path: `steps[${index}].observation.results[${resultIndex}].source_call_id`, message: `references '${result.source_call_id}', which is not among step ${describe(item.step_id)}'s tool_calls` });
+          issues.push({
+            path: `steps[${index}].observation.results[${resultIndex}].source_call_id`,
+            message: `references '${result.source_call_id}', which is not among step ${describe(item.step_id)}'s tool_calls`,
+          });
         }
       });
     });

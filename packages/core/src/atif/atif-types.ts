@@ -19,7 +19,15 @@
 export const ATIF_SCHEMA_VERSION = 'ATIF-v1.6';
 
 /** Schema versions a v1.6 reader accepts (Harbor's `Literal[...]` at v1.6). */
-export const ATIF_ACCEPTED_VERSIONS: readonly string[] = ['ATIF-v1.0', 'ATIF-v1.1', 'ATIF-v1.2', 'ATIF-v1.3', 'ATIF-v1.4', 'ATIF-v1.5', 'ATIF-v1.6'];
+export const ATIF_ACCEPTED_VERSIONS: readonly string[] = [
+  'ATIF-v1.0',
+  'ATIF-v1.1',
+  'ATIF-v1.2',
+  'ATIF-v1.3',
+  'ATIF-v1.4',
+  'ATIF-v1.5',
+  'ATIF-v1.6',
+];
 
 /** Where an image of a multimodal content part is stored (ATIF `ImageSource`, v1.6). */
 export interface AtifImageSource {

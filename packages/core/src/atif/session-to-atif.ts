@@ -19,7 +19,10 @@ export function sessionToAtif(directory: string, options: TraceToAtifOptions = {
   try {
     trace = readFileSync(tracePath);
   } catch (error) {
-    throw new TraceError({ message: `No readable trace.jsonl in ${directory}: ${(error as Error).message}. Only sessions that ran a task can be exported.`, cause: error });
+    throw new TraceError({
+      message: `No readable trace.jsonl in ${directory}: ${(error as Error).message}. Only sessions that ran a task can be exported.`,
+      cause: error,
+    });
   }
   const meta = readSessionMeta(directory) ?? {};
   const config = readConfig(directory);
@@ -38,7 +41,9 @@ export function sessionToAtif(directory: string, options: TraceToAtifOptions = {
 function readConfig(directory: string): Record<string, unknown> {
   try {
     const value: unknown = parse(readFileSync(join(directory, 'config.yaml'), 'utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     // config.yaml is optional for export: the trace is the source of truth.
     return {};

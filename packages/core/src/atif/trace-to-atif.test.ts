@@ -30,7 +30,10 @@ function tempDir(): string {
 }
 
 function records(path: string): Record<string, unknown>[] {
-  return readFileSync(path, 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 function expectValid(trajectory: AtifTrajectory): void {
@@ -43,7 +46,9 @@ function agentSteps(trajectory: AtifTrajectory): AtifStep[] {
 }
 
 describe('traceToAtif on traces of the Python original', () => {
-  const names = readdirSync(fixtures).filter((name) => existsSync(join(fixtures, name, 'trace.jsonl'))).sort();
+  const names = readdirSync(fixtures)
+    .filter((name) => existsSync(join(fixtures, name, 'trace.jsonl')))
+    .sort();
 
   it('finds the fixtures', () => {
     expect(names.length).toBeGreaterThanOrEqual(15);
@@ -61,7 +66,9 @@ describe('traceToAtif on traces of the Python original', () => {
     const messages = source.filter((record) => record.type === 'message');
     const toolMessages = messages.filter((record) => record.role === 'tool');
     // Every user and assistant message is a step of its own; every tool result is an observation.
-    expect(trajectory.steps.filter((step) => step.source === 'user')).toHaveLength(messages.filter((record) => record.role === 'user').length);
+    expect(trajectory.steps.filter((step) => step.source === 'user')).toHaveLength(
+      messages.filter((record) => record.role === 'user').length,
+    );
     expect(agentSteps(trajectory)).toHaveLength(messages.filter((record) => record.role === 'assistant').length);
     const results = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
     expect(results.map((result) => result.content)).toEqual(toolMessages.map((record) => record.content));
@@ -95,7 +102,10 @@ describe('traceToAtif on traces of the Python original', () => {
       { tool_call_id: 'call_0001_0', tool_name: 'read', status: 'succeeded' },
       { tool_call_id: 'call_0001_1', tool_name: 'read', status: 'succeeded' },
     ]);
-    expect(second).toMatchObject({ message: "one.txt says 'first file'; two.txt says 'second file'.", metrics: { prompt_tokens: 2341, completion_tokens: 13 } });
+    expect(second).toMatchObject({
+      message: "one.txt says 'first file'; two.txt says 'second file'.",
+      metrics: { prompt_tokens: 2341, completion_tokens: 13 },
+    });
     expect(second!.tool_calls).toBeUndefined();
   });
 
@@ -106,7 +116,11 @@ describe('traceToAtif on traces of the Python original', () => {
     const compacted = sessionToAtif(join(fixtures, 'f-compact'));
     const compaction = compacted.steps.filter((step) => step.extra?.kind === 'compaction');
     expect(compaction).toHaveLength(1);
-    expect(compaction[0]).toMatchObject({ source: 'system', message: '', extra: { compaction: { trigger: 'manual', tokens_before: 1410, tokens_after: 1391, summary_recorded: false } } });
+    expect(compaction[0]).toMatchObject({
+      source: 'system',
+      message: '',
+      extra: { compaction: { trigger: 'manual', tokens_before: 1410, tokens_after: 1391, summary_recorded: false } },
+    });
     // It sits between the third answer and the fourth question, where it happened.
     const index = compacted.steps.indexOf(compaction[0]!);
     expect(compacted.steps[index - 1]!.message).toBe('The mean of value is 15.');
@@ -115,7 +129,14 @@ describe('traceToAtif on traces of the Python original', () => {
 
   it('records runs, their statuses and malformed tool arguments as the original did', () => {
     const error = sessionToAtif(join(fixtures, 'm-api-error-400'));
-    expect(error.extra!.runs).toEqual([{ prompt: 'Trigger a provider error.', started_at: '2026-11-21T21:19:42.816427+00:00', status: 'error', ended_at: '2026-11-21T21:19:42.917777+00:00' }]);
+    expect(error.extra!.runs).toEqual([
+      {
+        prompt: 'Trigger a provider error.',
+        started_at: '2026-11-21T21:19:42.816427+00:00',
+        status: 'error',
+        ended_at: '2026-11-21T21:19:42.917777+00:00',
+      },
+    ]);
     const malformed = agentSteps(sessionToAtif(join(fixtures, 'h-malformed-json')))[0]!;
     expect(malformed.tool_calls![0]!.arguments).toEqual({});
   });
@@ -129,9 +150,19 @@ describe('traceToAtif on traces of rho runs', () => {
       steps: [
         () => {
           appendFileSync(join(directory, 'directives.jsonl'), `${JSON.stringify({ text: 'be brief' })}\n`);
-          return { text: 'Let me echo twice.', toolCalls: [{ id: 'a', name: 'echo', arguments: { text: 'one' } }, { id: 'b', name: 'echo', arguments: { text: 'two' } }], usage: { inputTokens: 1000, outputTokens: 30, cachedTokens: 400, reasoningTokens: 12 } };
+          return {
+            text: 'Let me echo twice.',
+            toolCalls: [
+              { id: 'a', name: 'echo', arguments: { text: 'one' } },
+              { id: 'b', name: 'echo', arguments: { text: 'two' } },
+            ],
+            usage: { inputTokens: 1000, outputTokens: 30, cachedTokens: 400, reasoningTokens: 12 },
+          };
         },
-        { toolCalls: [{ id: 'c', name: 'echo', arguments: '{"text": "unterminated' }], usage: { inputTokens: 1200, outputTokens: 15 } },
+        {
+          toolCalls: [{ id: 'c', name: 'echo', arguments: '{"text": "unterminated' }],
+          usage: { inputTokens: 1200, outputTokens: 15 },
+        },
         { text: 'Done.', usage: { inputTokens: 1300, outputTokens: 5 } },
         // session.compact() asks for the summary with a non-streaming call.
         { text: 'The user asked for echoes; both were done.', usage: { inputTokens: 900, outputTokens: 40 } },
@@ -170,13 +201,29 @@ describe('traceToAtif on traces of rho runs', () => {
         { tool_call_id: 'a', function_name: 'echo', arguments: { text: 'one' } },
         { tool_call_id: 'b', function_name: 'echo', arguments: { text: 'two' } },
       ],
-      observation: { results: [{ source_call_id: 'a', content: 'echo: one' }, { source_call_id: 'b', content: 'echo: two' }] },
-      metrics: { prompt_tokens: 1000, completion_tokens: 30, cached_tokens: 400, extra: { reasoning_tokens: 12, finish_reason: 'tool_calls' } },
+      observation: {
+        results: [
+          { source_call_id: 'a', content: 'echo: one' },
+          { source_call_id: 'b', content: 'echo: two' },
+        ],
+      },
+      metrics: {
+        prompt_tokens: 1000,
+        completion_tokens: 30,
+        cached_tokens: 400,
+        extra: { reasoning_tokens: 12, finish_reason: 'tool_calls' },
+      },
     });
     expect(typeof first!.metrics!.cost_usd).toBe('number');
     expect(typeof (first!.metrics!.extra as { duration_ms: unknown }).duration_ms).toBe('number');
-    expect((first!.extra!.tool_outcomes as { status: string }[]).map((outcome) => outcome.status)).toEqual(['succeeded', 'succeeded']);
-    expect(directive).toMatchObject({ message: '[Operator directive] be brief', extra: { directive: { text: 'be brief' } } });
+    expect((first!.extra!.tool_outcomes as { status: string }[]).map((outcome) => outcome.status)).toEqual([
+      'succeeded',
+      'succeeded',
+    ]);
+    expect(directive).toMatchObject({
+      message: '[Operator directive] be brief',
+      extra: { directive: { text: 'be brief' } },
+    });
     // Malformed arguments are kept raw; the registry's refusal is the observation.
     expect(second!.tool_calls![0]!.arguments).toEqual({ _raw: '{"text": "unterminated' });
     expect(second!.observation!.results[0]!.content).toMatch(/not valid JSON/);
@@ -184,7 +231,11 @@ describe('traceToAtif on traces of rho runs', () => {
     expect(third).toMatchObject({ message: 'Done.', metrics: { prompt_tokens: 1300, completion_tokens: 5 } });
     // The compaction's summary is what the model saw afterwards; its model call is not an agent turn.
     expect(compaction!.message).toContain('The user asked for echoes; both were done.');
-    expect(compaction!.extra!.compaction).toMatchObject({ trigger: 'manual', summary_recorded: true, summary_call: { prompt_tokens: 900, completion_tokens: 40 } });
+    expect(compaction!.extra!.compaction).toMatchObject({
+      trigger: 'manual',
+      summary_recorded: true,
+      summary_call: { prompt_tokens: 900, completion_tokens: 40 },
+    });
     expect(last).toMatchObject({ message: 'Still done.', metrics: { prompt_tokens: 300, completion_tokens: 4 } });
 
     // final_metrics equal the session's cumulative usage, compaction call included.
@@ -197,7 +248,10 @@ describe('traceToAtif on traces of rho runs', () => {
       extra: { total_reasoning_tokens: 12, model_calls: 5 },
     });
     expect(session.state.usage.input_tokens).toBe(4700);
-    expect((trajectory.extra!.runs as { status: string }[]).map((run) => run.status)).toEqual(['completed', 'completed']);
+    expect((trajectory.extra!.runs as { status: string }[]).map((run) => run.status)).toEqual([
+      'completed',
+      'completed',
+    ]);
 
     // The session directory exports the same way, with its id and model from meta.json.
     const fromDirectory = sessionToAtif(directory, { agentVersion: '9.9.9', systemPrompt: 'You echo.' });
@@ -218,14 +272,30 @@ describe('traceToAtif on traces of rho runs', () => {
     await session.run('try it');
     const path = join(directory, 'trace.jsonl');
     // A crash mid-tool: a call without result and a torn last line.
-    appendFileSync(path, `${JSON.stringify({ type: 'message', role: 'assistant', content: null, tool_calls: [{ id: 'z', type: 'function', function: { name: 'echo', arguments: '{"text":"late"}' } }], ts: new Date().toISOString() })}\n`);
-    appendFileSync(path, `${JSON.stringify({ type: 'tool_start', tool_call_id: 'z', tool_name: 'echo', tool_args: { text: 'late' }, ts: new Date().toISOString() })}\n{"type": "message", "role": "to`);
+    appendFileSync(
+      path,
+      `${JSON.stringify({ type: 'message', role: 'assistant', content: null, tool_calls: [{ id: 'z', type: 'function', function: { name: 'echo', arguments: '{"text":"late"}' } }], ts: new Date().toISOString() })}\n`,
+    );
+    appendFileSync(
+      path,
+      `${JSON.stringify({ type: 'tool_start', tool_call_id: 'z', tool_name: 'echo', tool_args: { text: 'late' }, ts: new Date().toISOString() })}\n{"type": "message", "role": "to`,
+    );
     const trajectory = sessionToAtif(directory);
     expectValid(trajectory);
     const [refused, answer, interrupted] = agentSteps(trajectory);
-    expect(refused!.extra!.tool_outcomes).toEqual([expect.objectContaining({ tool_call_id: 'g', status: 'blocked', reason: expect.stringContaining('needs approval') })]);
+    expect(refused!.extra!.tool_outcomes).toEqual([
+      expect.objectContaining({
+        tool_call_id: 'g',
+        status: 'blocked',
+        reason: expect.stringContaining('needs approval'),
+      }),
+    ]);
     expect(refused!.observation!.results[0]!.content).toMatch(/^Not run:/);
-    expect(refused!.metrics).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, extra: { usage_reported: false, cost_unknown: true } });
+    expect(refused!.metrics).toMatchObject({
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      extra: { usage_reported: false, cost_unknown: true },
+    });
     expect(refused!.metrics!.cost_usd).toBeUndefined();
     expect(answer!.metrics!.cost_usd).toBeUndefined();
     expect(interrupted!.extra!.tool_outcomes).toEqual([{ tool_call_id: 'z', tool_name: 'echo', status: 'not_run' }]);
@@ -245,14 +315,27 @@ describe('traceToAtif robustness', () => {
       '{not json',
       line({ type: 'telemetry_v9', payload: { anything: true } }),
       '[1, 2]',
-      line({ type: 'llm_end', model: 'm', input_tokens: 10, output_tokens: 2, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: 0.5 }),
+      line({
+        type: 'llm_end',
+        model: 'm',
+        input_tokens: 10,
+        output_tokens: 2,
+        cache_read_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: 0.5,
+      }),
       line({ type: 'message', role: 'assistant', content: 'hello', reasoning_content: 'The user greets me.' }),
       '',
     ].join('\n');
     const trajectory = traceToAtif(trace, { sessionId: 's' });
     expectValid(trajectory);
     expect(trajectory.steps).toHaveLength(2);
-    expect(trajectory.steps[1]).toMatchObject({ source: 'agent', message: 'hello', reasoning_content: 'The user greets me.', metrics: { prompt_tokens: 10, cost_usd: 0.5 } });
+    expect(trajectory.steps[1]).toMatchObject({
+      source: 'agent',
+      message: 'hello',
+      reasoning_content: 'The user greets me.',
+      metrics: { prompt_tokens: 10, cost_usd: 0.5 },
+    });
     expect(trajectory.extra).toMatchObject({ skipped_lines: [3, 5] });
     expect(trajectory.extra!.torn_last_line).toBeUndefined();
   });
@@ -261,19 +344,41 @@ describe('traceToAtif robustness', () => {
     const trace = [
       line({ type: 'message', role: 'user', content: 'q' }),
       line({ type: 'message', role: 'assistant', content: 'a' }),
-      line({ type: 'usage', input_tokens: 70, output_tokens: 7, cached_tokens: 5, reasoning_tokens: 1, cost_usd: 0.25, status: 'completed', run_count: 1 }),
+      line({
+        type: 'usage',
+        input_tokens: 70,
+        output_tokens: 7,
+        cached_tokens: 5,
+        reasoning_tokens: 1,
+        cost_usd: 0.25,
+        status: 'completed',
+        run_count: 1,
+      }),
     ].join('\n');
     const trajectory = traceToAtif(trace);
     expectValid(trajectory);
-    expect(trajectory.final_metrics).toMatchObject({ total_prompt_tokens: 70, total_completion_tokens: 7, total_cached_tokens: 5, total_cost_usd: 0.25, extra: { from_usage_snapshot: true } });
+    expect(trajectory.final_metrics).toMatchObject({
+      total_prompt_tokens: 70,
+      total_completion_tokens: 7,
+      total_cached_tokens: 5,
+      total_cost_usd: 0.25,
+      extra: { from_usage_snapshot: true },
+    });
     expect(agentSteps(trajectory)[0]!.metrics).toBeUndefined();
   });
 
   it('keeps a tool result whose call is missing as a system observation', () => {
-    const trace = [line({ type: 'message', role: 'tool', tool_call_id: 'gone', content: 'output' }), line({ type: 'message', role: 'assistant', content: 'ok' })].join('\n');
+    const trace = [
+      line({ type: 'message', role: 'tool', tool_call_id: 'gone', content: 'output' }),
+      line({ type: 'message', role: 'assistant', content: 'ok' }),
+    ].join('\n');
     const trajectory = traceToAtif(trace);
     expectValid(trajectory);
-    expect(trajectory.steps[0]).toMatchObject({ source: 'system', observation: { results: [{ content: 'output' }] }, extra: { kind: 'orphan_tool_result', tool_call_id: 'gone' } });
+    expect(trajectory.steps[0]).toMatchObject({
+      source: 'system',
+      observation: { results: [{ content: 'output' }] },
+      extra: { kind: 'orphan_tool_result', tool_call_id: 'gone' },
+    });
   });
 
   it('skips records of the wrong shape as replay does, and lists them in extra.invalid_records', () => {
@@ -305,7 +410,18 @@ describe('traceToAtif robustness', () => {
 
   it('is typed against the trace records it reads', () => {
     // A compile-time guard: the record types the exporter relies on still exist in events.ts.
-    const types: TraceRecord['type'][] = ['run_start', 'message', 'llm_end', 'tool_end', 'tool_blocked', 'compact', 'directive', 'error', 'usage', 'run_end'];
+    const types: TraceRecord['type'][] = [
+      'run_start',
+      'message',
+      'llm_end',
+      'tool_end',
+      'tool_blocked',
+      'compact',
+      'directive',
+      'error',
+      'usage',
+      'run_end',
+    ];
     expect(types).toHaveLength(10);
   });
 });
@@ -317,7 +433,14 @@ describe('validateAtifTrajectory', () => {
     agent: { name: 'rho', version: '1' },
     steps: [
       { step_id: 1, source: 'user', message: 'hi', timestamp: '2026-11-21T21:16:16.253949+00:00' },
-      { step_id: 2, source: 'agent', message: [{ type: 'text', text: 'hello' }], tool_calls: [{ tool_call_id: 'a', function_name: 'f', arguments: {} }], observation: { results: [{ source_call_id: 'a', content: 'x' }] }, metrics: { prompt_tokens: 1 } },
+      {
+        step_id: 2,
+        source: 'agent',
+        message: [{ type: 'text', text: 'hello' }],
+        tool_calls: [{ tool_call_id: 'a', function_name: 'f', arguments: {} }],
+        observation: { results: [{ source_call_id: 'a', content: 'x' }] },
+        metrics: { prompt_tokens: 1 },
+      },
     ],
   });
 
@@ -326,22 +449,122 @@ describe('validateAtifTrajectory', () => {
   });
 
   const cases: [string, (document: Record<string, unknown>) => void, string][] = [
-    ['a missing session_id', (document) => { delete document.session_id; }, 'session_id'],
-    ['an unknown version', (document) => { document.schema_version = 'ATIF-v1.7'; }, 'schema_version'],
-    ['an extra root field (v1.7 trajectory_id)', (document) => { document.trajectory_id = 't'; }, 'trajectory_id'],
-    ['no steps', (document) => { document.steps = []; }, 'steps'],
-    ['a missing agent version', (document) => { delete (document.agent as Record<string, unknown>).version; }, 'agent.version'],
-    ['a non-sequential step id', (document) => { ((document.steps as Record<string, unknown>[])[1]!).step_id = 3; }, 'steps[1].step_id'],
-    ['an unknown source', (document) => { ((document.steps as Record<string, unknown>[])[0]!).source = 'tool'; }, 'steps[0].source'],
-    ['a missing message', (document) => { delete (document.steps as Record<string, unknown>[])[0]!.message; }, 'steps[0].message'],
-    ['metrics on a user step', (document) => { ((document.steps as Record<string, unknown>[])[0]!).metrics = {}; }, 'steps[0].metrics'],
-    ['a fractional token count', (document) => { ((document.steps as Record<string, unknown>[])[1]!).metrics = { prompt_tokens: 1.5 }; }, 'steps[1].metrics.prompt_tokens'],
-    ['arguments that are not an object', (document) => { ((document.steps as Record<string, unknown>[])[1]!).tool_calls = [{ tool_call_id: 'a', function_name: 'f', arguments: '{}' }]; }, 'steps[1].tool_calls[0].arguments'],
-    ['an extra field on a tool call (v1.7)', (document) => { ((document.steps as Record<string, unknown>[])[1]!).tool_calls = [{ tool_call_id: 'a', function_name: 'f', arguments: {}, extra: {} }]; }, 'steps[1].tool_calls[0].extra'],
-    ['a result pointing at another call', (document) => { ((document.steps as Record<string, unknown>[])[1]!).observation = { results: [{ source_call_id: 'zz' }] }; }, 'steps[1].observation.results[0].source_call_id'],
-    ['a bad timestamp', (document) => { ((document.steps as Record<string, unknown>[])[0]!).timestamp = 'yesterday'; }, 'steps[0].timestamp'],
-    ['an image part without source', (document) => { ((document.steps as Record<string, unknown>[])[0]!).message = [{ type: 'image' }]; }, 'steps[0].message'],
-    ['a negative total_steps', (document) => { document.final_metrics = { total_steps: -1 }; }, 'final_metrics.total_steps'],
+    [
+      'a missing session_id',
+      (document) => {
+        delete document.session_id;
+      },
+      'session_id',
+    ],
+    [
+      'an unknown version',
+      (document) => {
+        document.schema_version = 'ATIF-v1.7';
+      },
+      'schema_version',
+    ],
+    [
+      'an extra root field (v1.7 trajectory_id)',
+      (document) => {
+        document.trajectory_id = 't';
+      },
+      'trajectory_id',
+    ],
+    [
+      'no steps',
+      (document) => {
+        document.steps = [];
+      },
+      'steps',
+    ],
+    [
+      'a missing agent version',
+      (document) => {
+        delete (document.agent as Record<string, unknown>).version;
+      },
+      'agent.version',
+    ],
+    [
+      'a non-sequential step id',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[1]!.step_id = 3;
+      },
+      'steps[1].step_id',
+    ],
+    [
+      'an unknown source',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[0]!.source = 'tool';
+      },
+      'steps[0].source',
+    ],
+    [
+      'a missing message',
+      (document) => {
+        delete (document.steps as Record<string, unknown>[])[0]!.message;
+      },
+      'steps[0].message',
+    ],
+    [
+      'metrics on a user step',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[0]!.metrics = {};
+      },
+      'steps[0].metrics',
+    ],
+    [
+      'a fractional token count',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[1]!.metrics = { prompt_tokens: 1.5 };
+      },
+      'steps[1].metrics.prompt_tokens',
+    ],
+    [
+      'arguments that are not an object',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[1]!.tool_calls = [
+          { tool_call_id: 'a', function_name: 'f', arguments: '{}' },
+        ];
+      },
+      'steps[1].tool_calls[0].arguments',
+    ],
+    [
+      'an extra field on a tool call (v1.7)',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[1]!.tool_calls = [
+          { tool_call_id: 'a', function_name: 'f', arguments: {}, extra: {} },
+        ];
+      },
+      'steps[1].tool_calls[0].extra',
+    ],
+    [
+      'a result pointing at another call',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[1]!.observation = { results: [{ source_call_id: 'zz' }] };
+      },
+      'steps[1].observation.results[0].source_call_id',
+    ],
+    [
+      'a bad timestamp',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[0]!.timestamp = 'yesterday';
+      },
+      'steps[0].timestamp',
+    ],
+    [
+      'an image part without source',
+      (document) => {
+        (document.steps as Record<string, unknown>[])[0]!.message = [{ type: 'image' }];
+      },
+      'steps[0].message',
+    ],
+    [
+      'a negative total_steps',
+      (document) => {
+        document.final_metrics = { total_steps: -1 };
+      },
+      'final_metrics.total_steps',
+    ],
   ];
 
   it.each(cases)('rejects %s', (_name, mutate, path) => {

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { TraceError } from '../errors.js';
 import { DIRECTIVE_PREFIX } from '../state.js';
 import { readTrace } from '../trace-reader.js';
-import type { AtifMetrics, AtifStep, AtifToolCall, AtifTrajectory } from './atif-schema.js';
+import type { AtifMetrics, AtifStep, AtifTrajectory } from './atif-schema.js';
 import { ATIF_SCHEMA_VERSION } from './atif-schema.js';
+import { contentOf, count, inFieldOrder, isPlainObject, stringOf, toolCallsOf } from './atif-fields.js';
 
 /** How {@link traceToAtif} labels the trajectory. */
 export interface TraceToAtifOptions {
@@ -81,7 +82,9 @@ interface Totals {
 export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOptions = {}): AtifTrajectory {
   const { records, skipped, tornLastLine } = readTrace(trace);
   const skippedLines = skipped.filter((note) => note.kind !== 'invalid_record').map((note) => note.line);
-  const invalidRecords = skipped.filter((note) => note.kind === 'invalid_record').map(({ line, type, reason }) => ({ line, type, reason }));
+  const invalidRecords = skipped
+    .filter((note) => note.kind === 'invalid_record')
+    .map(({ line, type, reason }) => ({ line, type, reason }));
 
   const steps: AtifStep[] = [];
   const runs: RunSummary[] = [];
@@ -114,7 +117,10 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
     const ts = typeof record.ts === 'string' ? record.ts : undefined;
     switch (record.type) {
       case 'run_start':
-        runs.push({ ...(typeof record.prompt === 'string' ? { prompt: record.prompt } : {}), ...(ts === undefined ? {} : { started_at: ts }) });
+        runs.push({
+          ...(typeof record.prompt === 'string' ? { prompt: record.prompt } : {}),
+          ...(ts === undefined ? {} : { started_at: ts }),
+        });
         break;
       case 'run_end': {
         const run = currentRun();
@@ -125,16 +131,24 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
       }
       case 'error': {
         const run = currentRun();
-        const entry: RunError = { content: stringOf(record.content), ...(typeof record.code === 'string' ? { code: record.code } : {}), ...(ts === undefined ? {} : { ts }) };
+        const entry: RunError = {
+          content: stringOf(record.content),
+          ...(typeof record.code === 'string' ? { code: record.code } : {}),
+          ...(ts === undefined ? {} : { ts }),
+        };
         if (record.code === 'compaction_failed' && compactionCall !== undefined) {
-          entry.call = { ...(compactionCall.model === undefined ? {} : { model: compactionCall.model }), ...compactionCall.metrics };
+          entry.call = {
+            ...(compactionCall.model === undefined ? {} : { model: compactionCall.model }),
+            ...compactionCall.metrics,
+          };
           compactionCall = undefined;
         }
         (run.errors ??= []).push(entry);
         break;
       }
       case 'llm_start':
-        if (firstModel === undefined && typeof record.model === 'string' && record.model !== '') firstModel = record.model;
+        if (firstModel === undefined && typeof record.model === 'string' && record.model !== '')
+          firstModel = record.model;
         break;
       case 'llm_end': {
         const model = typeof record.model === 'string' && record.model !== '' ? record.model : undefined;
@@ -164,7 +178,9 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
             prompt_tokens: input,
             completion_tokens: output,
             cached_tokens: cached,
-            ...(typeof record.cost_usd === 'number' && Number.isFinite(record.cost_usd) ? { cost_usd: record.cost_usd } : {}),
+            ...(typeof record.cost_usd === 'number' && Number.isFinite(record.cost_usd)
+              ? { cost_usd: record.cost_usd }
+              : {}),
             extra,
           },
         };
@@ -196,33 +212,64 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
         };
         if (Array.isArray(record.kept)) compaction.kept_messages = record.kept;
         if (compactionCall !== undefined) {
-          compaction.summary_call = { ...(compactionCall.model === undefined ? {} : { model: compactionCall.model }), ...compactionCall.metrics };
+          compaction.summary_call = {
+            ...(compactionCall.model === undefined ? {} : { model: compactionCall.model }),
+            ...compactionCall.metrics,
+          };
           compactionCall = undefined;
         }
-        push({ source: 'system', ...(ts === undefined ? {} : { timestamp: ts }), message: summary ?? '', extra: { kind: 'compaction', compaction } });
+        push({
+          source: 'system',
+          ...(ts === undefined ? {} : { timestamp: ts }),
+          message: summary ?? '',
+          extra: { kind: 'compaction', compaction },
+        });
         break;
       }
       case 'message': {
         const role = record.role;
         if (role === 'user' || role === 'system') {
           const content = contentOf(record.content);
-          const isDirective = role === 'user' && (record.directive === true || (pendingDirective !== undefined && content.startsWith(DIRECTIVE_PREFIX)));
+          const isDirective =
+            role === 'user' &&
+            (record.directive === true || (pendingDirective !== undefined && content.startsWith(DIRECTIVE_PREFIX)));
           const extra: Record<string, unknown> | undefined = isDirective
-            ? { kind: 'directive', directive: { text: pendingDirective?.text ?? content.slice(content.startsWith(DIRECTIVE_PREFIX) ? DIRECTIVE_PREFIX.length : 0) } }
+            ? {
+                kind: 'directive',
+                directive: {
+                  text:
+                    pendingDirective?.text ??
+                    content.slice(content.startsWith(DIRECTIVE_PREFIX) ? DIRECTIVE_PREFIX.length : 0),
+                },
+              }
             : undefined;
           if (isDirective) pendingDirective = undefined;
-          push({ source: role, ...(ts === undefined ? {} : { timestamp: ts }), message: content, ...(extra === undefined ? {} : { extra }) });
+          push({
+            source: role,
+            ...(ts === undefined ? {} : { timestamp: ts }),
+            message: content,
+            ...(extra === undefined ? {} : { extra }),
+          });
         } else if (role === 'assistant') {
           const toolCalls = toolCallsOf(record.tool_calls);
-          const reasoning = typeof record.reasoning_content === 'string' ? record.reasoning_content : typeof record.reasoning === 'string' ? record.reasoning : undefined;
+          const reasoning =
+            typeof record.reasoning_content === 'string'
+              ? record.reasoning_content
+              : typeof record.reasoning === 'string'
+                ? record.reasoning
+                : undefined;
           const call = pending;
           pending = undefined;
           const stepModel = call?.model;
           const step = push({
             source: 'agent',
             ...(ts === undefined ? {} : { timestamp: ts }),
-            ...(stepModel !== undefined && stepModel !== (options.model ?? firstModel) ? { model_name: stepModel } : {}),
-            ...(options.reasoningEffort !== undefined && call !== undefined ? { reasoning_effort: options.reasoningEffort } : {}),
+            ...(stepModel !== undefined && stepModel !== (options.model ?? firstModel)
+              ? { model_name: stepModel }
+              : {}),
+            ...(options.reasoningEffort !== undefined && call !== undefined
+              ? { reasoning_effort: options.reasoningEffort }
+              : {}),
             message: contentOf(record.content),
             ...(reasoning === undefined || reasoning === '' ? {} : { reasoning_content: reasoning }),
             ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }),
@@ -238,19 +285,30 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
             answered.add(callId);
           } else {
             // A result without its call (a trace cut at its start): kept as a system observation.
-            push({ source: 'system', ...(ts === undefined ? {} : { timestamp: ts }), message: '', observation: { results: [{ content }] }, extra: { kind: 'orphan_tool_result', ...(callId === undefined ? {} : { tool_call_id: callId }) } });
+            push({
+              source: 'system',
+              ...(ts === undefined ? {} : { timestamp: ts }),
+              message: '',
+              observation: { results: [{ content }] },
+              extra: { kind: 'orphan_tool_result', ...(callId === undefined ? {} : { tool_call_id: callId }) },
+            });
           }
         }
         break;
       }
       case 'tool_start': {
         const id = stringOf(record.tool_call_id);
-        if (!outcomes.has(id)) outcomes.set(id, { tool_call_id: id, tool_name: stringOf(record.tool_name), status: 'not_run' });
+        if (!outcomes.has(id))
+          outcomes.set(id, { tool_call_id: id, tool_name: stringOf(record.tool_name), status: 'not_run' });
         break;
       }
       case 'tool_end': {
         const id = stringOf(record.tool_call_id);
-        const outcome: ToolOutcome = outcomes.get(id) ?? { tool_call_id: id, tool_name: stringOf(record.tool_name), status: 'not_run' };
+        const outcome: ToolOutcome = outcomes.get(id) ?? {
+          tool_call_id: id,
+          tool_name: stringOf(record.tool_name),
+          status: 'not_run',
+        };
         outcome.status = record.success === false ? 'failed' : 'succeeded';
         if (typeof record.duration_ms === 'number') outcome.duration_ms = record.duration_ms;
         if (isPlainObject(record.metadata)) outcome.metadata = record.metadata;
@@ -259,7 +317,12 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
       }
       case 'tool_blocked': {
         const id = stringOf(record.tool_call_id);
-        outcomes.set(id, { tool_call_id: id, tool_name: stringOf(record.tool_name), status: 'blocked', ...(typeof record.reason === 'string' ? { reason: record.reason } : {}) });
+        outcomes.set(id, {
+          tool_call_id: id,
+          tool_name: stringOf(record.tool_name),
+          status: 'blocked',
+          ...(typeof record.reason === 'string' ? { reason: record.reason } : {}),
+        });
         break;
       }
       default:
@@ -270,7 +333,12 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
 
   if (pendingDirective !== undefined) {
     // A directive whose message never made it to the trace (a crash in between): still an instruction the operator gave.
-    push({ source: 'user', ...(pendingDirective.ts === undefined ? {} : { timestamp: pendingDirective.ts }), message: `${DIRECTIVE_PREFIX}${pendingDirective.text}`, extra: { kind: 'directive', directive: { text: pendingDirective.text }, delivered: false } });
+    push({
+      source: 'user',
+      ...(pendingDirective.ts === undefined ? {} : { timestamp: pendingDirective.ts }),
+      message: `${DIRECTIVE_PREFIX}${pendingDirective.text}`,
+      extra: { kind: 'directive', directive: { text: pendingDirective.text }, delivered: false },
+    });
   }
 
   // Outcome of every tool call, on the step that issued it (ObservationResult has no `extra` in v1.6).
@@ -279,13 +347,20 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
     const stepOutcomes = step.tool_calls.map((call): ToolOutcome => {
       const outcome = outcomes.get(call.tool_call_id);
       if (outcome !== undefined) return outcome;
-      return { tool_call_id: call.tool_call_id, tool_name: call.function_name, status: answered.has(call.tool_call_id) ? 'not_run' : 'interrupted' };
+      return {
+        tool_call_id: call.tool_call_id,
+        tool_name: call.function_name,
+        status: answered.has(call.tool_call_id) ? 'not_run' : 'interrupted',
+      };
     });
     step.extra = { ...step.extra, tool_outcomes: stepOutcomes };
   }
 
   if (steps.length === 0) {
-    throw new TraceError({ message: 'The trace holds no messages, so there is nothing to export (ATIF needs at least one step). Check that the session ran a task.' });
+    throw new TraceError({
+      message:
+        'The trace holds no messages, so there is nothing to export (ATIF needs at least one step). Check that the session ran a task.',
+    });
   }
 
   const model = options.model ?? firstModel;
@@ -316,58 +391,4 @@ export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOpti
     },
     extra,
   };
-}
-
-const STEP_FIELD_ORDER: readonly (keyof AtifStep)[] = ['step_id', 'timestamp', 'source', 'model_name', 'reasoning_effort', 'message', 'reasoning_content', 'tool_calls', 'observation', 'metrics', 'is_copied_context', 'extra'];
-
-// Results are attached after a step is created; put the keys back in the order of the schema for readers of the JSON.
-function inFieldOrder(step: AtifStep): AtifStep {
-  const ordered: Record<string, unknown> = {};
-  for (const key of STEP_FIELD_ORDER) if (step[key] !== undefined) ordered[key] = step[key];
-  return ordered as unknown as AtifStep;
-}
-
-function toolCallsOf(value: unknown): AtifToolCall[] {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((call: unknown, index): AtifToolCall[] => {
-    if (!isPlainObject(call)) return [];
-    const fn = isPlainObject(call.function) ? call.function : {};
-    return [{
-      tool_call_id: typeof call.id === 'string' && call.id !== '' ? call.id : `call_${index}`,
-      function_name: stringOf(fn.name),
-      arguments: argumentsOf(fn.arguments),
-    }];
-  });
-}
-
-/** Arguments as an object: JSON text is parsed; text that is not a JSON object is kept under `_raw`, as the original did. */
-function argumentsOf(value: unknown): Record<string, unknown> {
-  if (isPlainObject(value)) return value;
-  if (typeof value !== 'string') return value === undefined || value === null ? {} : { _raw: value };
-  if (value.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return isPlainObject(parsed) ? parsed : { _raw: value };
-  } catch {
-    return { _raw: value };
-  }
-}
-
-function contentOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined || value === null) return '';
-  return JSON.stringify(value);
-}
-
-function stringOf(value: unknown): string {
-  return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
-}
-
-// Token counts must be integers in ATIF; anything else counts as zero.
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

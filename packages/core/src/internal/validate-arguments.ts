@@ -2,9 +2,7 @@ import { mustBeOneOf, requiredOneOf } from '../choices.js';
 import type { JsonObjectSchema, JsonSchema } from '../json-schema.js';
 
 /** The outcome of validating a tool call's arguments against the tool's schema. */
-export type ValidationResult =
-  | { ok: true; value: Record<string, unknown> }
-  | { ok: false; problems: string[] };
+export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 
 /**
  * Validates and coerces arguments the way models need: `"true"` → true, `"5"` → 5, `null` for an
@@ -51,7 +49,11 @@ function coerceObject(schema: JsonObjectSchema, input: unknown, path: string, pr
       const name = path === '' ? required : `${path}.${required}`;
       const property = schema.properties[required];
       // A missing choice names the choices, so the model can pick one on its next call.
-      problems.push(property?.type === 'string' && property.enum !== undefined ? requiredOneOf(name, property.enum) : `'${name}' is required`);
+      problems.push(
+        property?.type === 'string' && property.enum !== undefined
+          ? requiredOneOf(name, property.enum)
+          : `'${name}' is required`,
+      );
     }
   }
   return result;
@@ -76,15 +78,19 @@ function coerce(schema: JsonSchema, raw: unknown, path: string, problems: string
       let value = raw;
       if (typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw))) value = Number(raw);
       if (typeof value !== 'number' || !Number.isFinite(value)) {
-        problems.push(`${label(path)} must be ${schema.type === 'integer' ? 'an integer' : 'a number'} (got ${describe(raw)})`);
+        problems.push(
+          `${label(path)} must be ${schema.type === 'integer' ? 'an integer' : 'a number'} (got ${describe(raw)})`,
+        );
         return raw;
       }
       if (schema.type === 'integer' && !Number.isInteger(value)) {
         problems.push(`${label(path)} must be an integer (got ${describe(raw)})`);
         return raw;
       }
-      if (schema.minimum !== undefined && value < schema.minimum) problems.push(`${label(path)} must be at least ${schema.minimum} (got ${value})`);
-      if (schema.maximum !== undefined && value > schema.maximum) problems.push(`${label(path)} must be at most ${schema.maximum} (got ${value})`);
+      if (schema.minimum !== undefined && value < schema.minimum)
+        problems.push(`${label(path)} must be at least ${schema.minimum} (got ${value})`);
+      if (schema.maximum !== undefined && value > schema.maximum)
+        problems.push(`${label(path)} must be at most ${schema.maximum} (got ${value})`);
       return value;
     }
     case 'boolean': {

@@ -11,4 +11,10 @@ import { fileURLToPath } from 'node:url';
  */
 // This module lives in src/testing/ (tests) or dist/testing/ (built): both are two levels
 // below the package root.
-export const pythonTracesDir: string = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'python-traces');
+export const pythonTracesDir: string = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'fixtures',
+  'python-traces',
+);

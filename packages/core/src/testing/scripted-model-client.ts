@@ -1,4 +1,12 @@
-import type { ModelClient, ModelRequest, ModelResponse, ModelStreamEvent, ModelToolCall, RetryNotice, Usage } from '@rho/model-client';
+import type {
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelStreamEvent,
+  ModelToolCall,
+  RetryNotice,
+  Usage,
+} from '@rho/model-client';
 import { costOf, ModelApiError } from '@rho/model-client';
 import { InternalError } from '../errors.js';
 
@@ -51,7 +59,9 @@ export interface ScriptedModelClient extends ModelClient {
  * request, fails loudly on a call with no step left (the run ends with an error naming it) and
  * `assertDone()` fails when steps were never used. For testing agents and tools without a network.
  */
-export function createScriptedModelClient(options: { steps?: ScriptedStepSource[]; model?: string } = {}): ScriptedModelClient {
+export function createScriptedModelClient(
+  options: { steps?: ScriptedStepSource[]; model?: string } = {},
+): ScriptedModelClient {
   const queue: ScriptedStepSource[] = [...(options.steps ?? [])];
   const requests: ModelRequest[] = [];
   const model = options.model ?? 'scripted-model';
@@ -66,7 +76,9 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
     const source = queue.shift();
     if (source === undefined) {
       unexpected += 1;
-      throw new InternalError({ message: `Scripted model client: unexpected model call #${index + 1}; the script has no step left. Add a step or check why the agent called the model again.` });
+      throw new InternalError({
+        message: `Scripted model client: unexpected model call #${index + 1}; the script has no step left. Add a step or check why the agent called the model again.`,
+      });
     }
     if (typeof source !== 'function') return source;
     try {
@@ -104,8 +116,12 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
     },
     assertDone() {
       if (stepErrors.length > 0) throw stepErrors[0];
-      if (unexpected > 0) throw new InternalError({ message: `Scripted model client: ${unexpected} model call(s) came with no step left.` });
-      if (queue.length > 0) throw new InternalError({ message: `Scripted model client: ${queue.length} step(s) were never used.` });
+      if (unexpected > 0)
+        throw new InternalError({
+          message: `Scripted model client: ${unexpected} model call(s) came with no step left.`,
+        });
+      if (queue.length > 0)
+        throw new InternalError({ message: `Scripted model client: ${queue.length} step(s) were never used.` });
     },
     async *stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
       const step = next(request);
@@ -114,7 +130,14 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
         return;
       }
       if ('error' in step) {
-        yield { type: 'error', error: new ModelApiError({ message: step.error.message, isRetryable: step.error.isRetryable ?? false, ...(step.error.statusCode === undefined ? {} : { statusCode: step.error.statusCode }) }) };
+        yield {
+          type: 'error',
+          error: new ModelApiError({
+            message: step.error.message,
+            isRetryable: step.error.isRetryable ?? false,
+            ...(step.error.statusCode === undefined ? {} : { statusCode: step.error.statusCode }),
+          }),
+        };
         return;
       }
       for (const notice of step.retries ?? []) yield { type: 'retry', ...notice };
@@ -129,19 +152,39 @@ export function createScriptedModelClient(options: { steps?: ScriptedStepSource[
       }
       const toolCalls = toolCallsOf(step);
       for (const toolCall of toolCalls) yield { type: 'tool_call', toolCall };
-      yield { type: 'done', usage: usageOf(step), finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'), model: request.model ?? model };
+      yield {
+        type: 'done',
+        usage: usageOf(step),
+        finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+        model: request.model ?? model,
+      };
     },
-    async complete(request: ModelRequest, signal?: AbortSignal, options: { onRetry?: (notice: RetryNotice) => void } = {}): Promise<ModelResponse> {
+    async complete(
+      request: ModelRequest,
+      signal?: AbortSignal,
+      options: { onRetry?: (notice: RetryNotice) => void } = {},
+    ): Promise<ModelResponse> {
       const step = next(request);
       if (!('hang' in step) && !('error' in step)) for (const notice of step.retries ?? []) options.onRetry?.(notice);
       if ('hang' in step) {
         await sleep(Number.POSITIVE_INFINITY, signal);
         throw new ModelApiError({ message: 'The request was aborted.', isRetryable: false });
       }
-      if ('error' in step) throw new ModelApiError({ message: step.error.message, isRetryable: step.error.isRetryable ?? false, ...(step.error.statusCode === undefined ? {} : { statusCode: step.error.statusCode }) });
+      if ('error' in step)
+        throw new ModelApiError({
+          message: step.error.message,
+          isRetryable: step.error.isRetryable ?? false,
+          ...(step.error.statusCode === undefined ? {} : { statusCode: step.error.statusCode }),
+        });
       if (step.delayMs !== undefined) await sleep(step.delayMs, signal);
       const toolCalls = toolCallsOf(step);
-      return { text: step.text ?? '', toolCalls, usage: usageOf(step), finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'), model: request.model ?? model };
+      return {
+        text: step.text ?? '',
+        toolCalls,
+        usage: usageOf(step),
+        finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+        model: request.model ?? model,
+      };
     },
   };
 }

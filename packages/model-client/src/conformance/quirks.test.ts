@@ -17,7 +17,14 @@ function sse(chunks: unknown[]): string {
 }
 
 function chunk(delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) {
-  return { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra };
+  return {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  };
 }
 
 async function run(body: string, messages = [{ role: 'user' as const, content: 'hi' }]) {
@@ -29,9 +36,12 @@ async function run(body: string, messages = [{ role: 'user' as const, content: '
   return { events, server };
 }
 
-const textOf = (events: ModelStreamEvent[]) => events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('');
-const reasoningOf = (events: ModelStreamEvent[]) => events.flatMap((event) => (event.type === 'reasoning' ? [event.text] : [])).join('');
-const callsOf = (events: ModelStreamEvent[]) => events.flatMap((event) => (event.type === 'tool_call' ? [event.toolCall] : []));
+const textOf = (events: ModelStreamEvent[]) =>
+  events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('');
+const reasoningOf = (events: ModelStreamEvent[]) =>
+  events.flatMap((event) => (event.type === 'reasoning' ? [event.text] : [])).join('');
+const callsOf = (events: ModelStreamEvent[]) =>
+  events.flatMap((event) => (event.type === 'tool_call' ? [event.toolCall] : []));
 const doneOf = (events: ModelStreamEvent[]) => events.find((event) => event.type === 'done');
 
 describe('stream shapes of issue 18', () => {
@@ -53,9 +63,13 @@ describe('stream shapes of issue 18', () => {
   it('keeps tool calls apart that all say index 0 but carry different ids (relay proxies)', async () => {
     const { events } = await run(
       sse([
-        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '' } }],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":"a.txt"}' } }] }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'list_dir', arguments: '' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'list_dir', arguments: '' } }],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":"."}' } }] }),
         chunk({}, 'tool_calls'),
       ]),
@@ -68,7 +82,19 @@ describe('stream shapes of issue 18', () => {
 
   it('takes arguments sent as a JSON object instead of a string', async () => {
     const { events } = await run(
-      sse([chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: { path: 'a.txt', limit: 3 } } }] }), chunk({}, 'tool_calls')]),
+      sse([
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'read_file', arguments: { path: 'a.txt', limit: 3 } },
+            },
+          ],
+        }),
+        chunk({}, 'tool_calls'),
+      ]),
     );
     expect(callsOf(events)).toEqual([{ id: 'call_1', name: 'read_file', arguments: '{"path":"a.txt","limit":3}' }]);
   });
@@ -76,8 +102,19 @@ describe('stream shapes of issue 18', () => {
   it('replaces a {} placeholder by the full arguments that follow for the same call (Gemini)', async () => {
     const { events } = await run(
       sse([
-        chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{}' } }] }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+        }),
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+            },
+          ],
+        }),
         chunk({}, 'tool_calls'),
       ]),
     );
@@ -90,17 +127,41 @@ describe('stream shapes of issue 18', () => {
       sse([
         chunk({
           role: 'assistant',
-          tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' }, extra_content: { google: { thought_signature: signature } } }],
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+              extra_content: { google: { thought_signature: signature } },
+            },
+          ],
         }),
         chunk({}, 'tool_calls'),
       ]),
     );
     const [call] = callsOf(events);
-    expect(call).toMatchObject({ id: 'call_1', name: 'read_file', arguments: '{"path":"a.txt"}', extraContent: { google: { thought_signature: signature } } });
+    expect(call).toMatchObject({
+      id: 'call_1',
+      name: 'read_file',
+      arguments: '{"path":"a.txt"}',
+      extraContent: { google: { thought_signature: signature } },
+    });
     // The next request carries the call with its signature, as Gemini requires.
     const { server } = await run(sse([chunk({ content: 'ok' }, 'stop')]), [
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' }, extra_content: { google: { thought_signature: signature } } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+            extra_content: { google: { thought_signature: signature } },
+          },
+        ],
+      },
       { role: 'tool', content: 'text', tool_call_id: 'call_1' },
     ] as never);
     expect(server.requests[0]?.body.messages[1].tool_calls[0]).toEqual({
@@ -117,23 +178,46 @@ describe('stream shapes of issue 18', () => {
         chunk({ reasoning_content: 'hmm' }),
         chunk({ content: 'Hi' }),
         chunk({}, 'stop', {
-          usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 213, completion_tokens_details: { reasoning_tokens: 200 }, prompt_tokens_details: { cached_tokens: 2 } },
+          usage: {
+            prompt_tokens: 10,
+            completion_tokens: 3,
+            total_tokens: 213,
+            completion_tokens_details: { reasoning_tokens: 200 },
+            prompt_tokens_details: { cached_tokens: 2 },
+          },
         }),
       ]),
     );
-    expect(doneOf(events)).toMatchObject({ usage: { inputTokens: 10, outputTokens: 203, reasoningTokens: 200, cachedTokens: 2 } });
+    expect(doneOf(events)).toMatchObject({
+      usage: { inputTokens: 10, outputTokens: 203, reasoningTokens: 200, cachedTokens: 2 },
+    });
   });
 
   it('leaves OpenAI usage alone, where completion_tokens already includes reasoning', async () => {
     const { events } = await run(
-      sse([chunk({ content: 'Hi' }), chunk({}, 'stop', { usage: { prompt_tokens: 10, completion_tokens: 203, total_tokens: 213, completion_tokens_details: { reasoning_tokens: 200 } } })]),
+      sse([
+        chunk({ content: 'Hi' }),
+        chunk({}, 'stop', {
+          usage: {
+            prompt_tokens: 10,
+            completion_tokens: 203,
+            total_tokens: 213,
+            completion_tokens_details: { reasoning_tokens: 200 },
+          },
+        }),
+      ]),
     );
     expect(doneOf(events)).toMatchObject({ usage: { inputTokens: 10, outputTokens: 203, reasoningTokens: 200 } });
   });
 
   it('reports delta.refusal as a refusal event (OpenAI with a response format)', async () => {
     const { events } = await run(
-      sse([chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I'm sorry, " }), chunk({ refusal: "I can't help with that." }), chunk({}, 'stop')]),
+      sse([
+        chunk({ role: 'assistant', content: null, refusal: '' }),
+        chunk({ refusal: "I'm sorry, " }),
+        chunk({ refusal: "I can't help with that." }),
+        chunk({}, 'stop'),
+      ]),
     );
     expect(events.filter((event) => event.type === 'refusal')).toEqual([
       { type: 'refusal', text: "I'm sorry, " },
@@ -145,15 +229,41 @@ describe('stream shapes of issue 18', () => {
 
   it('marks a tool call cut by finish_reason length as truncated', async () => {
     const { events } = await run(
-      sse([chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'write_file', arguments: '{"path":"a.txt","content":"once upon' } }] }), chunk({}, 'length')]),
+      sse([
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'write_file', arguments: '{"path":"a.txt","content":"once upon' },
+            },
+          ],
+        }),
+        chunk({}, 'length'),
+      ]),
     );
-    expect(callsOf(events)).toEqual([{ id: 'call_1', name: 'write_file', arguments: '{"path":"a.txt","content":"once upon', truncated: true }]);
+    expect(callsOf(events)).toEqual([
+      { id: 'call_1', name: 'write_file', arguments: '{"path":"a.txt","content":"once upon', truncated: true },
+    ]);
     expect(doneOf(events)).toMatchObject({ finishReason: 'length' });
   });
 
   it('does not mark a complete tool call as truncated when the finish reason is length', async () => {
     const { events } = await run(
-      sse([chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] }), chunk({}, 'length')]),
+      sse([
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+            },
+          ],
+        }),
+        chunk({}, 'length'),
+      ]),
     );
     expect(callsOf(events)).toEqual([{ id: 'call_1', name: 'read_file', arguments: '{"path":"a.txt"}' }]);
   });

@@ -31,7 +31,9 @@ export class AttemptController {
 
   /** The limit of the watchdog that fired (or of the current phase), in milliseconds. */
   get timeoutMs(): number {
-    return (this.timedOut ?? (this.answering ? 'idle' : 'first_byte')) === 'idle' ? this.idleTimeoutMs : this.firstByteTimeoutMs;
+    return (this.timedOut ?? (this.answering ? 'idle' : 'first_byte')) === 'idle'
+      ? this.idleTimeoutMs
+      : this.firstByteTimeoutMs;
   }
 
   /** The first chunk of the answer arrived: from now on the idle timeout applies. */

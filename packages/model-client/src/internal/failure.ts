@@ -79,7 +79,8 @@ export function classifyFailure(
     if (typeof error.status === 'number') {
       const header = error.headers instanceof Headers ? error.headers : undefined;
       const shouldRetry = header?.get('x-should-retry');
-      const retryable = shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(error.status);
+      const retryable =
+        shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(error.status);
       return {
         statusCode: error.status,
         providerMessage,
@@ -143,7 +144,11 @@ function connectionFailure(error: APIConnectionError, context: FailureContext): 
   const cause = describeCause(error);
   // fetch refuses some URLs outright (ports it blocks, malformed URLs): retrying cannot help.
   if (/bad port|invalid url|unsupported protocol/i.test(cause)) {
-    return { ...base, description: `cannot use ${context.baseURL} (${cause}): check OPENAI_BASE_URL or --base-url`, retryable: false };
+    return {
+      ...base,
+      description: `cannot use ${context.baseURL} (${cause}): check OPENAI_BASE_URL or --base-url`,
+      retryable: false,
+    };
   }
   return {
     ...base,
@@ -175,7 +180,9 @@ export function toModelApiError(
     ...(failure.providerMessage === undefined ? {} : { providerMessage: failure.providerMessage }),
     attempts,
   };
-  return failure.response === undefined ? new ModelApiError(options) : new ModelResponseError({ ...options, ...failure.response });
+  return failure.response === undefined
+    ? new ModelApiError(options)
+    : new ModelResponseError({ ...options, ...failure.response });
 }
 
 /** `5 s`, `1.5 s`, `250 ms`: a timeout as people read it. */
@@ -190,7 +197,8 @@ export function retryReason(failure: Failure): string {
   if (failure.statusCode === 429) return 'rate limited (429)';
   if (failure.statusCode !== undefined && failure.statusCode >= 500) return `server error ${failure.statusCode}`;
   if (failure.statusCode !== undefined) return `API error ${failure.statusCode}`;
-  if (failure.response !== undefined) return failure.response.kind === 'no_choices' ? 'an empty answer' : 'an unfinished answer';
+  if (failure.response !== undefined)
+    return failure.response.kind === 'no_choices' ? 'an empty answer' : 'an unfinished answer';
   // The description without its hint: everything before the first ' (' that starts a hint or ':'.
   const cut = failure.description.search(/ \(|: /);
   return cut > 0 ? failure.description.slice(0, cut) : failure.description;

@@ -31,7 +31,12 @@ export function retryAfterMs(headers: Headers | undefined, now: number = Date.no
  * Exponential backoff with full jitter: a uniform random wait between 0 and
  * `min(maxDelayMs, baseDelayMs * 2^retryIndex)`. `retryIndex` is 0 for the first retry.
  */
-export function backoffDelayMs(retryIndex: number, baseDelayMs: number, maxDelayMs: number, random: () => number = Math.random): number {
+export function backoffDelayMs(
+  retryIndex: number,
+  baseDelayMs: number,
+  maxDelayMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(retryIndex, 30));
   return Math.floor(random() * ceiling);
 }

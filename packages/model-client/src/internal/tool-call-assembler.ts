@@ -57,7 +57,8 @@ export class ToolCallAssembler {
       if (typeof name === 'string' && name !== '') call.name = mergeName(call.name, name);
       const fragment = fn.arguments;
       if (typeof fragment === 'string') {
-        if (fragment !== '') call.arguments = restartsArguments(call.arguments, fragment) ? fragment : call.arguments + fragment;
+        if (fragment !== '')
+          call.arguments = restartsArguments(call.arguments, fragment) ? fragment : call.arguments + fragment;
       } else if (fragment !== null && typeof fragment === 'object') {
         // The whole arguments as a JSON value instead of a string (llm-venice#45).
         call.arguments = JSON.stringify(fragment);
@@ -108,7 +109,8 @@ export class ToolCallAssembler {
 
   private callFor(delta: ToolCallDelta, position: number | undefined): PartialCall {
     const hasId = typeof delta.id === 'string' && delta.id !== '';
-    const index = typeof delta.index === 'number' ? delta.index : position !== undefined && !hasId ? position : undefined;
+    const index =
+      typeof delta.index === 'number' ? delta.index : position !== undefined && !hasId ? position : undefined;
     if (index !== undefined) {
       const current = this.byIndex.get(index);
       if (current !== undefined && !startsNewCallAtSameIndex(current.id, current.name, delta.id)) return current;

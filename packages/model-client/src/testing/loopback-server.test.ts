@@ -98,7 +98,14 @@ describe('startLoopbackServer', () => {
 
   it('answers a non-streaming request with a chat.completion object built from the same step', async () => {
     const server = await start({
-      steps: [{ type: 'response', text: 'plain', toolCalls: [{ name: 'list', arguments: '{}' }], usage: { prompt_tokens: 3, completion_tokens: 2 } }],
+      steps: [
+        {
+          type: 'response',
+          text: 'plain',
+          toolCalls: [{ name: 'list', arguments: '{}' }],
+          usage: { prompt_tokens: 3, completion_tokens: 2 },
+        },
+      ],
     });
     const body = await (await post(server, { model: 'm', messages: [] })).json();
     expect(body).toMatchObject({
@@ -138,7 +145,9 @@ describe('startLoopbackServer', () => {
     const empty = await start();
     const response = await post(empty, streamed);
     expect(response.status).toBe(500);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toBe('loopback server: no scripted step left for request 1');
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      'loopback server: no scripted step left for request 1',
+    );
     empty.push({ type: 'response', text: 'late' });
     expect(empty.pending()).toBe(1);
     expect((await post(empty, { messages: [] })).status).toBe(200);
@@ -147,7 +156,15 @@ describe('startLoopbackServer', () => {
 
   it('sends HTTP errors with Retry-After and extra headers', async () => {
     const server = await start({
-      steps: [{ type: 'http_error', status: 429, message: 'slow down', retryAfter: 2, headers: { 'x-ratelimit-remaining-requests': '0' } }],
+      steps: [
+        {
+          type: 'http_error',
+          status: 429,
+          message: 'slow down',
+          retryAfter: 2,
+          headers: { 'x-ratelimit-remaining-requests': '0' },
+        },
+      ],
     });
     const response = await post(server, streamed);
     expect(response.status).toBe(429);
@@ -173,9 +190,14 @@ describe('startLoopbackServer', () => {
   it('answers the discovery endpoints it was given, 404 for the others, and records them apart', async () => {
     const server = await startLoopbackServer({ models: [{ id: 'm', max_model_len: 4096 }], props: { n_ctx: 2048 } });
     try {
-      expect(await (await fetch(`${server.url}/models`)).json()).toEqual({ object: 'list', data: [{ object: 'model', created: 0, owned_by: 'loopback', id: 'm', max_model_len: 4096 }] });
+      expect(await (await fetch(`${server.url}/models`)).json()).toEqual({
+        object: 'list',
+        data: [{ object: 'model', created: 0, owned_by: 'loopback', id: 'm', max_model_len: 4096 }],
+      });
       expect(await (await fetch(`${server.url.replace(/\/v1$/, '')}/props`)).json()).toEqual({ n_ctx: 2048 });
-      expect((await fetch(`${server.url.replace(/\/v1$/, '')}/api/show`, { method: 'POST', body: '{"model":"m"}' })).status).toBe(404);
+      expect(
+        (await fetch(`${server.url.replace(/\/v1$/, '')}/api/show`, { method: 'POST', body: '{"model":"m"}' })).status,
+      ).toBe(404);
       expect(server.discoveryRequests.map((request) => request.path)).toEqual(['/v1/models', '/props', '/api/show']);
       expect(server.requests).toEqual([]);
     } finally {
@@ -203,7 +225,9 @@ describe('startLoopbackServer', () => {
         .map((line) => JSON.parse(line.slice(6)).choices[0]?.delta?.content ?? '');
       process.stdout.write(pieces.join(''));
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, server.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, server.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (part: Buffer) => {
       output += part.toString();

@@ -220,7 +220,9 @@ export interface LoopbackServerOptions {
    * Ollama's `POST /api/show` body (`{parameters: 'num_ctx 8192', model_info: {...}}`), or a
    * function of the requested model. Without it, 404.
    */
-  ollamaShow?: LoopbackDiscoveryAnswer<Record<string, unknown> | ((model: string) => Record<string, unknown> | undefined)>;
+  ollamaShow?: LoopbackDiscoveryAnswer<
+    Record<string, unknown> | ((model: string) => Record<string, unknown> | undefined)
+  >;
   /** LM Studio's `GET /api/v0/models/<id>` entries (`max_context_length`, `loaded_context_length`), by id. Unknown ids get 404. */
   lmStudioModels?: LoopbackModel[];
 }
@@ -279,7 +281,10 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
 
     if (request.method !== 'POST' || !path.endsWith('/chat/completions')) {
       sendJson(response, 404, {
-        error: { message: `loopback server: no route for ${request.method ?? '?'} ${path}`, type: 'invalid_request_error' },
+        error: {
+          message: `loopback server: no route for ${request.method ?? '?'} ${path}`,
+          type: 'invalid_request_error',
+        },
       });
       return;
     }
@@ -307,7 +312,10 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
       answer =
         options.models === undefined || options.models === 'hang'
           ? options.models
-          : { object: 'list', data: options.models.map((model) => ({ object: 'model', created: 0, owned_by: 'loopback', ...model })) };
+          : {
+              object: 'list',
+              data: options.models.map((model) => ({ object: 'model', created: 0, owned_by: 'loopback', ...model })),
+            };
     } else if (method === 'GET' && path === '/props') {
       answer = options.props;
     } else if (method === 'GET' && path.startsWith('/api/v0/models/')) {
@@ -315,7 +323,10 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
       answer = options.lmStudioModels?.find((model) => model.id === id);
     } else if (method === 'POST' && path === '/api/show') {
       const show = options.ollamaShow;
-      const requested = typeof recorded.body === 'object' && recorded.body !== null ? (recorded.body as Record<string, unknown>)['model'] : undefined;
+      const requested =
+        typeof recorded.body === 'object' && recorded.body !== null
+          ? (recorded.body as Record<string, unknown>)['model']
+          : undefined;
       answer = typeof show === 'function' ? show(typeof requested === 'string' ? requested : '') : show;
     } else {
       return false;
@@ -398,7 +409,8 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
         await writer.text('content', step.text ?? '', DEFAULT_CHUNK_SIZE);
         const calls = normalizeToolCalls(step.toolCalls ?? [], index);
         const last = calls.at(-1);
-        if (step.partial === true && last !== undefined) last.arguments = last.arguments.slice(0, Math.floor(last.arguments.length / 2));
+        if (step.partial === true && last !== undefined)
+          last.arguments = last.arguments.slice(0, Math.floor(last.arguments.length / 2));
         await writer.toolCalls(calls, DEFAULT_CHUNK_SIZE, 'sequential', 'first');
         await writer.flushed();
         response.end();
@@ -426,10 +438,16 @@ export async function startLoopbackServer(options: LoopbackServerOptions = {}): 
         const model = step.model ?? requestModel;
         const calls = normalizeToolCalls(step.toolCalls ?? [], index);
         const text = step.text ?? '';
-        const finishReason = step.noFinishReason ? null : (step.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'));
+        const finishReason = step.noFinishReason
+          ? null
+          : (step.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'));
         const usage = step.usage === undefined ? defaultUsage(requestBody, step, calls) : step.usage;
         if (!streaming) {
-          sendJson(response, 200, completionObject(completionId, model, text, step.reasoning, calls, finishReason, usage));
+          sendJson(
+            response,
+            200,
+            completionObject(completionId, model, text, step.reasoning, calls, finishReason, usage),
+          );
           return;
         }
         const chunkSize = Math.max(1, step.chunkSize ?? DEFAULT_CHUNK_SIZE);

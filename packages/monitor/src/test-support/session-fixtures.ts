@@ -13,7 +13,11 @@ export function temporarySessions(): string {
 
 /** Creates a session directory with SessionStore, then merges `meta` into its meta.json. */
 export function makeSession(base: string, meta: Partial<SessionMeta> & { id: string }, trace: object[] = []): string {
-  const { directory } = new SessionStore(base).create({ id: meta.id, model: meta.model ?? 'gpt-4o-mini', ...(meta.parent_id ? { parentId: meta.parent_id } : {}) });
+  const { directory } = new SessionStore(base).create({
+    id: meta.id,
+    model: meta.model ?? 'gpt-4o-mini',
+    ...(meta.parent_id ? { parentId: meta.parent_id } : {}),
+  });
   updateSessionMeta(directory, meta);
   for (const record of trace) appendFileSync(join(directory, 'trace.jsonl'), `${JSON.stringify(record)}\n`);
   return directory;

@@ -1,6 +1,41 @@
 const REGEX_MAY_FOLLOW = new Set([
-  '(', ',', '{', '}', ';', '!', '&&', '||', '~', '!~', '=', '==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', '^', '?', ':',
-  '+=', '-=', '*=', '/=', '%=', '^=', 'print', 'printf', 'return', 'in', 'case', '\n',
+  '(',
+  ',',
+  '{',
+  '}',
+  ';',
+  '!',
+  '&&',
+  '||',
+  '~',
+  '!~',
+  '=',
+  '==',
+  '!=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '^',
+  '?',
+  ':',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '%=',
+  '^=',
+  'print',
+  'printf',
+  'return',
+  'in',
+  'case',
+  '\n',
 ]);
 
 interface Token {
@@ -13,7 +48,11 @@ function tokenize(program: string): Token[] | string {
   let index = 0;
   const previous = (): string | undefined => {
     const last = tokens.at(-1);
-    return last === undefined ? undefined : last.kind === 'identifier' || last.kind === 'operator' || last.kind === 'newline' ? last.text : last.kind;
+    return last === undefined
+      ? undefined
+      : last.kind === 'identifier' || last.kind === 'operator' || last.kind === 'newline'
+        ? last.text
+        : last.kind;
   };
   while (index < program.length) {
     const character = program[index] as string;
@@ -68,13 +107,18 @@ function tokenize(program: string): Token[] | string {
       index += identifier[0].length;
       continue;
     }
-    const number = /^(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/.exec(program.slice(index));
+    const number = /^(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/.exec(
+      program.slice(index),
+    );
     if (number) {
       tokens.push({ kind: 'number', text: number[0] });
       index += number[0].length;
       continue;
     }
-    const operator = /^(?:\|&|\|\||&&|>>|>=|<=|==|!=|!~|\+\+|--|\+=|-=|\*=|\/=|%=|\^=|\*\*=|\*\*|[{}()[\];,<>|!~?:=+\-*/%^$@&])/.exec(program.slice(index));
+    const operator =
+      /^(?:\|&|\|\||&&|>>|>=|<=|==|!=|!~|\+\+|--|\+=|-=|\*=|\/=|%=|\^=|\*\*=|\*\*|[{}()[\];,<>|!~?:=+\-*/%^$@&])/.exec(
+        program.slice(index),
+      );
     if (operator) {
       tokens.push({ kind: 'operator', text: operator[0] });
       index += operator[0].length;

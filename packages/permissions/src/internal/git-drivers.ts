@@ -24,12 +24,16 @@ export function gitDriverOverrides(argv: readonly string[], programIndex: number
     } else if (word.startsWith('-C') && word.length > 2) directory = resolve(directory, word.slice(2));
     else if (!word.startsWith('-')) break;
   }
-  const result = spawnSync('git', ['config', '--local', '--includes', '--null', '--name-only', '--get-regexp', '^(filter|diff)\\.'], {
-    cwd: directory,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/', GIT_CONFIG_NOSYSTEM: '1' },
-    encoding: 'utf8',
-    timeout: 5000,
-  });
+  const result = spawnSync(
+    'git',
+    ['config', '--local', '--includes', '--null', '--name-only', '--get-regexp', '^(filter|diff)\\.'],
+    {
+      cwd: directory,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/', GIT_CONFIG_NOSYSTEM: '1' },
+      encoding: 'utf8',
+      timeout: 5000,
+    },
+  );
   if (result.error || typeof result.stdout !== 'string') return [];
   const overrides: string[] = [];
   for (const key of new Set(result.stdout.split('\0'))) {

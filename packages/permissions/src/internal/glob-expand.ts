@@ -42,8 +42,19 @@ function bracketEnd(pattern: string, start: number): number {
 }
 
 const POSIX_CLASSES: Record<string, string> = {
-  alpha: 'a-zA-Z', digit: '0-9', alnum: 'a-zA-Z0-9', upper: 'A-Z', lower: 'a-z', space: ' \\t\\n\\r\\f\\v', blank: ' \\t',
-  punct: '!-\\/:-@\\[-`{-~', xdigit: '0-9A-Fa-f', word: 'a-zA-Z0-9_', cntrl: '\\x00-\\x1f\\x7f', print: '\\x20-\\x7e', graph: '\\x21-\\x7e',
+  alpha: 'a-zA-Z',
+  digit: '0-9',
+  alnum: 'a-zA-Z0-9',
+  upper: 'A-Z',
+  lower: 'a-z',
+  space: ' \\t\\n\\r\\f\\v',
+  blank: ' \\t',
+  punct: '!-\\/:-@\\[-`{-~',
+  xdigit: '0-9A-Fa-f',
+  word: 'a-zA-Z0-9_',
+  cntrl: '\\x00-\\x1f\\x7f',
+  print: '\\x20-\\x7e',
+  graph: '\\x21-\\x7e',
 };
 
 function escapeRegExp(character: string): string {
@@ -80,7 +91,8 @@ function componentRegExp(component: string): RegExp {
           const close = inner.indexOf(':]', position + 2);
           const name = close === -1 ? '' : inner.slice(position + 2, close);
           const posix = POSIX_CLASSES[name];
-          if (posix === undefined) throw new ShellRefusal('shell.glob', `the character class [:${name}:] is not supported in restricted mode`);
+          if (posix === undefined)
+            throw new ShellRefusal('shell.glob', `the character class [:${name}:] is not supported in restricted mode`);
           set += posix;
           position = close + 1;
         } else if (member === '\\') {
@@ -145,11 +157,17 @@ function isDirectory(path: string): boolean {
  */
 export function expandGlob(pattern: string, literal: string, cwd: string): string[] {
   if (pattern.startsWith('/')) {
-    throw new ShellRefusal('shell.glob', `the pattern ${JSON.stringify(literal)} is absolute: restricted mode expands file name patterns only inside the working directory (name the files, or use find PATH -name 'PATTERN')`);
+    throw new ShellRefusal(
+      'shell.glob',
+      `the pattern ${JSON.stringify(literal)} is absolute: restricted mode expands file name patterns only inside the working directory (name the files, or use find PATH -name 'PATTERN')`,
+    );
   }
   const components = pattern.split('/');
   if (components.some((component) => unescape(component) === '..')) {
-    throw new ShellRefusal('shell.glob', `the pattern ${JSON.stringify(literal)} leaves the working directory (..): restricted mode expands file name patterns only inside it`);
+    throw new ShellRefusal(
+      'shell.glob',
+      `the pattern ${JSON.stringify(literal)} leaves the working directory (..): restricted mode expands file name patterns only inside it`,
+    );
   }
   let candidates: string[] = [''];
   let magic = false;
@@ -188,14 +206,19 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
           if (isDirectory(join(cwd, path))) next.push(`${path}/`);
         } else next.push(path);
         if (next.length > MAX_GLOB_MATCHES) {
-          throw new ShellRefusal('shell.glob', `the pattern ${JSON.stringify(literal)} matches more than ${MAX_GLOB_MATCHES} names; narrow it or use find`);
+          throw new ShellRefusal(
+            'shell.glob',
+            `the pattern ${JSON.stringify(literal)} matches more than ${MAX_GLOB_MATCHES} names; narrow it or use find`,
+          );
         }
       }
     }
     candidates = next;
   }
   // Literal components after a wildcard name paths that must exist, as in bash.
-  const matches = magic ? candidates.filter((candidate) => candidate !== '' && (!literalAfterMagic || exists(join(cwd, candidate)))) : [];
+  const matches = magic
+    ? candidates.filter((candidate) => candidate !== '' && (!literalAfterMagic || exists(join(cwd, candidate))))
+    : [];
   if (matches.length === 0) return [literal];
   // Bash sorts the complete expansion once.
   return sortedByBytes(matches);

@@ -51,7 +51,8 @@ function allowedList(spec: OptionSpec): string {
   const parts: string[] = [];
   for (const character of spec.flags ?? '') parts.push(`-${character}`);
   for (const character of spec.valued ?? '') parts.push(`-${character} VALUE`);
-  for (const entry of spec.long ?? []) parts.push(`--${entry.replace(/[?=]$|:2$/, '')}${entry.endsWith('=') ? '=VALUE' : ''}`);
+  for (const entry of spec.long ?? [])
+    parts.push(`--${entry.replace(/[?=]$|:2$/, '')}${entry.endsWith('=') ? '=VALUE' : ''}`);
   return parts.join(', ') || 'none';
 }
 
@@ -105,7 +106,8 @@ export function parseOptions(program: string, args: readonly string[], spec: Opt
       } else {
         const first = args[index + 1];
         const second = args[index + 2];
-        if (equals !== -1 || first === undefined || second === undefined) throw new ShellRefusal(rule, `${program} option --${name} needs two values`);
+        if (equals !== -1 || first === undefined || second === undefined)
+          throw new ShellRefusal(rule, `${program} option --${name} needs two values`);
         options.push({ name: `--${name}`, value: first, second });
         index += 2;
       }

@@ -34,14 +34,26 @@ const ENVIRONMENT_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Variables a command may set: locale, time zone and display width. Anything else can change what runs. */
 export function assignmentAllowed(name: string): boolean {
-  return name === 'LANG' || name === 'LANGUAGE' || name === 'TZ' || name === 'COLUMNS' || name === 'LINES' || name === 'NO_COLOR' || name.startsWith('LC_');
+  return (
+    name === 'LANG' ||
+    name === 'LANGUAGE' ||
+    name === 'TZ' ||
+    name === 'COLUMNS' ||
+    name === 'LINES' ||
+    name === 'NO_COLOR' ||
+    name.startsWith('LC_')
+  );
 }
 
 function refuse(program: string, reason: string): never {
   throw new ShellRefusal(`program.${program}`, reason);
 }
 
-function simple(program: string, spec: OptionSpec, check?: (options: ParsedOption[], operands: string[]) => void): Validator {
+function simple(
+  program: string,
+  spec: OptionSpec,
+  check?: (options: ParsedOption[], operands: string[]) => void,
+): Validator {
   return (argv) => {
     const { options, operands } = parseOptions(program, argv.slice(1), spec);
     check?.(options, operands);
@@ -51,7 +63,10 @@ function simple(program: string, spec: OptionSpec, check?: (options: ParsedOptio
 
 function httpUrl(program: string, value: string): void {
   if (!/^https?:\/\//i.test(value)) {
-    refuse(program, `${program} may only fetch http:// or https:// URLs in restricted mode (got ${JSON.stringify(value)}); write the scheme explicitly`);
+    refuse(
+      program,
+      `${program} may only fetch http:// or https:// URLs in restricted mode (got ${JSON.stringify(value)}); write the scheme explicitly`,
+    );
   }
 }
 
@@ -59,14 +74,32 @@ function httpUrl(program: string, value: string): void {
 const sedSpec: OptionSpec = {
   flags: 'nErsuz',
   valued: 'el',
-  long: ['quiet', 'silent', 'expression=', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'line-length=', 'posix', 'debug', 'sandbox', 'help', 'version'],
+  long: [
+    'quiet',
+    'silent',
+    'expression=',
+    'regexp-extended',
+    'separate',
+    'unbuffered',
+    'null-data',
+    'zero-terminated',
+    'line-length=',
+    'posix',
+    'debug',
+    'sandbox',
+    'help',
+    'version',
+  ],
 };
 const sed: Validator = (argv) => {
   const { options, operands } = parseOptions('sed', argv.slice(1), sedSpec);
-  const scripts = options.filter((option) => option.name === '-e' || option.name === '--expression').map((option) => option.value ?? '');
+  const scripts = options
+    .filter((option) => option.name === '-e' || option.name === '--expression')
+    .map((option) => option.value ?? '');
   if (scripts.length === 0) {
     const script = operands[0];
-    if (script === undefined && !options.some((option) => option.name === '--help' || option.name === '--version')) refuse('sed', 'sed needs a script');
+    if (script === undefined && !options.some((option) => option.name === '--help' || option.name === '--version'))
+      refuse('sed', 'sed needs a script');
     if (script !== undefined) scripts.push(script);
   }
   for (const script of scripts) {
@@ -81,19 +114,39 @@ const awkSpec: OptionSpec = {
   flags: 'bcCMnNOPrsStV',
   valued: 'Fve',
   long: [
-    'field-separator=', 'assign=', 'source=', 'characters-as-bytes', 'traditional', 'compat', 'posix', 're-interval', 'sandbox',
-    'use-lc-numeric', 'bignum', 'non-decimal-data', 'optimize', 'no-optimize', 'lint?', 'version', 'help', 'copyright', 'csv',
+    'field-separator=',
+    'assign=',
+    'source=',
+    'characters-as-bytes',
+    'traditional',
+    'compat',
+    'posix',
+    're-interval',
+    'sandbox',
+    'use-lc-numeric',
+    'bignum',
+    'non-decimal-data',
+    'optimize',
+    'no-optimize',
+    'lint?',
+    'version',
+    'help',
+    'copyright',
+    'csv',
   ],
   stopAtOperand: true,
 };
 const awk: Validator = (argv) => {
   const program = argv[0] as string;
   const { options, operands } = parseOptions(program, argv.slice(1), awkSpec);
-  const sources = options.filter((option) => option.name === '-e' || option.name === '--source').map((option) => option.value ?? '');
+  const sources = options
+    .filter((option) => option.name === '-e' || option.name === '--source')
+    .map((option) => option.value ?? '');
   if (sources.length === 0) {
     const text = operands[0];
     if (text === undefined) {
-      if (options.some((option) => ['--version', '--help', '-V', '--copyright'].includes(option.name))) return { argv, programIndex: 0, checked: [argv] };
+      if (options.some((option) => ['--version', '--help', '-V', '--copyright'].includes(option.name)))
+        return { argv, programIndex: 0, checked: [argv] };
       refuse(program, `${program} needs a program (files of awk code, -f, are not accepted: they cannot be checked)`);
     }
     sources.push(text);
@@ -107,14 +160,80 @@ const awk: Validator = (argv) => {
 
 // ---------- find ----------
 const FIND_NO_ARGUMENT = new Set([
-  '-empty', '-executable', '-false', '-nogroup', '-nouser', '-readable', '-true', '-writable', '-prune', '-print', '-print0', '-ls',
-  '-quit', '-depth', '-d', '-mount', '-xdev', '-noleaf', '-ignore_readdir_race', '-noignore_readdir_race', '-daystart', '-follow',
-  '-help', '--help', '-version', '--version', '-not', '!', '-a', '-and', '-o', '-or', '(', ')', ',',
+  '-empty',
+  '-executable',
+  '-false',
+  '-nogroup',
+  '-nouser',
+  '-readable',
+  '-true',
+  '-writable',
+  '-prune',
+  '-print',
+  '-print0',
+  '-ls',
+  '-quit',
+  '-depth',
+  '-d',
+  '-mount',
+  '-xdev',
+  '-noleaf',
+  '-ignore_readdir_race',
+  '-noignore_readdir_race',
+  '-daystart',
+  '-follow',
+  '-help',
+  '--help',
+  '-version',
+  '--version',
+  '-not',
+  '!',
+  '-a',
+  '-and',
+  '-o',
+  '-or',
+  '(',
+  ')',
+  ',',
 ]);
 const FIND_ONE_ARGUMENT = new Set([
-  '-amin', '-anewer', '-atime', '-cmin', '-cnewer', '-ctime', '-fstype', '-gid', '-group', '-ilname', '-iname', '-inum', '-ipath',
-  '-iregex', '-iwholename', '-links', '-lname', '-maxdepth', '-mindepth', '-mmin', '-mtime', '-name', '-newer', '-path', '-perm',
-  '-regex', '-regextype', '-samefile', '-size', '-type', '-uid', '-used', '-user', '-wholename', '-xtype', '-context', '-printf',
+  '-amin',
+  '-anewer',
+  '-atime',
+  '-cmin',
+  '-cnewer',
+  '-ctime',
+  '-fstype',
+  '-gid',
+  '-group',
+  '-ilname',
+  '-iname',
+  '-inum',
+  '-ipath',
+  '-iregex',
+  '-iwholename',
+  '-links',
+  '-lname',
+  '-maxdepth',
+  '-mindepth',
+  '-mmin',
+  '-mtime',
+  '-name',
+  '-newer',
+  '-path',
+  '-perm',
+  '-regex',
+  '-regextype',
+  '-samefile',
+  '-size',
+  '-type',
+  '-uid',
+  '-used',
+  '-user',
+  '-wholename',
+  '-xtype',
+  '-context',
+  '-printf',
 ]);
 const FIND_REFUSED: Record<string, string> = {
   '-exec': 'runs a command for each file',
@@ -135,36 +254,103 @@ const find: Validator = (argv) => {
     else if (argument === '-D') index += 2;
     else break;
   }
-  while (index < argv.length && !(argv[index] as string).startsWith('-') && argv[index] !== '(' && argv[index] !== '!') index += 1;
+  while (index < argv.length && !(argv[index] as string).startsWith('-') && argv[index] !== '(' && argv[index] !== '!')
+    index += 1;
   while (index < argv.length) {
     const argument = argv[index] as string;
     const refused = FIND_REFUSED[argument];
-    if (refused) refuse('find', `find ${argument} ${refused}; restricted mode allows find tests and -print/-printf/-ls only (pipe the list to a reader instead)`);
+    if (refused)
+      refuse(
+        'find',
+        `find ${argument} ${refused}; restricted mode allows find tests and -print/-printf/-ls only (pipe the list to a reader instead)`,
+      );
     if (FIND_NO_ARGUMENT.has(argument)) index += 1;
     else if (FIND_ONE_ARGUMENT.has(argument) || /^-newer[aBcmt][aBcmt]$/.test(argument)) {
       if (argv[index + 1] === undefined) refuse('find', `find ${argument} needs an argument`);
       index += 2;
-    } else refuse('find', `find ${argument} is not an expression restricted mode knows; allowed are tests such as -name, -type, -mtime, -size and the actions -print, -print0, -printf, -ls, -prune, -quit`);
+    } else
+      refuse(
+        'find',
+        `find ${argument} is not an expression restricted mode knows; allowed are tests such as -name, -type, -mtime, -size and the actions -print, -print0, -printf, -ls, -prune, -quit`,
+      );
   }
   return { argv, programIndex: 0, checked: [argv] };
 };
 
 // ---------- git ----------
 const GIT_DENIED_LONG = [
-  'output', 'ext-diff', 'textconv', 'exec', 'upload-pack', 'receive-pack', 'open-files-in-pager', 'show-signature', 'filters',
-  'config', 'config-env', 'exec-path', 'git-dir', 'work-tree', 'namespace', 'paginate', 'output-directory', 'edit', 'run',
+  'output',
+  'ext-diff',
+  'textconv',
+  'exec',
+  'upload-pack',
+  'receive-pack',
+  'open-files-in-pager',
+  'show-signature',
+  'filters',
+  'config',
+  'config-env',
+  'exec-path',
+  'git-dir',
+  'work-tree',
+  'namespace',
+  'paginate',
+  'output-directory',
+  'edit',
+  'run',
 ];
 const GIT_EXACT_SAFE = new Set(['text', 'ex', 'no-ext-diff', 'no-textconv']);
 const GIT_READ_COMMANDS = new Set([
-  'status', 'log', 'show', 'diff', 'blame', 'annotate', 'shortlog', 'describe', 'rev-parse', 'rev-list', 'ls-files', 'ls-tree',
-  'cat-file', 'show-ref', 'for-each-ref', 'merge-base', 'name-rev', 'count-objects', 'diff-tree', 'diff-files', 'diff-index',
-  'whatchanged', 'grep', 'check-ignore', 'check-attr', 'var', 'version', 'branch', 'tag', 'remote', 'config', 'stash', 'reflog',
-  'worktree', 'help',
+  'status',
+  'log',
+  'show',
+  'diff',
+  'blame',
+  'annotate',
+  'shortlog',
+  'describe',
+  'rev-parse',
+  'rev-list',
+  'ls-files',
+  'ls-tree',
+  'cat-file',
+  'show-ref',
+  'for-each-ref',
+  'merge-base',
+  'name-rev',
+  'count-objects',
+  'diff-tree',
+  'diff-files',
+  'diff-index',
+  'whatchanged',
+  'grep',
+  'check-ignore',
+  'check-attr',
+  'var',
+  'version',
+  'branch',
+  'tag',
+  'remote',
+  'config',
+  'stash',
+  'reflog',
+  'worktree',
+  'help',
 ]);
 const GIT_GLOBAL: OptionSpec = {
   flags: 'P',
   valued: 'C',
-  long: ['no-pager', 'version', 'no-replace-objects', 'literal-pathspecs', 'glob-pathspecs', 'noglob-pathspecs', 'icase-pathspecs', 'no-optional-locks', 'no-advice'],
+  long: [
+    'no-pager',
+    'version',
+    'no-replace-objects',
+    'literal-pathspecs',
+    'glob-pathspecs',
+    'noglob-pathspecs',
+    'icase-pathspecs',
+    'no-optional-locks',
+    'no-advice',
+  ],
   stopAtOperand: true,
 };
 
@@ -174,11 +360,18 @@ function gitGenericOptions(subcommand: string, args: readonly string[]): void {
     if (argument.startsWith('--')) {
       const name = argument.slice(2).split('=')[0] ?? '';
       if (name.length > 0 && ('help'.startsWith(name) || name.startsWith('help'))) {
-        refuse('git', `git ${subcommand} --${name} opens the manual through the configured viewer (help.format, man.viewer, man.<tool>.cmd), which runs a program; use git ${subcommand} -h`);
+        refuse(
+          'git',
+          `git ${subcommand} --${name} opens the manual through the configured viewer (help.format, man.viewer, man.<tool>.cmd), which runs a program; use git ${subcommand} -h`,
+        );
       }
       if (GIT_EXACT_SAFE.has(name)) continue;
       const denied = abbreviatesAny(name, GIT_DENIED_LONG);
-      if (denied) refuse('git', `git ${subcommand} --${name}${name === denied ? '' : ` (abbreviates --${denied})`} is not allowed in restricted mode: it writes files or runs external programs`);
+      if (denied)
+        refuse(
+          'git',
+          `git ${subcommand} --${name}${name === denied ? '' : ` (abbreviates --${denied})`} is not allowed in restricted mode: it writes files or runs external programs`,
+        );
     } else if (subcommand === 'grep' && /^-[^-]*O/.test(argument)) {
       refuse('git', 'git grep -O opens files in a pager, which runs a program');
     }
@@ -189,11 +382,29 @@ function gitListOnly(subcommand: string, args: readonly string[], spec: OptionSp
   const { options, operands } = parseOptions(`git-${subcommand}`, args, spec);
   const listing = options.some((option) => option.name === '-l' || option.name === '--list');
   if (operands.length > 0 && !listing) {
-    refuse('git', `git ${subcommand} with a name creates or changes a ${subcommand}; only listing (${subcommand} --list PATTERN) is allowed in restricted mode`);
+    refuse(
+      'git',
+      `git ${subcommand} with a name creates or changes a ${subcommand}; only listing (${subcommand} --list PATTERN) is allowed in restricted mode`,
+    );
   }
 }
 
-const LIST_FILTERS = ['contains=', 'no-contains=', 'merged=', 'no-merged=', 'points-at=', 'sort=', 'format=', 'color?', 'no-color', 'column?', 'no-column', 'ignore-case', 'list', 'omit-empty'];
+const LIST_FILTERS = [
+  'contains=',
+  'no-contains=',
+  'merged=',
+  'no-merged=',
+  'points-at=',
+  'sort=',
+  'format=',
+  'color?',
+  'no-color',
+  'column?',
+  'no-column',
+  'ignore-case',
+  'list',
+  'omit-empty',
+];
 
 const git: Validator = (argv) => {
   const { firstOperandIndex } = parseOptions('git', argv.slice(1), GIT_GLOBAL);
@@ -201,7 +412,10 @@ const git: Validator = (argv) => {
   const subcommand = rest[0];
   if (subcommand === undefined) return { argv, programIndex: 0, checked: [argv] };
   if (!GIT_READ_COMMANDS.has(subcommand)) {
-    refuse('git', `git ${subcommand} is not a read-only git command; restricted mode allows ${[...GIT_READ_COMMANDS].join(', ')}`);
+    refuse(
+      'git',
+      `git ${subcommand} is not a read-only git command; restricted mode allows ${[...GIT_READ_COMMANDS].join(', ')}`,
+    );
   }
   const args = rest.slice(1);
   gitGenericOptions(subcommand, args);
@@ -217,28 +431,78 @@ const git: Validator = (argv) => {
   switch (subcommand) {
     case 'branch':
       // --abbrev takes its value only with `=`: `git branch --abbrev NAME` creates NAME.
-      gitListOnly('branch', args, { flags: 'arlvi', long: ['all', 'remotes', 'verbose', 'show-current', 'abbrev?', 'no-abbrev', ...LIST_FILTERS] });
+      gitListOnly('branch', args, {
+        flags: 'arlvi',
+        long: ['all', 'remotes', 'verbose', 'show-current', 'abbrev?', 'no-abbrev', ...LIST_FILTERS],
+      });
       break;
     case 'tag':
       // -n<num> takes its number only attached, and implies --list (`git tag -n v1` lists).
-      gitListOnly('tag', args.map((argument) => (/^-n\d*$/.test(argument) ? '-l' : argument)), { flags: 'li', long: LIST_FILTERS });
+      gitListOnly(
+        'tag',
+        args.map((argument) => (/^-n\d*$/.test(argument) ? '-l' : argument)),
+        { flags: 'li', long: LIST_FILTERS },
+      );
       break;
     case 'remote': {
       const positional = args.filter((argument) => !argument.startsWith('-'));
       const flags = args.filter((argument) => argument.startsWith('-'));
-      if (flags.some((flag) => !['-v', '--verbose', '--all', '--push'].includes(flag))) refuse('git', 'git remote: only -v, and get-url with --all/--push, are allowed');
+      if (flags.some((flag) => !['-v', '--verbose', '--all', '--push'].includes(flag)))
+        refuse('git', 'git remote: only -v, and get-url with --all/--push, are allowed');
       if (positional.length > 0 && positional[0] !== 'get-url') {
-        refuse('git', `git remote ${positional[0] ?? ''} is not allowed in restricted mode (it changes remotes or contacts them, which can run credential helpers); use git remote -v or git remote get-url NAME`);
+        refuse(
+          'git',
+          `git remote ${positional[0] ?? ''} is not allowed in restricted mode (it changes remotes or contacts them, which can run credential helpers); use git remote -v or git remote get-url NAME`,
+        );
       }
       break;
     }
     case 'config': {
-      const getters = ['--get', '--get-all', '--get-regexp', '--list', '-l', '--get-urlmatch', '--get-color', '--get-colorbool'];
+      const getters = [
+        '--get',
+        '--get-all',
+        '--get-regexp',
+        '--list',
+        '-l',
+        '--get-urlmatch',
+        '--get-color',
+        '--get-colorbool',
+      ];
       const newStyle = args[0] === 'get' || args[0] === 'list';
       const { options } = parseOptions('git-config', newStyle ? args.slice(1) : args, {
         flags: 'lz',
         valued: 'f',
-        long: ['get', 'get-all', 'get-regexp', 'list', 'get-urlmatch', 'get-color', 'get-colorbool', 'global', 'system', 'local', 'worktree', 'file=', 'blob=', 'show-origin', 'show-scope', 'name-only', 'null', 'type=', 'bool', 'int', 'bool-or-int', 'path', 'default=', 'includes', 'no-includes', 'all', 'regexp', 'value=', 'fixed-value'],
+        long: [
+          'get',
+          'get-all',
+          'get-regexp',
+          'list',
+          'get-urlmatch',
+          'get-color',
+          'get-colorbool',
+          'global',
+          'system',
+          'local',
+          'worktree',
+          'file=',
+          'blob=',
+          'show-origin',
+          'show-scope',
+          'name-only',
+          'null',
+          'type=',
+          'bool',
+          'int',
+          'bool-or-int',
+          'path',
+          'default=',
+          'includes',
+          'no-includes',
+          'all',
+          'regexp',
+          'value=',
+          'fixed-value',
+        ],
       });
       if (!newStyle && !options.some((option) => getters.includes(option.name))) {
         refuse('git', 'git config may only read in restricted mode: use --get, --get-all, --get-regexp or --list');
@@ -246,7 +510,8 @@ const git: Validator = (argv) => {
       break;
     }
     case 'stash':
-      if (args[0] !== 'list' && args[0] !== 'show') refuse('git', 'git stash: only "stash list" and "stash show" are allowed in restricted mode');
+      if (args[0] !== 'list' && args[0] !== 'show')
+        refuse('git', 'git stash: only "stash list" and "stash show" are allowed in restricted mode');
       break;
     case 'reflog':
       if (args[0] !== undefined && !args[0].startsWith('-') && args[0] !== 'show' && args[0] !== 'exists') {
@@ -257,13 +522,19 @@ const git: Validator = (argv) => {
       if (args[0] !== 'list') refuse('git', 'git worktree: only "worktree list" is allowed in restricted mode');
       break;
     case 'help':
-      refuse('git', 'git help opens the manual through the configured viewer (man.<tool>.cmd, help.browser), which runs a program; use git COMMAND -h');
+      refuse(
+        'git',
+        'git help opens the manual through the configured viewer (man.<tool>.cmd, help.browser), which runs a program; use git COMMAND -h',
+      );
       break;
     case 'describe':
       for (const argument of args) {
         if (argument === '--') break;
-        const denied = argument.startsWith('--') ? abbreviatesAny(argument.slice(2).split('=')[0] ?? '', ['dirty', 'broken']) : undefined;
-        if (denied) refuse('git', `git describe --${denied} refreshes and rewrites .git/index; describe the commit without it`);
+        const denied = argument.startsWith('--')
+          ? abbreviatesAny(argument.slice(2).split('=')[0] ?? '', ['dirty', 'broken'])
+          : undefined;
+        if (denied)
+          refuse('git', `git describe --${denied} refreshes and rewrites .git/index; describe the commit without it`);
       }
       break;
     default:
@@ -277,13 +548,69 @@ const tarSpec: OptionSpec = {
   flags: 'txOvzjJaZiB',
   valued: 'fCTXKNbH',
   long: [
-    'list', 'extract', 'get', 'to-stdout', 'file=', 'directory=', 'files-from=', 'exclude-from=', 'starting-file=', 'newer=', 'after-date=',
-    'blocking-factor=', 'record-size=', 'format=', 'exclude=', 'exclude-vcs', 'exclude-caches', 'gzip', 'gunzip', 'ungzip', 'bzip2', 'xz', 'lzma',
-    'lzip', 'lzop', 'zstd', 'compress', 'uncompress', 'auto-compress', 'verbose', 'wildcards', 'no-wildcards', 'wildcards-match-slash',
-    'no-wildcards-match-slash', 'anchored', 'no-anchored', 'ignore-case', 'no-ignore-case', 'numeric-owner', 'full-time', 'utc',
-    'quoting-style=', 'occurrence?', 'null', 'no-null', 'show-transformed-names', 'transform=', 'xform=', 'strip-components=', 'ignore-zeros',
-    'read-full-records', 'force-local', 'no-recursion', 'recursion', 'unquote', 'no-unquote', 'verbatim-files-from', 'no-verbatim-files-from',
-    'block-number', 'totals?', 'help', 'usage', 'version',
+    'list',
+    'extract',
+    'get',
+    'to-stdout',
+    'file=',
+    'directory=',
+    'files-from=',
+    'exclude-from=',
+    'starting-file=',
+    'newer=',
+    'after-date=',
+    'blocking-factor=',
+    'record-size=',
+    'format=',
+    'exclude=',
+    'exclude-vcs',
+    'exclude-caches',
+    'gzip',
+    'gunzip',
+    'ungzip',
+    'bzip2',
+    'xz',
+    'lzma',
+    'lzip',
+    'lzop',
+    'zstd',
+    'compress',
+    'uncompress',
+    'auto-compress',
+    'verbose',
+    'wildcards',
+    'no-wildcards',
+    'wildcards-match-slash',
+    'no-wildcards-match-slash',
+    'anchored',
+    'no-anchored',
+    'ignore-case',
+    'no-ignore-case',
+    'numeric-owner',
+    'full-time',
+    'utc',
+    'quoting-style=',
+    'occurrence?',
+    'null',
+    'no-null',
+    'show-transformed-names',
+    'transform=',
+    'xform=',
+    'strip-components=',
+    'ignore-zeros',
+    'read-full-records',
+    'force-local',
+    'no-recursion',
+    'recursion',
+    'unquote',
+    'no-unquote',
+    'verbatim-files-from',
+    'no-verbatim-files-from',
+    'block-number',
+    'totals?',
+    'help',
+    'usage',
+    'version',
   ],
 };
 
@@ -301,7 +628,11 @@ function tarArguments(args: readonly string[]): string[] {
     // Every letter of GNU tar that takes a value, known or not to restricted mode, so the words line up.
     if ('bCfFgHIKLNTVX'.includes(letter)) {
       const value = args[next];
-      if (value === undefined) refuse('tar', `tar ${first}: option ${letter} needs a value (old-style bundles take values from the following words in order)`);
+      if (value === undefined)
+        refuse(
+          'tar',
+          `tar ${first}: option ${letter} needs a value (old-style bundles take values from the following words in order)`,
+        );
       normalized.push(`-${letter}`, value);
       next += 1;
     } else normalized.push(`-${letter}`);
@@ -318,21 +649,31 @@ const tar: Validator = (argv) => {
   } catch (error) {
     if (!(error instanceof ShellRefusal) || first === undefined || first.startsWith('-')) throw error;
     // Say how the bundle was read: its value letters take the following words in order.
-    throw new ShellRefusal(error.rule, `${error.reason}; the old-style bundle ${first} reads as: tar ${normalized.join(' ')}`);
+    throw new ShellRefusal(
+      error.rule,
+      `${error.reason}; the old-style bundle ${first} reads as: tar ${normalized.join(' ')}`,
+    );
   }
   const names = new Set(options.map((option) => option.name));
   const listing = names.has('-t') || names.has('--list');
   const extracting = names.has('-x') || names.has('--extract') || names.has('--get');
   const toStdout = names.has('-O') || names.has('--to-stdout');
   const informational = names.has('--help') || names.has('--usage') || names.has('--version');
-  if (extracting && !toStdout) refuse('tar', 'tar -x writes files; restricted mode allows -t (list) and -xO (print members to stdout)');
+  if (extracting && !toStdout)
+    refuse('tar', 'tar -x writes files; restricted mode allows -t (list) and -xO (print members to stdout)');
   if (listing && extracting) refuse('tar', 'tar takes one of -t and -x');
   if (!listing && !extracting && !informational) {
-    refuse('tar', 'tar may only list archives (-t/--list) or print members to stdout (-xO) in restricted mode; creating or extracting writes files');
+    refuse(
+      'tar',
+      'tar may only list archives (-t/--list) or print members to stdout (-xO) in restricted mode; creating or extracting writes files',
+    );
   }
   for (const option of options) {
     if ((option.name === '-f' || option.name === '--file') && /^[^/]*:/.test(option.value ?? '')) {
-      refuse('tar', `tar reads an archive named HOST:PATH (${option.value ?? ''}) over rsh/ssh, which runs a program; name a local file (./${option.value ?? ''})`);
+      refuse(
+        'tar',
+        `tar reads an archive named HOST:PATH (${option.value ?? ''}) over rsh/ssh, which runs a program; name a local file (./${option.value ?? ''})`,
+      );
     }
   }
   // What runs is the dashed form that was checked, so tar never reads an old-style bundle itself.
@@ -359,21 +700,37 @@ const unzip: Validator = (argv) => {
     for (const letter of word.slice(1)) {
       if (UNZIP_MODES.includes(letter)) mode += letter;
       else if (letter === 'q' || letter === 'C' || letter === 'a' || letter === 'b') continue;
-      else if (letter === 'T') refuse('unzip', 'unzip -T sets the archive\'s modification time to its newest member\'s (it writes); use unzip -t to test');
-      else if (letter === 'M') refuse('unzip', 'unzip -M pipes the output through the more pager, which runs a program');
-      else refuse('unzip', `unzip -${letter} is not allowed in restricted mode (allowed before the archive name: -l, -v, -t, -p, -c, -z, -Z, -q, -C, -a, -b)`);
+      else if (letter === 'T')
+        refuse(
+          'unzip',
+          "unzip -T sets the archive's modification time to its newest member's (it writes); use unzip -t to test",
+        );
+      else if (letter === 'M')
+        refuse('unzip', 'unzip -M pipes the output through the more pager, which runs a program');
+      else
+        refuse(
+          'unzip',
+          `unzip -${letter} is not allowed in restricted mode (allowed before the archive name: -l, -v, -t, -p, -c, -z, -Z, -q, -C, -a, -b)`,
+        );
     }
   }
   if (mode === '') {
     if (index >= argv.length && argv.length > 1) return { argv, programIndex: 0, checked: [argv] };
-    refuse('unzip', 'unzip may only list, test or print to stdout in restricted mode (-l, -v, -t, -p, -c, -z or -Z before the archive name); extracting writes files');
+    refuse(
+      'unzip',
+      'unzip may only list, test or print to stdout in restricted mode (-l, -v, -t, -p, -c, -z or -Z before the archive name); extracting writes files',
+    );
   }
   let excluding = false;
   for (const word of argv.slice(index + 1)) {
     if (word === '-x') excluding = true;
-    else if (word === '-d') refuse('unzip', 'unzip -d DIR names an extraction directory; restricted mode does not extract');
+    else if (word === '-d')
+      refuse('unzip', 'unzip -d DIR names an extraction directory; restricted mode does not extract');
     else if (word.startsWith('-') && !excluding) {
-      refuse('unzip', `after the archive name unzip reads ${word} as a member name, not an option (only -x and -d are options there); put options before the archive name`);
+      refuse(
+        'unzip',
+        `after the archive name unzip reads ${word} as a member name, not an option (only -x and -d are options there); put options before the archive name`,
+      );
     }
   }
   return { argv, programIndex: 0, checked: [argv] };
@@ -382,12 +739,47 @@ const unzip: Validator = (argv) => {
 const gzipSpec: OptionSpec = {
   flags: 'cdfhlLnNqrtvV123456789',
   valued: 'S',
-  long: ['stdout', 'to-stdout', 'decompress', 'uncompress', 'force', 'help', 'list', 'license', 'no-name', 'name', 'quiet', 'recursive', 'suffix=', 'test', 'verbose', 'version', 'fast', 'best'],
+  long: [
+    'stdout',
+    'to-stdout',
+    'decompress',
+    'uncompress',
+    'force',
+    'help',
+    'list',
+    'license',
+    'no-name',
+    'name',
+    'quiet',
+    'recursive',
+    'suffix=',
+    'test',
+    'verbose',
+    'version',
+    'fast',
+    'best',
+  ],
 };
 const gzip: Validator = (argv) => {
   const program = argv[0] as string;
   const { options, operands } = parseOptions(program, argv.slice(1), gzipSpec);
-  const toStdout = options.some((option) => ['-c', '--stdout', '--to-stdout', '-l', '--list', '-t', '--test', '-h', '--help', '-V', '--version', '-L', '--license'].includes(option.name));
+  const toStdout = options.some((option) =>
+    [
+      '-c',
+      '--stdout',
+      '--to-stdout',
+      '-l',
+      '--list',
+      '-t',
+      '--test',
+      '-h',
+      '--help',
+      '-V',
+      '--version',
+      '-L',
+      '--license',
+    ].includes(option.name),
+  );
   if (!toStdout && operands.some((operand) => operand !== '-')) {
     refuse(program, `${program} FILE replaces the file; use ${program} -c (to stdout), -l or -t in restricted mode`);
   }
@@ -399,20 +791,82 @@ const curlSpec: OptionSpec = {
   flags: 'sSLIivfkgG46Nq#',
   valued: 'HAemurxwXbEUyYz',
   long: [
-    'silent', 'show-error', 'location', 'head', 'include', 'verbose', 'fail', 'fail-with-body', 'insecure', 'globoff', 'get', 'ipv4', 'ipv6',
-    'no-buffer', 'compressed', 'http1.0', 'http1.1', 'http2', 'http2-prior-knowledge', 'http3', 'disable', 'header=', 'user-agent=',
-    'referer=', 'max-time=', 'connect-timeout=', 'user=', 'range=', 'proxy=', 'noproxy=', 'write-out=', 'request=', 'retry=', 'retry-delay=',
-    'retry-max-time=', 'retry-all-errors', 'max-redirs=', 'resolve=', 'connect-to=', 'url=', 'cookie=', 'cacert=', 'capath=', 'cert=', 'key=',
-    'max-filesize=', 'limit-rate=', 'raw', 'tr-encoding', 'path-as-is', 'no-progress-meter', 'progress-bar', 'proto=', 'proto-redir=',
-    'help', 'version', 'no-keepalive', 'tcp-nodelay', 'oauth2-bearer=', 'basic', 'digest', 'anyauth',
+    'silent',
+    'show-error',
+    'location',
+    'head',
+    'include',
+    'verbose',
+    'fail',
+    'fail-with-body',
+    'insecure',
+    'globoff',
+    'get',
+    'ipv4',
+    'ipv6',
+    'no-buffer',
+    'compressed',
+    'http1.0',
+    'http1.1',
+    'http2',
+    'http2-prior-knowledge',
+    'http3',
+    'disable',
+    'header=',
+    'user-agent=',
+    'referer=',
+    'max-time=',
+    'connect-timeout=',
+    'user=',
+    'range=',
+    'proxy=',
+    'noproxy=',
+    'write-out=',
+    'request=',
+    'retry=',
+    'retry-delay=',
+    'retry-max-time=',
+    'retry-all-errors',
+    'max-redirs=',
+    'resolve=',
+    'connect-to=',
+    'url=',
+    'cookie=',
+    'cacert=',
+    'capath=',
+    'cert=',
+    'key=',
+    'max-filesize=',
+    'limit-rate=',
+    'raw',
+    'tr-encoding',
+    'path-as-is',
+    'no-progress-meter',
+    'progress-bar',
+    'proto=',
+    'proto-redir=',
+    'help',
+    'version',
+    'no-keepalive',
+    'tcp-nodelay',
+    'oauth2-bearer=',
+    'basic',
+    'digest',
+    'anyauth',
   ],
 };
 const curl: Validator = (argv) => {
   const { options, operands } = parseOptions('curl', argv.slice(1), curlSpec);
   for (const option of options) {
     const value = option.value ?? '';
-    if ((option.name === '-X' || option.name === '--request') && !['GET', 'HEAD', 'OPTIONS'].includes(value.toUpperCase())) {
-      refuse('curl', `curl -X ${value} can change data on the server; restricted mode allows GET, HEAD and OPTIONS only`);
+    if (
+      (option.name === '-X' || option.name === '--request') &&
+      !['GET', 'HEAD', 'OPTIONS'].includes(value.toUpperCase())
+    ) {
+      refuse(
+        'curl',
+        `curl -X ${value} can change data on the server; restricted mode allows GET, HEAD and OPTIONS only`,
+      );
     }
     if ((option.name === '-w' || option.name === '--write-out') && (/%output\{/.test(value) || value.startsWith('@'))) {
       refuse('curl', 'curl --write-out %output{} writes to a file (and @FILE reads a format that could)');
@@ -424,9 +878,11 @@ const curl: Validator = (argv) => {
     if ((option.name === '-b' || option.name === '--cookie') && !value.includes('=')) {
       refuse('curl', `curl -b ${value} reads cookies from a file and sends them; write the cookie as NAME=VALUE`);
     }
-    if ((option.name === '--proto' || option.name === '--proto-redir') && !/^=?(https?)(,https?)*$/.test(value)) refuse('curl', 'curl --proto may only name http and https');
+    if ((option.name === '--proto' || option.name === '--proto-redir') && !/^=?(https?)(,https?)*$/.test(value))
+      refuse('curl', 'curl --proto may only name http and https');
   }
-  if (operands.length === 0 && !options.some((option) => ['--url', '--help', '--version'].includes(option.name))) refuse('curl', 'curl needs a URL');
+  if (operands.length === 0 && !options.some((option) => ['--url', '--help', '--version'].includes(option.name)))
+    refuse('curl', 'curl needs a URL');
   for (const operand of operands) httpUrl('curl', operand);
   return { argv, programIndex: 0, checked: [argv] };
 };
@@ -435,8 +891,25 @@ const wgetSpec: OptionSpec = {
   flags: 'qvS',
   valued: 'OTtUn',
   long: [
-    'quiet', 'verbose', 'no-verbose', 'server-response', 'spider', 'output-document=', 'timeout=', 'tries=', 'user-agent=', 'header=',
-    'max-redirect=', 'no-check-certificate', 'https-only', 'no-config', 'no-hsts', 'content-on-error', 'help', 'version', 'method=',
+    'quiet',
+    'verbose',
+    'no-verbose',
+    'server-response',
+    'spider',
+    'output-document=',
+    'timeout=',
+    'tries=',
+    'user-agent=',
+    'header=',
+    'max-redirect=',
+    'no-check-certificate',
+    'https-only',
+    'no-config',
+    'no-hsts',
+    'content-on-error',
+    'help',
+    'version',
+    'method=',
   ],
 };
 const wget: Validator = (argv) => {
@@ -448,10 +921,13 @@ const wget: Validator = (argv) => {
       toStdout = true;
     }
     if (option.name === '--spider' || option.name === '--help' || option.name === '--version') toStdout = true;
-    if (option.name === '-n' && option.value !== 'v') refuse('wget', `wget -n${option.value ?? ''} is not allowed (only -nv)`);
-    if (option.name === '--method' && !['GET', 'HEAD', 'OPTIONS'].includes((option.value ?? '').toUpperCase())) refuse('wget', 'wget --method may only be GET, HEAD or OPTIONS');
+    if (option.name === '-n' && option.value !== 'v')
+      refuse('wget', `wget -n${option.value ?? ''} is not allowed (only -nv)`);
+    if (option.name === '--method' && !['GET', 'HEAD', 'OPTIONS'].includes((option.value ?? '').toUpperCase()))
+      refuse('wget', 'wget --method may only be GET, HEAD or OPTIONS');
   }
-  if (!toStdout) refuse('wget', 'wget saves files by default; use wget -O - URL (stdout) or --spider in restricted mode');
+  if (!toStdout)
+    refuse('wget', 'wget saves files by default; use wget -O - URL (stdout) or --spider in restricted mode');
   for (const operand of operands) httpUrl('wget', operand);
   return { argv, programIndex: 0, checked: [argv] };
 };
@@ -461,9 +937,32 @@ const sort = simple('sort', {
   flags: 'bcCdfghiMmnRrsuVz',
   valued: 'ktS',
   long: [
-    'key=', 'field-separator=', 'ignore-leading-blanks', 'dictionary-order', 'ignore-case', 'general-numeric-sort', 'ignore-nonprinting',
-    'month-sort', 'human-numeric-sort', 'numeric-sort', 'random-sort', 'reverse', 'version-sort', 'check?', 'merge', 'stable', 'unique',
-    'zero-terminated', 'buffer-size=', 'parallel=', 'sort=', 'debug', 'files0-from=', 'random-source=', 'help', 'version',
+    'key=',
+    'field-separator=',
+    'ignore-leading-blanks',
+    'dictionary-order',
+    'ignore-case',
+    'general-numeric-sort',
+    'ignore-nonprinting',
+    'month-sort',
+    'human-numeric-sort',
+    'numeric-sort',
+    'random-sort',
+    'reverse',
+    'version-sort',
+    'check?',
+    'merge',
+    'stable',
+    'unique',
+    'zero-terminated',
+    'buffer-size=',
+    'parallel=',
+    'sort=',
+    'debug',
+    'files0-from=',
+    'random-source=',
+    'help',
+    'version',
   ],
 });
 const uniq = simple(
@@ -472,14 +971,66 @@ const uniq = simple(
     flags: 'cdDiuz',
     valued: 'fsw',
     numeric: true,
-    long: ['count', 'repeated', 'all-repeated?', 'group?', 'unique', 'ignore-case', 'skip-fields=', 'skip-chars=', 'check-chars=', 'zero-terminated', 'help', 'version'],
+    long: [
+      'count',
+      'repeated',
+      'all-repeated?',
+      'group?',
+      'unique',
+      'ignore-case',
+      'skip-fields=',
+      'skip-chars=',
+      'check-chars=',
+      'zero-terminated',
+      'help',
+      'version',
+    ],
   },
   (_options, operands) => {
     if (operands.length > 1) refuse('uniq', 'uniq INPUT OUTPUT writes OUTPUT; give at most one input file');
   },
 );
-const XXD_FLAGS = new Set(['-a', '-autoskip', '-b', '-bits', '-C', '-capitalize', '-e', '-E', '-EBCDIC', '-i', '-include', '-p', '-ps', '-postscript', '-plain', '-r', '-revert', '-u', '-uppercase', '-d', '-h', '-help', '-v', '-version', '-R']);
-const XXD_VALUED = new Set(['-c', '-cols', '-g', '-groupsize', '-l', '-len', '-n', '-name', '-o', '-offset', '-s', '-seek']);
+const XXD_FLAGS = new Set([
+  '-a',
+  '-autoskip',
+  '-b',
+  '-bits',
+  '-C',
+  '-capitalize',
+  '-e',
+  '-E',
+  '-EBCDIC',
+  '-i',
+  '-include',
+  '-p',
+  '-ps',
+  '-postscript',
+  '-plain',
+  '-r',
+  '-revert',
+  '-u',
+  '-uppercase',
+  '-d',
+  '-h',
+  '-help',
+  '-v',
+  '-version',
+  '-R',
+]);
+const XXD_VALUED = new Set([
+  '-c',
+  '-cols',
+  '-g',
+  '-groupsize',
+  '-l',
+  '-len',
+  '-n',
+  '-name',
+  '-o',
+  '-offset',
+  '-s',
+  '-seek',
+]);
 const xxd: Validator = (argv) => {
   const operands: string[] = [];
   for (let index = 1; index < argv.length; index += 1) {
@@ -488,7 +1039,11 @@ const xxd: Validator = (argv) => {
     else if (XXD_FLAGS.has(argument)) continue;
     else if (XXD_VALUED.has(argument)) index += 1;
     else if (/^-[cglnos][+-]?(0x)?[0-9a-fA-F]+$/.test(argument)) continue;
-    else refuse('xxd', `xxd option ${argument} is not allowed in restricted mode (xxd abbreviates options, so only exact names are accepted)`);
+    else
+      refuse(
+        'xxd',
+        `xxd option ${argument} is not allowed in restricted mode (xxd abbreviates options, so only exact names are accepted)`,
+      );
   }
   if (operands.length > 1) refuse('xxd', 'xxd INFILE OUTFILE writes OUTFILE; give at most one input file');
   return { argv, programIndex: 0, checked: [argv] };
@@ -497,21 +1052,77 @@ const file = simple('file', {
   flags: 'bcdEhiklLnNrsSvzZ0',
   valued: 'efFmP',
   long: [
-    'brief', 'mime', 'mime-type', 'mime-encoding', 'dereference', 'no-dereference', 'uncompress', 'uncompress-noreport', 'keep-going',
-    'extension', 'apple', 'raw', 'special-files', 'separator=', 'files-from=', 'exclude=', 'exclude-quiet=', 'magic-file=', 'print0',
-    'no-pad', 'parameter=', 'help', 'version', 'no-sandbox',
+    'brief',
+    'mime',
+    'mime-type',
+    'mime-encoding',
+    'dereference',
+    'no-dereference',
+    'uncompress',
+    'uncompress-noreport',
+    'keep-going',
+    'extension',
+    'apple',
+    'raw',
+    'special-files',
+    'separator=',
+    'files-from=',
+    'exclude=',
+    'exclude-quiet=',
+    'magic-file=',
+    'print0',
+    'no-pad',
+    'parameter=',
+    'help',
+    'version',
+    'no-sandbox',
   ],
 });
 const date = simple(
   'date',
-  { flags: 'uR', valued: 'dfrI', long: ['utc', 'universal', 'rfc-email', 'rfc-2822', 'iso-8601?', 'rfc-3339=', 'date=', 'file=', 'reference=', 'debug', 'resolution', 'help', 'version'] },
+  {
+    flags: 'uR',
+    valued: 'dfrI',
+    long: [
+      'utc',
+      'universal',
+      'rfc-email',
+      'rfc-2822',
+      'iso-8601?',
+      'rfc-3339=',
+      'date=',
+      'file=',
+      'reference=',
+      'debug',
+      'resolution',
+      'help',
+      'version',
+    ],
+  },
   (_options, operands) => {
-    for (const operand of operands) if (!operand.startsWith('+')) refuse('date', `date ${operand} sets the clock; only +FORMAT operands are allowed`);
+    for (const operand of operands)
+      if (!operand.startsWith('+')) refuse('date', `date ${operand} sets the clock; only +FORMAT operands are allowed`);
   },
 );
 const hostname = simple(
   'hostname',
-  { flags: 'aAdfiIsyV', long: ['alias', 'all-fqdns', 'domain', 'fqdn', 'long', 'ip-address', 'all-ip-addresses', 'short', 'yp', 'nis', 'help', 'version'] },
+  {
+    flags: 'aAdfiIsyV',
+    long: [
+      'alias',
+      'all-fqdns',
+      'domain',
+      'fqdn',
+      'long',
+      'ip-address',
+      'all-ip-addresses',
+      'short',
+      'yp',
+      'nis',
+      'help',
+      'version',
+    ],
+  },
   (_options, operands) => {
     if (operands.length > 0) refuse('hostname', 'hostname NAME sets the host name; only reading it is allowed');
   },
@@ -528,8 +1139,26 @@ const yqSpec: OptionSpec = {
   flags: 'yYrcsneSjCMa',
   valued: 'w',
   long: [
-    'yaml-output', 'yaml-roundtrip', 'indentless-lists', 'explicit-start', 'explicit-end', 'width=', 'arg:2', 'argjson:2', 'raw-output',
-    'compact-output', 'slurp', 'null-input', 'exit-status', 'sort-keys', 'join-output', 'tab', 'indent=', 'ascii-output', 'help', 'version',
+    'yaml-output',
+    'yaml-roundtrip',
+    'indentless-lists',
+    'explicit-start',
+    'explicit-end',
+    'width=',
+    'arg:2',
+    'argjson:2',
+    'raw-output',
+    'compact-output',
+    'slurp',
+    'null-input',
+    'exit-status',
+    'sort-keys',
+    'join-output',
+    'tab',
+    'indent=',
+    'ascii-output',
+    'help',
+    'version',
   ],
 };
 
@@ -546,15 +1175,41 @@ const PS_UNIX: OptionSpec = {
   flags: 'AaedNfFlHjLTwcyMmVZ',
   valued: 'pqugUGtsCoOn',
   long: [
-    'forest', 'no-headers', 'no-heading', 'headers', 'sort=', 'pid=', 'ppid=', 'quick-pid=', 'sid=', 'tty=', 'user=', 'User=', 'group=', 'Group=',
-    'format=', 'cols=', 'columns=', 'width=', 'lines=', 'rows=', 'cumulative', 'deselect', 'context', 'signames', 'help?', 'info', 'version',
+    'forest',
+    'no-headers',
+    'no-heading',
+    'headers',
+    'sort=',
+    'pid=',
+    'ppid=',
+    'quick-pid=',
+    'sid=',
+    'tty=',
+    'user=',
+    'User=',
+    'group=',
+    'Group=',
+    'format=',
+    'cols=',
+    'columns=',
+    'width=',
+    'lines=',
+    'rows=',
+    'cumulative',
+    'deselect',
+    'context',
+    'signames',
+    'help?',
+    'info',
+    'version',
   ],
 };
 const PS_BSD_FLAGS = 'auxfwjlrvsSTmhHcnLXZ';
 const PS_BSD_VALUED = 'oOpUtkgGq';
 
 function psFormat(value: string): void {
-  if (/env/i.test(value)) refuse('ps', `ps format ${JSON.stringify(value)} names the environment of processes, which can hold secrets`);
+  if (/env/i.test(value))
+    refuse('ps', `ps format ${JSON.stringify(value)} names the environment of processes, which can hold secrets`);
 }
 
 /**
@@ -580,10 +1235,17 @@ const ps: Validator = (argv) => {
       for (let position = 1; position < word.length; position += 1) {
         const letter = word[position] as string;
         if ((PS_UNIX.flags ?? '').includes(letter)) continue;
-        if (!(PS_UNIX.valued ?? '').includes(letter)) refuse('ps', `ps -${letter} (in ${word}) is not an option restricted mode knows (allowed: -${PS_UNIX.flags ?? ''}, and -${PS_UNIX.valued ?? ''} with a value)`);
+        if (!(PS_UNIX.valued ?? '').includes(letter))
+          refuse(
+            'ps',
+            `ps -${letter} (in ${word}) is not an option restricted mode knows (allowed: -${PS_UNIX.flags ?? ''}, and -${PS_UNIX.valued ?? ''} with a value)`,
+          );
         const attached = word.slice(position + 1);
         if (attached !== '' && 'ugUG'.includes(letter) && !/^[0-9,]+$/.test(attached)) {
-          refuse('ps', `ps ${word}: write the user or group list as its own word (ps -${letter} NAME); procps can read a dashed bundle such as -aux as BSD options`);
+          refuse(
+            'ps',
+            `ps ${word}: write the user or group list as its own word (ps -${letter} NAME); procps can read a dashed bundle such as -aux as BSD options`,
+          );
         }
         const value = attached || args[index + 1];
         if (value === undefined) refuse('ps', `ps -${letter} needs a value`);
@@ -595,7 +1257,11 @@ const ps: Validator = (argv) => {
     }
     for (let position = 0; position < word.length; position += 1) {
       const letter = word[position] as string;
-      if (letter === 'e') refuse('ps', 'ps e (BSD) prints the environment of every process, which holds secrets such as API keys; leave out the e');
+      if (letter === 'e')
+        refuse(
+          'ps',
+          'ps e (BSD) prints the environment of every process, which holds secrets such as API keys; leave out the e',
+        );
       if (PS_BSD_FLAGS.includes(letter)) continue;
       if (PS_BSD_VALUED.includes(letter)) {
         const value = word.slice(position + 1) || args[index + 1];
@@ -604,7 +1270,10 @@ const ps: Validator = (argv) => {
         if (word.slice(position + 1) === '') index += 1;
         break;
       }
-      refuse('ps', `ps ${letter} (in ${word}) is not an option restricted mode knows (BSD letters allowed: ${PS_BSD_FLAGS}, ${PS_BSD_VALUED} with a value)`);
+      refuse(
+        'ps',
+        `ps ${letter} (in ${word}) is not an option restricted mode knows (BSD letters allowed: ${PS_BSD_FLAGS}, ${PS_BSD_VALUED} with a value)`,
+      );
     }
   }
   return { argv, programIndex: 0, checked: [argv] };
@@ -614,11 +1283,17 @@ const ps: Validator = (argv) => {
 const printenv: Validator = (argv) => {
   const { operands } = parseOptions('printenv', argv.slice(1), { flags: '0', long: ['null', 'help', 'version'] });
   if (operands.length === 0 && !argv.slice(1).some((word) => word === '--help' || word === '--version')) {
-    refuse('printenv', `printenv without a name prints the whole environment, which can hold secrets; name the variables (allowed: ${[...PRINTABLE_VARIABLES].join(', ')}, LC_*)`);
+    refuse(
+      'printenv',
+      `printenv without a name prints the whole environment, which can hold secrets; name the variables (allowed: ${[...PRINTABLE_VARIABLES].join(', ')}, LC_*)`,
+    );
   }
   for (const name of operands) {
     if (!PRINTABLE_VARIABLES.has(name) && !name.startsWith('LC_')) {
-      refuse('printenv', `printenv ${name} is not allowed in restricted mode: only variables that never hold secrets may be printed (${[...PRINTABLE_VARIABLES].join(', ')}, LC_*)`);
+      refuse(
+        'printenv',
+        `printenv ${name} is not allowed in restricted mode: only variables that never hold secrets may be printed (${[...PRINTABLE_VARIABLES].join(', ')}, LC_*)`,
+      );
     }
   }
   return { argv, programIndex: 0, checked: [argv] };
@@ -626,7 +1301,8 @@ const printenv: Validator = (argv) => {
 
 /** A jq/yq filter reading the environment (`env`, `$ENV`) or loading modules from files (`import`, `include`). */
 function jqFilterProblem(filter: string): string | undefined {
-  if (/\$ENV\b/.test(filter) || /(^|[^.$\w])env\b/.test(filter)) return 'it reads the environment (env, $ENV), which can hold secrets';
+  if (/\$ENV\b/.test(filter) || /(^|[^.$\w])env\b/.test(filter))
+    return 'it reads the environment (env, $ENV), which can hold secrets';
   if (/(^|[^.$\w])(import|include)\b/.test(filter)) return 'it loads jq modules from files, which cannot be checked';
   return undefined;
 }
@@ -635,15 +1311,40 @@ const JQ_SPEC: OptionSpec = {
   flags: 'nrjascCMSReh0V',
   valued: 'L',
   long: [
-    'null-input', 'raw-input', 'slurp', 'raw-output', 'raw-output0', 'join-output', 'ascii-output', 'compact-output', 'color-output',
-    'monochrome-output', 'sort-keys', 'tab', 'indent=', 'unbuffered', 'stream', 'stream-errors', 'seq', 'exit-status', 'arg:2', 'argjson:2',
-    'slurpfile:2', 'rawfile:2', 'args', 'jsonargs', 'help', 'version', 'build-configuration',
+    'null-input',
+    'raw-input',
+    'slurp',
+    'raw-output',
+    'raw-output0',
+    'join-output',
+    'ascii-output',
+    'compact-output',
+    'color-output',
+    'monochrome-output',
+    'sort-keys',
+    'tab',
+    'indent=',
+    'unbuffered',
+    'stream',
+    'stream-errors',
+    'seq',
+    'exit-status',
+    'arg:2',
+    'argjson:2',
+    'slurpfile:2',
+    'rawfile:2',
+    'args',
+    'jsonargs',
+    'help',
+    'version',
+    'build-configuration',
   ],
   stopAtOperand: false,
 };
 const jq: Validator = (argv) => {
   const { options, operands } = parseOptions('jq', argv.slice(1), JQ_SPEC);
-  if (options.some((option) => option.name === '-L')) refuse('jq', 'jq -L adds a module directory; modules cannot be checked');
+  if (options.some((option) => option.name === '-L'))
+    refuse('jq', 'jq -L adds a module directory; modules cannot be checked');
   const filter = operands[0];
   if (filter !== undefined) {
     const problem = jqFilterProblem(filter);
@@ -658,22 +1359,147 @@ const rgSpec: OptionSpec = {
   valued: 'ABCdeEfgjmMrtT',
   numeric: false,
   long: [
-    'after-context=', 'before-context=', 'context=', 'binary', 'no-binary', 'block-buffered', 'no-block-buffered', 'byte-offset', 'no-byte-offset',
-    'case-sensitive', 'color=', 'colors=', 'column', 'no-column', 'context-separator=', 'no-context-separator', 'count', 'count-matches', 'crlf',
-    'no-crlf', 'debug', 'dfa-size-limit=', 'encoding=', 'no-encoding', 'engine=', 'field-context-separator=', 'field-match-separator=', 'file=',
-    'files', 'files-with-matches', 'files-without-match', 'fixed-strings', 'no-fixed-strings', 'follow', 'no-follow', 'glob=', 'glob-case-insensitive',
-    'no-glob-case-insensitive', 'heading', 'no-heading', 'hidden', 'no-hidden', 'iglob=', 'ignore-case', 'ignore-file=', 'ignore-file-case-insensitive',
-    'no-ignore-file-case-insensitive', 'include-zero', 'no-include-zero', 'invert-match', 'no-invert-match', 'json', 'no-json', 'line-buffered',
-    'no-line-buffered', 'line-number', 'no-line-number', 'line-regexp', 'max-columns=', 'max-columns-preview', 'no-max-columns-preview',
-    'max-count=', 'max-depth=', 'maxdepth=', 'max-filesize=', 'mmap', 'no-mmap', 'multiline', 'no-multiline', 'multiline-dotall', 'no-multiline-dotall',
-    'no-config', 'no-ignore', 'ignore', 'no-ignore-dot', 'ignore-dot', 'no-ignore-exclude', 'ignore-exclude', 'no-ignore-files', 'ignore-files',
-    'no-ignore-global', 'ignore-global', 'no-ignore-messages', 'ignore-messages', 'no-ignore-parent', 'ignore-parent', 'no-ignore-vcs', 'ignore-vcs',
-    'no-messages', 'messages', 'no-require-git', 'require-git', 'no-unicode', 'unicode', 'null', 'null-data', 'one-file-system', 'no-one-file-system',
-    'only-matching', 'passthru', 'passthrough', 'path-separator=', 'pcre2', 'no-pcre2', 'pcre2-version', 'pretty', 'quiet', 'regex-size-limit=',
-    'regexp=', 'replace=', 'search-zip-never', 'smart-case', 'sort=', 'sortr=', 'sort-files', 'no-sort-files', 'stats', 'no-stats',
-    'stop-on-nonmatch', 'text', 'no-text', 'threads=', 'trim', 'no-trim', 'type=', 'type-not=', 'type-add=', 'type-clear=', 'type-list',
-    'unrestricted', 'vimgrep', 'with-filename', 'no-filename', 'word-regexp', 'auto-hybrid-regex', 'no-auto-hybrid-regex', 'help', 'version',
-    'no-search-zip', 'hyperlink-format=', 'generate=',
+    'after-context=',
+    'before-context=',
+    'context=',
+    'binary',
+    'no-binary',
+    'block-buffered',
+    'no-block-buffered',
+    'byte-offset',
+    'no-byte-offset',
+    'case-sensitive',
+    'color=',
+    'colors=',
+    'column',
+    'no-column',
+    'context-separator=',
+    'no-context-separator',
+    'count',
+    'count-matches',
+    'crlf',
+    'no-crlf',
+    'debug',
+    'dfa-size-limit=',
+    'encoding=',
+    'no-encoding',
+    'engine=',
+    'field-context-separator=',
+    'field-match-separator=',
+    'file=',
+    'files',
+    'files-with-matches',
+    'files-without-match',
+    'fixed-strings',
+    'no-fixed-strings',
+    'follow',
+    'no-follow',
+    'glob=',
+    'glob-case-insensitive',
+    'no-glob-case-insensitive',
+    'heading',
+    'no-heading',
+    'hidden',
+    'no-hidden',
+    'iglob=',
+    'ignore-case',
+    'ignore-file=',
+    'ignore-file-case-insensitive',
+    'no-ignore-file-case-insensitive',
+    'include-zero',
+    'no-include-zero',
+    'invert-match',
+    'no-invert-match',
+    'json',
+    'no-json',
+    'line-buffered',
+    'no-line-buffered',
+    'line-number',
+    'no-line-number',
+    'line-regexp',
+    'max-columns=',
+    'max-columns-preview',
+    'no-max-columns-preview',
+    'max-count=',
+    'max-depth=',
+    'maxdepth=',
+    'max-filesize=',
+    'mmap',
+    'no-mmap',
+    'multiline',
+    'no-multiline',
+    'multiline-dotall',
+    'no-multiline-dotall',
+    'no-config',
+    'no-ignore',
+    'ignore',
+    'no-ignore-dot',
+    'ignore-dot',
+    'no-ignore-exclude',
+    'ignore-exclude',
+    'no-ignore-files',
+    'ignore-files',
+    'no-ignore-global',
+    'ignore-global',
+    'no-ignore-messages',
+    'ignore-messages',
+    'no-ignore-parent',
+    'ignore-parent',
+    'no-ignore-vcs',
+    'ignore-vcs',
+    'no-messages',
+    'messages',
+    'no-require-git',
+    'require-git',
+    'no-unicode',
+    'unicode',
+    'null',
+    'null-data',
+    'one-file-system',
+    'no-one-file-system',
+    'only-matching',
+    'passthru',
+    'passthrough',
+    'path-separator=',
+    'pcre2',
+    'no-pcre2',
+    'pcre2-version',
+    'pretty',
+    'quiet',
+    'regex-size-limit=',
+    'regexp=',
+    'replace=',
+    'search-zip-never',
+    'smart-case',
+    'sort=',
+    'sortr=',
+    'sort-files',
+    'no-sort-files',
+    'stats',
+    'no-stats',
+    'stop-on-nonmatch',
+    'text',
+    'no-text',
+    'threads=',
+    'trim',
+    'no-trim',
+    'type=',
+    'type-not=',
+    'type-add=',
+    'type-clear=',
+    'type-list',
+    'unrestricted',
+    'vimgrep',
+    'with-filename',
+    'no-filename',
+    'word-regexp',
+    'auto-hybrid-regex',
+    'no-auto-hybrid-regex',
+    'help',
+    'version',
+    'no-search-zip',
+    'hyperlink-format=',
+    'generate=',
   ],
 };
 const RG_REFUSED: Record<string, string> = {
@@ -696,7 +1522,32 @@ const rg: Validator = (argv) => {
 };
 
 // ---------- nslookup, tree, ss, xmllint ----------
-const NSLOOKUP_SETTINGS = new Set(['type', 'querytype', 'q', 'class', 'port', 'timeout', 'retry', 'domain', 'search', 'nosearch', 'vc', 'novc', 'recurse', 'norecurse', 'debug', 'nodebug', 'd2', 'nod2', 'fail', 'nofail', 'ndots', 'all', 'defname', 'nodefname']);
+const NSLOOKUP_SETTINGS = new Set([
+  'type',
+  'querytype',
+  'q',
+  'class',
+  'port',
+  'timeout',
+  'retry',
+  'domain',
+  'search',
+  'nosearch',
+  'vc',
+  'novc',
+  'recurse',
+  'norecurse',
+  'debug',
+  'nodebug',
+  'd2',
+  'nod2',
+  'fail',
+  'nofail',
+  'ndots',
+  'all',
+  'defname',
+  'nodefname',
+]);
 /** BIND nslookup: `-set[=value]` words and a host; without a host it reads commands from its input (interactive mode), which is refused. */
 const nslookup: Validator = (argv) => {
   const operands: string[] = [];
@@ -704,38 +1555,162 @@ const nslookup: Validator = (argv) => {
     if (word === '-version' || word === '-help') continue;
     if (word.startsWith('-') && word !== '-') {
       const name = word.slice(1).split('=')[0] ?? '';
-      if (!NSLOOKUP_SETTINGS.has(name)) refuse('nslookup', `nslookup ${word} is not a setting restricted mode knows (${[...NSLOOKUP_SETTINGS].join(', ')})`);
+      if (!NSLOOKUP_SETTINGS.has(name))
+        refuse(
+          'nslookup',
+          `nslookup ${word} is not a setting restricted mode knows (${[...NSLOOKUP_SETTINGS].join(', ')})`,
+        );
       continue;
     }
     operands.push(word);
   }
-  if (operands.length === 0 || operands[0] === '-') refuse('nslookup', 'nslookup without a host name reads commands from its input (interactive mode); give the host: nslookup NAME [SERVER]');
+  if (operands.length === 0 || operands[0] === '-')
+    refuse(
+      'nslookup',
+      'nslookup without a host name reads commands from its input (interactive mode); give the host: nslookup NAME [SERVER]',
+    );
   return { argv, programIndex: 0, checked: [argv] };
 };
 const tree = simple('tree', {
   flags: 'adlfxLPIAnCDFqNQpugsShrtcUvJXi',
   valued: 'LPIT',
   long: [
-    'help', 'version', 'noreport', 'charset=', 'filelimit=', 'timefmt=', 'si', 'du', 'prune', 'matchdirs', 'ignore-case', 'dirsfirst',
-    'filesfirst', 'sort=', 'gitignore', 'info', 'metafirst', 'inodes', 'device', 'nolinks', 'fromfile', 'fromtabfile', 'hintro=', 'houtro=',
+    'help',
+    'version',
+    'noreport',
+    'charset=',
+    'filelimit=',
+    'timefmt=',
+    'si',
+    'du',
+    'prune',
+    'matchdirs',
+    'ignore-case',
+    'dirsfirst',
+    'filesfirst',
+    'sort=',
+    'gitignore',
+    'info',
+    'metafirst',
+    'inodes',
+    'device',
+    'nolinks',
+    'fromfile',
+    'fromtabfile',
+    'hintro=',
+    'houtro=',
   ],
 });
 const ss = simple('ss', {
   flags: 'hVHOnralmpTiesbEZzSuwxt04689M',
   valued: 'fAF',
   long: [
-    'help', 'version', 'no-header', 'oneline', 'numeric', 'resolve', 'all', 'listening', 'options', 'extended', 'memory', 'processes', 'threads',
-    'info', 'tos', 'cgroup', 'summary', 'bpf', 'events', 'context', 'contexts', 'tcp', 'udp', 'raw', 'unix', 'packet', 'dccp', 'sctp', 'vsock', 'xdp',
-    'mptcp', 'tipc', 'inet-sockopt', 'ipv4', 'ipv6', 'family=', 'query=', 'socket=', 'filter=',
+    'help',
+    'version',
+    'no-header',
+    'oneline',
+    'numeric',
+    'resolve',
+    'all',
+    'listening',
+    'options',
+    'extended',
+    'memory',
+    'processes',
+    'threads',
+    'info',
+    'tos',
+    'cgroup',
+    'summary',
+    'bpf',
+    'events',
+    'context',
+    'contexts',
+    'tcp',
+    'udp',
+    'raw',
+    'unix',
+    'packet',
+    'dccp',
+    'sctp',
+    'vsock',
+    'xdp',
+    'mptcp',
+    'tipc',
+    'inet-sockopt',
+    'ipv4',
+    'ipv6',
+    'family=',
+    'query=',
+    'socket=',
+    'filter=',
   ],
 });
 const XMLLINT_FLAGS = new Set([
-  'version', 'debug', 'recover', 'huge', 'noent', 'noenc', 'nocdata', 'noblanks', 'nonet', 'nowarning', 'pedantic', 'noout', 'htmlout', 'nowrap',
-  'valid', 'postvalid', 'dtdattr', 'loaddtd', 'insert', 'timing', 'html', 'xmlout', 'nodefdtd', 'push', 'memory', 'nsclean', 'format', 'dropdtd',
-  'c14n', 'c14n11', 'exc-c14n', 'xinclude', 'noxincludenode', 'nofixup-base-uris', 'oldxml10', 'stream', 'walker', 'sax', 'sax1', 'quiet', 'auto',
-  'catalogs', 'nocatalogs', 'load-trailing', 'nocompact', 'nodict', 'testIO', 'copy', 'repeat', 'compress',
+  'version',
+  'debug',
+  'recover',
+  'huge',
+  'noent',
+  'noenc',
+  'nocdata',
+  'noblanks',
+  'nonet',
+  'nowarning',
+  'pedantic',
+  'noout',
+  'htmlout',
+  'nowrap',
+  'valid',
+  'postvalid',
+  'dtdattr',
+  'loaddtd',
+  'insert',
+  'timing',
+  'html',
+  'xmlout',
+  'nodefdtd',
+  'push',
+  'memory',
+  'nsclean',
+  'format',
+  'dropdtd',
+  'c14n',
+  'c14n11',
+  'exc-c14n',
+  'xinclude',
+  'noxincludenode',
+  'nofixup-base-uris',
+  'oldxml10',
+  'stream',
+  'walker',
+  'sax',
+  'sax1',
+  'quiet',
+  'auto',
+  'catalogs',
+  'nocatalogs',
+  'load-trailing',
+  'nocompact',
+  'nodict',
+  'testIO',
+  'copy',
+  'repeat',
+  'compress',
 ]);
-const XMLLINT_VALUED = new Set(['path', 'dtdvalid', 'dtdvalidfpi', 'relaxng', 'schema', 'schematron', 'pattern', 'xpath', 'encode', 'maxmem', 'pretty']);
+const XMLLINT_VALUED = new Set([
+  'path',
+  'dtdvalid',
+  'dtdvalidfpi',
+  'relaxng',
+  'schema',
+  'schematron',
+  'pattern',
+  'xpath',
+  'encode',
+  'maxmem',
+  'pretty',
+]);
 /** libxml2 xmllint: long options with one or two dashes, exact names; --output and --shell (whose commands write files) are refused. */
 const xmllint: Validator = (argv) => {
   for (let index = 1; index < argv.length; index += 1) {
@@ -747,7 +1722,10 @@ const xmllint: Validator = (argv) => {
       index += 1;
       continue;
     }
-    refuse('xmllint', `xmllint ${word} is not allowed in restricted mode${name === 'output' || name === 'o' ? ' (it writes a file)' : name === 'shell' ? ' (its commands write files)' : ''}`);
+    refuse(
+      'xmllint',
+      `xmllint ${word} is not allowed in restricted mode${name === 'output' || name === 'o' ? ' (it writes a file)' : name === 'shell' ? ' (its commands write files)' : ''}`,
+    );
   }
   return { argv, programIndex: 0, checked: [argv] };
 };
@@ -762,7 +1740,12 @@ function wrapped(outer: string[], innerIndex: number, inner: CheckedArgv, stripp
   };
 }
 
-const envSpec: OptionSpec = { flags: 'i0v', valued: 'uC', long: ['ignore-environment', 'null', 'unset=', 'chdir=', 'debug', 'help', 'version'], stopAtOperand: true };
+const envSpec: OptionSpec = {
+  flags: 'i0v',
+  valued: 'uC',
+  long: ['ignore-environment', 'null', 'unset=', 'chdir=', 'debug', 'help', 'version'],
+  stopAtOperand: true,
+};
 const env: Validator = (argv) => {
   const { firstOperandIndex } = parseOptions('env', argv.slice(1), envSpec);
   let index = 1 + firstOperandIndex;
@@ -770,12 +1753,19 @@ const env: Validator = (argv) => {
     const assignment = argv[index] as string;
     const name = assignment.slice(0, assignment.indexOf('='));
     if (!ENVIRONMENT_NAME.test(name) || !assignmentAllowed(name)) {
-      refuse('env', `env ${name}=... is not allowed in restricted mode: only locale (LANG, LC_*), TZ, COLUMNS, LINES and NO_COLOR may be set, since other variables can change what a program runs`);
+      refuse(
+        'env',
+        `env ${name}=... is not allowed in restricted mode: only locale (LANG, LC_*), TZ, COLUMNS, LINES and NO_COLOR may be set, since other variables can change what a program runs`,
+      );
     }
     index += 1;
   }
   if (index >= argv.length) {
-    refuse('env', 'env without a command prints the whole environment, which can hold secrets; use printenv NAME for one of: ' + [...PRINTABLE_VARIABLES].join(', '));
+    refuse(
+      'env',
+      'env without a command prints the whole environment, which can hold secrets; use printenv NAME for one of: ' +
+        [...PRINTABLE_VARIABLES].join(', '),
+    );
   }
   return wrapped(argv, index, checkArgv(argv.slice(index)));
 };
@@ -783,7 +1773,22 @@ const env: Validator = (argv) => {
 const xargsSpec: OptionSpec = {
   flags: '0rtx',
   valued: 'adELnPs',
-  long: ['null', 'arg-file=', 'delimiter=', 'eof=', 'max-lines=', 'max-args=', 'max-procs=', 'no-run-if-empty', 'max-chars=', 'verbose', 'exit', 'show-limits', 'help', 'version'],
+  long: [
+    'null',
+    'arg-file=',
+    'delimiter=',
+    'eof=',
+    'max-lines=',
+    'max-args=',
+    'max-procs=',
+    'no-run-if-empty',
+    'max-chars=',
+    'verbose',
+    'exit',
+    'show-limits',
+    'help',
+    'version',
+  ],
   stopAtOperand: true,
 };
 const xargs: Validator = (argv) => {
@@ -792,23 +1797,38 @@ const xargs: Validator = (argv) => {
   if (index >= argv.length) return { argv, programIndex: 0, checked: [argv] };
   const program = argv[index] as string;
   if (!READER_PROGRAMS.has(program) || VALIDATORS[program] !== undefined) {
-    refuse('xargs', `xargs appends words read from its input to the command, so those words are never checked; restricted mode only lets xargs run programs that have no harmful option at all (such as grep, cat, wc, ls, head), not ${program}`);
+    refuse(
+      'xargs',
+      `xargs appends words read from its input to the command, so those words are never checked; restricted mode only lets xargs run programs that have no harmful option at all (such as grep, cat, wc, ls, head), not ${program}`,
+    );
   }
   return wrapped(argv, index, checkArgv(argv.slice(index)));
 };
 
-const timeoutSpec: OptionSpec = { flags: 'v', valued: 'sk', long: ['signal=', 'kill-after=', 'preserve-status', 'foreground', 'verbose', 'help', 'version'], stopAtOperand: true };
+const timeoutSpec: OptionSpec = {
+  flags: 'v',
+  valued: 'sk',
+  long: ['signal=', 'kill-after=', 'preserve-status', 'foreground', 'verbose', 'help', 'version'],
+  stopAtOperand: true,
+};
 const timeout: Validator = (argv) => {
   const { firstOperandIndex, options } = parseOptions('timeout', argv.slice(1), timeoutSpec);
-  if (options.some((option) => option.name === '--help' || option.name === '--version')) return { argv, programIndex: 0, checked: [argv] };
+  if (options.some((option) => option.name === '--help' || option.name === '--version'))
+    return { argv, programIndex: 0, checked: [argv] };
   const duration = argv[1 + firstOperandIndex];
-  if (duration === undefined || !/^\d+(\.\d+)?[smhd]?$/.test(duration)) refuse('timeout', 'timeout needs a DURATION and a command');
+  if (duration === undefined || !/^\d+(\.\d+)?[smhd]?$/.test(duration))
+    refuse('timeout', 'timeout needs a DURATION and a command');
   const index = 2 + firstOperandIndex;
   if (index >= argv.length) refuse('timeout', 'timeout needs a command');
   return wrapped(argv, index, checkArgv(argv.slice(index)));
 };
 
-const niceSpec: OptionSpec = { valued: 'n', numeric: true, long: ['adjustment=', 'help', 'version'], stopAtOperand: true };
+const niceSpec: OptionSpec = {
+  valued: 'n',
+  numeric: true,
+  long: ['adjustment=', 'help', 'version'],
+  stopAtOperand: true,
+};
 const nice: Validator = (argv) => {
   const { firstOperandIndex } = parseOptions('nice', argv.slice(1), niceSpec);
   const index = 1 + firstOperandIndex;
@@ -894,14 +1914,19 @@ const REFUSED_WITH_REASON: Record<string, string> = {
 };
 
 /** Every program name restricted mode runs. */
-export const ALLOWED_PROGRAMS: readonly string[] = [...new Set([...READER_PROGRAMS, ...Object.keys(VALIDATORS)])].sort();
+export const ALLOWED_PROGRAMS: readonly string[] = [
+  ...new Set([...READER_PROGRAMS, ...Object.keys(VALIDATORS)]),
+].sort();
 
 /** Judge one argv: allowlisted program, then that program's validator (recursing into wrappers). */
 export function checkArgv(argv: string[]): CheckedArgv {
   const program = argv[0];
   if (program === undefined || program.length === 0) throw new ShellRefusal('shell.construct', 'empty command');
   if (program.includes('/')) {
-    throw new ShellRefusal('shell.allowlist', `run programs by name, not by path (${program}): a path can name any file, including one written by the agent`);
+    throw new ShellRefusal(
+      'shell.allowlist',
+      `run programs by name, not by path (${program}): a path can name any file, including one written by the agent`,
+    );
   }
   const validator = VALIDATORS[program];
   if (validator) return validator(argv);
@@ -910,7 +1935,10 @@ export function checkArgv(argv: string[]): CheckedArgv {
   if (spec) {
     const { operands } = parseOptions(program, argv.slice(1), spec);
     if (program === 'strings' && operands.some((operand) => operand.startsWith('@'))) {
-      refuse('strings', 'strings @FILE reads more options from FILE, which restricted mode cannot check; name the file as ./@FILE');
+      refuse(
+        'strings',
+        'strings @FILE reads more options from FILE, which restricted mode cannot check; name the file as ./@FILE',
+      );
     }
     return { argv, programIndex: 0, checked: [argv] };
   }

@@ -54,7 +54,8 @@ export function sedScriptProblem(script: string): string | undefined {
   const endOfCommand = (): string | undefined => {
     skipSpaces();
     const character = peek();
-    if (character === undefined || character === ';' || character === '\n' || character === '}' || character === '#') return undefined;
+    if (character === undefined || character === ';' || character === '\n' || character === '}' || character === '#')
+      return undefined;
     return `unexpected ${JSON.stringify(character)} after a command`;
   };
   while (index < length) {

@@ -36,7 +36,10 @@ function unquotedWord(text: string, first: boolean, allowGlob: boolean): WordTex
     const end = text.indexOf('/');
     const user = end === -1 ? text.slice(1) : text.slice(1, end);
     if (user.length > 0) {
-      throw new ShellRefusal('shell.expansion', `~${user} (another user's home) is not expanded in restricted mode; write the path out`);
+      throw new ShellRefusal(
+        'shell.expansion',
+        `~${user} (another user's home) is not expanded in restricted mode; write the path out`,
+      );
     }
     value = homedir();
     pattern = escapeForPattern(value);
@@ -91,14 +94,31 @@ function doubleQuoted(inner: string): string {
       continue;
     }
     if (character === '$' || character === '`') {
-      throw new ShellRefusal('shell.expansion', `${character} inside double quotes is not expanded in restricted mode; use single quotes for literal text`);
+      throw new ShellRefusal(
+        'shell.expansion',
+        `${character} inside double quotes is not expanded in restricted mode; use single quotes for literal text`,
+      );
     }
     value += character;
   }
   return value;
 }
 
-const C_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const C_ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 
 function ansiC(inner: string): string {
   let value = '';
@@ -136,9 +156,12 @@ function ansiC(inner: string): string {
 const EXPANSION_TYPES: Record<string, string> = {
   command_substitution: 'command substitution runs another command, which restricted mode does not allow',
   process_substitution: 'process substitution runs another command, which restricted mode does not allow',
-  simple_expansion: 'variables are not expanded in restricted mode (parameter expansion can run code and hides what runs); write the value',
-  expansion: 'parameter expansion is not allowed in restricted mode (it can run code and hides what runs); write the value',
-  arithmetic_expansion: 'arithmetic expansion is not allowed in restricted mode (it can run code through array subscripts)',
+  simple_expansion:
+    'variables are not expanded in restricted mode (parameter expansion can run code and hides what runs); write the value',
+  expansion:
+    'parameter expansion is not allowed in restricted mode (it can run code and hides what runs); write the value',
+  arithmetic_expansion:
+    'arithmetic expansion is not allowed in restricted mode (it can run code through array subscripts)',
   brace_expression: 'brace expansion is not expanded in restricted mode; write the words out',
   translated_string: '$"..." strings are not allowed in restricted mode',
 };
@@ -164,7 +187,10 @@ export function wordText(node: Node, first = true, allowGlob = false): WordText 
     case 'string': {
       for (const child of node.namedChildren) {
         if (child.type !== 'string_content') {
-          throw new ShellRefusal('shell.expansion', EXPANSION_TYPES[child.type] ?? `${child.type} inside double quotes is not allowed in restricted mode`);
+          throw new ShellRefusal(
+            'shell.expansion',
+            EXPANSION_TYPES[child.type] ?? `${child.type} inside double quotes is not allowed in restricted mode`,
+          );
         }
       }
       return quoted(doubleQuoted(node.text.slice(1, -1)));
@@ -175,20 +201,23 @@ export function wordText(node: Node, first = true, allowGlob = false): WordText 
       const result: WordText = { value: '', pattern: '', glob: false };
       let position = node.startIndex;
       node.children.forEach((child, index) => {
-        if (child.startIndex !== position) throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
+        if (child.startIndex !== position)
+          throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
         const part = wordText(child, first && index === 0, allowGlob);
         result.value += part.value;
         result.pattern += part.pattern;
         result.glob ||= part.glob;
         position = child.endIndex;
       });
-      if (position !== node.endIndex) throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
+      if (position !== node.endIndex)
+        throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
       return result;
     }
     default:
       throw new ShellRefusal(
         EXPANSION_TYPES[node.type] ? 'shell.expansion' : 'shell.construct',
-        EXPANSION_TYPES[node.type] ?? `${node.type.replace(/_/g, ' ')} (${JSON.stringify(node.text)}) is not allowed in restricted mode`,
+        EXPANSION_TYPES[node.type] ??
+          `${node.type.replace(/_/g, ' ')} (${JSON.stringify(node.text)}) is not allowed in restricted mode`,
       );
   }
 }

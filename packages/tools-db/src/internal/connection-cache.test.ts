@@ -3,7 +3,8 @@ import type { DatabaseConfig } from '../database-config.js';
 import { AliasConnection } from './connection-cache.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from './driver.js';
 
-const lost = (): Error => Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST' });
+const lost = (): Error =>
+  Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST' });
 
 /** A driver whose connections run `script` in turn: each entry is one run's behaviour. */
 function fakeDriver(script: ((sink: RowSink) => Promise<RunOutcome>)[], options: { isBroken?: () => boolean } = {}) {
@@ -77,19 +78,26 @@ describe('AliasConnection.run', () => {
       throw lost();
     };
     const first = fakeDriver([partial, ok]);
-    await expect(new AliasConnection(config, first.driver, true, async () => {}).run('SELECT 1', sink(), { readonly: true })).rejects.toThrow(/Connection lost/);
+    await expect(
+      new AliasConnection(config, first.driver, true, async () => {}).run('SELECT 1', sink(), { readonly: true }),
+    ).rejects.toThrow(/Connection lost/);
     expect(first.stats.runs).toBe(1);
 
     const controller = new AbortController();
     controller.abort();
     const second = fakeDriver([() => Promise.reject(lost()), ok]);
     await expect(
-      new AliasConnection(config, second.driver, true, async () => {}).run('SELECT 1', sink(), { readonly: true, signal: controller.signal }),
+      new AliasConnection(config, second.driver, true, async () => {}).run('SELECT 1', sink(), {
+        readonly: true,
+        signal: controller.signal,
+      }),
     ).rejects.toThrow(/Connection lost/);
     expect(second.stats.runs).toBe(1);
 
     const third = fakeDriver([() => Promise.reject(new Error("Table 'x' doesn't exist")), ok]);
-    await expect(new AliasConnection(config, third.driver, true, async () => {}).run('SELECT 1', sink(), { readonly: true })).rejects.toThrow(/doesn't exist/);
+    await expect(
+      new AliasConnection(config, third.driver, true, async () => {}).run('SELECT 1', sink(), { readonly: true }),
+    ).rejects.toThrow(/doesn't exist/);
     expect(third.stats.runs).toBe(1);
   });
 

@@ -147,7 +147,11 @@ export class AliasConnection {
       const broken = current.isBroken?.();
       if (broken === true) {
         await this.drop();
-      } else if (broken === undefined && Date.now() - this.lastUsed > HEALTH_CHECK_AFTER_IDLE_MS && !(await this.alive(current))) {
+      } else if (
+        broken === undefined &&
+        Date.now() - this.lastUsed > HEALTH_CHECK_AFTER_IDLE_MS &&
+        !(await this.alive(current))
+      ) {
         await this.drop();
       }
     }

@@ -106,7 +106,9 @@ export function createDatabaseTool(
     );
   }
 
-  const accessText = readonly ? 'read-only: one read statement per call, run in a read-only transaction' : 'full (writes allowed)';
+  const accessText = readonly
+    ? 'read-only: one read statement per call, run in a read-only transaction'
+    : 'full (writes allowed)';
   const description =
     `Query ${driver.label} databases [${aliases.length === 0 ? 'none configured' : aliases.join(', ')}]. Operations: ` +
     "'list_tables' lists tables and views (table_pattern: SQL LIKE pattern, default %; schema optional), " +
@@ -127,7 +129,10 @@ export function createDatabaseTool(
       sql: { type: 'string', description: "One SQL statement, for 'query' and 'export_query'." },
       table_pattern: { type: 'string', description: "SQL LIKE pattern for 'list_tables' (default %)." },
       table_name: { type: 'string', description: "Table to 'describe'." },
-      schema: { type: 'string', description: "Schema (or owner) for 'list_tables' and 'describe'; default: the current one." },
+      schema: {
+        type: 'string',
+        description: "Schema (or owner) for 'list_tables' and 'describe'; default: the current one.",
+      },
       row_limit: {
         type: 'integer',
         description: `Rows to show for 'query' (default ${DEFAULT_ROW_LIMIT}).`,
@@ -135,7 +140,10 @@ export function createDatabaseTool(
         maximum: MAX_ROW_LIMIT,
         default: DEFAULT_ROW_LIMIT,
       },
-      export_path: { type: 'string', description: "New .csv or .tsv file for 'export_query'; relative paths resolve against the working directory." },
+      export_path: {
+        type: 'string',
+        description: "New .csv or .tsv file for 'export_query'; relative paths resolve against the working directory.",
+      },
       // rho-agent's documentation called it output_path: calls written for it still work.
       output_path: { type: 'string', description: 'Same as export_path (the name rho-agent documented).' },
     },
@@ -149,7 +157,11 @@ export function createDatabaseTool(
   // (its function catalog and lexical settings, once per connection).
   async function policy(alias: AliasConnection, sql: string): Promise<string | undefined> {
     if (!readonly || settings.skipSqlPolicy) return undefined;
-    const decision = await checkSql(sql, driver.type, driver.readsServerContext === true ? await alias.serverContext() : {});
+    const decision = await checkSql(
+      sql,
+      driver.type,
+      driver.readsServerContext === true ? await alias.serverContext() : {},
+    );
     return decision.allowed ? undefined : decision.reason;
   }
 
@@ -167,7 +179,8 @@ export function createDatabaseTool(
     async handle({ arguments: args }, context): Promise<ToolResult> {
       let alias: string;
       if (args.database !== undefined && args.database !== '') {
-        if (!connections.has(args.database)) return failure(`Unknown database: ${mustBeOneOf('database', aliases, args.database)}`);
+        if (!connections.has(args.database))
+          return failure(`Unknown database: ${mustBeOneOf('database', aliases, args.database)}`);
         alias = args.database;
       } else if (aliases.length === 1 && aliases[0] !== undefined) {
         alias = aliases[0];
@@ -175,7 +188,9 @@ export function createDatabaseTool(
         return failure(requiredOneOf('database', aliases));
       }
       if (args.export_path && args.output_path && args.export_path !== args.output_path) {
-        return failure(`export_path and output_path name the same parameter and disagree ("${args.export_path}" and "${args.output_path}"); pass only export_path.`);
+        return failure(
+          `export_path and output_path name the same parameter and disagree ("${args.export_path}" and "${args.output_path}"); pass only export_path.`,
+        );
       }
       const exportPath = args.export_path || args.output_path;
       const connection = connections.get(alias) as AliasConnection;
@@ -195,7 +210,13 @@ export function createDatabaseTool(
             return attachWarning(await describe(connection, args.table_name, args.schema));
           case 'export_query':
             return attachWarning(
-              await exportQuery(connection, args.sql, exportPath, settings.workingDir ?? context.workingDir, context.signal),
+              await exportQuery(
+                connection,
+                args.sql,
+                exportPath,
+                settings.workingDir ?? context.workingDir,
+                context.signal,
+              ),
             );
           default:
             return failure(`Unknown operation: ${mustBeOneOf('operation', OPERATIONS, args.operation)}`);
@@ -206,7 +227,12 @@ export function createDatabaseTool(
     },
   });
 
-  async function runQuery(alias: AliasConnection, sql: string | undefined, rowLimit: number | undefined, signal: AbortSignal): Promise<ToolResult> {
+  async function runQuery(
+    alias: AliasConnection,
+    sql: string | undefined,
+    rowLimit: number | undefined,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
     if (sql === undefined || sql.trim() === '') return failure('No SQL query provided');
     const refusal = await policy(alias, sql);
     if (refusal !== undefined) return failure(`Query blocked: ${refusal}`, { blocked: true });
@@ -215,7 +241,11 @@ export function createDatabaseTool(
     const outcome = await alias.run(sql, sink, { readonly, signal });
     if (!outcome.hasResultSet) {
       const affected = outcome.affectedRows === undefined ? '' : ` (${outcome.affectedRows} rows affected)`;
-      return { content: `Query executed (no result set)${affected}`, success: true, metadata: { affected_rows: outcome.affectedRows } };
+      return {
+        content: `Query executed (no result set)${affected}`,
+        success: true,
+        metadata: { affected_rows: outcome.affectedRows },
+      };
     }
     const more = sink.total - sink.kept.length;
     return {
@@ -225,14 +255,23 @@ export function createDatabaseTool(
     };
   }
 
-  async function listTables(alias: AliasConnection, pattern: string | undefined, schema: string | undefined): Promise<ToolResult> {
+  async function listTables(
+    alias: AliasConnection,
+    pattern: string | undefined,
+    schema: string | undefined,
+  ): Promise<ToolResult> {
     const like = pattern === undefined || pattern === '' ? '%' : pattern;
     const sink = await catalog(alias, driver.listTables(like, schema === '' ? undefined : schema));
-    if (sink.total === 0) return { content: `No tables found matching pattern: ${like}`, success: true, metadata: { table_count: 0 } };
+    if (sink.total === 0)
+      return { content: `No tables found matching pattern: ${like}`, success: true, metadata: { table_count: 0 } };
     return { content: formatTable(sink.names, sink.kept, 0), success: true, metadata: { table_count: sink.total } };
   }
 
-  async function describe(alias: AliasConnection, table: string | undefined, rawSchema: string | undefined): Promise<ToolResult> {
+  async function describe(
+    alias: AliasConnection,
+    table: string | undefined,
+    rawSchema: string | undefined,
+  ): Promise<ToolResult> {
     if (table === undefined || table.trim() === '') return failure('No table_name provided');
     const schema = rawSchema === '' ? undefined : rawSchema;
     const columns = await catalog(alias, driver.describeColumns(table, schema));
@@ -245,8 +284,13 @@ export function createDatabaseTool(
     for (const [name, type, nullable, fallback] of columns.kept) {
       const isNullable = ['Y', 'YES', '1', 'TRUE'].includes(text(nullable).toUpperCase());
       // MariaDB reports a missing default as the text NULL.
-      const defaultText = fallback === null || fallback === undefined || text(fallback).toUpperCase() === 'NULL' ? '' : ` DEFAULT ${text(fallback).trim()}`;
-      lines.push(`  ${text(name).padEnd(30)} ${text(type).padEnd(20)} ${isNullable ? 'NULL' : 'NOT NULL'}${defaultText}`.trimEnd());
+      const defaultText =
+        fallback === null || fallback === undefined || text(fallback).toUpperCase() === 'NULL'
+          ? ''
+          : ` DEFAULT ${text(fallback).trim()}`;
+      lines.push(
+        `  ${text(name).padEnd(30)} ${text(type).padEnd(20)} ${isNullable ? 'NULL' : 'NOT NULL'}${defaultText}`.trimEnd(),
+      );
     }
     if (primaryKey.total > 0) lines.push('', `Primary Key: (${primaryKey.kept.map((row) => text(row[0])).join(', ')})`);
     if (foreignKeys.total > 0) {
@@ -266,14 +310,21 @@ export function createDatabaseTool(
     if (indexes.total > 0) {
       lines.push('', 'Indexes:');
       for (const [name, unique, indexColumns] of indexes.kept) {
-        const columnsText = indexColumns === null || indexColumns === undefined || text(indexColumns) === '' ? '' : ` on (${text(indexColumns)})`;
+        const columnsText =
+          indexColumns === null || indexColumns === undefined || text(indexColumns) === ''
+            ? ''
+            : ` on (${text(indexColumns)})`;
         lines.push(`  ${text(name)} (${text(unique)})${columnsText}`);
       }
     }
     return {
       content: lines.join('\n'),
       success: true,
-      metadata: { table_name: table, column_count: columns.total, primary_key: primaryKey.kept.map((row) => text(row[0])) },
+      metadata: {
+        table_name: table,
+        column_count: columns.total,
+        primary_key: primaryKey.kept.map((row) => text(row[0])),
+      },
     };
   }
 
@@ -291,7 +342,8 @@ export function createDatabaseTool(
     // export_query` shows): a new .csv/.tsv file, inside the working directory or the profile's
     // file_write.roots, never a sensitive or auto-executed name, whatever the file_write mode.
     const pathDecision = await checkWritePath(exportPath, { profile: settings.profile, workingDir, writer: 'export' });
-    if (!pathDecision.allowed) return failure(`Export blocked: ${pathDecision.reason}`, { blocked: true, rule: pathDecision.rule });
+    if (!pathDecision.allowed)
+      return failure(`Export blocked: ${pathDecision.reason}`, { blocked: true, rule: pathDecision.rule });
     const refusal = await policy(alias, sql);
     if (refusal !== undefined) return failure(`Query blocked: ${refusal}`, { blocked: true });
     const realPath = pathDecision.realPath;
@@ -309,7 +361,9 @@ export function createDatabaseTool(
     } catch (error) {
       target.close();
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        return failure(`File already exists: ${requested}. export_query never overwrites a file; choose a new export_path.`);
+        return failure(
+          `File already exists: ${requested}. export_query never overwrites a file; choose a new export_path.`,
+        );
       }
       throw error;
     }
@@ -342,7 +396,13 @@ export function createDatabaseTool(
     return {
       content: `Exported ${rowCount} rows (${columnNames.length} columns) to ${requested} (${writer.bytes} bytes)`,
       success: true,
-      metadata: { path: realPath, row_count: rowCount, column_count: columnNames.length, columns: columnNames, size_bytes: writer.bytes },
+      metadata: {
+        path: realPath,
+        row_count: rowCount,
+        column_count: columnNames.length,
+        columns: columnNames,
+        size_bytes: writer.bytes,
+      },
     };
   }
 
@@ -353,4 +413,3 @@ export function createDatabaseTool(
     },
   };
 }
-

@@ -6,7 +6,9 @@ import { CsvWriter, csvRecord } from './csv-writer.js';
 
 describe('csvRecord (RFC 4180)', () => {
   it('quotes only fields with a comma, quote or line break, doubling quotes, and ends with CRLF', () => {
-    expect(csvRecord(['plain', 'a,b', 'say "hi"', 'line\nbreak', null, 3])).toBe('plain,"a,b","say ""hi""","line\nbreak",,3\r\n');
+    expect(csvRecord(['plain', 'a,b', 'say "hi"', 'line\nbreak', null, 3])).toBe(
+      'plain,"a,b","say ""hi""","line\nbreak",,3\r\n',
+    );
   });
 
   it('keeps leading and trailing spaces and Unicode as they are', () => {

@@ -3,13 +3,28 @@ import { formatTable } from './format-table.js';
 
 describe('formatTable', () => {
   it('lays out header, separator and rows like the original', () => {
-    const text = formatTable(['id', 'name'], [[1, 'AC/DC'], [2, null]], 0);
+    const text = formatTable(
+      ['id', 'name'],
+      [
+        [1, 'AC/DC'],
+        [2, null],
+      ],
+      0,
+    );
     expect(text).toBe(['id | name', '---+------', '1  | AC/DC', '2  | NULL'].join('\n'));
   });
 
   it('states the exact number of rows left out (the original always said 1)', () => {
-    expect(formatTable(['n'], [[1], [2]], 273).split('\n').at(-1)).toBe('... (273 more rows)');
-    expect(formatTable(['n'], [[1]], 1).split('\n').at(-1)).toBe('... (1 more row)');
+    expect(
+      formatTable(['n'], [[1], [2]], 273)
+        .split('\n')
+        .at(-1),
+    ).toBe('... (273 more rows)');
+    expect(
+      formatTable(['n'], [[1]], 1)
+        .split('\n')
+        .at(-1),
+    ).toBe('... (1 more row)');
   });
 
   it('says so when there are no rows', () => {

@@ -40,7 +40,11 @@ function fit(value: Cell, size: number): string {
  * columns as wide as their widest cell up to {@link MAX_COLUMN_WIDTH}, `NULL` for nulls.
  * `moreRows` is the exact number of rows that were not shown.
  */
-export function formatTable(columns: readonly string[], rows: readonly (readonly unknown[])[], moreRows: number): string {
+export function formatTable(
+  columns: readonly string[],
+  rows: readonly (readonly unknown[])[],
+  moreRows: number,
+): string {
   if (rows.length === 0 && moreRows === 0) return '(no rows returned)';
   const headers = columns.map(cell);
   const widths = headers.map((header) => Math.min(MAX_COLUMN_WIDTH, width(header)));

@@ -11,7 +11,13 @@ import type { DatabaseConfig } from '../../src/database-config.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/chinook/', import.meta.url));
 
-export const POSTGRES_SERVER = { host: '127.0.0.1', port: 5432, user: 'postgres', password: '', maintenanceDatabase: 'postgres' };
+export const POSTGRES_SERVER = {
+  host: '127.0.0.1',
+  port: 5432,
+  user: 'postgres',
+  password: '',
+  maintenanceDatabase: 'postgres',
+};
 export const MYSQL_SERVER = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
 
 /** Whether CI requires the database servers (then a missing one is a failure, not a skip). */
@@ -24,7 +30,10 @@ export interface ServerProbe {
 }
 
 /** An admin connection to PostgreSQL (test setup only: the simple protocol runs whole scripts). */
-export async function postgresAdmin(database = POSTGRES_SERVER.maintenanceDatabase, port = POSTGRES_SERVER.port): Promise<Sql> {
+export async function postgresAdmin(
+  database = POSTGRES_SERVER.maintenanceDatabase,
+  port = POSTGRES_SERVER.port,
+): Promise<Sql> {
   return postgres({
     host: POSTGRES_SERVER.host,
     port,
@@ -130,7 +139,9 @@ export async function createMysqlChinook(name: string): Promise<DatabaseConfig> 
   const body = script.slice(script.indexOf('USE `Chinook`;') + 'USE `Chinook`;'.length);
   const admin = await mysqlAdmin();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS \`${name}\`; CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci; USE \`${name}\`;`);
+    await admin.query(
+      `DROP DATABASE IF EXISTS \`${name}\`; CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci; USE \`${name}\`;`,
+    );
     await admin.query(body);
     await admin.query(`
       CREATE TABLE probe_log (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(100) NOT NULL);

@@ -10,7 +10,12 @@ export function profile(name: 'readonly' | 'developer' | 'unrestricted'): Permis
 }
 
 /** Calls a tool the way the registry would, with an already validated argument object. */
-export function call(tool: Tool, args: Record<string, unknown>, workingDir: string = process.cwd(), signal: AbortSignal = new AbortController().signal): Promise<ToolResult> {
+export function call(
+  tool: Tool,
+  args: Record<string, unknown>,
+  workingDir: string = process.cwd(),
+  signal: AbortSignal = new AbortController().signal,
+): Promise<ToolResult> {
   const context = { signal, sessionId: 'test-session', workingDir, backend: undefined } as unknown as ToolContext;
   return tool.handle({ callId: 'call-1', toolName: tool.name, arguments: args }, context);
 }

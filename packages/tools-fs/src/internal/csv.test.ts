@@ -9,7 +9,10 @@ describe('parseCsv', () => {
   });
 
   it('still makes no row of a trailing line end or of empty text', () => {
-    expect(parseCsv('a,b\n1,2\n')).toEqual([['a', 'b'], ['1', '2']]);
+    expect(parseCsv('a,b\n1,2\n')).toEqual([
+      ['a', 'b'],
+      ['1', '2'],
+    ]);
     expect(parseCsv('')).toEqual([]);
   });
 

@@ -13,31 +13,47 @@ export function applyEdit(text: string, target: string, replacement: string): Ed
   const exact = countOccurrences(text, target);
   if (exact === 1) {
     const index = text.indexOf(target);
-    return { ok: true, text: text.slice(0, index) + replacement + text.slice(index + target.length), strategy: 'exact match' };
+    return {
+      ok: true,
+      text: text.slice(0, index) + replacement + text.slice(index + target.length),
+      strategy: 'exact match',
+    };
   }
   if (exact > 1) return { ok: false, message: `old_string appears ${exact} times (must be unique). Add more context.` };
 
   const lines = text.split('\n');
   const targetLines = target.split('\n');
   const trailing = findWindows(lines, targetLines, (line) => line.trimEnd());
-  if (trailing.length > 1) return { ok: false, message: `Found ${trailing.length} whitespace-normalized matches (must be unique)` };
+  if (trailing.length > 1)
+    return { ok: false, message: `Found ${trailing.length} whitespace-normalized matches (must be unique)` };
   if (trailing.length === 1) {
     const start = trailing[0] ?? 0;
     return {
       ok: true,
-      text: replaceWindow(lines, start, targetLines.length, matchLineEndings(lines, start, targetLines.length, replacement)),
+      text: replaceWindow(
+        lines,
+        start,
+        targetLines.length,
+        matchLineEndings(lines, start, targetLines.length, replacement),
+      ),
       strategy: 'whitespace-normalized match',
     };
   }
   const leading = findWindows(lines, targetLines, (line) => line.trimStart());
-  if (leading.length > 1) return { ok: false, message: `Found ${leading.length} indentation-flexible matches (must be unique)` };
+  if (leading.length > 1)
+    return { ok: false, message: `Found ${leading.length} indentation-flexible matches (must be unique)` };
   if (leading.length === 1) {
     const start = leading[0] ?? 0;
     const baseIndent = /^\s*/.exec(lines[start] ?? '')?.[0] ?? '';
     const reindented = reindent(replacement, baseIndent.replace(/\r/g, ''));
     return {
       ok: true,
-      text: replaceWindow(lines, start, targetLines.length, matchLineEndings(lines, start, targetLines.length, reindented)),
+      text: replaceWindow(
+        lines,
+        start,
+        targetLines.length,
+        matchLineEndings(lines, start, targetLines.length, reindented),
+      ),
       strategy: 'indentation-flexible match',
     };
   }
@@ -79,7 +95,7 @@ function matchLineEndings(lines: string[], start: number, count: number, replace
 /** Indents `replacement` under `baseIndent`, keeping each line's indentation relative to the least indented. */
 function reindent(replacement: string, baseIndent: string): string {
   const newLines = replacement.split('\n');
-  const indents = newLines.filter((line) => line.trim() !== '').map((line) => (/^\s*/.exec(line)?.[0].length ?? 0));
+  const indents = newLines.filter((line) => line.trim() !== '').map((line) => /^\s*/.exec(line)?.[0].length ?? 0);
   const minimum = indents.length === 0 ? 0 : Math.min(...indents);
   return newLines
     .map((line) => {

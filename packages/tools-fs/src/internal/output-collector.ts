@@ -37,7 +37,7 @@ export class OutputCollector {
       this.tailLength = this.tailLimit;
       return;
     }
-    for (let offset = 0; offset < data.byteLength; ) {
+    for (let offset = 0; offset < data.byteLength;) {
       const writeAt = (this.tailStart + this.tailLength) % this.tailLimit;
       const room = Math.min(this.tailLimit - writeAt, data.byteLength - offset);
       this.tail.set(data.subarray(offset, offset + room), writeAt);

@@ -24,7 +24,14 @@ export interface PlanEnvironment {
   wrap?: (command: PlanCommand) => string[];
 }
 
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
+const SIGNAL_NUMBERS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGKILL: 9,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
 
 /**
  * Runs a checked plan without a shell: each pipeline's processes are spawned with their pipes
@@ -109,7 +116,9 @@ function stdinOf(source: NonNullable<PlanCommand['stdin']>): Readable {
 }
 
 function spawnErrorText(exit: ProcessExit): string {
-  return exit.spawnError?.code === 'ENOENT' ? 'command not found' : (exit.spawnError?.message ?? 'could not be started');
+  return exit.spawnError?.code === 'ENOENT'
+    ? 'command not found'
+    : (exit.spawnError?.message ?? 'could not be started');
 }
 
 /** The status bash would report for an exit. */

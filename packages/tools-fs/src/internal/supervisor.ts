@@ -28,9 +28,7 @@ export class ProcessSupervisor {
     this.resolveStopped = resolve;
   });
 
-  constructor(
-    private readonly options: { timeoutMs: number; signal?: AbortSignal | undefined; graceMs?: number },
-  ) {
+  constructor(private readonly options: { timeoutMs: number; signal?: AbortSignal | undefined; graceMs?: number }) {
     if (options.signal?.aborted) {
       this.reason = 'cancelled';
       this.resolveStopped();

@@ -41,9 +41,12 @@ export function zipMembers(bytes: Buffer, file: string): ZipMember[] {
   const directorySize = bytes.readUInt32LE(eocd + 12);
   const directoryOffset = bytes.readUInt32LE(eocd + 16);
   if (directoryOffset === ZIP64_MARK || count === 0xffff) {
-    throw new WorkbookBoundsError(`${file} is a ZIP64 archive (over 4 GB or 65,535 members), far beyond what read_excel loads`);
+    throw new WorkbookBoundsError(
+      `${file} is a ZIP64 archive (over 4 GB or 65,535 members), far beyond what read_excel loads`,
+    );
   }
-  if (directoryOffset + directorySize > bytes.length) throw new WorkbookBoundsError(`${file} is not a valid .xlsx file (its zip directory is cut off)`);
+  if (directoryOffset + directorySize > bytes.length)
+    throw new WorkbookBoundsError(`${file} is not a valid .xlsx file (its zip directory is cut off)`);
   const members: ZipMember[] = [];
   let offset = directoryOffset;
   for (let index = 0; index < count; index += 1) {
@@ -75,7 +78,10 @@ export function zipMembers(bytes: Buffer, file: string): ZipMember[] {
 export function checkWorkbookBounds(bytes: Buffer, file: string, maxInflatedBytes: number): number {
   const members = zipMembers(bytes, file);
   const declared = members.reduce((total, member) => total + member.uncompressedSize, 0);
-  const largest = members.reduce<ZipMember | undefined>((most, member) => (most === undefined || member.uncompressedSize > most.uncompressedSize ? member : most), undefined);
+  const largest = members.reduce<ZipMember | undefined>(
+    (most, member) => (most === undefined || member.uncompressedSize > most.uncompressedSize ? member : most),
+    undefined,
+  );
   if (declared > maxInflatedBytes) {
     throw new WorkbookBoundsError(
       `${file} inflates to ${megabytes(declared)} of XML (${megabytes(bytes.length)} compressed; ${largest?.name ?? 'a member'} alone is ${megabytes(largest?.uncompressedSize ?? 0)}), ` +
@@ -105,7 +111,9 @@ export function checkWorkbookBounds(bytes: Buffer, file: string, maxInflatedByte
       inflated = inflateRawSync(data, { maxOutputLength: member.uncompressedSize + 1 });
     } catch (error) {
       if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw lie();
-      throw new WorkbookBoundsError(`${file} is not a valid .xlsx file (the zip member ${member.name} cannot be inflated: ${(error as Error).message})`);
+      throw new WorkbookBoundsError(
+        `${file} is not a valid .xlsx file (the zip member ${member.name} cannot be inflated: ${(error as Error).message})`,
+      );
     }
     if (inflated.length > member.uncompressedSize) throw lie();
   }

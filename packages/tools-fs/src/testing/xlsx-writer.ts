@@ -51,11 +51,14 @@ export function writeZip(members: ZipInput[]): Buffer {
 
 /** The XML of a sheet with `rows` rows of `cells` inline-string cells each ("r1c1", ...). */
 export function sheetXml(rows: number, cells = 3): string {
-  const parts = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'];
+  const parts = [
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>',
+  ];
   const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
   for (let row = 1; row <= rows; row += 1) {
     let line = `<row r="${row}">`;
-    for (let cell = 0; cell < cells; cell += 1) line += `<c r="${letters[cell]}${row}" t="inlineStr"><is><t>r${row}c${cell + 1}</t></is></c>`;
+    for (let cell = 0; cell < cells; cell += 1)
+      line += `<c r="${letters[cell]}${row}" t="inlineStr"><is><t>r${row}c${cell + 1}</t></is></c>`;
     parts.push(`${line}</row>`);
   }
   parts.push('</sheetData></worksheet>');
@@ -75,16 +78,26 @@ export function workbookMembers(sheet: Buffer, declaredSheetSize?: number): ZipI
     },
     {
       name: '_rels/.rels',
-      data: xml('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
+      data: xml(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+      ),
     },
     {
       name: 'xl/workbook.xml',
-      data: xml('<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>'),
+      data: xml(
+        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
+      ),
     },
     {
       name: 'xl/_rels/workbook.xml.rels',
-      data: xml('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>'),
+      data: xml(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+      ),
     },
-    { name: 'xl/worksheets/sheet1.xml', data: sheet, ...(declaredSheetSize === undefined ? {} : { declaredSize: declaredSheetSize }) },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: sheet,
+      ...(declaredSheetSize === undefined ? {} : { declaredSize: declaredSheetSize }),
+    },
   ];
 }

@@ -27,15 +27,34 @@ export interface ConnectOptions {
  * (`node <rho bin.js> -p PROMPT`) with the model and endpoint of the first agent and the readonly
  * profile. Its output streams here; its session stays for `rho --resume`.
  */
-export async function connectAction(directory: string, prefixes: string[], options: ConnectOptions, io: MonitorIo): Promise<number> {
-  if (prefixes.length === 0) throw new UsageError({ message: 'connect needs at least one session prefix: connect <prefix> <prefix>...' });
+export async function connectAction(
+  directory: string,
+  prefixes: string[],
+  options: ConnectOptions,
+  io: MonitorIo,
+): Promise<number> {
+  if (prefixes.length === 0)
+    throw new UsageError({ message: 'connect needs at least one session prefix: connect <prefix> <prefix>...' });
   const store = new SessionStore(directory);
   const targets = prefixes.map((prefix) => store.lookup(prefix));
   const unique = [...new Map(targets.map((target) => [target.id, target])).values()];
-  const prompt = fittingPrompt(unique.map((target) => target.directory), options.task);
+  const prompt = fittingPrompt(
+    unique.map((target) => target.directory),
+    options.task,
+  );
   const settings = agentSettings(unique[0]!.directory);
-  const args = [binPath(), '--profile', 'readonly', ...(settings.model === undefined ? [] : ['--model', settings.model]), ...(settings.baseUrl === undefined ? [] : ['--base-url', settings.baseUrl]), '-p', prompt];
-  io.err(`Connecting ${unique.map((target) => target.id).join(', ')}: starting a coordinator with their combined context (${Buffer.byteLength(prompt)} bytes)\n`);
+  const args = [
+    binPath(),
+    '--profile',
+    'readonly',
+    ...(settings.model === undefined ? [] : ['--model', settings.model]),
+    ...(settings.baseUrl === undefined ? [] : ['--base-url', settings.baseUrl]),
+    '-p',
+    prompt,
+  ];
+  io.err(
+    `Connecting ${unique.map((target) => target.id).join(', ')}: starting a coordinator with their combined context (${Buffer.byteLength(prompt)} bytes)\n`,
+  );
   const before = new Set(store.ids());
   const code = await new Promise<number>((resolve, reject) => {
     // Its own process group: a Ctrl+C at the terminal reaches the monitor, which forwards one
@@ -51,8 +70,15 @@ export async function connectAction(directory: string, prefixes: string[], optio
       resolve(exitCode ?? (signal === null ? 1 : 128));
     });
   });
-  const created = store.ids().filter((id) => !before.has(id) && (readMonitoredSession(join(directory, id), {}, true)?.firstPrompt ?? '').startsWith(COORDINATOR_MARK));
-  if (created.length > 0) io.err(`Coordinator session: ${created.join(', ')} (ask it more: rho --resume ${created[0]} "question")\n`);
+  const created = store
+    .ids()
+    .filter(
+      (id) =>
+        !before.has(id) &&
+        (readMonitoredSession(join(directory, id), {}, true)?.firstPrompt ?? '').startsWith(COORDINATOR_MARK),
+    );
+  if (created.length > 0)
+    io.err(`Coordinator session: ${created.join(', ')} (ask it more: rho --resume ${created[0]} "question")\n`);
   return code;
 }
 
@@ -70,7 +96,10 @@ function fittingPrompt(directories: string[], task: string | undefined): string 
 /** Model and endpoint the agent ran with (its config.yaml), so the coordinator talks to the same model. */
 function agentSettings(directory: string): { model?: string; baseUrl?: string } {
   try {
-    const config = parse(readFileSync(join(directory, 'config.yaml'), 'utf8')) as { model?: unknown; base_url?: unknown } | null;
+    const config = parse(readFileSync(join(directory, 'config.yaml'), 'utf8')) as {
+      model?: unknown;
+      base_url?: unknown;
+    } | null;
     return {
       ...(typeof config?.model === 'string' ? { model: config.model } : {}),
       ...(typeof config?.base_url === 'string' ? { baseUrl: config.base_url } : {}),

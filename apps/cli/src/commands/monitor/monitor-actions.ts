@@ -14,7 +14,10 @@ import { watchWithChildren } from './watch-with-children.js';
 
 /** Throws a UsageError (exit 2) when `directory` was given explicitly and is not a directory. */
 export function requireDirectory(directory: string, explicit: boolean): void {
-  if (!isDirectory(directory) && explicit) throw new UsageError({ message: `Not a sessions directory: ${directory}. Pass the directory that holds the session folders (default: $RHO_HOME/sessions).` });
+  if (!isDirectory(directory) && explicit)
+    throw new UsageError({
+      message: `Not a sessions directory: ${directory}. Pass the directory that holds the session folders (default: $RHO_HOME/sessions).`,
+    });
 }
 
 /**
@@ -23,15 +26,26 @@ export function requireDirectory(directory: string, explicit: boolean): void {
  * never drops out of sight. With `rhoAgentDirectory`, the Python rho-agent's sessions follow,
  * marked (`source: "rho-agent"` in JSON, their own titled table otherwise).
  */
-export function psAction(directory: string, options: { json: boolean; limit?: number; rhoAgentDirectory?: string }, io: MonitorIo): number {
+export function psAction(
+  directory: string,
+  options: { json: boolean; limit?: number; rhoAgentDirectory?: string },
+  io: MonitorIo,
+): number {
   const all = listSessions(directory);
   // The Python rho-agent's sessions, listed after rho's and marked as such.
-  const legacyDirectory = options.rhoAgentDirectory !== undefined && resolve(options.rhoAgentDirectory) !== resolve(directory) && isDirectory(options.rhoAgentDirectory) ? options.rhoAgentDirectory : undefined;
+  const legacyDirectory =
+    options.rhoAgentDirectory !== undefined &&
+    resolve(options.rhoAgentDirectory) !== resolve(directory) &&
+    isDirectory(options.rhoAgentDirectory)
+      ? options.rhoAgentDirectory
+      : undefined;
   const legacy = legacyDirectory === undefined ? [] : listSessions(legacyDirectory);
   if (options.json) {
     const chosen = options.limit === undefined ? all : all.slice(0, options.limit);
     const chosenLegacy = options.limit === undefined ? legacy : legacy.slice(0, options.limit);
-    io.out(`${JSON.stringify([...chosen.map(toJson), ...chosenLegacy.map((session) => ({ ...toJson(session), source: 'rho-agent' }))])}\n`);
+    io.out(
+      `${JSON.stringify([...chosen.map(toJson), ...chosenLegacy.map((session) => ({ ...toJson(session), source: 'rho-agent' }))])}\n`,
+    );
     return EXIT.completed;
   }
   if (legacy.length > 0) {
@@ -62,7 +76,8 @@ function psTable(all: MonitoredSession[], limit: number | undefined, io: Monitor
   const shown = all.filter((session, index) => index < (limit ?? all.length) || ACTIVE_STATUSES.has(session.status));
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   io.out(`${formatSessionTable(shown, { color: io.color, width, costs: liveCosts(shown) })}\n`);
-  if (shown.length < all.length) io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
+  if (shown.length < all.length)
+    io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
   // Sessions that cannot be read are listed (status unknown), and why is said here.
   for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
 }
@@ -110,7 +125,12 @@ function toJson(session: MonitoredSession): Record<string, unknown> {
 }
 
 /** `watch`: renders the session's events until its run ends (or forever with `follow`), or until `signal` aborts. */
-export async function watchAction(directory: string, prefix: string, options: { json: boolean; follow: boolean; fromStart: boolean; signal?: AbortSignal }, io: MonitorIo): Promise<number> {
+export async function watchAction(
+  directory: string,
+  prefix: string,
+  options: { json: boolean; follow: boolean; fromStart: boolean; signal?: AbortSignal },
+  io: MonitorIo,
+): Promise<number> {
   const target = new SessionStore(directory).lookup(prefix);
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   const replay = (write: (text: string) => void) => {
@@ -130,13 +150,24 @@ export async function watchAction(directory: string, prefix: string, options: { 
     let renderer = childRenderers.get(childId);
     if (renderer === undefined) {
       const prefix = `  ┆ ${childId.slice(0, 8)} `;
-      renderer = replay((text) => io.out(text.split('\n').map((line) => (line === '' ? line : `${prefix}${line}`)).join('\n')));
+      renderer = replay((text) =>
+        io.out(
+          text
+            .split('\n')
+            .map((line) => (line === '' ? line : `${prefix}${line}`))
+            .join('\n'),
+        ),
+      );
       childRenderers.set(childId, renderer);
     }
     renderer(record);
   };
   if (!options.json) io.err(`Watching ${target.id} (Ctrl+C stops watching; the agent keeps running)\n`);
-  for await (const { record, childId } of watchWithChildren(directory, target, { fromStart: options.fromStart, follow: options.follow, ...(options.signal === undefined ? {} : { signal: options.signal }) })) {
+  for await (const { record, childId } of watchWithChildren(directory, target, {
+    fromStart: options.fromStart,
+    follow: options.follow,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  })) {
     if (childId === undefined) render(record);
     else renderChild(childId, record);
   }
@@ -145,7 +176,10 @@ export async function watchAction(directory: string, prefix: string, options: { 
     return EXIT.completed;
   }
   const session = readMonitoredSession(target.directory, {}, false);
-  if (!options.json) io.err(`Session ${target.id} ${session?.status === 'dead' ? `is dead: ${session.deadReason ?? 'its process is gone'}` : `ended (${session?.status ?? 'unknown'})`}\n`);
+  if (!options.json)
+    io.err(
+      `Session ${target.id} ${session?.status === 'dead' ? `is dead: ${session.deadReason ?? 'its process is gone'}` : `ended (${session?.status ?? 'unknown'})`}\n`,
+    );
   return EXIT.completed;
 }
 
@@ -157,13 +191,25 @@ export type ControlKind = 'cancel' | 'pause' | 'resume';
  * reach live sessions (running, paused, waiting for approval): a sentinel left in a finished
  * session would stop or hold its next resume. Resume removes a pause wherever it is.
  */
-export async function controlAction(kind: ControlKind, directory: string, target: { prefix?: string; all: boolean }, io: MonitorIo): Promise<number> {
-  if (target.all && target.prefix !== undefined && target.prefix !== 'all') throw new UsageError({ message: `Give either a session prefix or --all, not both.` });
+export async function controlAction(
+  kind: ControlKind,
+  directory: string,
+  target: { prefix?: string; all: boolean },
+  io: MonitorIo,
+): Promise<number> {
+  if (target.all && target.prefix !== undefined && target.prefix !== 'all')
+    throw new UsageError({ message: `Give either a session prefix or --all, not both.` });
   const all = target.all || target.prefix === 'all';
-  if (!all && (target.prefix === undefined || target.prefix === '')) throw new UsageError({ message: `Give a session id prefix, or use --all (rho ps lists the sessions).` });
+  if (!all && (target.prefix === undefined || target.prefix === ''))
+    throw new UsageError({ message: `Give a session id prefix, or use --all (rho ps lists the sessions).` });
   const store = new SessionStore(directory);
   const targets = all ? store.match('') : [store.lookup(target.prefix!)];
-  const act = (operator: FileOperatorChannel) => (kind === 'cancel' ? operator.requestCancel() : kind === 'pause' ? operator.requestPause() : operator.requestResume());
+  const act = (operator: FileOperatorChannel) =>
+    kind === 'cancel'
+      ? operator.requestCancel()
+      : kind === 'pause'
+        ? operator.requestPause()
+        : operator.requestResume();
   let changed = 0;
   for (const { id, directory: sessionDirectory } of targets) {
     const session = readMonitoredSession(sessionDirectory, {}, false);
@@ -177,7 +223,11 @@ export async function controlAction(kind: ControlKind, directory: string, target
       changed += 1;
       io.out(`${kind}: ${id}\n`);
     } else if (!all) {
-      io.out(kind === 'resume' ? `${id}: not paused (${session?.status ?? 'unknown'}); nothing to unpause.${live ? '' : ` To continue it with a new task: rho --resume ${id} "task"`}\n` : `${id}: ${kind} already requested\n`);
+      io.out(
+        kind === 'resume'
+          ? `${id}: not paused (${session?.status ?? 'unknown'}); nothing to unpause.${live ? '' : ` To continue it with a new task: rho --resume ${id} "task"`}\n`
+          : `${id}: ${kind} already requested\n`,
+      );
     }
   }
   if (all) {
@@ -189,11 +239,16 @@ export async function controlAction(kind: ControlKind, directory: string, target
 
 /** `directive`: queues an instruction for one session; it reaches the model before its next call. */
 export async function directiveAction(directory: string, prefix: string, text: string, io: MonitorIo): Promise<number> {
-  if (text.trim() === '') throw new UsageError({ message: 'The directive is empty: rho directive PREFIX "what the agent should do".' });
+  if (text.trim() === '')
+    throw new UsageError({ message: 'The directive is empty: rho directive PREFIX "what the agent should do".' });
   const target = new SessionStore(directory).lookup(prefix);
   await new FileOperatorChannel(target.directory).sendDirective(text);
   const session = readMonitoredSession(target.directory, {}, false);
   const live = session !== undefined && ACTIVE_STATUSES.has(session.status);
-  io.out(live ? `directive queued for ${target.id}\n` : `directive queued for ${target.id} (${session?.status ?? 'unknown'}: it is delivered when the session is resumed)\n`);
+  io.out(
+    live
+      ? `directive queued for ${target.id}\n`
+      : `directive queued for ${target.id} (${session?.status ?? 'unknown'}: it is delivered when the session is resumed)\n`,
+  );
   return EXIT.completed;
 }

@@ -9,10 +9,28 @@ import { psAction } from './monitor-actions.js';
 import { splitWords } from './split-words.js';
 
 /** `registerMonitorCommands`, passed in by it (so the two modules do not import each other). */
-export type RegisterCommands = (parser: Argv, terminal: MonitorIo['terminal'], env: NodeJS.ProcessEnv, setExit: (code: number) => void, monitorConsole: MonitorConsole) => Argv;
+export type RegisterCommands = (
+  parser: Argv,
+  terminal: MonitorIo['terminal'],
+  env: NodeJS.ProcessEnv,
+  setExit: (code: number) => void,
+  monitorConsole: MonitorConsole,
+) => Argv;
 
 /** Words the console completes (the commands, their aliases, and its own). */
-const COMMANDS = ['ps', 'watch', 'cancel', 'kill', 'pause', 'resume', 'unpause', 'directive', 'connect', 'help', 'quit'] as const;
+const COMMANDS = [
+  'ps',
+  'watch',
+  'cancel',
+  'kill',
+  'pause',
+  'resume',
+  'unpause',
+  'directive',
+  'connect',
+  'help',
+  'quit',
+] as const;
 
 /**
  * `rho monitor [DIR]`: an interactive loop over the sessions in DIR. Each line is parsed by the
@@ -20,7 +38,12 @@ const COMMANDS = ['ps', 'watch', 'cancel', 'kill', 'pause', 'resume', 'unpause',
  * are the same), acting on DIR. Session ids complete with Tab. Ctrl+C while watching (or while a
  * coordinator runs) stops that, never an agent; Ctrl+C at the prompt, Ctrl+D or `quit` leaves.
  */
-export async function monitorLoop(directory: string, io: MonitorIo, register: RegisterCommands, input: NodeJS.ReadableStream = process.stdin): Promise<number> {
+export async function monitorLoop(
+  directory: string,
+  io: MonitorIo,
+  register: RegisterCommands,
+  input: NodeJS.ReadableStream = process.stdin,
+): Promise<number> {
   const interactive = (input as { isTTY?: boolean }).isTTY === true;
   const readline = createInterface({
     input,
@@ -75,7 +98,10 @@ export async function monitorLoop(directory: string, io: MonitorIo, register: Re
  * Runs one console line through the monitor's yargs commands. Errors (an unknown command, a
  * missing argument, a session not found) are thrown with their message; `help` prints the list.
  */
-export async function runConsoleLine(line: string, context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal }): Promise<void> {
+export async function runConsoleLine(
+  line: string,
+  context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal },
+): Promise<void> {
   const { io } = context;
   const words = splitWords(line);
   if (words === undefined) throw new Error(`Invalid command syntax: ${line} (unbalanced quotes)`);
@@ -87,12 +113,19 @@ export async function runConsoleLine(line: string, context: { directory: string;
   }
   if (!(COMMANDS as readonly string[]).includes(first)) {
     const suggestion = didYouMean(first, COMMANDS);
-    throw new Error(`Unknown command: ${first}.${suggestion === undefined ? '' : ` Did you mean ${suggestion}?`} Type help for the commands.`);
+    throw new Error(
+      `Unknown command: ${first}.${suggestion === undefined ? '' : ` Did you mean ${suggestion}?`} Type help for the commands.`,
+    );
   }
   await consoleParser(context).parseAsync(words);
 }
 
-function consoleParser(context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal }): Argv {
+function consoleParser(context: {
+  directory: string;
+  io: MonitorIo;
+  register: RegisterCommands;
+  signal: AbortSignal;
+}): Argv {
   const { directory, io, register, signal } = context;
   const parser = yargs()
     .scriptName('')
@@ -115,10 +148,12 @@ function complete(line: string, directory: string): [string[], string] {
   const words = line.split(/\s+/);
   const last = words.at(-1) ?? '';
   // A trailing space, so a unique completion leaves the cursor ready for the next word.
-  if (words.length <= 1) return [COMMANDS.filter((command) => command.startsWith(last)).map((command) => `${command} `), last];
+  if (words.length <= 1)
+    return [COMMANDS.filter((command) => command.startsWith(last)).map((command) => `${command} `), last];
   const command = words[0];
   const acceptsMany = command === 'connect';
-  const acceptsAll = command === 'cancel' || command === 'kill' || command === 'pause' || command === 'resume' || command === 'unpause';
+  const acceptsAll =
+    command === 'cancel' || command === 'kill' || command === 'pause' || command === 'resume' || command === 'unpause';
   if (words.length > 2 && !acceptsMany) return [[], last];
   const candidates = [...(acceptsAll ? ['all', 'latest'] : ['latest']), ...new SessionStore(directory).ids()];
   return [candidates.filter((candidate) => candidate.startsWith(last)).map((candidate) => `${candidate} `), last];

@@ -22,7 +22,13 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
     status: session.status,
     model: session.model ?? '-',
     age: age(session.startedAt, now),
-    cost: options.costs?.get(session.id) ?? (session.costUsd === undefined ? (['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus) ? '-' : 'unknown') : `$${session.costUsd.toFixed(4)}`),
+    cost:
+      options.costs?.get(session.id) ??
+      (session.costUsd === undefined
+        ? ['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus)
+          ? '-'
+          : 'unknown'
+        : `$${session.costUsd.toFixed(4)}`),
     prompt: oneLine(session.firstPrompt ?? ''),
   }));
   const header = { id: 'ID', status: 'STATUS', model: 'MODEL', age: 'AGE', cost: 'COST', prompt: 'PROMPT' };

@@ -66,7 +66,8 @@ export async function* watchWithChildren(
       for await (const record of watchSession(directory, watchOptions)) {
         queue.push(childId === undefined ? { record } : { record, childId });
         notify();
-        if (queue.length - head >= QUEUE_HIGH_WATER && !stop.signal.aborted) await new Promise<void>((resolve) => drained.push(resolve));
+        if (queue.length - head >= QUEUE_HIGH_WATER && !stop.signal.aborted)
+          await new Promise<void>((resolve) => drained.push(resolve));
       }
     })()
       .catch((error: unknown) => {

@@ -35,23 +35,48 @@ export async function compactionDue(scope: CompactionScope, signal?: AbortSignal
  * user messages verbatim, and records it (`compact`), so a resumed session continues from it. A
  * failed summary leaves history untouched and is reported; only a trace that cannot be written throws.
  */
-export async function compactHistory(scope: CompactionScope, options: { trigger: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal }): Promise<CompactResult> {
+export async function compactHistory(
+  scope: CompactionScope,
+  options: { trigger: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal },
+): Promise<CompactResult> {
   const { agent, state, client, window } = scope;
   const { trigger } = options;
   const tokensBefore = state.lastInputTokens ?? state.estimateTokens(agent.systemPrompt);
-  const guidance = options.instructions !== undefined && options.instructions.trim() !== '' ? `\n\nUser guidance: ${options.instructions.trim()}` : '';
+  const guidance =
+    options.instructions !== undefined && options.instructions.trim() !== ''
+      ? `\n\nUser guidance: ${options.instructions.trim()}`
+      : '';
   // Same system prompt and tools as the conversation, so the provider's prompt cache is reused.
   const request: ModelRequest = {
-    messages: [{ role: 'system', content: agent.systemPrompt }, ...state.messages, { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` }],
+    messages: [
+      { role: 'system', content: agent.systemPrompt },
+      ...state.messages,
+      { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` },
+    ],
     ...(agent.registry.size > 0 ? { tools: agent.registry.specs() } : {}),
   };
-  state.append({ type: 'llm_start', model: client.model, context_size: tokensBefore, ...window.traceFields(), purpose: 'compaction' });
+  state.append({
+    type: 'llm_start',
+    model: client.model,
+    context_size: tokensBefore,
+    ...window.traceFields(),
+    purpose: 'compaction',
+  });
   const started = performance.now();
   let summary: string;
   let ended = false;
   try {
     const response = await client.complete(request, options.signal, {
-      onRetry: (notice) => state.append({ type: 'retry', attempt: notice.attempt, max_attempts: notice.maxAttempts, delay_ms: notice.delayMs, reason: notice.reason, ...(notice.statusCode === undefined ? {} : { status_code: notice.statusCode }), purpose: 'compaction' }),
+      onRetry: (notice) =>
+        state.append({
+          type: 'retry',
+          attempt: notice.attempt,
+          max_attempts: notice.maxAttempts,
+          delay_ms: notice.delayMs,
+          reason: notice.reason,
+          ...(notice.statusCode === undefined ? {} : { status_code: notice.statusCode }),
+          purpose: 'compaction',
+        }),
     });
     ended = true;
     state.append({
@@ -68,12 +93,25 @@ export async function compactHistory(scope: CompactionScope, options: { trigger:
       ...(response.usage === null ? { usage_reported: false } : {}),
     });
     summary = response.text.trim();
-    if (summary === '') throw new ModelApiError({ message: 'The model returned an empty summary.', isRetryable: false });
+    if (summary === '')
+      throw new ModelApiError({ message: 'The model returned an empty summary.', isRetryable: false });
   } catch (error) {
     if (SessionWriteError.isInstance(error)) throw error;
     if (!ended) {
       // The call failed: it still ends, so every llm_start has its llm_end.
-      state.append({ type: 'llm_end', model: client.model, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: null, duration_ms: Math.round(performance.now() - started), finish_reason: null, purpose: 'compaction', usage_reported: false });
+      state.append({
+        type: 'llm_end',
+        model: client.model,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: null,
+        duration_ms: Math.round(performance.now() - started),
+        finish_reason: null,
+        purpose: 'compaction',
+        usage_reported: false,
+      });
     }
     const message = `Compaction failed, history left unchanged: ${error instanceof Error ? error.message : String(error)}`;
     safeAppend(state, { type: 'error', content: message, code: 'compaction_failed' });
@@ -84,6 +122,13 @@ export async function compactHistory(scope: CompactionScope, options: { trigger:
   const after = new State();
   after.messages = [...kept, { role: 'user', content }];
   const tokensAfter = after.estimateTokens(agent.systemPrompt);
-  state.append({ type: 'compact', trigger, tokens_before: tokensBefore, tokens_after: tokensAfter, summary: content, kept });
+  state.append({
+    type: 'compact',
+    trigger,
+    tokens_before: tokensBefore,
+    tokens_after: tokensAfter,
+    summary: content,
+    kept,
+  });
   return { ok: true, summary, tokensBefore, tokensAfter, trigger };
 }

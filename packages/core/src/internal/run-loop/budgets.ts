@@ -6,9 +6,15 @@ import type { RunScope } from './run-scope.js';
 const BUDGET_KEYS = ['maxTurns', 'maxTokens', 'maxCostUsd', 'maxDurationMs'] as const;
 
 /** The budget a run has reached before its next model call (`max_turns`, ...), if any. */
-export function reachedLimit(budgets: Budgets, turns: number, usage: UsageTotals, startedAt: number): string | undefined {
+export function reachedLimit(
+  budgets: Budgets,
+  turns: number,
+  usage: UsageTotals,
+  startedAt: number,
+): string | undefined {
   if (budgets.maxTurns !== undefined && turns >= budgets.maxTurns) return 'max_turns';
-  if (budgets.maxTokens !== undefined && usage.input_tokens + usage.output_tokens >= budgets.maxTokens) return 'max_tokens';
+  if (budgets.maxTokens !== undefined && usage.input_tokens + usage.output_tokens >= budgets.maxTokens)
+    return 'max_tokens';
   if (budgets.maxCostUsd !== undefined && usage.cost_usd >= budgets.maxCostUsd) return 'max_cost_usd';
   if (budgets.maxDurationMs !== undefined && Date.now() - startedAt >= budgets.maxDurationMs) return 'max_duration_ms';
   return undefined;
@@ -67,8 +73,18 @@ export async function finalTurnAtLimit(scope: RunScope, limit: string): Promise<
   // history has its result and a resumed session does not report them as interrupted.
   for (const call of outcome.toolCalls) {
     const reason = `the run reached its ${describeLimit(limit)}`;
-    state.append({ type: 'tool_blocked', tool_call_id: call.id, tool_name: call.name, tool_args: parseArguments(call.arguments), reason });
-    state.addMessage({ role: 'tool', tool_call_id: call.id, content: `Not run: ${reason}. No more tools can be called in this run.` });
+    state.append({
+      type: 'tool_blocked',
+      tool_call_id: call.id,
+      tool_name: call.name,
+      tool_args: parseArguments(call.arguments),
+      reason,
+    });
+    state.addMessage({
+      role: 'tool',
+      tool_call_id: call.id,
+      content: `Not run: ${reason}. No more tools can be called in this run.`,
+    });
   }
   return outcome.text;
 }

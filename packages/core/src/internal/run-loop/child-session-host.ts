@@ -44,7 +44,9 @@ export function childSessionsOf(parent: ParentSession): ChildSessions {
 function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSession {
   const copy = options.agent === undefined;
   if (!copy && options.withoutTools !== undefined) {
-    throw new TypeError('spawn(): withoutTools applies only to the copy of the running agent; give your own agent the tools it should have instead.');
+    throw new TypeError(
+      'spawn(): withoutTools applies only to the copy of the running agent; give your own agent the tools it should have instead.',
+    );
   }
   let agent: ChildAgent;
   if (copy) {
@@ -56,7 +58,10 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
   }
   // A copy of the agent runs under the parent session's budgets, which is what is left of them.
   const budgets = tighterBudgets(copy ? {} : agent.budgets, parent.remainingBudgets());
-  const place = copy && parent.directory !== undefined && options.session?.directory === undefined ? childDirectory(parent, parent.directory, options.session?.id) : undefined;
+  const place =
+    copy && parent.directory !== undefined && options.session?.directory === undefined
+      ? childDirectory(parent, parent.directory, options.session?.id)
+      : undefined;
   const child = agent.createSession({
     ...(place === undefined ? {} : place),
     ...(parent.approver === undefined ? {} : { approver: parent.approver }),
@@ -70,7 +75,11 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
 }
 
 /** A new session directory beside the parent's, with the parent's configuration and `parent_id`. */
-function childDirectory(parent: ParentSession, directory: string, id: string | undefined): { id: string; directory: string } {
+function childDirectory(
+  parent: ParentSession,
+  directory: string,
+  id: string | undefined,
+): { id: string; directory: string } {
   const meta = readSessionMeta(directory);
   return new SessionStore(dirname(directory)).create({
     ...(id === undefined ? {} : { id }),
@@ -88,7 +97,9 @@ function historyWithoutPendingCalls(messages: readonly ChatMessage[]): ChatMessa
   for (let index = copy.length - 1; index >= 0; index -= 1) {
     const message = copy[index]!;
     if (message.role === 'assistant' && message.tool_calls !== undefined) {
-      const answered = new Set(copy.slice(index + 1).flatMap((item) => (item.role === 'tool' ? [item.tool_call_id] : [])));
+      const answered = new Set(
+        copy.slice(index + 1).flatMap((item) => (item.role === 'tool' ? [item.tool_call_id] : [])),
+      );
       if (message.tool_calls.some((call) => !answered.has(call.id))) return copy.slice(0, index);
       break;
     }

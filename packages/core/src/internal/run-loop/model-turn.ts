@@ -21,7 +21,12 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
     ...(withTools && agent.registry.size > 0 ? { tools: agent.registry.specs() } : {}),
   };
   const model = client.model;
-  state.append({ type: 'llm_start', model, context_size: state.lastInputTokens ?? state.estimateTokens(agent.systemPrompt), ...scope.window.traceFields() });
+  state.append({
+    type: 'llm_start',
+    model,
+    context_size: state.lastInputTokens ?? state.estimateTokens(agent.systemPrompt),
+    ...scope.window.traceFields(),
+  });
   const started = performance.now();
   let text = '';
   let refusal = '';
@@ -56,7 +61,14 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
           break;
         case 'retry':
           // The failed attempt produced nothing; the record makes the wait visible (replay ignores it).
-          state.append({ type: 'retry', attempt: event.attempt, max_attempts: event.maxAttempts, delay_ms: event.delayMs, reason: event.reason, ...(event.statusCode === undefined ? {} : { status_code: event.statusCode }) });
+          state.append({
+            type: 'retry',
+            attempt: event.attempt,
+            max_attempts: event.maxAttempts,
+            delay_ms: event.delayMs,
+            reason: event.reason,
+            ...(event.statusCode === undefined ? {} : { status_code: event.statusCode }),
+          });
           break;
         default: {
           const unknown: never = event;
@@ -67,7 +79,13 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
     }
   } catch (thrown) {
     if (!controller.signal.aborted) {
-      error = RhoError.isInstance(thrown) ? thrown : new ModelApiError({ message: `The model call failed: ${thrown instanceof Error ? thrown.message : String(thrown)}`, isRetryable: false, cause: thrown });
+      error = RhoError.isInstance(thrown)
+        ? thrown
+        : new ModelApiError({
+            message: `The model call failed: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
+            isRetryable: false,
+            cause: thrown,
+          });
     }
   }
   state.append({
@@ -92,12 +110,22 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
   if (error !== undefined) {
     // Text already streamed to the user is kept with the error (it is not an answer, so it does
     // not enter the history).
-    state.append({ type: 'error', content: error.message, code: error.code, ...(text === '' ? {} : { partial_text: text }) });
+    state.append({
+      type: 'error',
+      content: error.message,
+      code: error.code,
+      ...(text === '' ? {} : { partial_text: text }),
+    });
     return { kind: 'error', error };
   }
   if (toolCalls.length > 0) {
     // extra_content (Gemini's thought signature) stays on the call: the provider needs it back.
-    const calls: ChatToolCall[] = toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments }, ...(call.extraContent === undefined ? {} : { extra_content: call.extraContent }) }));
+    const calls: ChatToolCall[] = toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+      ...(call.extraContent === undefined ? {} : { extra_content: call.extraContent }),
+    }));
     // Text streamed alongside tool calls is part of the answer: keep it in history.
     state.addMessage({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls });
   } else {

@@ -59,10 +59,15 @@ export class RunControl {
     const taken = await control.takeDirectives(state.directiveCursor);
     // Each record carries the cursor just past its own line: a crash between two directives of a
     // batch neither loses the second nor repeats the first.
-    const items: { text: string; cursor: number; refused?: string }[] = taken.items ?? taken.texts.map((text) => ({ text, cursor: taken.cursor }));
+    const items: { text: string; cursor: number; refused?: string }[] =
+      taken.items ?? taken.texts.map((text) => ({ text, cursor: taken.cursor }));
     for (const item of items) {
       if (item.refused !== undefined) {
-        state.append({ type: 'error', content: `Directive refused (not sent to the model): ${item.refused}`, code: 'directive_refused' });
+        state.append({
+          type: 'error',
+          content: `Directive refused (not sent to the model): ${item.refused}`,
+          code: 'directive_refused',
+        });
         continue;
       }
       state.append({ type: 'directive', text: item.text, cursor: item.cursor });

@@ -28,13 +28,28 @@ interface Entry {
 export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]): Promise<ToolCallsOutcome> {
   const { agent, state, controller } = scope;
   const registry = agent.registry;
-  const prepared = toolCalls.map((call) => registry.prepare({ id: call.id, name: call.name, arguments: call.arguments, ...(call.truncated === true ? { truncated: true } : {}) }));
-  const context: ToolContext = { signal: controller.signal, sessionId: scope.sessionId, workingDir: agent.workingDir, backend: agent.backend, children: scope.children };
-  const concurrent = prepared.length > 1 && prepared.every((call) => call.ok && call.tool.annotations?.readOnly === true);
+  const prepared = toolCalls.map((call) =>
+    registry.prepare({
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      ...(call.truncated === true ? { truncated: true } : {}),
+    }),
+  );
+  const context: ToolContext = {
+    signal: controller.signal,
+    sessionId: scope.sessionId,
+    workingDir: agent.workingDir,
+    backend: agent.backend,
+    children: scope.children,
+  };
+  const concurrent =
+    prepared.length > 1 && prepared.every((call) => call.ok && call.tool.annotations?.readOnly === true);
   const results = new Map<string, Entry>();
   const pending: Promise<void>[] = [];
   let outcome: ToolCallsOutcome = 'done';
-  const notRun = (call: PreparedToolCall, content: string) => results.set(call.id, { result: { success: false, content }, started: 0, ran: false });
+  const notRun = (call: PreparedToolCall, content: string) =>
+    results.set(call.id, { result: { success: false, content }, started: 0, ran: false });
 
   for (const call of prepared) {
     const name = call.ok ? call.tool.name : call.name;
@@ -65,7 +80,13 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
       }
       if (answer !== true) {
         const reason = answer === false ? 'rejected by the user' : answer;
-        state.append({ type: 'tool_blocked', tool_call_id: call.id, tool_name: name, tool_args: call.arguments, reason });
+        state.append({
+          type: 'tool_blocked',
+          tool_call_id: call.id,
+          tool_name: name,
+          tool_args: call.arguments,
+          reason,
+        });
         if (answer === false) {
           outcome = 'rejected';
           notRun(call, REJECTED);
@@ -105,7 +126,11 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
 }
 
 /** Asks the approver; returns true, false (rejected by the user), a reason it was denied, or CANCELLED. */
-async function askApproval(scope: RunScope, call: Extract<PreparedToolCall, { ok: true }>, decision: ApprovalDecision): Promise<true | false | string | typeof CANCELLED> {
+async function askApproval(
+  scope: RunScope,
+  call: Extract<PreparedToolCall, { ok: true }>,
+  decision: ApprovalDecision,
+): Promise<true | false | string | typeof CANCELLED> {
   const { approver, controller } = scope;
   if (approver === undefined) {
     return `'${call.tool.name}' needs approval${decision.reason === undefined ? '' : ` (${decision.reason})`}, and nobody can approve in this session (it runs without an approver). Do not retry it; use another way, or tell the user that this step needs approval (for example by rerunning rho with --auto-approve).`;
@@ -113,7 +138,15 @@ async function askApproval(scope: RunScope, call: Extract<PreparedToolCall, { ok
   scope.control.setStatus('waiting_approval');
   try {
     const approved = await Promise.race([
-      Promise.resolve(approver({ toolName: call.tool.name, toolCallId: call.id, arguments: call.arguments, sessionId: scope.sessionId, ...(decision.reason === undefined ? {} : { reason: decision.reason }) })),
+      Promise.resolve(
+        approver({
+          toolName: call.tool.name,
+          toolCallId: call.id,
+          arguments: call.arguments,
+          sessionId: scope.sessionId,
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+        }),
+      ),
       abortPromise(controller.signal),
     ]);
     if (controller.signal.aborted) return CANCELLED;

@@ -26,5 +26,7 @@ export function restartsArguments(current: string, fragment: string): boolean {
 /** The provider data of a tool-call delta that must round-trip (`extra_content`), if any. */
 export function extraContentOf(delta: Record<string, unknown>): Record<string, unknown> | undefined {
   const extra = delta['extra_content'];
-  return extra !== null && typeof extra === 'object' && !Array.isArray(extra) ? (extra as Record<string, unknown>) : undefined;
+  return extra !== null && typeof extra === 'object' && !Array.isArray(extra)
+    ? (extra as Record<string, unknown>)
+    : undefined;
 }

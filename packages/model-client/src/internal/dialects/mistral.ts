@@ -29,7 +29,11 @@ function thinkingText(value: unknown): string {
   let text = '';
   for (const item of value) {
     if (typeof item === 'string') text += item;
-    else if (item !== null && typeof item === 'object' && typeof (item as Record<string, unknown>)['text'] === 'string') {
+    else if (
+      item !== null &&
+      typeof item === 'object' &&
+      typeof (item as Record<string, unknown>)['text'] === 'string'
+    ) {
       text += (item as Record<string, unknown>)['text'] as string;
     }
   }

@@ -6,5 +6,11 @@
  * call at that index already has a different id and a name.
  */
 export function startsNewCallAtSameIndex(existingId: string, existingName: string, incomingId: unknown): boolean {
-  return typeof incomingId === 'string' && incomingId !== '' && existingId !== '' && existingName !== '' && incomingId !== existingId;
+  return (
+    typeof incomingId === 'string' &&
+    incomingId !== '' &&
+    existingId !== '' &&
+    existingName !== '' &&
+    incomingId !== existingId
+  );
 }

@@ -4,7 +4,12 @@
 // in front of xAI is handled too.
 
 /** Output tokens, reasoning included, from a usage object of any provider. */
-export function outputTokensOf(prompt: number, completion: number, reasoning: number, total: number | undefined): number {
+export function outputTokensOf(
+  prompt: number,
+  completion: number,
+  reasoning: number,
+  total: number | undefined,
+): number {
   if (reasoning > 0 && total !== undefined && total === prompt + completion + reasoning) {
     return completion + reasoning;
   }

@@ -1,7 +1,14 @@
 import type { SqlDecision } from '../../check-sql.js';
 import { judgeSqliteFunction } from './function-policy.js';
 import { isSideEffectFunction, isSideEffectTable } from './side-effect-functions.js';
-import { ORACLE_LEXICAL_RULES, SQLITE_LEXICAL_RULES, SqlLexError, keyword, splitStatements, tokenizeSql } from './sql-lexer.js';
+import {
+  ORACLE_LEXICAL_RULES,
+  SQLITE_LEXICAL_RULES,
+  SqlLexError,
+  keyword,
+  splitStatements,
+  tokenizeSql,
+} from './sql-lexer.js';
 import type { SqlToken } from './sql-lexer.js';
 import { SqlRefusal, allowedInstead, excerpt } from './sql-refusal.js';
 
@@ -23,7 +30,20 @@ const READ_START: Record<TokenDialect, ReadonlySet<string>> = {
 // SQLite `replace(x, y, z)` is a string function.
 const WRITE_WORDS: Record<TokenDialect, ReadonlySet<string>> = {
   sqlite: new Set(['INSERT', 'UPDATE', 'DELETE', 'DROP', 'CREATE', 'ALTER', 'RETURNING']),
-  oracle: new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'DROP', 'CREATE', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE', 'LOCK', 'INTO']),
+  oracle: new Set([
+    'INSERT',
+    'UPDATE',
+    'DELETE',
+    'MERGE',
+    'DROP',
+    'CREATE',
+    'ALTER',
+    'TRUNCATE',
+    'GRANT',
+    'REVOKE',
+    'LOCK',
+    'INTO',
+  ]),
 };
 
 // Why a statement kind is refused, when the word alone would not tell the model.
@@ -59,10 +79,58 @@ function qualifiedName(tokens: readonly SqlToken[], index: number): string[] {
 
 // SQLite keywords that may be followed by `(` without being a function call.
 const SQLITE_NOT_CALLS = new Set([
-  'IN', 'EXISTS', 'AS', 'OVER', 'FILTER', 'USING', 'ON', 'AND', 'OR', 'NOT', 'WHERE', 'FROM', 'JOIN', 'SELECT', 'UNION',
-  'INTERSECT', 'EXCEPT', 'ALL', 'DISTINCT', 'CASE', 'WHEN', 'THEN', 'ELSE', 'LIKE', 'GLOB', 'MATCH', 'REGEXP', 'BETWEEN',
-  'IS', 'BY', 'VALUES', 'WITH', 'RECURSIVE', 'ESCAPE', 'LIMIT', 'OFFSET', 'HAVING', 'END', 'ORDER', 'GROUP', 'PARTITION',
-  'RANGE', 'ROWS', 'GROUPS', 'PRECEDING', 'FOLLOWING', 'COLLATE', 'ASC', 'DESC', 'NULLS', 'LATERAL', 'MATERIALIZED',
+  'IN',
+  'EXISTS',
+  'AS',
+  'OVER',
+  'FILTER',
+  'USING',
+  'ON',
+  'AND',
+  'OR',
+  'NOT',
+  'WHERE',
+  'FROM',
+  'JOIN',
+  'SELECT',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'ALL',
+  'DISTINCT',
+  'CASE',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'LIKE',
+  'GLOB',
+  'MATCH',
+  'REGEXP',
+  'BETWEEN',
+  'IS',
+  'BY',
+  'VALUES',
+  'WITH',
+  'RECURSIVE',
+  'ESCAPE',
+  'LIMIT',
+  'OFFSET',
+  'HAVING',
+  'END',
+  'ORDER',
+  'GROUP',
+  'PARTITION',
+  'RANGE',
+  'ROWS',
+  'GROUPS',
+  'PRECEDING',
+  'FOLLOWING',
+  'COLLATE',
+  'ASC',
+  'DESC',
+  'NULLS',
+  'LATERAL',
+  'MATERIALIZED',
 ]);
 
 /** Whether `word (` at `index` is a call: not a keyword, and not a CTE name with its column list (`t(a, b) AS (...)`). */
@@ -76,7 +144,10 @@ function isSqliteCall(tokens: readonly SqlToken[], index: number): boolean {
       depth -= 1;
       if (depth === 0) {
         const after = tokens[position + 2];
-        return !(keyword(tokens[position + 1]) === 'AS' && (isPunct(after, '(') || ['NOT', 'MATERIALIZED'].includes(keyword(after) ?? '')));
+        return !(
+          keyword(tokens[position + 1]) === 'AS' &&
+          (isPunct(after, '(') || ['NOT', 'MATERIALIZED'].includes(keyword(after) ?? ''))
+        );
       }
     }
   }
@@ -89,45 +160,91 @@ function inspect(tokens: readonly SqlToken[], dialect: TokenDialect): void {
     const next = tokens[index + 1];
     if (word !== undefined) {
       if (dialect === 'sqlite' && word === 'REPLACE' && !isPunct(next, '(')) {
-        throw new SqlRefusal('sql.statement-type', `Refused: REPLACE writes rows. ${allowedInstead(dialect)}`, 'REPLACE');
+        throw new SqlRefusal(
+          'sql.statement-type',
+          `Refused: REPLACE writes rows. ${allowedInstead(dialect)}`,
+          'REPLACE',
+        );
       }
       if (WRITE_WORDS[dialect].has(word)) {
         const previous = keyword(tokens[index - 1]);
         if (word === 'UPDATE' && previous === 'FOR') {
-          throw new SqlRefusal('sql.locking-clause', `Refused: FOR UPDATE takes row locks. Remove the locking clause. ${allowedInstead(dialect)}`);
+          throw new SqlRefusal(
+            'sql.locking-clause',
+            `Refused: FOR UPDATE takes row locks. Remove the locking clause. ${allowedInstead(dialect)}`,
+          );
         }
         if (word === 'INTO') {
-          throw new SqlRefusal('sql.select-into', `Refused: INTO writes (SELECT ... INTO, INSERT INTO, MERGE INTO). Drop the INTO clause to read the rows. ${allowedInstead(dialect)}`);
+          throw new SqlRefusal(
+            'sql.select-into',
+            `Refused: INTO writes (SELECT ... INTO, INSERT INTO, MERGE INTO). Drop the INTO clause to read the rows. ${allowedInstead(dialect)}`,
+          );
         }
-        throw new SqlRefusal('sql.data-modifying-cte', `Refused: the statement contains ${word}, which writes or changes the schema. ${allowedInstead(dialect)}`, word);
+        throw new SqlRefusal(
+          'sql.data-modifying-cte',
+          `Refused: the statement contains ${word}, which writes or changes the schema. ${allowedInstead(dialect)}`,
+          word,
+        );
       }
       if (dialect === 'oracle' && word === 'WITH' && ['FUNCTION', 'PROCEDURE'].includes(keyword(next) ?? '')) {
-        throw new SqlRefusal('sql.side-effect-function', `Refused: WITH ${keyword(next)} declares PL/SQL inline. ${allowedInstead(dialect)}`);
+        throw new SqlRefusal(
+          'sql.side-effect-function',
+          `Refused: WITH ${keyword(next)} declares PL/SQL inline. ${allowedInstead(dialect)}`,
+        );
       }
       if (dialect === 'oracle' && (word === 'NEXTVAL' || word === 'CURRVAL') && isPunct(tokens[index - 1], '.')) {
-        throw new SqlRefusal('sql.side-effect-function', `Refused: sequence.${word} advances or depends on a sequence. ${allowedInstead(dialect)}`);
+        throw new SqlRefusal(
+          'sql.side-effect-function',
+          `Refused: sequence.${word} advances or depends on a sequence. ${allowedInstead(dialect)}`,
+        );
       }
     }
     // name@link reaches another database through a database link: outside what was configured,
     // and the remote side's effects are unknown.
-    if (dialect === 'oracle' && isPunct(token, '@') && (tokens[index - 1]?.kind === 'word' || tokens[index - 1]?.kind === 'quoted')) {
-      throw new SqlRefusal('sql.database-link', `Refused: ${tokens[index - 1]!.text}@${next?.text ?? ''} goes through a database link to another database. Query the configured database only. ${allowedInstead(dialect)}`);
+    if (
+      dialect === 'oracle' &&
+      isPunct(token, '@') &&
+      (tokens[index - 1]?.kind === 'word' || tokens[index - 1]?.kind === 'quoted')
+    ) {
+      throw new SqlRefusal(
+        'sql.database-link',
+        `Refused: ${tokens[index - 1]!.text}@${next?.text ?? ''} goes through a database link to another database. Query the configured database only. ${allowedInstead(dialect)}`,
+      );
     }
-    if (dialect === 'sqlite' && (token.kind === 'word' || token.kind === 'quoted') && isSideEffectTable(token.text) && !isPunct(next, '(')) {
+    if (
+      dialect === 'sqlite' &&
+      (token.kind === 'word' || token.kind === 'quoted') &&
+      isSideEffectTable(token.text) &&
+      !isPunct(next, '(')
+    ) {
       // Used as a table: after FROM, JOIN or a comma, possibly qualified by a schema name.
       const before = isPunct(tokens[index - 1], '.') ? tokens[index - 3] : tokens[index - 1];
       if (['FROM', 'JOIN'].includes(keyword(before) ?? '') || isPunct(before, ',')) {
-        throw new SqlRefusal('sql.side-effect-function', `Refused: ${token.text} is a table-valued function that reads the file system or raw database pages. Query without it. ${allowedInstead(dialect)}`);
+        throw new SqlRefusal(
+          'sql.side-effect-function',
+          `Refused: ${token.text} is a table-valued function that reads the file system or raw database pages. Query without it. ${allowedInstead(dialect)}`,
+        );
       }
     }
-    if (dialect === 'sqlite' && (token.kind === 'word' || token.kind === 'quoted') && isPunct(next, '(') && isSqliteCall(tokens, index)) {
+    if (
+      dialect === 'sqlite' &&
+      (token.kind === 'word' || token.kind === 'quoted') &&
+      isPunct(next, '(') &&
+      isSqliteCall(tokens, index)
+    ) {
       const name = qualifiedName(tokens, index);
       const refusal = judgeSqliteFunction(name);
       if (refusal !== undefined) {
-        throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
+        throw new SqlRefusal(
+          refusal.rule,
+          `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`,
+        );
       }
     }
-    if ((token.kind === 'word' || token.kind === 'quoted') && (isPunct(next, '(') || (dialect === 'oracle' && isPunct(next, '.')))) {
+    if (
+      (token.kind === 'word' || token.kind === 'quoted') &&
+      (isPunct(next, '(') || (dialect === 'oracle' && isPunct(next, '.')))
+    ) {
       const name = qualifiedName(tokens, index);
       if (isSideEffectFunction(dialect, name)) {
         throw new SqlRefusal(
@@ -146,24 +263,38 @@ export function checkByTokens(sql: string, dialect: TokenDialect): SqlDecision {
     tokens = tokenizeSql(sql, dialect === 'sqlite' ? SQLITE_LEXICAL_RULES : ORACLE_LEXICAL_RULES);
   } catch (error) {
     if (error instanceof SqlLexError) {
-      throw new SqlRefusal('sql.unparseable', `Refused: could not parse the statement as ${dialect === 'sqlite' ? 'SQLite' : 'Oracle'} SQL (${error.message}). ${allowedInstead(dialect)}`);
+      throw new SqlRefusal(
+        'sql.unparseable',
+        `Refused: could not parse the statement as ${dialect === 'sqlite' ? 'SQLite' : 'Oracle'} SQL (${error.message}). ${allowedInstead(dialect)}`,
+      );
     }
     throw error;
   }
   const statements = splitStatements(tokens);
-  if (statements.length === 0) throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
+  if (statements.length === 0)
+    throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
   // PL/SQL contains semicolons of its own: name it before counting statements.
   if (dialect === 'oracle') {
     const opening = keyword(tokens[0]);
     if (opening === 'BEGIN' || opening === 'DECLARE') {
-      throw new SqlRefusal('sql.statement-type', `Refused: ${opening} is not a read (a PL/SQL block) (statement: "${excerpt(sql)}"). ${allowedInstead(dialect)}`, opening);
+      throw new SqlRefusal(
+        'sql.statement-type',
+        `Refused: ${opening} is not a read (a PL/SQL block) (statement: "${excerpt(sql)}"). ${allowedInstead(dialect)}`,
+        opening,
+      );
     }
     if (opening === 'WITH' && ['FUNCTION', 'PROCEDURE'].includes(keyword(tokens[1]) ?? '')) {
-      throw new SqlRefusal('sql.side-effect-function', `Refused: WITH ${keyword(tokens[1])} declares PL/SQL inline. ${allowedInstead(dialect)}`);
+      throw new SqlRefusal(
+        'sql.side-effect-function',
+        `Refused: WITH ${keyword(tokens[1])} declares PL/SQL inline. ${allowedInstead(dialect)}`,
+      );
     }
   }
   if (statements.length > 1) {
-    throw new SqlRefusal('sql.stacked-statements', `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead(dialect)}`);
+    throw new SqlRefusal(
+      'sql.stacked-statements',
+      `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead(dialect)}`,
+    );
   }
   const statement = statements[0] ?? [];
   let start = 0;
@@ -173,7 +304,11 @@ export function checkByTokens(sql: string, dialect: TokenDialect): SqlDecision {
     statementType = start === 3 ? 'EXPLAIN QUERY PLAN' : 'EXPLAIN';
     const explained = keyword(statement[start]);
     if (explained === undefined || !READ_START.sqlite.has(explained)) {
-      throw new SqlRefusal('sql.explain-write', `Refused: ${statementType} is only allowed for a read, not ${explained ?? 'this statement'}. EXPLAIN the equivalent SELECT instead. ${allowedInstead(dialect)}`, statementType);
+      throw new SqlRefusal(
+        'sql.explain-write',
+        `Refused: ${statementType} is only allowed for a read, not ${explained ?? 'this statement'}. EXPLAIN the equivalent SELECT instead. ${allowedInstead(dialect)}`,
+        statementType,
+      );
     }
   }
   // Oracle accepts a query in parentheses; SQLite does not.
@@ -182,7 +317,11 @@ export function checkByTokens(sql: string, dialect: TokenDialect): SqlDecision {
   if (first === undefined || !READ_START[dialect].has(first)) {
     const label = first ?? excerpt(sql, 20);
     const note = (first !== undefined && STATEMENT_NOTES[first]) || '';
-    throw new SqlRefusal('sql.statement-type', `Refused: ${label} is not a read${note} (statement: "${excerpt(sql)}"). ${allowedInstead(dialect)}`, first);
+    throw new SqlRefusal(
+      'sql.statement-type',
+      `Refused: ${label} is not a read${note} (statement: "${excerpt(sql)}"). ${allowedInstead(dialect)}`,
+      first,
+    );
   }
   if (start === 0) statementType = first === 'VALUES' ? 'VALUES' : 'SELECT';
   inspect(statement, dialect);

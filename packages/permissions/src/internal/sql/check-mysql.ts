@@ -18,22 +18,23 @@ let parsersPromise: Promise<{ name: string; parser: NodeSqlParser }[]> | undefin
 // Only the MySQL and MariaDB grammars are loaded (not the package's all-dialect bundle), on the
 // first MySQL check.
 function loadParsers(): Promise<{ name: string; parser: NodeSqlParser }[]> {
-  parsersPromise ??= Promise.all([import('node-sql-parser/build/mysql.js'), import('node-sql-parser/build/mariadb.js')]).then(
-    ([mysql, mariadb]) => {
-      const construct = (module: unknown): NodeSqlParser => {
-        const exports = module as { Parser?: new () => NodeSqlParser; default?: { Parser: new () => NodeSqlParser } };
-        const Parser = exports.Parser ?? exports.default?.Parser;
-        if (Parser === undefined) throw new Error('node-sql-parser exports no Parser');
-        return new Parser();
-      };
-      // MariaDB's grammar first: it parses the same reads in half the time (31 us against
-      // 71 us for SELECT 1); MySQL's is the fallback for what only it knows.
-      return [
-        { name: 'mariadb', parser: construct(mariadb) },
-        { name: 'mysql', parser: construct(mysql) },
-      ];
-    },
-  );
+  parsersPromise ??= Promise.all([
+    import('node-sql-parser/build/mysql.js'),
+    import('node-sql-parser/build/mariadb.js'),
+  ]).then(([mysql, mariadb]) => {
+    const construct = (module: unknown): NodeSqlParser => {
+      const exports = module as { Parser?: new () => NodeSqlParser; default?: { Parser: new () => NodeSqlParser } };
+      const Parser = exports.Parser ?? exports.default?.Parser;
+      if (Parser === undefined) throw new Error('node-sql-parser exports no Parser');
+      return new Parser();
+    };
+    // MariaDB's grammar first: it parses the same reads in half the time (31 us against
+    // 71 us for SELECT 1); MySQL's is the fallback for what only it knows.
+    return [
+      { name: 'mariadb', parser: construct(mariadb) },
+      { name: 'mysql', parser: construct(mysql) },
+    ];
+  });
   return parsersPromise;
 }
 
@@ -61,10 +62,54 @@ const STATEMENT_NAMES: Record<string, string> = {
 // Keywords that start a statement the grammar may not know; named in the refusal so the model
 // learns what was refused even when the parser gives up.
 const WRITE_KEYWORDS = new Set([
-  'INSERT', 'REPLACE', 'UPDATE', 'DELETE', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'RENAME', 'SET', 'RESET', 'LOCK', 'UNLOCK',
-  'GRANT', 'REVOKE', 'CALL', 'DO', 'LOAD', 'HANDLER', 'PREPARE', 'EXECUTE', 'DEALLOCATE', 'START', 'BEGIN', 'COMMIT',
-  'ROLLBACK', 'SAVEPOINT', 'RELEASE', 'XA', 'FLUSH', 'KILL', 'SHUTDOWN', 'INSTALL', 'UNINSTALL', 'PURGE', 'OPTIMIZE',
-  'REPAIR', 'ANALYZE', 'CHECK', 'CHECKSUM', 'CACHE', 'USE', 'IMPORT', 'CLONE', 'RESTART', 'CHANGE', 'STOP', 'BINLOG',
+  'INSERT',
+  'REPLACE',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'DROP',
+  'ALTER',
+  'TRUNCATE',
+  'RENAME',
+  'SET',
+  'RESET',
+  'LOCK',
+  'UNLOCK',
+  'GRANT',
+  'REVOKE',
+  'CALL',
+  'DO',
+  'LOAD',
+  'HANDLER',
+  'PREPARE',
+  'EXECUTE',
+  'DEALLOCATE',
+  'START',
+  'BEGIN',
+  'COMMIT',
+  'ROLLBACK',
+  'SAVEPOINT',
+  'RELEASE',
+  'XA',
+  'FLUSH',
+  'KILL',
+  'SHUTDOWN',
+  'INSTALL',
+  'UNINSTALL',
+  'PURGE',
+  'OPTIMIZE',
+  'REPAIR',
+  'ANALYZE',
+  'CHECK',
+  'CHECKSUM',
+  'CACHE',
+  'USE',
+  'IMPORT',
+  'CLONE',
+  'RESTART',
+  'CHANGE',
+  'STOP',
+  'BINLOG',
 ]);
 
 function functionName(node: AstNode): string[] {
@@ -77,16 +122,120 @@ function functionName(node: AstNode): string[] {
 
 // Words that may stand before `(` without calling a function (MariaDB syntax).
 const NOT_CALLS = new Set([
-  'IN', 'EXISTS', 'AS', 'OVER', 'USING', 'ON', 'AND', 'OR', 'NOT', 'XOR', 'WHERE', 'FROM', 'JOIN', 'SELECT', 'UNION',
-  'INTERSECT', 'EXCEPT', 'ALL', 'ANY', 'SOME', 'DISTINCT', 'DISTINCTROW', 'CASE', 'WHEN', 'THEN', 'ELSE', 'LIKE', 'RLIKE',
-  'REGEXP', 'BETWEEN', 'IS', 'BY', 'VALUES', 'VALUE', 'WITH', 'RECURSIVE', 'LIMIT', 'OFFSET', 'HAVING', 'ROW', 'AGAINST',
-  'MATCH', 'DIV', 'KEY', 'INDEX', 'FORCE', 'IGNORE', 'USE', 'PARTITION', 'COLUMNS', 'WITHIN', 'GROUP', 'ORDER', 'LATERAL',
-  'ESCAPE', 'SEPARATOR', 'INTERVAL', 'RETURNING', 'NESTED', 'PATH', 'FOR', 'SET', 'ROLLUP', 'TABLE', 'EXPLAIN', 'DESCRIBE',
-  'DESC', 'SHOW', 'STRAIGHT_JOIN', 'LEFT', 'RIGHT', 'INNER', 'OUTER', 'CROSS', 'NATURAL', 'ASC', 'NULL', 'TRUE', 'FALSE',
-  'BINARY', 'COLLATE', 'CHARACTER', 'WINDOW', 'ROWS', 'RANGE', 'PRECEDING', 'FOLLOWING', 'UNBOUNDED', 'CURRENT', 'SQL_CALC_FOUND_ROWS',
+  'IN',
+  'EXISTS',
+  'AS',
+  'OVER',
+  'USING',
+  'ON',
+  'AND',
+  'OR',
+  'NOT',
+  'XOR',
+  'WHERE',
+  'FROM',
+  'JOIN',
+  'SELECT',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'ALL',
+  'ANY',
+  'SOME',
+  'DISTINCT',
+  'DISTINCTROW',
+  'CASE',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'LIKE',
+  'RLIKE',
+  'REGEXP',
+  'BETWEEN',
+  'IS',
+  'BY',
+  'VALUES',
+  'VALUE',
+  'WITH',
+  'RECURSIVE',
+  'LIMIT',
+  'OFFSET',
+  'HAVING',
+  'ROW',
+  'AGAINST',
+  'MATCH',
+  'DIV',
+  'KEY',
+  'INDEX',
+  'FORCE',
+  'IGNORE',
+  'USE',
+  'PARTITION',
+  'COLUMNS',
+  'WITHIN',
+  'GROUP',
+  'ORDER',
+  'LATERAL',
+  'ESCAPE',
+  'SEPARATOR',
+  'INTERVAL',
+  'RETURNING',
+  'NESTED',
+  'PATH',
+  'FOR',
+  'SET',
+  'ROLLUP',
+  'TABLE',
+  'EXPLAIN',
+  'DESCRIBE',
+  'DESC',
+  'SHOW',
+  'STRAIGHT_JOIN',
+  'LEFT',
+  'RIGHT',
+  'INNER',
+  'OUTER',
+  'CROSS',
+  'NATURAL',
+  'ASC',
+  'NULL',
+  'TRUE',
+  'FALSE',
+  'BINARY',
+  'COLLATE',
+  'CHARACTER',
+  'WINDOW',
+  'ROWS',
+  'RANGE',
+  'PRECEDING',
+  'FOLLOWING',
+  'UNBOUNDED',
+  'CURRENT',
+  'SQL_CALC_FOUND_ROWS',
   // Type names with a length or precision (CAST(x AS DECIMAL(10, 2)), JSON_TABLE columns).
-  'DECIMAL', 'DEC', 'NUMERIC', 'FIXED', 'VARCHAR', 'NCHAR', 'NVARCHAR', 'VARBINARY', 'FLOAT', 'DOUBLE', 'REAL', 'DATETIME',
-  'INT', 'INTEGER', 'BIGINT', 'SMALLINT', 'TINYINT', 'MEDIUMINT', 'BIT', 'TEXT', 'BLOB', 'SIGNED', 'UNSIGNED',
+  'DECIMAL',
+  'DEC',
+  'NUMERIC',
+  'FIXED',
+  'VARCHAR',
+  'NCHAR',
+  'NVARCHAR',
+  'VARBINARY',
+  'FLOAT',
+  'DOUBLE',
+  'REAL',
+  'DATETIME',
+  'INT',
+  'INTEGER',
+  'BIGINT',
+  'SMALLINT',
+  'TINYINT',
+  'MEDIUMINT',
+  'BIT',
+  'TEXT',
+  'BLOB',
+  'SIGNED',
+  'UNSIGNED',
 ]);
 
 /**
@@ -109,7 +258,13 @@ function refuseUnknownCalls(tokens: readonly { kind: string; text: string }[]): 
         if (depth === 0) {
           const after = tokens[position + 1];
           const then = tokens[position + 2];
-          if (after?.kind === 'word' && after.text.toUpperCase() === 'AS' && then?.kind === 'punct' && then.text === '(') return;
+          if (
+            after?.kind === 'word' &&
+            after.text.toUpperCase() === 'AS' &&
+            then?.kind === 'punct' &&
+            then.text === '('
+          )
+            return;
           break;
         }
       }
@@ -119,7 +274,10 @@ function refuseUnknownCalls(tokens: readonly { kind: string; text: string }[]): 
     const name = qualifier === undefined ? [token.text] : [qualifier, token.text];
     const refusal = judgeMysqlFunction(name);
     if (refusal !== undefined) {
-      throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead('mysql')}`);
+      throw new SqlRefusal(
+        refusal.rule,
+        `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead('mysql')}`,
+      );
     }
   });
 }
@@ -129,8 +287,16 @@ function refuseSensitiveShow(statement: readonly { kind: string; text: string }[
   const words = statement.slice(0, 4).map((token) => keyword(token as never) ?? '');
   if (words[0] !== 'SHOW') return;
   const rest = words.slice(1).join(' ');
-  if (/^(FULL )?PROCESSLIST|^CREATE USER|^(BINLOG|RELAYLOG) EVENTS|^GRANTS|^ENGINE \S+ STATUS|^(EXPLAIN|ANALYZE) FOR/.test(rest)) {
-    throw new SqlRefusal('sql.sensitive-catalog', `Refused: SHOW ${rest.trim()} exposes account secrets or other sessions' statements. ${allowedInstead('mysql')}`, 'SHOW');
+  if (
+    /^(FULL )?PROCESSLIST|^CREATE USER|^(BINLOG|RELAYLOG) EVENTS|^GRANTS|^ENGINE \S+ STATUS|^(EXPLAIN|ANALYZE) FOR/.test(
+      rest,
+    )
+  ) {
+    throw new SqlRefusal(
+      'sql.sensitive-catalog',
+      `Refused: SHOW ${rest.trim()} exposes account secrets or other sessions' statements. ${allowedInstead('mysql')}`,
+      'SHOW',
+    );
   }
 }
 
@@ -144,26 +310,45 @@ function inspectRead(node: unknown): void {
   const record = node as AstNode;
   const type = record.type;
   if (typeof type === 'string') {
-    if (type !== 'select' && STATEMENT_NAMES[type] !== undefined && ('table' in record || 'expr' in record || 'keyword' in record)) {
-      throw new SqlRefusal('sql.data-modifying-cte', `Refused: the query contains a ${STATEMENT_NAMES[type]}. ${allowedInstead('mysql')}`);
+    if (
+      type !== 'select' &&
+      STATEMENT_NAMES[type] !== undefined &&
+      ('table' in record || 'expr' in record || 'keyword' in record)
+    ) {
+      throw new SqlRefusal(
+        'sql.data-modifying-cte',
+        `Refused: the query contains a ${STATEMENT_NAMES[type]}. ${allowedInstead('mysql')}`,
+      );
     }
     if (type === 'assign') {
-      throw new SqlRefusal('sql.variable-assignment', `Refused: assigning a user variable (:=) changes session state. Select the expression without assigning it. ${allowedInstead('mysql')}`);
+      throw new SqlRefusal(
+        'sql.variable-assignment',
+        `Refused: assigning a user variable (:=) changes session state. Select the expression without assigning it. ${allowedInstead('mysql')}`,
+      );
     }
     if (type === 'function' || type === 'aggr_func') {
       const name = functionName(record);
       const refusal = judgeMysqlFunction(name);
       if (refusal !== undefined) {
-        throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead('mysql')}`);
+        throw new SqlRefusal(
+          refusal.rule,
+          `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead('mysql')}`,
+        );
       }
     }
   }
   const into = record.into as { position?: unknown; expr?: unknown; keyword?: unknown } | null | undefined;
   if (type === 'select' && into && (into.position || into.expr || into.keyword)) {
-    throw new SqlRefusal('sql.select-into', `Refused: SELECT ... INTO writes a file (OUTFILE/DUMPFILE) or variables. Drop the INTO clause to read the rows. ${allowedInstead('mysql')}`);
+    throw new SqlRefusal(
+      'sql.select-into',
+      `Refused: SELECT ... INTO writes a file (OUTFILE/DUMPFILE) or variables. Drop the INTO clause to read the rows. ${allowedInstead('mysql')}`,
+    );
   }
   if (type === 'select' && record.locking_read) {
-    throw new SqlRefusal('sql.locking-clause', `Refused: ${String(record.locking_read)} takes row locks. Remove the locking clause. ${allowedInstead('mysql')}`);
+    throw new SqlRefusal(
+      'sql.locking-clause',
+      `Refused: ${String(record.locking_read)} takes row locks. Remove the locking clause. ${allowedInstead('mysql')}`,
+    );
   }
   for (const value of Object.values(record)) inspectRead(value);
 }
@@ -178,7 +363,10 @@ const ALL_MODES: MysqlLexMode[] = [
 ];
 
 function signature(result: MysqlLexResult): string {
-  return result.tokens.map((token) => `${token.kind}:${token.start}:${token.end}`).join(' ') + `|${result.comments.map((comment) => `${comment.start}:${comment.end}`).join(' ')}`;
+  return (
+    result.tokens.map((token) => `${token.kind}:${token.start}:${token.end}`).join(' ') +
+    `|${result.comments.map((comment) => `${comment.start}:${comment.end}`).join(' ')}`
+  );
 }
 
 /**
@@ -190,17 +378,32 @@ function serverTokens(sql: string, sqlMode: string | undefined): MysqlLexResult 
     try {
       return lexMysql(sql, mode);
     } catch (error) {
-      if (error instanceof SqlLexError) throw new SqlRefusal('sql.unparseable', `Refused: could not parse the statement as MySQL (${error.message}). ${allowedInstead('mysql')}`);
+      if (error instanceof SqlLexError)
+        throw new SqlRefusal(
+          'sql.unparseable',
+          `Refused: could not parse the statement as MySQL (${error.message}). ${allowedInstead('mysql')}`,
+        );
       throw error;
     }
   };
   if (sqlMode !== undefined) {
-    const flags = new Set(sqlMode.toUpperCase().split(',').map((flag) => flag.trim()));
+    const flags = new Set(
+      sqlMode
+        .toUpperCase()
+        .split(',')
+        .map((flag) => flag.trim()),
+    );
     const unsupported = UNSUPPORTED_MODES.find((flag) => flags.has(flag));
     if (unsupported !== undefined) {
-      throw new SqlRefusal('sql.lexical-mode', `Refused: the session's sql_mode includes ${unsupported}, whose syntax rho does not read; set the account's sql_mode to the default. ${allowedInstead('mysql')}`);
+      throw new SqlRefusal(
+        'sql.lexical-mode',
+        `Refused: the session's sql_mode includes ${unsupported}, whose syntax rho does not read; set the account's sql_mode to the default. ${allowedInstead('mysql')}`,
+      );
     }
-    return lex({ backslashEscapes: !flags.has('NO_BACKSLASH_ESCAPES'), ansiQuotes: flags.has('ANSI_QUOTES') || flags.has('ANSI') });
+    return lex({
+      backslashEscapes: !flags.has('NO_BACKSLASH_ESCAPES'),
+      ansiQuotes: flags.has('ANSI_QUOTES') || flags.has('ANSI'),
+    });
   }
   const first = lex(ALL_MODES[0] as MysqlLexMode);
   const expected = signature(first);
@@ -232,15 +435,27 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
   }
   const { tokens } = serverTokens(sql, context.sqlMode);
   const statements = splitStatements(tokens);
-  if (statements.length === 0) throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead('mysql')}`);
+  if (statements.length === 0)
+    throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead('mysql')}`);
   if (statements.length > 1) {
-    throw new SqlRefusal('sql.stacked-statements', `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead('mysql')}`);
+    throw new SqlRefusal(
+      'sql.stacked-statements',
+      `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead('mysql')}`,
+    );
   }
   // A deny-listed name followed by `(` anywhere in the server's tokens, whatever the grammar makes of it.
   tokens.forEach((token, index) => {
     const next = tokens[index + 1];
-    if ((token.kind === 'word' || token.kind === 'quoted') && next?.kind === 'punct' && next.text === '(' && isSideEffectFunction('mysql', [token.text])) {
-      throw new SqlRefusal('sql.side-effect-function', `Refused: ${token.text}() may not be called: it takes locks, reads server files, stalls the server or changes sequences. Query without it. ${allowedInstead('mysql')}`);
+    if (
+      (token.kind === 'word' || token.kind === 'quoted') &&
+      next?.kind === 'punct' &&
+      next.text === '(' &&
+      isSideEffectFunction('mysql', [token.text])
+    ) {
+      throw new SqlRefusal(
+        'sql.side-effect-function',
+        `Refused: ${token.text}() may not be called: it takes locks, reads server files, stalls the server or changes sequences. Query without it. ${allowedInstead('mysql')}`,
+      );
     }
   });
   refuseUnknownCalls(tokens);
@@ -270,23 +485,46 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
     const statement = statements[0] ?? [];
     const second = keyword(statement[1]);
     if (first === 'EXPLAIN' && second === 'ANALYZE') {
-      throw new SqlRefusal('sql.unparseable', `Refused: EXPLAIN ANALYZE cannot be checked here (the MySQL/MariaDB grammar used does not parse it); use EXPLAIN SELECT ... instead. ${allowedInstead('mysql')}`, 'EXPLAIN');
+      throw new SqlRefusal(
+        'sql.unparseable',
+        `Refused: EXPLAIN ANALYZE cannot be checked here (the MySQL/MariaDB grammar used does not parse it); use EXPLAIN SELECT ... instead. ${allowedInstead('mysql')}`,
+        'EXPLAIN',
+      );
     }
     if (first === 'EXPLAIN' && second !== undefined && WRITE_KEYWORDS.has(second)) {
-      throw new SqlRefusal('sql.explain-write', `Refused: EXPLAIN is only allowed for a SELECT, not ${second}. EXPLAIN the equivalent SELECT instead. ${allowedInstead('mysql')}`, 'EXPLAIN');
+      throw new SqlRefusal(
+        'sql.explain-write',
+        `Refused: EXPLAIN is only allowed for a SELECT, not ${second}. EXPLAIN the equivalent SELECT instead. ${allowedInstead('mysql')}`,
+        'EXPLAIN',
+      );
     }
-    const lockAt = statement.findIndex((token, index) => keyword(token) === 'FOR' && ['SHARE', 'UPDATE'].includes(keyword(statement[index + 1]) ?? ''));
+    const lockAt = statement.findIndex(
+      (token, index) => keyword(token) === 'FOR' && ['SHARE', 'UPDATE'].includes(keyword(statement[index + 1]) ?? ''),
+    );
     if (first === 'SELECT' && lockAt !== -1) {
-      throw new SqlRefusal('sql.locking-clause', `Refused: FOR ${keyword(statement[lockAt + 1])} takes row locks. Remove the locking clause. ${allowedInstead('mysql')}`);
+      throw new SqlRefusal(
+        'sql.locking-clause',
+        `Refused: FOR ${keyword(statement[lockAt + 1])} takes row locks. Remove the locking clause. ${allowedInstead('mysql')}`,
+      );
     }
     if (first !== undefined && WRITE_KEYWORDS.has(first)) {
-      throw new SqlRefusal('sql.statement-type', `Refused: ${first} is not a read (statement: "${excerpt(sql)}"). ${allowedInstead('mysql')}`, first);
+      throw new SqlRefusal(
+        'sql.statement-type',
+        `Refused: ${first} is not a read (statement: "${excerpt(sql)}"). ${allowedInstead('mysql')}`,
+        first,
+      );
     }
-    throw new SqlRefusal('sql.unparseable', `Refused: could not parse the statement as MySQL/MariaDB (${excerpt(failure, 160)}). ${allowedInstead('mysql')}`);
+    throw new SqlRefusal(
+      'sql.unparseable',
+      `Refused: could not parse the statement as MySQL/MariaDB (${excerpt(failure, 160)}). ${allowedInstead('mysql')}`,
+    );
   }
   const list = Array.isArray(ast) ? ast : [ast];
   if (list.length !== 1) {
-    throw new SqlRefusal('sql.stacked-statements', `Refused: ${list.length} statements were sent; send exactly one statement per call. ${allowedInstead('mysql')}`);
+    throw new SqlRefusal(
+      'sql.stacked-statements',
+      `Refused: ${list.length} statements were sent; send exactly one statement per call. ${allowedInstead('mysql')}`,
+    );
   }
   const root = list[0] as AstNode;
   for (const entry of tableList) {
@@ -294,7 +532,10 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
     const schema = database === undefined || database === 'null' ? context.database : database;
     const secret = sensitiveMysqlTable(schema, table ?? '');
     if (secret !== undefined) {
-      throw new SqlRefusal('sql.sensitive-catalog', `Refused: ${schema ?? ''}.${table ?? ''} exposes ${secret}; it is not readable in readonly mode. ${allowedInstead('mysql')}`);
+      throw new SqlRefusal(
+        'sql.sensitive-catalog',
+        `Refused: ${schema ?? ''}.${table ?? ''} exposes ${secret}; it is not readable in readonly mode. ${allowedInstead('mysql')}`,
+      );
     }
   }
   switch (root.type) {
@@ -308,14 +549,22 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
     case 'explain': {
       const inner = root.expr as AstNode | undefined;
       if (inner?.type !== 'select') {
-        throw new SqlRefusal('sql.explain-write', `Refused: EXPLAIN is only allowed for a SELECT. ${allowedInstead('mysql')}`, 'EXPLAIN');
+        throw new SqlRefusal(
+          'sql.explain-write',
+          `Refused: EXPLAIN is only allowed for a SELECT. ${allowedInstead('mysql')}`,
+          'EXPLAIN',
+        );
       }
       inspectRead(inner);
       return { allowed: true, rule: 'sql.read', statementType: 'EXPLAIN' };
     }
     default: {
       const name = STATEMENT_NAMES[String(root.type)] ?? String(root.type).toUpperCase();
-      throw new SqlRefusal('sql.statement-type', `Refused: ${name} is not a read (statement: "${excerpt(sql)}"). ${allowedInstead('mysql')}`, name);
+      throw new SqlRefusal(
+        'sql.statement-type',
+        `Refused: ${name} is not a read (statement: "${excerpt(sql)}"). ${allowedInstead('mysql')}`,
+        name,
+      );
     }
   }
 }

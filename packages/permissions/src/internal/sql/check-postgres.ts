@@ -70,12 +70,18 @@ const STATEMENT_NAMES: Record<string, string> = {
 const MODIFYING = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
 
 function statementName(key: string): string {
-  return STATEMENT_NAMES[key] ?? key.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
+  return (
+    STATEMENT_NAMES[key] ??
+    key
+      .replace(/Stmt$/, '')
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toUpperCase()
+  );
 }
 
 function stringParts(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
-  return list.map((item) => ((item as { String?: { sval?: string } }).String?.sval ?? ''));
+  return list.map((item) => (item as { String?: { sval?: string } }).String?.sval ?? '');
 }
 
 /** Walks every node of a read, refusing writes hidden inside it. */
@@ -103,7 +109,10 @@ function inspectKey(key: string, value: unknown, dialect: SqlDialect): void {
     );
   }
   if (key === 'intoClause' && value) {
-    throw new SqlRefusal('sql.select-into', `Refused: SELECT ... INTO creates a table. Drop the INTO clause to read the rows. ${allowedInstead(dialect)}`);
+    throw new SqlRefusal(
+      'sql.select-into',
+      `Refused: SELECT ... INTO creates a table. Drop the INTO clause to read the rows. ${allowedInstead(dialect)}`,
+    );
   }
   if (key === 'lockingClause' && Array.isArray(value) && value.length > 0) {
     throw new SqlRefusal(
@@ -113,21 +122,36 @@ function inspectKey(key: string, value: unknown, dialect: SqlDialect): void {
   }
   if (key === 'FuncCall') {
     const name = stringParts((value as { funcname?: unknown }).funcname);
-    const refusal = dialect === 'vertica' ? judgeVerticaFunction(name, activeCatalog) : judgePostgresFunction(name, activeCatalog ?? builtinPostgresCatalog());
+    const refusal =
+      dialect === 'vertica'
+        ? judgeVerticaFunction(name, activeCatalog)
+        : judgePostgresFunction(name, activeCatalog ?? builtinPostgresCatalog());
     if (refusal !== undefined) {
-      throw new SqlRefusal(refusal.rule, `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
+      throw new SqlRefusal(
+        refusal.rule,
+        `Refused: ${name.join('.')}() may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`,
+      );
     }
   }
   // Attribute notation calls a function too: `t.f` and `(t).f` are `f(t)` when the table has no
   // column f. Judged only when the name is a function the catalog knows (else it is a column).
   if (key === 'ColumnRef' || key === 'A_Indirection') {
-    const fields = (value as { fields?: unknown; indirection?: unknown })[key === 'ColumnRef' ? 'fields' : 'indirection'];
-    const last = Array.isArray(fields) && (key === 'A_Indirection' || fields.length >= 2) ? (fields[fields.length - 1] as { String?: { sval?: string } }).String?.sval : undefined;
+    const fields = (value as { fields?: unknown; indirection?: unknown })[
+      key === 'ColumnRef' ? 'fields' : 'indirection'
+    ];
+    const last =
+      Array.isArray(fields) && (key === 'A_Indirection' || fields.length >= 2)
+        ? (fields[fields.length - 1] as { String?: { sval?: string } }).String?.sval
+        : undefined;
     const catalog = dialect === 'vertica' ? activeCatalog : (activeCatalog ?? builtinPostgresCatalog());
     if (last !== undefined && catalog?.byName.has(last)) {
-      const refusal = dialect === 'vertica' ? judgeVerticaFunction([last], catalog) : judgePostgresFunction([last], catalog);
+      const refusal =
+        dialect === 'vertica' ? judgeVerticaFunction([last], catalog) : judgePostgresFunction([last], catalog);
       if (refusal !== undefined) {
-        throw new SqlRefusal(refusal.rule, `Refused: .${last} calls the function ${last}() (attribute notation), which may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`);
+        throw new SqlRefusal(
+          refusal.rule,
+          `Refused: .${last} calls the function ${last}() (attribute notation), which may not be called: ${refusal.why}. Query without it. ${allowedInstead(dialect)}`,
+        );
       }
     }
   }
@@ -159,7 +183,10 @@ function refuseBackslashStrings(parser: PgParser, sql: string, context: SqlServe
   // and $$...$$ never does.
   const plain = tokens.find((token) => /^(?:[uU]&)?'/.test(token.text) && token.text.includes('\\'));
   if (plain === undefined) return;
-  const setting = context.standardConformingStrings === false ? 'this server has standard_conforming_strings off' : 'standard_conforming_strings is not known for this server';
+  const setting =
+    context.standardConformingStrings === false
+      ? 'this server has standard_conforming_strings off'
+      : 'standard_conforming_strings is not known for this server';
   throw new SqlRefusal(
     'sql.ambiguous-string',
     `Refused: the string ${excerpt(plain.text, 40)} holds a backslash and ${setting}, so the server could read where it ends differently. Write escapes as E'...' or drop the backslash. ${allowedInstead(dialect)}`,
@@ -172,22 +199,36 @@ function readType(select: PgNode): string {
 }
 
 /** Checks PostgreSQL (and, as a strict approximation, Vertica) with the real PostgreSQL parser. */
-export async function checkPostgres(sql: string, dialect: 'postgres' | 'vertica', context: SqlServerContext = {}): Promise<SqlDecision> {
-  if (sql.trim() === '') throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
+export async function checkPostgres(
+  sql: string,
+  dialect: 'postgres' | 'vertica',
+  context: SqlServerContext = {},
+): Promise<SqlDecision> {
+  if (sql.trim() === '')
+    throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
   const parser = loadedParser ?? (await loadParser());
-  if (context.standardConformingStrings !== true && sql.includes('\\')) refuseBackslashStrings(parser, sql, context, dialect);
+  if (context.standardConformingStrings !== true && sql.includes('\\'))
+    refuseBackslashStrings(parser, sql, context, dialect);
   activeCatalog = context.functions;
   let statements: { stmt?: PgNode }[];
   try {
     statements = parser.parseSync(sql).stmts ?? [];
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const grammar = dialect === 'vertica' ? 'the PostgreSQL grammar (used as a strict approximation of Vertica)' : 'PostgreSQL';
-    throw new SqlRefusal('sql.unparseable', `Refused: could not parse the statement as ${grammar} (${message}). ${allowedInstead(dialect)}`);
+    const grammar =
+      dialect === 'vertica' ? 'the PostgreSQL grammar (used as a strict approximation of Vertica)' : 'PostgreSQL';
+    throw new SqlRefusal(
+      'sql.unparseable',
+      `Refused: could not parse the statement as ${grammar} (${message}). ${allowedInstead(dialect)}`,
+    );
   }
-  if (statements.length === 0) throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
+  if (statements.length === 0)
+    throw new SqlRefusal('sql.empty', `Refused: no SQL statement was given. ${allowedInstead(dialect)}`);
   if (statements.length > 1) {
-    throw new SqlRefusal('sql.stacked-statements', `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead(dialect)}`);
+    throw new SqlRefusal(
+      'sql.stacked-statements',
+      `Refused: ${statements.length} statements were sent; send exactly one statement per call. ${allowedInstead(dialect)}`,
+    );
   }
   const statement = statements[0]?.stmt ?? {};
   const [key, body] = Object.entries(statement)[0] ?? ['', {}];
@@ -201,7 +242,9 @@ export async function checkPostgres(sql: string, dialect: 'postgres' | 'vertica'
   if (key === 'ExplainStmt') {
     const inner = (node.query ?? {}) as PgNode;
     const [innerKey, innerBody] = Object.entries(inner)[0] ?? ['', {}];
-    const analyze = Array.isArray(node.options) && node.options.some((option) => (option as { DefElem?: { defname?: string } }).DefElem?.defname === 'analyze');
+    const analyze =
+      Array.isArray(node.options) &&
+      node.options.some((option) => (option as { DefElem?: { defname?: string } }).DefElem?.defname === 'analyze');
     if (innerKey !== 'SelectStmt') {
       throw new SqlRefusal(
         analyze ? 'sql.explain-analyze-write' : 'sql.explain-write',
@@ -214,5 +257,9 @@ export async function checkPostgres(sql: string, dialect: 'postgres' | 'vertica'
     return { allowed: true, rule: 'sql.read', statementType: analyze ? 'EXPLAIN ANALYZE' : 'EXPLAIN' };
   }
   const name = statementName(key);
-  throw new SqlRefusal('sql.statement-type', `Refused: ${name} is not a read (statement: "${excerpt(sql)}"). ${allowedInstead(dialect)}`, name);
+  throw new SqlRefusal(
+    'sql.statement-type',
+    `Refused: ${name} is not a read (statement: "${excerpt(sql)}"). ${allowedInstead(dialect)}`,
+    name,
+  );
 }

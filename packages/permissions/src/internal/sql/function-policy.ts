@@ -47,7 +47,10 @@ export interface SqlFunctionCatalog {
 }
 
 /** Indexes the rows a driver read from the server's catalog. */
-export function buildFunctionCatalog(rows: readonly SqlFunctionRow[], searchPath: readonly string[]): SqlFunctionCatalog {
+export function buildFunctionCatalog(
+  rows: readonly SqlFunctionRow[],
+  searchPath: readonly string[],
+): SqlFunctionCatalog {
   const byName = new Map<string, SqlFunctionRow[]>();
   for (const row of rows) {
     const list = byName.get(row.name);
@@ -83,33 +86,80 @@ const POSTGRES_REFUSED_CLASSES: { why: string; names: readonly string[]; prefixe
   {
     why: 'it runs SQL given as text, which this check cannot see',
     names: [
-      'query_to_xml', 'query_to_xmlschema', 'query_to_xml_and_xmlschema', 'cursor_to_xml', 'cursor_to_xmlschema',
-      'table_to_xml', 'table_to_xmlschema', 'table_to_xml_and_xmlschema', 'schema_to_xml', 'schema_to_xmlschema',
-      'schema_to_xml_and_xmlschema', 'database_to_xml', 'database_to_xmlschema', 'database_to_xml_and_xmlschema',
-      'ts_stat', 'ts_rewrite', 'connectby', 'xpath_table',
+      'query_to_xml',
+      'query_to_xmlschema',
+      'query_to_xml_and_xmlschema',
+      'cursor_to_xml',
+      'cursor_to_xmlschema',
+      'table_to_xml',
+      'table_to_xmlschema',
+      'table_to_xml_and_xmlschema',
+      'schema_to_xml',
+      'schema_to_xmlschema',
+      'schema_to_xml_and_xmlschema',
+      'database_to_xml',
+      'database_to_xmlschema',
+      'database_to_xml_and_xmlschema',
+      'ts_stat',
+      'ts_rewrite',
+      'connectby',
+      'xpath_table',
     ],
     prefixes: ['crosstab'],
   },
   {
     why: 'it opens a connection to a server (dblink, postgres_fdw)',
-    names: ['postgres_fdw_handler', 'postgres_fdw_validator', 'postgres_fdw_get_connections', 'postgres_fdw_disconnect', 'postgres_fdw_disconnect_all'],
+    names: [
+      'postgres_fdw_handler',
+      'postgres_fdw_validator',
+      'postgres_fdw_get_connections',
+      'postgres_fdw_disconnect',
+      'postgres_fdw_disconnect_all',
+    ],
     prefixes: ['dblink', 'postgres_fdw'],
   },
   {
     why: "it reads or writes the server's files or large objects",
     names: [
-      'pg_stat_file', 'pg_current_logfile', 'pg_file_write', 'pg_file_rename', 'pg_file_unlink', 'pg_file_sync', 'pg_logdir_ls',
-      'loread', 'lowrite', 'pg_relation_filepath', 'pg_filenode_relation', 'pg_tablespace_location', 'pg_import_system_collations',
+      'pg_stat_file',
+      'pg_current_logfile',
+      'pg_file_write',
+      'pg_file_rename',
+      'pg_file_unlink',
+      'pg_file_sync',
+      'pg_logdir_ls',
+      'loread',
+      'lowrite',
+      'pg_relation_filepath',
+      'pg_filenode_relation',
+      'pg_tablespace_location',
+      'pg_import_system_collations',
     ],
     prefixes: ['pg_read_', 'pg_ls_', 'lo_', 'pg_file_'],
   },
   {
     why: 'it manages replication, backups or the write-ahead log',
     names: [
-      'pg_promote', 'pg_switch_wal', 'pg_switch_xlog', 'pg_create_restore_point', 'pg_start_backup', 'pg_stop_backup',
-      'pg_backup_start', 'pg_backup_stop', 'pg_export_snapshot', 'pg_log_standby_snapshot',
+      'pg_promote',
+      'pg_switch_wal',
+      'pg_switch_xlog',
+      'pg_create_restore_point',
+      'pg_start_backup',
+      'pg_stop_backup',
+      'pg_backup_start',
+      'pg_backup_stop',
+      'pg_export_snapshot',
+      'pg_log_standby_snapshot',
     ],
-    prefixes: ['pg_create_', 'pg_drop_', 'pg_replication_', 'pg_logical_', 'pg_wal_replay_', 'pg_xlog_replay_', 'pg_copy_'],
+    prefixes: [
+      'pg_create_',
+      'pg_drop_',
+      'pg_replication_',
+      'pg_logical_',
+      'pg_wal_replay_',
+      'pg_xlog_replay_',
+      'pg_copy_',
+    ],
   },
   {
     why: 'it takes or releases locks',
@@ -119,16 +169,33 @@ const POSTGRES_REFUSED_CLASSES: { why: string; names: readonly string[]; prefixe
   {
     why: 'it acts on or shows other sessions (their queries may hold secrets)',
     names: [
-      'pg_terminate_backend', 'pg_cancel_backend', 'pg_log_backend_memory_contexts', 'pg_stat_get_activity',
-      'pg_stat_get_backend_activity', 'pg_notify', 'pg_sleep', 'pg_sleep_for', 'pg_sleep_until',
+      'pg_terminate_backend',
+      'pg_cancel_backend',
+      'pg_log_backend_memory_contexts',
+      'pg_stat_get_activity',
+      'pg_stat_get_backend_activity',
+      'pg_notify',
+      'pg_sleep',
+      'pg_sleep_for',
+      'pg_sleep_until',
     ],
     prefixes: ['pg_stat_statements', 'pg_stat_reset'],
   },
   {
     why: 'it changes settings or server state',
     names: [
-      'set_config', 'pg_reload_conf', 'pg_rotate_logfile', 'pg_truncate_visibility_map', 'pg_prewarm', 'setseed',
-      'nextval', 'setval', 'txid_current', 'pg_current_xact_id', 'txid_current_if_assigned', 'pg_current_xact_id_if_assigned',
+      'set_config',
+      'pg_reload_conf',
+      'pg_rotate_logfile',
+      'pg_truncate_visibility_map',
+      'pg_prewarm',
+      'setseed',
+      'nextval',
+      'setval',
+      'txid_current',
+      'pg_current_xact_id',
+      'txid_current_if_assigned',
+      'pg_current_xact_id_if_assigned',
     ],
     prefixes: [],
   },
@@ -136,14 +203,35 @@ const POSTGRES_REFUSED_CLASSES: { why: string; names: readonly string[]; prefixe
 
 // Volatile pg_catalog functions that change nothing and reach nothing outside the query.
 const POSTGRES_HARMLESS_VOLATILE = new Set([
-  'random', 'random_normal', 'gen_random_uuid', 'clock_timestamp', 'timeofday', 'statement_timestamp',
-  'transaction_timestamp', 'pg_total_relation_size', 'pg_relation_size', 'pg_table_size', 'pg_indexes_size',
-  'pg_database_size', 'pg_tablespace_size', 'pg_column_size', 'pg_blocking_pids', 'pg_safe_snapshot_blocking_pids',
-  'pg_isolation_test_session_is_blocked', 'pg_notification_queue_usage', 'uuid_generate_v4', 'uuid_generate_v1mc',
+  'random',
+  'random_normal',
+  'gen_random_uuid',
+  'clock_timestamp',
+  'timeofday',
+  'statement_timestamp',
+  'transaction_timestamp',
+  'pg_total_relation_size',
+  'pg_relation_size',
+  'pg_table_size',
+  'pg_indexes_size',
+  'pg_database_size',
+  'pg_tablespace_size',
+  'pg_column_size',
+  'pg_blocking_pids',
+  'pg_safe_snapshot_blocking_pids',
+  'pg_isolation_test_session_is_blocked',
+  'pg_notification_queue_usage',
+  'uuid_generate_v4',
+  'uuid_generate_v1mc',
 ]);
 
 // Extension functions outside pg_catalog that are also harmless though volatile.
-const POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA = new Set(['uuid_generate_v4', 'uuid_generate_v1mc', 'gen_random_uuid', 'gen_random_bytes']);
+const POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA = new Set([
+  'uuid_generate_v4',
+  'uuid_generate_v1mc',
+  'gen_random_uuid',
+  'gen_random_bytes',
+]);
 
 function refusedClass(lower: string): string | undefined {
   for (const entry of POSTGRES_REFUSED_CLASSES) {
@@ -159,38 +247,65 @@ export interface FunctionRefusal {
 }
 
 /** Judges one PostgreSQL function call by its (possibly qualified) name. */
-export function judgePostgresFunction(nameParts: readonly string[], catalog: SqlFunctionCatalog): FunctionRefusal | undefined {
+export function judgePostgresFunction(
+  nameParts: readonly string[],
+  catalog: SqlFunctionCatalog,
+): FunctionRefusal | undefined {
   const name = nameParts[nameParts.length - 1] ?? '';
   const lower = name.toLowerCase();
   const refused = refusedClass(lower);
   if (refused !== undefined) return { rule: 'sql.side-effect-function', why: refused };
-  if (nameParts.length > 2) return { rule: 'sql.unknown-function', why: 'a function in another database cannot be called' };
+  if (nameParts.length > 2)
+    return { rule: 'sql.unknown-function', why: 'a function in another database cannot be called' };
   const schema = nameParts.length === 2 ? nameParts[0] : undefined;
-  const rows = (catalog.byName.get(name) ?? []).filter((row) => (schema === undefined ? catalog.searchPath.includes(row.schema) : row.schema === schema));
+  const rows = (catalog.byName.get(name) ?? []).filter((row) =>
+    schema === undefined ? catalog.searchPath.includes(row.schema) : row.schema === schema,
+  );
   if (rows.length === 0) {
-    return { rule: 'sql.unknown-function', why: "it is not a function of this database's catalog that rho knows to be harmless" };
+    return {
+      rule: 'sql.unknown-function',
+      why: "it is not a function of this database's catalog that rho knows to be harmless",
+    };
   }
   for (const row of rows) {
     if (row.volatility === 'v') {
-      const harmless = row.schema === 'pg_catalog' ? POSTGRES_HARMLESS_VOLATILE.has(row.name) : POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA.has(row.name);
-      if (!harmless) return { rule: 'sql.volatile-function', why: 'it is declared VOLATILE (it may change something), and it is not on the list of harmless volatile functions' };
+      const harmless =
+        row.schema === 'pg_catalog'
+          ? POSTGRES_HARMLESS_VOLATILE.has(row.name)
+          : POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA.has(row.name);
+      if (!harmless)
+        return {
+          rule: 'sql.volatile-function',
+          why: 'it is declared VOLATILE (it may change something), and it is not on the list of harmless volatile functions',
+        };
     }
     if (!row.trusted && !['internal', 'c', 'sql', 'plpgsql'].includes(row.language)) {
-      return { rule: 'sql.volatile-function', why: `it is written in the untrusted language ${row.language}, which can do anything whatever its declared volatility` };
+      return {
+        rule: 'sql.volatile-function',
+        why: `it is written in the untrusted language ${row.language}, which can do anything whatever its declared volatility`,
+      };
     }
   }
   return undefined;
 }
 
 /** Judges a Vertica call: the refused classes, the Vertica deny list, and VOLATILE user functions. */
-export function judgeVerticaFunction(nameParts: readonly string[], catalog: SqlFunctionCatalog | undefined): FunctionRefusal | undefined {
+export function judgeVerticaFunction(
+  nameParts: readonly string[],
+  catalog: SqlFunctionCatalog | undefined,
+): FunctionRefusal | undefined {
   const name = nameParts[nameParts.length - 1] ?? '';
   const refused = refusedClass(name.toLowerCase());
   if (refused !== undefined) return { rule: 'sql.side-effect-function', why: refused };
-  if (isSideEffectFunction('vertica', nameParts)) return { rule: 'sql.side-effect-function', why: 'it changes sessions, settings, storage or statistics, or writes files' };
+  if (isSideEffectFunction('vertica', nameParts))
+    return {
+      rule: 'sql.side-effect-function',
+      why: 'it changes sessions, settings, storage or statistics, or writes files',
+    };
   // v_catalog.user_functions, when read: a user-defined function must not be volatile.
   const rows = catalog?.byName.get(name.toLowerCase()) ?? [];
-  if (rows.some((row) => row.volatility === 'v')) return { rule: 'sql.volatile-function', why: 'it is a user-defined VOLATILE function' };
+  if (rows.some((row) => row.volatility === 'v'))
+    return { rule: 'sql.volatile-function', why: 'it is a user-defined VOLATILE function' };
   return undefined;
 }
 
@@ -240,11 +355,21 @@ const MYSQL_ALLOWED_PREFIXES = ['st_', 'mbr'];
 export function judgeMysqlFunction(nameParts: readonly string[]): FunctionRefusal | undefined {
   const lower = (nameParts[nameParts.length - 1] ?? '').toLowerCase();
   if (isSideEffectFunction('mysql', nameParts)) {
-    return { rule: 'sql.side-effect-function', why: 'it takes locks, reads server files, stalls the server or changes sequences' };
+    return {
+      rule: 'sql.side-effect-function',
+      why: 'it takes locks, reads server files, stalls the server or changes sequences',
+    };
   }
-  if (nameParts.length > 1) return { rule: 'sql.unknown-function', why: 'it is a stored function; only read-only built-in functions may be called' };
+  if (nameParts.length > 1)
+    return {
+      rule: 'sql.unknown-function',
+      why: 'it is a stored function; only read-only built-in functions may be called',
+    };
   if (MYSQL_ALLOWED.has(lower) || MYSQL_ALLOWED_PREFIXES.some((prefix) => lower.startsWith(prefix))) return undefined;
-  return { rule: 'sql.unknown-function', why: 'it is not one of the read-only built-in functions rho knows (stored functions and UDFs are refused)' };
+  return {
+    rule: 'sql.unknown-function',
+    why: 'it is not one of the read-only built-in functions rho knows (stored functions and UDFs are refused)',
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,8 +400,14 @@ const SQLITE_ALLOWED = new Set(
 export function judgeSqliteFunction(nameParts: readonly string[]): FunctionRefusal | undefined {
   const lower = (nameParts[nameParts.length - 1] ?? '').toLowerCase();
   if (isSideEffectFunction('sqlite', nameParts)) {
-    return { rule: 'sql.side-effect-function', why: 'it reads or writes files, loads code or evaluates SQL given as text' };
+    return {
+      rule: 'sql.side-effect-function',
+      why: 'it reads or writes files, loads code or evaluates SQL given as text',
+    };
   }
   if (SQLITE_ALLOWED.has(lower) || lower.startsWith('pragma_')) return undefined;
-  return { rule: 'sql.unknown-function', why: 'it is not one of the read-only built-in functions rho knows (application and extension functions are refused)' };
+  return {
+    rule: 'sql.unknown-function',
+    why: 'it is not one of the read-only built-in functions rho knows (application and extension functions are refused)',
+  };
 }

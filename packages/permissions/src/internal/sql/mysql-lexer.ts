@@ -34,7 +34,12 @@ const isSpace = (code: number): boolean => code === 0x20 || (code >= 0x09 && cod
 // `--` starts a comment only when followed by whitespace or a control character (or the end).
 const endsDashComment = (code: number): boolean => Number.isNaN(code) || code <= 0x20 || code === 0x7f;
 const isIdentChar = (code: number): boolean =>
-  (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x24 || code >= 0x80;
+  (code >= 0x30 && code <= 0x39) ||
+  (code >= 0x41 && code <= 0x5a) ||
+  (code >= 0x61 && code <= 0x7a) ||
+  code === 0x5f ||
+  code === 0x24 ||
+  code >= 0x80;
 const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
 
 /** Splits MariaDB SQL into tokens as the server does under the given sql_mode flags. */
@@ -86,13 +91,18 @@ export function lexMysql(sql: string, mode: MysqlLexMode): MysqlLexResult {
     }
     if (character === '`' || (character === '"' && mode.ansiQuotes)) {
       const end = readQuoted(index, character, false);
-      const name = sql.slice(index + 1, end - 1).split(character + character).join(character);
+      const name = sql
+        .slice(index + 1, end - 1)
+        .split(character + character)
+        .join(character);
       tokens.push({ kind: 'quoted', text: name, start: index, end });
       index = end;
       continue;
     }
     if (isDigit(code) || (character === '.' && isDigit(sql.charCodeAt(index + 1)) && tokens.at(-1)?.end !== index)) {
-      const match = /^(?:0x[0-9a-fA-F]+|0b[01]+|\d*\.?\d+(?:[eE][+-]?\d+)?|\d+\.(?:[eE][+-]?\d+)?)/.exec(sql.slice(index, index + 400));
+      const match = /^(?:0x[0-9a-fA-F]+|0b[01]+|\d*\.?\d+(?:[eE][+-]?\d+)?|\d+\.(?:[eE][+-]?\d+)?)/.exec(
+        sql.slice(index, index + 400),
+      );
       let end = index + (match?.[0].length ?? 1);
       // A digit-led run followed by identifier characters is an identifier (`1abc`, `0xZZ`).
       if (isIdentChar(sql.charCodeAt(end)) && isDigit(code)) {
@@ -131,7 +141,10 @@ export function canonicalMysql(tokens: readonly MysqlToken[]): string {
   let previous: MysqlToken | undefined;
   for (const token of tokens) {
     if (previous !== undefined) {
-      const joins = (previous.text.endsWith('-') && token.text.startsWith('-')) || (previous.text.endsWith('/') && token.text.startsWith('*')) || (previous.text.endsWith('*') && token.text.startsWith('/'));
+      const joins =
+        (previous.text.endsWith('-') && token.text.startsWith('-')) ||
+        (previous.text.endsWith('/') && token.text.startsWith('*')) ||
+        (previous.text.endsWith('*') && token.text.startsWith('/'));
       if (previous.end !== token.start || (previous.kind === 'punct' && token.kind === 'punct' && joins)) text += ' ';
     }
     if (token.kind === 'string') {

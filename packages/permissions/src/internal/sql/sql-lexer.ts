@@ -154,7 +154,10 @@ export function tokenizeSql(sql: string, rules: SqlLexicalRules): SqlToken[] {
     }
     if (character === '"' || (character === '`' && rules.backtickIdentifiers)) {
       const end = readQuoted(index, character, false);
-      const inner = sql.slice(index + 1, end - 1).split(character + character).join(character);
+      const inner = sql
+        .slice(index + 1, end - 1)
+        .split(character + character)
+        .join(character);
       tokens.push({ kind: 'quoted', text: inner, start: index });
       index = end;
       continue;

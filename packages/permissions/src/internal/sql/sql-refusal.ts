@@ -14,10 +14,12 @@ export class SqlRefusal extends Error {
 }
 
 const ALLOWED: Record<SqlDialect, string> = {
-  postgres: 'a single SELECT (WITH, VALUES, TABLE and set operations included), SHOW, or EXPLAIN [ANALYZE] of such a read',
+  postgres:
+    'a single SELECT (WITH, VALUES, TABLE and set operations included), SHOW, or EXPLAIN [ANALYZE] of such a read',
   vertica: 'a single SELECT (WITH, VALUES and set operations included), SHOW, or EXPLAIN of such a read',
   mysql: 'a single SELECT (WITH and set operations included), SHOW, DESCRIBE/DESC, or EXPLAIN of a SELECT',
-  sqlite: "a single SELECT (WITH and set operations included), VALUES, or EXPLAIN [QUERY PLAN] of such a read; for schema details query sqlite_schema or pragma table-valued functions such as SELECT * FROM pragma_table_info('Track')",
+  sqlite:
+    "a single SELECT (WITH and set operations included), VALUES, or EXPLAIN [QUERY PLAN] of such a read; for schema details query sqlite_schema or pragma table-valued functions such as SELECT * FROM pragma_table_info('Track')",
   oracle: 'a single SELECT (WITH and set operations included)',
 };
 

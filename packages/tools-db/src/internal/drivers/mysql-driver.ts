@@ -11,7 +11,17 @@ interface Mysql2Module {
 
 // Privileges that cannot change data or files; anything else (ALL, INSERT, CREATE, FILE,
 // EXECUTE, SUPER, ...) means the account could write.
-const HARMLESS_PRIVILEGES = new Set(['SELECT', 'USAGE', 'SHOW VIEW', 'SHOW DATABASES', 'PROCESS', 'REPLICATION CLIENT', 'BINLOG MONITOR', 'SLAVE MONITOR', 'REPLICA MONITOR']);
+const HARMLESS_PRIVILEGES = new Set([
+  'SELECT',
+  'USAGE',
+  'SHOW VIEW',
+  'SHOW DATABASES',
+  'PROCESS',
+  'REPLICATION CLIENT',
+  'BINLOG MONITOR',
+  'SLAVE MONITOR',
+  'REPLICA MONITOR',
+]);
 
 function call<T>(start: (callback: (error: QueryError | null, result?: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -91,7 +101,9 @@ class MysqlConnection implements DriverConnection {
       const query = this.connection.query({ sql, values: options.params ?? [], rowsAsArray: true });
       const abort = (): void => {
         // Killing the query needs a second connection; dropping this one stops it as surely.
-        this.failure = Object.assign(new Error('the connection was closed to cancel a statement'), { code: 'CONNECTION_CLOSED' });
+        this.failure = Object.assign(new Error('the connection was closed to cancel a statement'), {
+          code: 'CONNECTION_CLOSED',
+        });
         this.connection.destroy();
         fail(new StatementError('the statement was cancelled'));
       };
@@ -132,7 +144,12 @@ class MysqlConnection implements DriverConnection {
         options.signal?.removeEventListener('abort', abort);
         if (batch.length > 0) flush();
         chain.then(() => {
-          if (!failed) resolve(hasResultSet ? { hasResultSet } : { hasResultSet, ...(affectedRows === undefined ? {} : { affectedRows }) });
+          if (!failed)
+            resolve(
+              hasResultSet
+                ? { hasResultSet }
+                : { hasResultSet, ...(affectedRows === undefined ? {} : { affectedRows }) },
+            );
         }, fail);
       });
     });
@@ -148,7 +165,9 @@ class MysqlConnection implements DriverConnection {
   async serverContext(): Promise<SqlServerContext> {
     await this.reset;
     if (this.failure !== undefined) throw this.failure;
-    const rows = await this.query<Record<string, string | null>[]>('SELECT @@SESSION.sql_mode AS mode, DATABASE() AS db');
+    const rows = await this.query<Record<string, string | null>[]>(
+      'SELECT @@SESSION.sql_mode AS mode, DATABASE() AS db',
+    );
     const row = rows[0] ?? {};
     return { sqlMode: row.mode ?? '', ...(typeof row.db === 'string' ? { database: row.db } : {}) };
   }
@@ -160,7 +179,12 @@ class MysqlConnection implements DriverConnection {
       const grant = Object.values(row)[0] ?? '';
       const match = /^GRANT (.+?) ON (\S+) TO /i.exec(grant);
       if (match === null) continue;
-      const privileges = (match[1] ?? '').split(',').map((privilege) => privilege.trim().replace(/\s*\(.*\)$/, '').toUpperCase());
+      const privileges = (match[1] ?? '').split(',').map((privilege) =>
+        privilege
+          .trim()
+          .replace(/\s*\(.*\)$/, '')
+          .toUpperCase(),
+      );
       const risky = privileges.filter((privilege) => !HARMLESS_PRIVILEGES.has(privilege));
       if (risky.length > 0) writable.push(`${risky.join(', ')} ON ${match[2]}`);
     }
@@ -208,11 +232,15 @@ export const mysqlDriver: DialectDriver = {
     connection.on('error', onEarlyError);
     try {
       await call<void>((callback) => connection.connect(callback as never));
-      const [versionRow] = await call<{ version: string }[]>((callback) => connection.query('SELECT VERSION() AS version', callback as never));
+      const [versionRow] = await call<{ version: string }[]>((callback) =>
+        connection.query('SELECT VERSION() AS version', callback as never),
+      );
       const mariadb = /mariadb/i.test(versionRow?.version ?? '');
       const seconds = config.statementTimeoutSeconds;
       // MariaDB's max_statement_time covers every statement; MySQL's max_execution_time only SELECT.
-      const timeout = mariadb ? `max_statement_time = ${seconds}` : `max_execution_time = ${Math.round(seconds * 1000)}`;
+      const timeout = mariadb
+        ? `max_statement_time = ${seconds}`
+        : `max_execution_time = ${Math.round(seconds * 1000)}`;
       // Read-only mode: the session's transactions are read-only (which, unlike a START
       // TRANSACTION READ ONLY, also stops DDL, whose implicit commit would end such a
       // transaction), and autocommit is off, so every statement runs inside one of them until

@@ -28,7 +28,11 @@ export interface OracleConnectionLike {
 
 /** The part of the oracledb module rho uses. */
 export interface OracleModuleLike {
-  getConnection(attributes: { user?: string; password?: string; connectString?: string }): Promise<OracleConnectionLike>;
+  getConnection(attributes: {
+    user?: string;
+    password?: string;
+    connectString?: string;
+  }): Promise<OracleConnectionLike>;
   OUT_FORMAT_ARRAY: number;
   STRING?: unknown;
   DB_TYPE_DATE?: unknown;
@@ -69,15 +73,22 @@ class OracleConnection implements DriverConnection {
   private executeOptions(): Record<string, unknown> {
     const oracledb = this.oracledb;
     const asText = new Set<unknown>(
-      [oracledb.DB_TYPE_DATE, oracledb.DB_TYPE_TIMESTAMP, oracledb.DB_TYPE_TIMESTAMP_TZ, oracledb.DB_TYPE_TIMESTAMP_LTZ, oracledb.DB_TYPE_NUMBER, oracledb.DB_TYPE_CLOB, oracledb.DB_TYPE_NCLOB].filter(
-        (type) => type !== undefined,
-      ),
+      [
+        oracledb.DB_TYPE_DATE,
+        oracledb.DB_TYPE_TIMESTAMP,
+        oracledb.DB_TYPE_TIMESTAMP_TZ,
+        oracledb.DB_TYPE_TIMESTAMP_LTZ,
+        oracledb.DB_TYPE_NUMBER,
+        oracledb.DB_TYPE_CLOB,
+        oracledb.DB_TYPE_NCLOB,
+      ].filter((type) => type !== undefined),
     );
     return {
       outFormat: oracledb.OUT_FORMAT_ARRAY,
       resultSet: true,
       // Numbers, dates and LOBs as text: exact decimals, no time-zone shifts, no LOB handles.
-      fetchTypeHandler: (metaData: { dbType?: unknown }) => (asText.has(metaData.dbType) ? { type: oracledb.STRING } : undefined),
+      fetchTypeHandler: (metaData: { dbType?: unknown }) =>
+        asText.has(metaData.dbType) ? { type: oracledb.STRING } : undefined,
     };
   }
 
@@ -89,7 +100,10 @@ class OracleConnection implements DriverConnection {
     try {
       const result = await connection.execute(stripTerminator(sql), options.params ?? [], this.executeOptions());
       if (result.resultSet === undefined && result.metaData === undefined) {
-        return { hasResultSet: false, ...(result.rowsAffected === undefined ? {} : { affectedRows: result.rowsAffected }) };
+        return {
+          hasResultSet: false,
+          ...(result.rowsAffected === undefined ? {} : { affectedRows: result.rowsAffected }),
+        };
       }
       await sink.columns((result.metaData ?? []).map((column) => column.name));
       if (result.resultSet === undefined) {
@@ -119,12 +133,18 @@ class OracleConnection implements DriverConnection {
 
   async writeAccess(): Promise<string | undefined> {
     const reasons: string[] = [];
-    const privileges = await this.connection.execute('SELECT privilege FROM session_privs', [], { outFormat: this.oracledb.OUT_FORMAT_ARRAY });
+    const privileges = await this.connection.execute('SELECT privilege FROM session_privs', [], {
+      outFormat: this.oracledb.OUT_FORMAT_ARRAY,
+    });
     const risky = (privileges.rows ?? [])
       .map((row) => String(row[0]))
-      .filter((privilege) => /\b(CREATE|ALTER|DROP|INSERT|UPDATE|DELETE|EXECUTE ANY|GRANT|BECOME|SYSDBA|SYSOPER|LOCK ANY)\b/.test(privilege));
+      .filter((privilege) =>
+        /\b(CREATE|ALTER|DROP|INSERT|UPDATE|DELETE|EXECUTE ANY|GRANT|BECOME|SYSDBA|SYSOPER|LOCK ANY)\b/.test(privilege),
+      );
     if (risky.length > 0) reasons.push(`it has ${risky.slice(0, 8).join(', ')}${risky.length > 8 ? ', ...' : ''}`);
-    const owned = await this.connection.execute('SELECT COUNT(*) FROM user_tables', [], { outFormat: this.oracledb.OUT_FORMAT_ARRAY });
+    const owned = await this.connection.execute('SELECT COUNT(*) FROM user_tables', [], {
+      outFormat: this.oracledb.OUT_FORMAT_ARRAY,
+    });
     const count = Number(owned.rows?.[0]?.[0] ?? 0);
     if (count > 0) reasons.push(`it owns ${count} tables`);
     return reasons.length === 0 ? undefined : reasons.join('; ');

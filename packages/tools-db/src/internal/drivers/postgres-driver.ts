@@ -82,7 +82,7 @@ class PostgresConnection implements DriverConnection {
       } else {
         // A cursor costs one more round trip (its final Sync); a fast sink does not need one.
         let batch: unknown[][] & { columns?: { name: string }[] | null } = [];
-        const statement = (query as unknown as { statement?: { columns?: { name: string }[] | null } });
+        const statement = query as unknown as { statement?: { columns?: { name: string }[] | null } };
         result = await query.forEach((row) => {
           batch.push(row as unknown[]);
           if (batch.length >= ROW_BATCH_SIZE) {
@@ -105,10 +105,13 @@ class PostgresConnection implements DriverConnection {
         await sendColumns(final.columns);
         await sink.rows(final);
       }
-      const statementColumns = (query as unknown as { statement?: { columns?: { name: string }[] | null } }).statement?.columns;
+      const statementColumns = (query as unknown as { statement?: { columns?: { name: string }[] | null } }).statement
+        ?.columns;
       await sendColumns(final?.columns ?? statementColumns);
       const count = (result as unknown as { count?: number | null })?.count;
-      outcome = columnsSent ? { hasResultSet: true } : { hasResultSet: false, ...(typeof count === 'number' ? { affectedRows: count } : {}) };
+      outcome = columnsSent
+        ? { hasResultSet: true }
+        : { hasResultSet: false, ...(typeof count === 'number' ? { affectedRows: count } : {}) };
       await begin;
     } catch (error) {
       // Let a batch still being written finish before the caller cleans up after the error.
@@ -126,7 +129,9 @@ class PostgresConnection implements DriverConnection {
         this.reset = Promise.all([rollback, discard]).then(
           () => undefined,
           (error: unknown) => {
-            this.broken = Object.assign(new Error(`the session could not be reset (${(error as Error).message})`), { code: 'CONNECTION_CLOSED' });
+            this.broken = Object.assign(new Error(`the session could not be reset (${(error as Error).message})`), {
+              code: 'CONNECTION_CLOSED',
+            });
             void this.close();
           },
         );
@@ -149,7 +154,9 @@ class PostgresConnection implements DriverConnection {
       // An aggregate is always marked immutable, whatever its support functions are: it takes
       // the worst volatility of its transition, final, combine and (de)serial functions
       // ('i' < 's' < 'v', so the greatest letter is the worst).
-      this.sql.unsafe(`SELECT n.nspname, p.proname, GREATEST(p.provolatile::text, COALESCE(agg.vol, 'i')), l.lanname, l.lanpltrusted
+      this.sql
+        .unsafe(
+          `SELECT n.nspname, p.proname, GREATEST(p.provolatile::text, COALESCE(agg.vol, 'i')), l.lanname, l.lanpltrusted
         FROM pg_catalog.pg_proc p
         JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
         JOIN pg_catalog.pg_language l ON l.oid = p.prolang
@@ -157,19 +164,30 @@ class PostgresConnection implements DriverConnection {
             CROSS JOIN LATERAL unnest(ARRAY[a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn, a.aggdeserialfn,
               a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::oid[]) AS s(fn)
             JOIN pg_catalog.pg_proc f ON f.oid = s.fn
-            GROUP BY a.aggfnoid) agg ON agg.aggfnoid = p.oid`).values(),
-      this.sql.unsafe(`SELECT pg_catalog.array_to_string(pg_catalog.current_schemas(true), ','), pg_catalog.current_setting('standard_conforming_strings')`).values(),
+            GROUP BY a.aggfnoid) agg ON agg.aggfnoid = p.oid`,
+        )
+        .values(),
+      this.sql
+        .unsafe(
+          `SELECT pg_catalog.array_to_string(pg_catalog.current_schemas(true), ','), pg_catalog.current_setting('standard_conforming_strings')`,
+        )
+        .values(),
     ]);
-    const rows: SqlFunctionRow[] = (functions as unknown as [string, string, string, string, boolean][]).map(([schema, name, volatility, language, trusted]) => ({
-      schema,
-      name,
-      volatility: volatility === 'i' || volatility === 's' ? volatility : 'v',
-      language,
-      trusted,
-    }));
-    const [path, conforming] = ((settings as unknown as [string, string][])[0] ?? ['', 'off']);
+    const rows: SqlFunctionRow[] = (functions as unknown as [string, string, string, string, boolean][]).map(
+      ([schema, name, volatility, language, trusted]) => ({
+        schema,
+        name,
+        volatility: volatility === 'i' || volatility === 's' ? volatility : 'v',
+        language,
+        trusted,
+      }),
+    );
+    const [path, conforming] = (settings as unknown as [string, string][])[0] ?? ['', 'off'];
     return {
-      functions: buildFunctionCatalog(rows, path.split(',').filter((schema) => schema !== '')),
+      functions: buildFunctionCatalog(
+        rows,
+        path.split(',').filter((schema) => schema !== ''),
+      ),
       standardConformingStrings: conforming === 'on',
     };
   }
@@ -235,7 +253,12 @@ export const postgresDriver: DialectDriver = {
       },
       connection,
       types: {
-        dateTimeText: { to: 1184, from: DATE_TIME_OIDS, serialize: (value: unknown) => String(value), parse: (value: string) => value },
+        dateTimeText: {
+          to: 1184,
+          from: DATE_TIME_OIDS,
+          serialize: (value: unknown) => String(value),
+          parse: (value: string) => value,
+        },
       },
     });
     try {

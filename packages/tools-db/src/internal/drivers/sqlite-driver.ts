@@ -37,7 +37,9 @@ class SqliteConnection implements DriverConnection {
     // better-sqlite3 reports sqlite3_stmt_readonly; node:sqlite cannot, and relies on the
     // read-only connection and query_only (below) alone.
     if (options.readonly && statement.readonly === false) {
-      throw new StatementError('the statement would write to the database; only read-only statements run in read-only mode');
+      throw new StatementError(
+        'the statement would write to the database; only read-only statements run in read-only mode',
+      );
     }
     const params = options.params ?? [];
     if (!statement.reader) {

@@ -5,9 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { hasSecondStatement, openSqlite, sqliteEngine } from './sqlite-engine.js';
 import type { SqliteEngineName } from './sqlite-engine.js';
 
-const chinook = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test', 'fixtures', 'chinook', 'Chinook_Sqlite.sqlite');
+const chinook = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'test',
+  'fixtures',
+  'chinook',
+  'Chinook_Sqlite.sqlite',
+);
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-const available: SqliteEngineName[] = [...(major < 24 ? (['better-sqlite3'] as const) : []), ...(major > 22 || (major === 22 && minor >= 5) ? (['node:sqlite'] as const) : [])];
+const available: SqliteEngineName[] = [
+  ...(major < 24 ? (['better-sqlite3'] as const) : []),
+  ...(major > 22 || (major === 22 && minor >= 5) ? (['node:sqlite'] as const) : []),
+];
 
 describe('sqliteEngine', () => {
   it('uses better-sqlite3 before Node 24 and node:sqlite from Node 24 on', () => {
@@ -38,7 +50,10 @@ describe.each(available)('the %s engine', (engine) => {
     const statement = database.prepare('SELECT ArtistId, Name FROM Artist ORDER BY ArtistId LIMIT 2');
     expect(statement.reader).toBe(true);
     expect(statement.columns()).toEqual(['ArtistId', 'Name']);
-    expect([...statement.iterate([])]).toEqual([[1n, 'AC/DC'], [2n, 'Accept']]);
+    expect([...statement.iterate([])]).toEqual([
+      [1n, 'AC/DC'],
+      [2n, 'Accept'],
+    ]);
     database.close();
   });
 
@@ -50,6 +65,8 @@ describe.each(available)('the %s engine', (engine) => {
   });
 
   it('refuses a missing file', async () => {
-    await expect(openSqlite('/nonexistent/db.sqlite', { readonly: true, fileMustExist: true, timeoutMs: 1000 }, engine)).rejects.toThrow();
+    await expect(
+      openSqlite('/nonexistent/db.sqlite', { readonly: true, fileMustExist: true, timeoutMs: 1000 }, engine),
+    ).rejects.toThrow();
   });
 });

@@ -46,13 +46,21 @@ export function sqliteEngine(version: string = process.versions.node): SqliteEng
 }
 
 /** Opens a database file with the engine of this Node version. */
-export async function openSqlite(path: string, options: OpenSqliteOptions, engine: SqliteEngineName = sqliteEngine()): Promise<SqliteDatabase> {
+export async function openSqlite(
+  path: string,
+  options: OpenSqliteOptions,
+  engine: SqliteEngineName = sqliteEngine(),
+): Promise<SqliteDatabase> {
   return engine === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite(path, options);
 }
 
 async function openBetterSqlite(path: string, options: OpenSqliteOptions): Promise<SqliteDatabase> {
   const module = await loadDriver<{ default: typeof BetterSqlite3 }>('better-sqlite3', 'SQLite');
-  const database = new module.default(path, { readonly: options.readonly, fileMustExist: options.fileMustExist, timeout: options.timeoutMs });
+  const database = new module.default(path, {
+    readonly: options.readonly,
+    fileMustExist: options.fileMustExist,
+    timeout: options.timeoutMs,
+  });
   database.defaultSafeIntegers(true);
   return {
     engine: 'better-sqlite3',
@@ -99,7 +107,9 @@ async function openNodeSqlite(path: string, options: OpenSqliteOptions): Promise
   }
   // A variable specifier: @types/node 20 does not know the module (it exists from Node 22.5).
   const specifier = 'node:sqlite';
-  const { DatabaseSync } = (await import(specifier)) as unknown as { DatabaseSync: new (path: string, options: Record<string, unknown>) => NodeDatabaseSync };
+  const { DatabaseSync } = (await import(specifier)) as unknown as {
+    DatabaseSync: new (path: string, options: Record<string, unknown>) => NodeDatabaseSync;
+  };
   const database = new DatabaseSync(path, { readOnly: options.readonly, timeout: options.timeoutMs });
   return {
     engine: 'node:sqlite',

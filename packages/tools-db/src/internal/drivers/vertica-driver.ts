@@ -8,7 +8,10 @@ import { ROW_BATCH_SIZE } from '../run-error.js';
 /** A vertica-nodejs query object: an event emitter of 'row', 'end' and 'error'. */
 export interface VerticaQueryLike {
   on(event: 'row', listener: (row: unknown[], result: { fields?: { name: string }[] }) => void): unknown;
-  on(event: 'end', listener: (result: { fields?: { name: string }[]; command?: string; rowCount?: number | null } | undefined) => void): unknown;
+  on(
+    event: 'end',
+    listener: (result: { fields?: { name: string }[]; command?: string; rowCount?: number | null } | undefined) => void,
+  ): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
@@ -113,7 +116,11 @@ class VerticaConnection implements DriverConnection {
         chain.then(() => {
           if (failed) return;
           if (columnsSent) resolve({ hasResultSet: true });
-          else resolve({ hasResultSet: false, ...(typeof result?.rowCount === 'number' ? { affectedRows: result.rowCount } : {}) });
+          else
+            resolve({
+              hasResultSet: false,
+              ...(typeof result?.rowCount === 'number' ? { affectedRows: result.rowCount } : {}),
+            });
         }, fail);
       });
     });
@@ -128,9 +135,13 @@ class VerticaConnection implements DriverConnection {
    * and UDxs, `v_catalog.user_functions`) are read so that a VOLATILE one is refused.
    */
   async serverContext(): Promise<SqlServerContext> {
-    const result = await this.client.query('SELECT schema_name, function_name, volatility FROM v_catalog.user_functions');
+    const result = await this.client.query(
+      'SELECT schema_name, function_name, volatility FROM v_catalog.user_functions',
+    );
     const rows: SqlFunctionRow[] = result.rows.map((row) => {
-      const [schema, name, volatility] = (Array.isArray(row) ? row : Object.values(row)).map((value) => String(value ?? ''));
+      const [schema, name, volatility] = (Array.isArray(row) ? row : Object.values(row)).map((value) =>
+        String(value ?? ''),
+      );
       const level = (volatility ?? '').toUpperCase();
       return {
         schema: (schema ?? '').toLowerCase(),
@@ -183,7 +194,9 @@ export function createVerticaDriver(load: VerticaModuleLoader = loadVertica): Di
       await client.connect();
       try {
         // RUNTIMECAP is Vertica's per-statement time limit for the session.
-        await client.query(`SET SESSION RUNTIMECAP '${Math.max(1, Math.round(config.statementTimeoutSeconds))} SECONDS'`);
+        await client.query(
+          `SET SESSION RUNTIMECAP '${Math.max(1, Math.round(config.statementTimeoutSeconds))} SECONDS'`,
+        );
         if (settings.readonly) await client.query(READ_ONLY_SESSION);
       } catch (error) {
         await client.end().catch(() => undefined);
@@ -192,7 +205,8 @@ export function createVerticaDriver(load: VerticaModuleLoader = loadVertica): Di
       return new VerticaConnection(vertica, client);
     },
     listTables(pattern, schema) {
-      const schemaFilter = schema === undefined ? "table_schema NOT IN ('v_catalog', 'v_monitor', 'v_internal')" : 'table_schema = $2';
+      const schemaFilter =
+        schema === undefined ? "table_schema NOT IN ('v_catalog', 'v_monitor', 'v_internal')" : 'table_schema = $2';
       return {
         sql: `SELECT table_schema, table_name, CASE WHEN is_temp_table THEN 'TEMP' ELSE 'TABLE' END AS table_type FROM v_catalog.tables
               WHERE table_name ILIKE $1 AND ${schemaFilter}
