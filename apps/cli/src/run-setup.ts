@@ -252,10 +252,7 @@ async function prepareLockedRun(
         ? 'ask'
         : 'none');
   // Tools withheld for want of an approver are named by the caller in one line with what to do
-  // (run-command's notice), not by the toolset's generic warning.
-  const toolsetWarning = (message: string) => {
-    if (!/ not offered: every call of .* nobody can approve in this run/.test(message)) hooks.onWarning?.(message);
-  };
+  // (run-command's notice, from `withheld`), not by the toolset's generic warning.
   const toolset = await buildToolset({
     profile,
     workingDir,
@@ -263,10 +260,11 @@ async function prepareLockedRun(
     env,
     toolPackages,
     approvals,
+    onWithheld: () => {},
     ...(hooks.onWarning === undefined
       ? {}
       : {
-          onWarning: toolsetWarning,
+          onWarning: hooks.onWarning,
           onDatabaseWarning: (warning: { message: string }) => hooks.onWarning?.(warning.message),
         }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),

@@ -29,6 +29,8 @@ export interface ToolSetup {
   onDatabaseWarning?: (warning: DatabaseWarning) => void;
   /** Told about tools not offered and about restricted shell commands running without the sandbox or refused for want of one. */
   onWarning?: (message: string) => void;
+  /** Told which tools are not offered for want of an approver, instead of `onWarning` (the caller names them its own way). */
+  onWithheld?: (withheld: Toolset['withheld']) => void;
 }
 
 /** Notices already shown by this process (a REPL builds tools again on /resume). */
@@ -64,6 +66,7 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
     approvals: setup.approvals,
     // Said once per process: a REPL builds the toolset again on /resume.
     ...(setup.onWarning === undefined ? {} : { onWarning: onceEach(setup.onWarning) }),
+    ...(setup.onWithheld === undefined ? {} : { onWithheld: setup.onWithheld }),
     ...(setup.onDatabaseWarning === undefined ? {} : { onDatabaseWarning: setup.onDatabaseWarning }),
   });
 }

@@ -171,22 +171,7 @@ describe('packed packages', () => {
     });
     try {
       const main = join(app, 'node_modules', 'rho-example-embed', 'dist', 'main.js');
-      const output = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [main, 'How many words are in docs/notes.md?'], {
-          cwd: workingDir,
-          env: { PATH: process.env.PATH, OPENAI_BASE_URL: server.url },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+      const output = await runApp(main, 'How many words are in docs/notes.md?', workingDir, server.url);
       expect(output.stderr).toBe('');
       expect(output.code).toBe(0);
       expect(output.stdout.trim()).toBe('docs/notes.md has 6 words.');
@@ -289,23 +274,7 @@ describe('packed packages', () => {
     });
     try {
       const main = join(app, 'node_modules', 'rho-example-embed-agent', 'dist', 'main.js');
-      const output = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [main, 'Make clean remove build too, and note it.'], {
-          cwd: workingDir,
-          env: { PATH: process.env.PATH, OPENAI_BASE_URL: server.url },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-        child.stdin.end('y\n');
-      });
+      const output = await runApp(main, 'Make clean remove build too, and note it.', workingDir, server.url, 'y\n');
       expect(output.code, output.stderr).toBe(0);
       expect(output.stdout.trim()).toBe('Done.');
       // The developer profile asked before the edit with a dangerous pattern, and not before the plain write.
@@ -334,3 +303,30 @@ describe('packed packages', () => {
     }
   }, 600_000);
 });
+
+/** Runs a packed app's `main` on a task against the model at `baseUrl`, with `input` on stdin. */
+function runApp(
+  main: string,
+  task: string,
+  workingDir: string,
+  baseUrl: string,
+  input = '',
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, task], {
+      cwd: workingDir,
+      env: { PATH: process.env.PATH, OPENAI_BASE_URL: baseUrl },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}

@@ -10,7 +10,7 @@ export interface AgentOptions
     Omit<CoreAgentOptions, 'tools' | 'approvalPolicy'>,
     Pick<
       ToolsetOptions,
-      'sandbox' | 'env' | 'delegate' | 'approvals' | 'onWarning' | 'onDatabaseWarning' | 'databases'
+      'sandbox' | 'env' | 'delegate' | 'approvals' | 'onWarning' | 'onWithheld' | 'onDatabaseWarning' | 'databases'
     > {
   /**
    * The permission profile: a profile object or a built-in name (`readonly`, `developer`,
@@ -36,6 +36,7 @@ const TOOLSET_KEYS = [
   'delegate',
   'approvals',
   'onWarning',
+  'onWithheld',
   'onDatabaseWarning',
   'env',
 ] as const;
@@ -136,6 +137,7 @@ function toolsetOptions(options: Omit<AgentOptions, 'toolset' | 'profile'>): Omi
     ...(options.delegate === undefined ? {} : { delegate: options.delegate }),
     ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
     ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+    ...(options.onWithheld === undefined ? {} : { onWithheld: options.onWithheld }),
     ...(options.onDatabaseWarning === undefined ? {} : { onDatabaseWarning: options.onDatabaseWarning }),
     ...(options.tools === undefined || options.tools.length === 0
       ? {}

@@ -244,6 +244,17 @@ describe('createToolset: a tool the run can never use is not offered', () => {
     for (const approvals of ['ask', 'auto'] as const) {
       expect(names((await createToolset({ workingDir: tempDir(), approvals })).tools)).toContain('delegate');
     }
+    // An application that words it itself is told the list instead of the warning.
+    const told: string[][] = [];
+    const quiet: string[] = [];
+    await createToolset({
+      workingDir: tempDir(),
+      approvals: 'none',
+      onWarning: (message) => quiet.push(message),
+      onWithheld: (withheld) => told.push(withheld.map((tool) => tool.name)),
+    });
+    expect(told).toEqual([['bash', 'delegate']]);
+    expect(quiet.filter((message) => message.includes('not offered'))).toEqual([]);
   });
 
   it('keeps a tool that needs approval only for some arguments (developer bash), and withholds what always asks', async () => {

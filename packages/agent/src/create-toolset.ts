@@ -86,6 +86,11 @@ export interface ToolsetOptions {
   approvals?: ApprovalAvailability;
   /** Told what the application should show a person: tools not offered, a shell without its sandbox. Library code never prints. */
   onWarning?: (message: string) => void;
+  /**
+   * Told which tools are not offered because nobody can approve them (`approvals: 'none'`), for
+   * an application that says so in its own words; when given, `onWarning` is not told about them.
+   */
+  onWithheld?: (withheld: readonly WithheldTool[]) => void;
   /** Told once per alias when a read-only database session's account could write. */
   onDatabaseWarning?: (warning: DatabaseWarning) => void;
 }
@@ -309,7 +314,9 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
     if (reason === undefined) offered.push(tool);
     else withheld.push({ name: tool.name, reason });
   }
-  if (withheld.length > 0) {
+  if (withheld.length > 0 && options.onWithheld !== undefined) {
+    options.onWithheld(withheld);
+  } else if (withheld.length > 0) {
     const names = withheld.map((tool) => tool.name);
     const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
     options.onWarning?.(
