@@ -118,7 +118,9 @@ function buildParser(
     async (argv) => {
       // Loaded only when the command runs: the dashboard's server and page are not part of start-up.
       const { dashboardCommand } = await import('./commands/dashboard-command.js');
-      setExit(await dashboardCommand(argv as import('./commands/dashboard-command.js').DashboardArguments, terminal, env));
+      setExit(
+        await dashboardCommand(argv as import('./commands/dashboard-command.js').DashboardArguments, terminal, env),
+      );
     },
   );
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>

@@ -40,7 +40,11 @@ function random(seed) {
  * Writes `count` sessions under `base` (a `sessions` directory). Every tenth is a child of the
  * one before it; `turns` model calls each (default 3). Returns the ids.
  */
-export function writeSampleSessions(base, count, { turns = 3, start = Date.parse('2026-11-01T08:00:00Z'), spreadMs = 60_000, hostname = 'build-01' } = {}) {
+export function writeSampleSessions(
+  base,
+  count,
+  { turns = 3, start = Date.parse('2026-11-01T08:00:00Z'), spreadMs = 60_000, hostname = 'build-01' } = {},
+) {
   mkdirSync(base, { recursive: true });
   const ids = [];
   for (let index = 0; index < count; index += 1) {
@@ -71,25 +75,58 @@ export function writeSampleSessions(base, count, { turns = 3, start = Date.parse
       if (callCost !== null) cost += callCost;
       inputTotal += input;
       outputTotal += output;
-      push({ type: 'llm_end', model, input_tokens: input, output_tokens: output, cache_read_tokens: 0, reasoning_tokens: 0, cost_usd: callCost, duration_ms: duration });
+      push({
+        type: 'llm_end',
+        model,
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: callCost,
+        duration_ms: duration,
+      });
       const last = turn === turns - 1;
       if (last) {
-        push({ type: 'message', role: 'assistant', content: 'Done: the cause is a stale lock file; removing it in the build script fixes it.' });
+        push({
+          type: 'message',
+          role: 'assistant',
+          content: 'Done: the cause is a stale lock file; removing it in the build script fixes it.',
+        });
         break;
       }
       const [tool, meanMs, failRate] = TOOLS[Math.floor(next() * TOOLS.length)];
       const callId = `call_${turn}`;
-      push({ type: 'message', role: 'assistant', content: 'Looking.', tool_calls: [{ id: callId, type: 'function', function: { name: tool, arguments: '{"path":"."}' } }] });
+      push({
+        type: 'message',
+        role: 'assistant',
+        content: 'Looking.',
+        tool_calls: [{ id: callId, type: 'function', function: { name: tool, arguments: '{"path":"."}' } }],
+      });
       push({ type: 'tool_start', tool_call_id: callId, tool_name: tool, tool_args: { path: '.' } });
       const toolMs = Math.round(meanMs * (0.3 + next() * 1.4));
       time += toolMs;
       const success = next() > failRate;
       push({ type: 'tool_end', tool_call_id: callId, tool_name: tool, success, duration_ms: toolMs });
-      push({ type: 'message', role: 'tool', tool_call_id: callId, content: success ? 'build.log\nsrc\npackage.json' : 'Error: permission denied' });
+      push({
+        type: 'message',
+        role: 'tool',
+        tool_call_id: callId,
+        content: success ? 'build.log\nsrc\npackage.json' : 'Error: permission denied',
+      });
       context += 400 + Math.round(next() * 1200);
       time += 50;
     }
-    push({ type: 'run_end', status: 'completed', usage: { input_tokens: inputTotal, output_tokens: outputTotal, cached_tokens: 0, reasoning_tokens: 0, cost_usd: inPrice === null ? null : cost } });
+    push({
+      type: 'run_end',
+      status: 'completed',
+      usage: {
+        input_tokens: inputTotal,
+        output_tokens: outputTotal,
+        cached_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: inPrice === null ? null : cost,
+      },
+    });
     writeFileSync(join(directory, 'trace.jsonl'), `${lines.join('\n')}\n`);
     const meta = {
       id,

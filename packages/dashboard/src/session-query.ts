@@ -20,7 +20,8 @@ export function querySessions(sessions: readonly DashboardSession[], query: Sess
       (search === '' || searchText(session).includes(search)),
   );
   const compare = comparator(query.sort ?? 'startedAt', query.order ?? 'desc');
-  const ordered = query.tree === false
+  const ordered =
+    query.tree === false
       ? matching.sort(compare).map((session) => ({ ...session, depth: 0 }))
       : treeOrder(matching, compare);
   const offset = Math.max(0, Math.floor(query.offset ?? 0));

@@ -31,13 +31,15 @@ export function Chart({ options, data, id }: ChartProps) {
       plot.current = null;
     };
     // The options are fixed for a chart's life; data changes go through setData below.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   useEffect(() => {
     plot.current?.setData(data);
   }, [data]);
   return <div class="chart" data-chart={id} ref={container} />;
 }
+
+/** A y scale from zero to a little above the largest value (bars and sizes start at zero). */
+export const fromZero: uPlot.Scale = { range: (_self, _min, max) => [0, max > 0 ? max * 1.1 : 1] };
 
 /** A uPlot bar drawing path. */
 export function bars(): uPlot.Series.PathBuilder {

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { getJson } from './api.js';
-import { bars, Chart } from './chart.js';
+import { bars, Chart, fromZero } from './chart.js';
 import { compact, usd } from './format.js';
 
 interface Bucket {
@@ -101,6 +101,8 @@ export function CostsPage() {
             data={daily}
             options={{
               height: 220,
+              // Half a day either side, so the first and last bars are whole.
+              scales: { x: { range: (_self, min, max) => [min - 43_200, max + 43_200] }, y: fromZero },
               series: [{}, { label: 'cost USD', stroke: '#2563eb', fill: '#2563eb88', paths: bars() }],
             }}
           />
@@ -111,7 +113,11 @@ export function CostsPage() {
           <h2>By model</h2>
           <BarList
             label="cost by model"
-            rows={costs.byModel.map((bucket) => ({ key: bucket.key, value: bucket.costUsd, text: usd(bucket.costUsd) }))}
+            rows={costs.byModel.map((bucket) => ({
+              key: bucket.key,
+              value: bucket.costUsd,
+              text: usd(bucket.costUsd),
+            }))}
           />
           {table('Model', costs.byModel)}
         </div>
@@ -119,7 +125,11 @@ export function CostsPage() {
           <h2>By profile</h2>
           <BarList
             label="cost by profile"
-            rows={costs.byProfile.map((bucket) => ({ key: bucket.key, value: bucket.costUsd, text: usd(bucket.costUsd) }))}
+            rows={costs.byProfile.map((bucket) => ({
+              key: bucket.key,
+              value: bucket.costUsd,
+              text: usd(bucket.costUsd),
+            }))}
           />
           {table('Profile', costs.byProfile)}
         </div>

@@ -113,7 +113,12 @@ export class SessionModel {
         return;
       }
       case 'tool_blocked':
-        this.markers.push({ kind: 'blocked', at, turn: this.turns.length, text: `${text('tool_name')} refused: ${text('reason')}` });
+        this.markers.push({
+          kind: 'blocked',
+          at,
+          turn: this.turns.length,
+          text: `${text('tool_name')} refused: ${text('reason')}`,
+        });
         return;
       case 'compact':
         this.markers.push({
@@ -122,7 +127,10 @@ export class SessionModel {
           turn: this.turns.length,
           text: `Compacted (${text('trigger')}): ${number('tokens_before')} → ${number('tokens_after')} tokens`,
         });
-        this.entries.push({ role: 'compact', text: `Context compacted: ${number('tokens_before')} → ${number('tokens_after')} tokens` });
+        this.entries.push({
+          role: 'compact',
+          text: `Context compacted: ${number('tokens_before')} → ${number('tokens_after')} tokens`,
+        });
         return;
       case 'directive':
         this.markers.push({ kind: 'directive', at, turn: this.turns.length, text: `Directive: ${text('text')}` });

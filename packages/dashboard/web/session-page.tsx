@@ -1,8 +1,9 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import type { Session, TraceRecord } from './api.js';
 import { sendControl } from './api.js';
-import { bars, Chart, markers } from './chart.js';
+import { bars, Chart, fromZero, markers } from './chart.js';
 import { age, compact, duration, usd } from './format.js';
 import type { Marker, Span } from './session-model.js';
 import { SessionModel } from './session-model.js';
@@ -22,9 +23,14 @@ export function SessionPage({ id }: { id: string }) {
     let frame = 0;
     source.addEventListener('open', () => setConnection('live'));
     source.addEventListener('error', () => setConnection('reconnecting'));
-    source.addEventListener('session', (event) => setSession(JSON.parse((event as MessageEvent<string>).data) as Session));
+    source.addEventListener('session', (event) =>
+      setSession(JSON.parse((event as MessageEvent<string>).data) as Session),
+    );
     source.addEventListener('records', (event) => {
-      const { from, records } = JSON.parse((event as MessageEvent<string>).data) as { from: number; records: TraceRecord[] };
+      const { from, records } = JSON.parse((event as MessageEvent<string>).data) as {
+        from: number;
+        records: TraceRecord[];
+      };
       // After a reconnect the server replays from the start: skip what is already here.
       for (let index = Math.max(0, model.current.records - from); index < records.length; index += 1)
         model.current.add(records[index]!);
@@ -47,35 +53,25 @@ export function SessionPage({ id }: { id: string }) {
     <section class="session">
       <div class="session-head">
         <h1 class="mono">{id}</h1>
-        <span class={`status status-${session?.status ?? 'unknown'}`} data-testid="session-status" title={session?.statusReason}>
+        <span
+          class={`status status-${session?.status ?? 'unknown'}`}
+          data-testid="session-status"
+          title={session?.statusReason}
+        >
           {session?.status ?? '…'}
         </span>
         <span class={`connection connection-${connection}`}>{connection}</span>
       </div>
       {session !== undefined && (
         <dl class="facts">
-          <dt>Model</dt>
-          <dd>{session.model ?? '-'}</dd>
-          <dt>Profile</dt>
-          <dd>{session.profile ?? '-'}</dd>
-          <dt>Host</dt>
-          <dd>{session.hostname ?? '-'}</dd>
-          <dt>Started</dt>
-          <dd title={session.startedAt}>{age(session.startedAt)} ago</dd>
-          <dt>Tokens</dt>
-          <dd>
-            {compact(session.inputTokens)} in, {compact(session.outputTokens)} out
-          </dd>
-          <dt>Cost</dt>
-          <dd>{usd(session.costUsd)}</dd>
-          {session.parentId !== undefined && (
-            <>
-              <dt>Parent</dt>
-              <dd>
-                <a href={`#/session/${encodeURIComponent(session.parentId)}`}>{session.parentId}</a>
-              </dd>
-            </>
-          )}
+          {fact('Model', session.model ?? '-')}
+          {fact('Profile', session.profile ?? '-')}
+          {fact('Host', session.hostname ?? '-')}
+          {fact('Started', `${age(session.startedAt)} ago`)}
+          {fact('Tokens', `${compact(session.inputTokens)} in, ${compact(session.outputTokens)} out`)}
+          {fact('Cost', usd(session.costUsd))}
+          {session.parentId !== undefined &&
+            fact('Parent', <a href={`#/session/${encodeURIComponent(session.parentId)}`}>{session.parentId}</a>)}
         </dl>
       )}
       <Controls id={id} status={session?.status} />
@@ -87,6 +83,15 @@ export function SessionPage({ id }: { id: string }) {
       <h2>Conversation</h2>
       <Conversation model={state} version={version} />
     </section>
+  );
+}
+
+function fact(label: string, value: ComponentChildren) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd>{value}</dd>
+    </div>
   );
 }
 
@@ -168,7 +173,11 @@ function Waterfall({ spans, markers: marks, version }: { spans: Span[]; markers:
   const scale = (time: number) => `${(((time - start) / (end - start)) * 100).toFixed(3)}%`;
   return (
     <div class="waterfall" data-testid="waterfall">
-      {spans.length > shown.length && <p class="empty">The last {WATERFALL_ROWS} of {spans.length} calls.</p>}
+      {spans.length > shown.length && (
+        <p class="empty">
+          The last {WATERFALL_ROWS} of {spans.length} calls.
+        </p>
+      )}
       <div class="waterfall-markers">
         {marks
           .filter((mark) => mark.at >= start && mark.kind !== 'status')
@@ -230,7 +239,7 @@ function TokenCharts({ model, version }: { model: SessionModel; version: number 
           data={tokens}
           options={{
             height: 200,
-            scales: { x: { time: false } },
+            scales: { x: { time: false }, y: fromZero },
             series: [
               { label: 'turn' },
               { label: 'input', stroke: '#2563eb', fill: '#2563eb88', paths: bars() },
@@ -247,7 +256,7 @@ function TokenCharts({ model, version }: { model: SessionModel; version: number 
           data={context}
           options={{
             height: 200,
-            scales: { x: { time: false } },
+            scales: { x: { time: false }, y: fromZero },
             series: [{ label: 'turn' }, { label: 'context tokens', stroke: '#dc2626', width: 2, fill: '#dc262622' }],
             plugins: [markers(marks)],
           }}
@@ -264,12 +273,16 @@ function Conversation({ model, version }: { model: SessionModel; version: number
   const shown = all || entries.length <= CONVERSATION_ENTRIES ? entries : entries.slice(-CONVERSATION_ENTRIES);
   return (
     <div class="conversation" data-testid="conversation">
-      {shown.length < entries.length && (
-        <button onClick={() => setAll(true)}>Show all {entries.length} entries</button>
-      )}
+      {shown.length < entries.length && <button onClick={() => setAll(true)}>Show all {entries.length} entries</button>}
       {shown.map((entry, index) => (
         <div class={`entry entry-${entry.role}${entry.directive === true ? ' entry-directive' : ''}`} key={index}>
-          <div class="entry-role">{entry.role === 'tool' ? `tool result: ${entry.tool ?? ''}` : entry.directive === true ? 'operator directive' : entry.role}</div>
+          <div class="entry-role">
+            {entry.role === 'tool'
+              ? `tool result: ${entry.tool ?? ''}`
+              : entry.directive === true
+                ? 'operator directive'
+                : entry.role}
+          </div>
           {entry.text !== '' && <pre class="entry-text">{entry.text}</pre>}
           {entry.calls?.map((call, callIndex) => (
             <pre class="entry-call" key={callIndex}>

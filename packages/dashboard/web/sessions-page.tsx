@@ -119,7 +119,12 @@ export function SessionsPage() {
           <thead>
             <tr>
               {COLUMNS.map(([key, label, className]) => (
-                <th key={key} class={className} onClick={() => sortBy(key)} aria-sort={sort === key ? `${order}ending` : undefined}>
+                <th
+                  key={key}
+                  class={className}
+                  onClick={() => sortBy(key)}
+                  aria-sort={sort === key ? `${order}ending` : undefined}
+                >
                   {label}
                   {sort === key ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
                 </th>

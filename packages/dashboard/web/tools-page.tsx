@@ -35,7 +35,10 @@ export function ToolsPage() {
       <div class="two">
         <div>
           <h2>Calls</h2>
-          <BarList label="calls by tool" rows={stats.tools.map((tool) => ({ key: tool.name, value: tool.calls, text: String(tool.calls) }))} />
+          <BarList
+            label="calls by tool"
+            rows={stats.tools.map((tool) => ({ key: tool.name, value: tool.calls, text: String(tool.calls) }))}
+          />
         </div>
         <div>
           <h2>Failure rate</h2>

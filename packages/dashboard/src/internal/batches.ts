@@ -3,9 +3,7 @@
  * on each time the follower has caught up with the file (its `onIdle`), so a page replaying a long
  * trace gets one message instead of thousands, and a live record is handed on as soon as it is read.
  */
-export function batches<T>(
-  start: (onIdle: () => boolean) => AsyncIterable<T>,
-): AsyncIterable<T[]> {
+export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): AsyncIterable<T[]> {
   return {
     async *[Symbol.asyncIterator]() {
       const ready: T[][] = [];

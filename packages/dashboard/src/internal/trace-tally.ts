@@ -41,7 +41,8 @@ export class TraceTally {
   update(): void {
     // One stat when nothing changed (the common case for a finished session).
     const before = statSync(this.path, { throwIfNoEntry: false });
-    if (before === undefined || (`${before.dev}:${before.ino}` === this.identity && before.size === this.offset)) return;
+    if (before === undefined || (`${before.dev}:${before.ino}` === this.identity && before.size === this.offset))
+      return;
     let fd: number;
     try {
       fd = openSync(this.path, 'r');
