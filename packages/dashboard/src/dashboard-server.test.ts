@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { SessionStore } from '@rho/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeSampleSessions } from '../scripts/sample-sessions.mjs';
 import { startScriptedRun, temporarySessions, waitFor } from '../test/support.js';
@@ -107,10 +108,27 @@ describe('dashboard server', () => {
     const byModel = await get('model=gpt-5&tree=0');
     expect(byModel.total).toBeGreaterThan(0);
     expect(byModel.rows.every((row) => row.model === 'gpt-5')).toBe(true);
-    const byTokens = await get('sort=tokens&order=asc&tree=0&limit=1000');
+    // Token counts come from the traces, read in the background after the first listing.
+    const byTokens = await waitFor('every trace read', async () => {
+      const page = await get('sort=tokens&order=asc&tree=0&limit=1000');
+      return page.rows.every((row) => row.inputTokens !== undefined) && page;
+    });
     const totals = byTokens.rows.map((row) => row.inputTokens! + row.outputTokens!);
     expect(totals).toEqual([...totals].sort((left, right) => left - right));
     expect(first.facets.models).toEqual(['claude-sonnet-4', 'gpt-5', 'gpt-5-mini', 'qwen3-32b']);
+  });
+
+  it('shows a session created after the first listing within a second, without listing everything again', async () => {
+    const base = temporarySessions();
+    writeSampleSessions(base, 3);
+    server = await startDashboard({
+      source: createFileSource(base, { refreshMs: 100, listingRefreshMs: 3_600_000 }),
+    });
+    const ids = async () =>
+      (JSON.parse((await call('/api/sessions', { headers: bearer() })).body) as SessionPage).rows.map((row) => row.id);
+    expect(await ids()).toHaveLength(3);
+    const { id } = new SessionStore(base).create({ model: 'gpt-4o-mini' });
+    await waitFor('the new session listed', async () => (await ids()).includes(id));
   });
 
   it('sums costs by model, profile and day, and tool calls, failures and latency', async () => {

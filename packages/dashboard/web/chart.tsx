@@ -41,6 +41,11 @@ export function Chart({ options, data, id }: ChartProps) {
 /** A y scale from zero to a little above the largest value (bars and sizes start at zero). */
 export const fromZero: uPlot.Scale = { range: (_self, _min, max) => [0, max > 0 ? max * 1.1 : 1] };
 
+/** Axes with room for the y labels, which are written short (20K, 1.5M). */
+export function axes(format: (value: number) => string): uPlot.Axis[] {
+  return [{}, { size: 72, values: (_self, splits) => splits.map((value) => format(value)) }];
+}
+
 /** A uPlot bar drawing path. */
 export function bars(): uPlot.Series.PathBuilder {
   return uPlot.paths.bars!({ size: [0.6, 60] });

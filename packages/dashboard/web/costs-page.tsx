@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { getJson } from './api.js';
-import { bars, Chart, fromZero } from './chart.js';
+import { axes, bars, Chart, fromZero } from './chart.js';
 import { compact, usd } from './format.js';
 
 interface Bucket {
@@ -103,6 +103,9 @@ export function CostsPage() {
               height: 220,
               // Half a day either side, so the first and last bars are whole.
               scales: { x: { range: (_self, min, max) => [min - 43_200, max + 43_200] }, y: fromZero },
+              axes: axes((value) =>
+                value === 0 ? '$0' : value < 0.01 ? `$${value.toPrecision(1)}` : `$${value.toFixed(2)}`,
+              ),
               series: [{}, { label: 'cost USD', stroke: '#2563eb', fill: '#2563eb88', paths: bars() }],
             }}
           />

@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import type { Session, TraceRecord } from './api.js';
 import { sendControl } from './api.js';
-import { bars, Chart, fromZero, markers } from './chart.js';
+import { axes, bars, Chart, fromZero, markers } from './chart.js';
 import { age, compact, duration, usd } from './format.js';
 import type { Marker, Span } from './session-model.js';
 import { SessionModel } from './session-model.js';
@@ -168,9 +168,9 @@ function Waterfall({ spans, markers: marks, version }: { spans: Span[]; markers:
   void version;
   if (shown.length === 0) return <p class="empty">No model or tool calls yet.</p>;
   const now = Date.now();
+  const axis = timeAxis(shown, now);
+  const scale = (time: number) => `${(axis.position(time) * 100).toFixed(3)}%`;
   const start = shown[0]!.start;
-  const end = Math.max(...shown.map((span) => span.end ?? now), start + 1);
-  const scale = (time: number) => `${(((time - start) / (end - start)) * 100).toFixed(3)}%`;
   return (
     <div class="waterfall" data-testid="waterfall">
       {spans.length > shown.length && (
@@ -185,6 +185,11 @@ function Waterfall({ spans, markers: marks, version }: { spans: Span[]; markers:
             <span key={index} class={`mark mark-${mark.kind}`} style={{ left: scale(mark.at) }} title={mark.text} />
           ))}
       </div>
+      {axis.gaps > 0 && (
+        <p class="empty">
+          {axis.gaps} idle {axis.gaps === 1 ? 'gap' : 'gaps'} (between runs, or waiting) shortened.
+        </p>
+      )}
       {shown.map((span, index) => (
         <div class={`span span-${span.kind}${span.ok ? '' : ' span-failed'}`} key={index}>
           <span class="span-label" title={span.detail}>
@@ -194,7 +199,10 @@ function Waterfall({ spans, markers: marks, version }: { spans: Span[]; markers:
           <span class="span-track">
             <span
               class={`span-bar${span.end === undefined ? ' span-open' : ''}`}
-              style={{ left: scale(span.start), width: `max(2px, ${scale(start + (span.end ?? now) - span.start)})` }}
+              style={{
+                left: scale(span.start),
+                width: `max(2px, ${((axis.position(span.end ?? now) - axis.position(span.start)) * 100).toFixed(3)}%)`,
+              }}
             />
           </span>
           <span class="span-time">{span.end === undefined ? '…' : duration(span.end - span.start)}</span>
@@ -211,6 +219,38 @@ function Waterfall({ spans, markers: marks, version }: { spans: Span[]; markers:
       </ul>
     </div>
   );
+}
+
+/**
+ * The waterfall's time axis: linear, except that idle stretches (no call running) longer than a
+ * twentieth of the busy time, or 2 s, are shortened to that, so a session resumed an hour later
+ * still shows its calls rather than two slivers.
+ */
+function timeAxis(spans: readonly Span[], now: number): { position: (time: number) => number; gaps: number } {
+  const intervals = spans
+    .map((span) => [span.start, span.end ?? now] as const)
+    .sort((left, right) => left[0] - right[0]);
+  let busy = 0;
+  let reach = intervals[0]![0];
+  const idle: [number, number][] = [];
+  for (const [from, to] of intervals) {
+    if (from > reach) idle.push([reach, from]);
+    busy += Math.max(0, to - Math.max(from, reach));
+    reach = Math.max(reach, to);
+  }
+  const cap = Math.max(2000, busy / 20);
+  const cuts = idle.filter(([from, to]) => to - from > cap).map(([from, to]) => ({ from, to, cut: to - from - cap }));
+  const origin = intervals[0]![0];
+  const shifted = (time: number) => {
+    let removed = 0;
+    for (const { from, to, cut } of cuts) {
+      if (time >= to) removed += cut;
+      else if (time > from) removed += Math.max(0, time - from - cap);
+    }
+    return time - origin - removed;
+  };
+  const total = Math.max(1, shifted(reach));
+  return { position: (time: number) => Math.min(1, Math.max(0, shifted(time) / total)), gaps: cuts.length };
 }
 
 function TokenCharts({ model, version }: { model: SessionModel; version: number }) {
@@ -240,6 +280,7 @@ function TokenCharts({ model, version }: { model: SessionModel; version: number 
           options={{
             height: 200,
             scales: { x: { time: false }, y: fromZero },
+            axes: axes(compact),
             series: [
               { label: 'turn' },
               { label: 'input', stroke: '#2563eb', fill: '#2563eb88', paths: bars() },
@@ -257,6 +298,7 @@ function TokenCharts({ model, version }: { model: SessionModel; version: number 
           options={{
             height: 200,
             scales: { x: { time: false }, y: fromZero },
+            axes: axes(compact),
             series: [{ label: 'turn' }, { label: 'context tokens', stroke: '#dc2626', width: 2, fill: '#dc262622' }],
             plugins: [markers(marks)],
           }}
