@@ -8,6 +8,7 @@
 // - event-to-screen latency: a record appended to a session's trace until the open session page
 //   shows it (server-sent events from the trace follower).
 // Skipped (exit 0) when Chromium is not installed; RHO_CHROMIUM names another binary.
+/* global document -- the functions given to waitForFunction run in the page */
 import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -116,14 +116,14 @@ export interface ToolBucket {
   failures: number;
   /** Calls refused before running (`tool_blocked`). */
   blocked: number;
-  /** Mean duration in ms. */
-  meanMs: number;
   /** Median duration in ms. */
   p50Ms: number;
-  /** 95th percentile duration in ms. */
-  p95Ms: number;
-  /** Longest duration in ms. */
-  maxMs: number;
+  /** Mean duration in ms (undefined when the source does not know it). */
+  meanMs?: number;
+  /** 95th percentile duration in ms (undefined when the source does not know it). */
+  p95Ms?: number;
+  /** Longest duration in ms (undefined when the source does not know it). */
+  maxMs?: number;
 }
 
 /** Options of {@link DashboardSource.follow}. */

@@ -3,15 +3,17 @@ import { getJson } from './api.js';
 import { BarList } from './costs-page.js';
 import { duration } from './format.js';
 
+const maybe = (ms: number | undefined) => (ms === undefined ? '-' : duration(ms));
+
 interface Tool {
   name: string;
   calls: number;
   failures: number;
   blocked: number;
-  meanMs: number;
   p50Ms: number;
-  p95Ms: number;
-  maxMs: number;
+  meanMs?: number;
+  p95Ms?: number;
+  maxMs?: number;
 }
 
 /** Tool calls, failures and latency by tool. */
@@ -55,7 +57,11 @@ export function ToolsPage() {
       <h2>Latency</h2>
       <BarList
         label="p95 latency by tool"
-        rows={stats.tools.map((tool) => ({ key: tool.name, value: tool.p95Ms, text: `p95 ${duration(tool.p95Ms)}` }))}
+        rows={stats.tools.map((tool) =>
+          tool.p95Ms === undefined
+            ? { key: tool.name, value: tool.p50Ms, text: `p50 ${duration(tool.p50Ms)}` }
+            : { key: tool.name, value: tool.p95Ms, text: `p95 ${duration(tool.p95Ms)}` },
+        )}
       />
       <div class="table-wrap">
         <table>
@@ -78,10 +84,10 @@ export function ToolsPage() {
                 <td class="number">{tool.calls}</td>
                 <td class="number">{tool.failures}</td>
                 <td class="number">{tool.blocked}</td>
-                <td class="number">{duration(tool.meanMs)}</td>
+                <td class="number">{maybe(tool.meanMs)}</td>
                 <td class="number">{duration(tool.p50Ms)}</td>
-                <td class="number">{duration(tool.p95Ms)}</td>
-                <td class="number">{duration(tool.maxMs)}</td>
+                <td class="number">{maybe(tool.p95Ms)}</td>
+                <td class="number">{maybe(tool.maxMs)}</td>
               </tr>
             ))}
           </tbody>
