@@ -1,7 +1,11 @@
+/** Records per batch at most. */
+const MAX_BATCH = 2000;
+
 /**
  * Turns a record-by-record follower into batches: the records read since the last batch are handed
  * on each time the follower has caught up with the file (its `onIdle`), so a page replaying a long
- * trace gets one message instead of thousands, and a live record is handed on as soon as it is read.
+ * trace gets few messages instead of thousands (at most 2,000 records each), and a live record is
+ * handed on as soon as it is read.
  */
 export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): AsyncIterable<T[]> {
   return {
@@ -24,7 +28,11 @@ export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): 
         }
       };
       const pump = (async () => {
-        for await (const item of start(() => (flush(), false))) pending.push(item);
+        for await (const item of start(() => (flush(), false))) {
+          pending.push(item);
+          // A long trace replayed from the start goes out in pieces, not as one message.
+          if (pending.length >= MAX_BATCH) flush();
+        }
       })().then(
         () => {
           flush();
