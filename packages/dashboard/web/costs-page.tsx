@@ -20,10 +20,18 @@ interface Costs {
 }
 
 /** Horizontal bars, one per bucket, longest first. */
-export function BarList({ rows, label }: { rows: { key: string; value: number; text: string }[]; label: string }) {
+export function BarList({
+  rows,
+  label,
+  tone,
+}: {
+  rows: { key: string; value: number; text: string }[];
+  label: string;
+  tone?: 'danger';
+}) {
   const max = Math.max(...rows.map((row) => row.value), 0);
   return (
-    <div class="barlist" aria-label={label}>
+    <div class={`barlist${tone === undefined ? '' : ` barlist-${tone}`}`} aria-label={label}>
       {rows.map((row) => (
         <div class="barlist-row" key={row.key}>
           <span class="barlist-key">{row.key}</span>

@@ -46,6 +46,7 @@ export function ToolsPage() {
           <h2>Failure rate</h2>
           <BarList
             label="failures by tool"
+            tone="danger"
             rows={stats.tools.map((tool) => ({
               key: tool.name,
               value: tool.calls === 0 ? 0 : tool.failures / tool.calls,
