@@ -93,6 +93,11 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
   it('lists sessions with children under parents, searches, and follows a live run, pausing and cancelling it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
+    // Everything the page loads comes from the dashboard itself: no CDN, so it works offline.
+    const elsewhere: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(`${server.origin}/`)) elsewhere.push(request.url());
+    });
     await page.goto(server.url);
     expect(new URL(page.url()).search).toBe('');
     await page.waitForSelector(`tr[data-session="${run.id}"]`);
@@ -147,6 +152,7 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
       [...document.querySelectorAll('.entry-run')].some((node) => node.textContent?.includes('Run ended: cancelled')),
     );
     await screenshot(page, 'session');
+    expect(elsewhere).toEqual([]);
     await context.close();
   }, 180_000);
 
