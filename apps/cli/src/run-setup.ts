@@ -334,7 +334,9 @@ async function prepareLockedRun(
   let tracing: Awaited<ReturnType<typeof startOtel>> | undefined;
   if (otel !== undefined) {
     try {
-      tracing = await startOtel(otel, env, { ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }) });
+      tracing = await startOtel(otel, env, {
+        ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
+      });
     } catch (error) {
       await localClient?.close();
       await agent.close();

@@ -201,9 +201,11 @@ describe('rho --otel', () => {
     expect(await run(['--help'])).toBe(0);
     expect(await run(['--version'])).toBe(0);
     expect(await run(['--base-url', server.url, 'one'])).toBe(0);
-    expect(readFileSync(record, 'utf8').split('\n').filter((line) => /opentelemetry|@rho\/otel/.test(line))).toEqual(
-      [],
-    );
+    expect(
+      readFileSync(record, 'utf8')
+        .split('\n')
+        .filter((line) => /opentelemetry|@rho\/otel/.test(line)),
+    ).toEqual([]);
     expect(await run(['--otel', receiver.url, '--base-url', server.url, 'two'])).toBe(0);
     expect(readFileSync(record, 'utf8')).toMatch(/@rho\/otel/);
     expect(readFileSync(record, 'utf8')).toMatch(/@opentelemetry\/sdk-trace-base/);
