@@ -63,12 +63,16 @@ export class SessionIndex {
     return this.rows;
   }
 
-  /** One session by id, listing the directory again when it is not known yet (it may be new). */
+  /**
+   * One session by id. An id not known yet is looked for among the directory's new names (a stat
+   * of the directory, and a readdir only when it changed), never with a whole listing, so a page
+   * left open on a deleted session costs nothing.
+   */
   find(id: string): { session: DashboardSession; directory: string } | undefined {
     this.refresh();
     let entry = this.byId.get(id);
     if (entry === undefined) {
-      this.list();
+      this.discover(Date.now());
       entry = this.byId.get(id);
     }
     return entry === undefined ? undefined : { session: toDashboard(entry), directory: entry.session.directory };
