@@ -19,7 +19,9 @@ export async function probe(url = SHARED_URL): Promise<{ available: boolean; rea
     return { available: true, reason: '' };
   } catch (error) {
     if (serverRequired)
-      throw new Error(`PostgreSQL at ${url} is required (CI=true) but does not answer: ${String(error)}`);
+      throw new Error(`PostgreSQL at ${url} is required (CI=true) but does not answer: ${String(error)}`, {
+        cause: error,
+      });
     return { available: false, reason: `PostgreSQL at ${url} does not answer: ${(error as Error).message}` };
   } finally {
     await sql.end({ timeout: 0 }).catch(() => undefined);
