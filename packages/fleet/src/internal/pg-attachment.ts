@@ -101,6 +101,7 @@ export class PgAttachment implements SessionAttachment {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe();
+    this.control.detach();
     try {
       await this.mirrorInstance?.flush(options.timeoutMs ?? 5_000);
     } finally {

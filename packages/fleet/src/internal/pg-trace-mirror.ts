@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { StateObserver, TraceRecord } from '@rho/core';
 import type { Sql } from 'postgres';
 import type { FleetWarning, MirrorStats, TraceMirror } from '../types.js';
+import { withDeadline } from './pg-control-channel.js';
 
 /** Cumulative usage as the registry holds it. */
 export interface UsageRow {
@@ -31,6 +32,7 @@ export interface PgTraceMirrorOptions {
   warn: (warning: Omit<FleetWarning, 'sessionId'>) => void;
 }
 
+const WRITE_DEADLINE_MS = 15_000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
@@ -163,7 +165,15 @@ export class PgTraceMirror implements TraceMirror {
       }
       if (batch.length === 0 && !wasBehind) return;
       try {
-        if (batch.length > 0) await this.write(batch);
+        if (batch.length > 0) {
+          // A write that hangs (a server that died without closing the connection) counts as failed;
+          // sending the batch again is harmless (ON CONFLICT DO NOTHING).
+          const written = await withDeadline(
+            this.write(batch).then(() => true),
+            WRITE_DEADLINE_MS,
+          );
+          if (written !== true) throw new Error('the batch was not written');
+        }
       } catch {
         this.failures += 1;
         if (this.failures === 1)
