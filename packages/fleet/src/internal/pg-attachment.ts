@@ -38,7 +38,7 @@ export class PgAttachment implements SessionAttachment {
     private readonly options: AttachOptions,
   ) {
     this.control = new PgControlChannel(context.sql, info.id);
-    this.unsubscribe = context.signals.subscribe(info.id, () => void this.control.sync());
+    this.unsubscribe = context.signals.subscribe(info.id, (payload) => this.control.notified(payload));
   }
 
   get id(): string {

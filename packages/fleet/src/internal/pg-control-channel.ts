@@ -22,6 +22,7 @@ export class PgControlChannel implements ControlChannel {
   private cancel = false;
   private pause = false;
   private appliedSeq = 0;
+  private ackedSeq = 0;
   private syncing: Promise<void> | undefined;
   private again = false;
   /** Bumped by local changes (clearCancel): a row read before one is stale and is not applied. */
@@ -112,8 +113,11 @@ export class PgControlChannel implements ControlChannel {
     for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
       try {
         await this.sql.begin(async (sql) => {
-          await sql`update agent_registry set cancel_requested = false, updated_at = now()
-            where session_id = ${this.sessionId} and cancel_requested`;
+          const [row] = await sql<{ signal_seq: string }[]>`
+            update agent_registry set cancel_requested = false, updated_at = now()
+            where session_id = ${this.sessionId} returning signal_seq`;
+          // Notifications of signals up to here (a cancel cleared before it arrived) are stale.
+          if (row !== undefined) this.appliedSeq = Math.max(this.appliedSeq, Number(row.signal_seq));
           await sql`update signal_queue set acked_at = now()
             where session_id = ${this.sessionId} and kind = 'cancel' and acked_at is null`;
         });
@@ -175,6 +179,26 @@ export class PgControlChannel implements ControlChannel {
     return this.generation;
   }
 
+  /**
+   * A notification for this session (`<id> <kind> <seq>`, sent at the operator's commit), or
+   * `undefined` after the listener reconnected. A cancel, pause or resume newer than what was
+   * applied takes effect at once; then the row is read to confirm and acknowledge.
+   */
+  notified(payload: string | undefined): void {
+    const [, kind, seqText] = (payload ?? '').split(' ');
+    const seq = Number(seqText);
+    if (Number.isFinite(seq) && seq > this.appliedSeq && this.clearing === undefined) {
+      const before = { cancel: this.cancel, pause: this.pause };
+      if (kind === 'cancel') this.cancel = true;
+      else if (kind === 'pause') this.pause = true;
+      else if (kind === 'resume') this.pause = false;
+      if (kind !== 'directive') this.appliedSeq = seq;
+      if (before.cancel !== this.cancel || before.pause !== this.pause)
+        this.onChange?.({ cancel: this.cancel, pause: this.pause });
+    }
+    void this.sync();
+  }
+
   /** Applies a registry row read at `generation` (here or by the fleet's poll of every attached session). */
   async apply(row: ControlRow, generation: number): Promise<void> {
     const seq = Number(row.signal_seq);
@@ -186,10 +210,11 @@ export class PgControlChannel implements ControlChannel {
     this.cancel = cancel;
     this.pause = row.pause_requested;
     if (changed) this.onChange?.({ cancel: this.cancel, pause: this.pause });
-    if (seq > this.appliedSeq) {
+    if (seq > this.ackedSeq) {
+      this.appliedSeq = Math.max(this.appliedSeq, seq);
       await this.sql`update signal_queue set acked_at = now()
         where session_id = ${this.sessionId} and kind <> 'directive' and acked_at is null and seq <= ${seq}`;
-      this.appliedSeq = seq;
+      this.ackedSeq = Math.max(this.ackedSeq, seq);
     }
   }
 

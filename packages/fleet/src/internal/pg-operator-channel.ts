@@ -70,7 +70,8 @@ export class PgOperatorChannel implements OperatorChannel {
         where session_id = ${this.sessionId} returning signal_seq`;
       await sql`insert into signal_queue (session_id, seq, kind, payload)
         values (${this.sessionId}, ${updated!.signal_seq}, ${kind}, ${payload === undefined ? null : sql.json(payload)})`;
-      await sql`select pg_notify(${this.channel}, ${`${this.sessionId} ${kind}`})`;
+      // The agent applies the kind at once (it is committed when the NOTIFY arrives), then reads the row.
+      await sql`select pg_notify(${this.channel}, ${`${this.sessionId} ${kind} ${updated!.signal_seq}`})`;
       return 'requested' as const;
     }) as Promise<ControlOutcome>;
   }
