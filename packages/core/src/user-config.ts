@@ -6,7 +6,7 @@ import { ConfigError } from './errors.js';
 
 /**
  * The user's global configuration, `$RHO_HOME/config.yaml`. It holds settings that belong to the
- * person rather than to one agent: `mcp_servers` and `otel`. Keys this version does not know are
+ * person rather than to one agent: `mcp_servers`, `otel` and `fleet`. Keys this version does not know are
  * warnings, not errors, so a file written for a later version still loads.
  */
 export interface UserConfig {
@@ -22,6 +22,12 @@ export interface UserConfig {
   mcpServers?: Record<string, unknown>;
   /** OpenTelemetry export (`otel`); see {@link UserOtelConfig}. */
   otel?: UserOtelConfig;
+  /**
+   * The fleet database (`fleet: {url, schema, ...}`), as written (`${ENV}` references
+   * unresolved); `@rho/fleet`'s `resolveFleetConfig` validates it. An agent config's `fleet`, the
+   * `RHO_FLEET_URL` variable and the `--fleet` flag win over it.
+   */
+  fleet?: Record<string, unknown>;
   /** One sentence per problem that does not stop a run (an unknown key, with "did you mean"). */
   warnings: string[];
 }
@@ -37,7 +43,7 @@ export interface UserOtelConfig {
 }
 
 /** Every key `$RHO_HOME/config.yaml` knows, as written in YAML. */
-export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'otel'];
+export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'otel', 'fleet'];
 
 /** Names people reach for that mean a known key. */
 const KEY_ALIASES: Readonly<Record<string, string>> = {
@@ -45,6 +51,7 @@ const KEY_ALIASES: Readonly<Record<string, string>> = {
   mcpservers: 'mcp_servers',
   mcp_server: 'mcp_servers',
   servers: 'mcp_servers',
+  fleets: 'fleet',
 };
 
 /** The path of the global configuration file in `rhoHome` (see `rhoHome(env)`). */
@@ -81,6 +88,16 @@ export function parseUserConfig(document: unknown, path: string): UserConfig {
     } else if (key === 'otel') {
       if (value === null || value === undefined) continue;
       config.otel = parseOtelConfig(value, path, config.warnings);
+    } else if (key === 'fleet') {
+      if (value === null || value === undefined) continue;
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        throw new ConfigError({
+          message: `${path}: 'fleet' must be a mapping such as {url: 'postgres://rho@db/rho', schema: rho_fleet} (got ${JSON.stringify(value)}).`,
+          file: path,
+          field: 'fleet',
+        });
+      }
+      config.fleet = value as Record<string, unknown>;
     } else {
       const { suggestion } = suggestKey(key, USER_CONFIG_KEYS, KEY_ALIASES);
       config.warnings.push(
