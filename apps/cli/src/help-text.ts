@@ -13,6 +13,7 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
+  ['RHO_FLEET_URL', 'PostgreSQL of the fleet and the task queue (rho submit, tasks, worker, results)'],
   ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
   ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
@@ -28,6 +29,7 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --resume latest "and now the docs"', 'continue the newest session with a new task'],
   ['rho ps; rho watch ab12; rho kill ab12', 'list, follow and stop running agents'],
   ['rho --json "list the tables" | jq .type', 'every event as a JSON line, for scripts'],
+  ['rho submit -f tasks.jsonl; rho worker -j 4', 'queue tasks; run them on workers anywhere (--fleet URL)'],
 ];
 
 function wrap(text: string, width: number): string[] {

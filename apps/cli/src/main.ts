@@ -10,6 +10,7 @@ import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
+import { registerQueueCommands } from './commands/queue-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
 export async function main(
@@ -65,6 +66,10 @@ const SUBCOMMANDS = [
   'connect',
   'export',
   'policy',
+  'submit',
+  'tasks',
+  'worker',
+  'results',
 ];
 
 /**
@@ -103,6 +108,7 @@ function buildParser(
   registerExportCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
   registerMcpCommands(parser, terminal, env, setExit);
+  registerQueueCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(
