@@ -139,6 +139,13 @@ class PostgresTaskQueue implements TaskQueue {
         })),
         { db },
       );
+      // One transaction gives every job the same created_on; a microsecond apart each, equal
+      // priorities start in the order they were submitted.
+      await client.query(
+        `UPDATE ${store.schema}.job j SET created_on = j.created_on + (x.ord * interval '1 microsecond')
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, ord) WHERE j.id = x.id`,
+        [rows.map((row) => row.id)],
+      );
       await client.query(
         `INSERT INTO ${store.schema}.rho_task (id, queue, spec, labels, priority, state, deadline)
          SELECT x.id, x.queue, x.spec, x.labels, x.priority, 'queued', x.deadline

@@ -280,6 +280,7 @@ class Worker implements TaskWorker {
   private async ended(task: Running, result: TaskResult): Promise<void> {
     for (const timer of task.timers) clearTimeout(timer);
     result.host = this.host;
+    result.attempt = task.attempt;
     try {
       if (task.reason === 'handback') {
         await this.store.boss.fail(task.queue, task.id, { reason: 'handed back by a worker that was stopped' });

@@ -1,6 +1,6 @@
 import { ConfigError, RhoError } from '@rho/core';
-import pg from 'pg';
-import PgBoss from 'pg-boss';
+import type pg from 'pg';
+import type PgBoss from 'pg-boss';
 
 /** Prefix of the pg-boss queues tasks go to: `rho_tasks`, or `rho_tasks.<label>.<label>` (sorted). */
 export const QUEUE_PREFIX = 'rho_tasks';
@@ -39,7 +39,12 @@ export class QueueStore {
   readonly boss: PgBoss;
   private readonly url: string;
 
-  private constructor(options: StoreOptions, pool: pg.Pool, boss: PgBoss) {
+  private constructor(
+    options: StoreOptions,
+    pool: pg.Pool,
+    boss: PgBoss,
+    private readonly driver: typeof pg,
+  ) {
     this.schema = options.schema;
     this.channel = `${options.schema}_events`;
     this.pool = pool;
@@ -55,9 +60,13 @@ export class QueueStore {
         code: 'queue_schema_invalid',
       });
     }
-    const pool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 10_000 });
+    // The driver and pg-boss load when a queue is opened, not when @rho/queue is imported.
+    const [{ default: pgModule }, bossModule] = await Promise.all([import('pg'), import('pg-boss')]);
+    // pg-boss is CommonJS (`export =`): Node hands it over as the default export.
+    const PgBossClass = (bossModule as unknown as { default: typeof PgBoss }).default;
+    const pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 10_000 });
     pool.on('error', (error) => options.onError?.(error));
-    const boss = new PgBoss({
+    const boss = new PgBossClass({
       db: { executeSql: async (text: string, values?: unknown[]) => pool.query(text, values) },
       schema: options.schema,
       supervise: options.supervise,
@@ -68,7 +77,7 @@ export class QueueStore {
       archiveCompletedAfterSeconds: 86_400,
     });
     boss.on('error', (error: Error) => options.onError?.(error));
-    const store = new QueueStore(options, pool, boss);
+    const store = new QueueStore(options, pool, boss, pgModule);
     try {
       await pool.query('SELECT 1');
     } catch (error) {
@@ -159,7 +168,7 @@ export class QueueStore {
 
   /** A dedicated connection LISTENing on the queue's channel. */
   async listen(onMessage: (message: string) => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new this.driver.Client({ connectionString: this.url });
     client.on('error', onError);
     client.on('notification', (message) => {
       if (message.channel === this.channel) onMessage(message.payload ?? '');
