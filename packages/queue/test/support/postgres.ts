@@ -17,7 +17,8 @@ export async function postgresAvailable(): Promise<boolean> {
     await client.query('SELECT 1');
     return true;
   } catch (error) {
-    if (serverRequired) throw new Error(`PostgreSQL at ${POSTGRES_URL} is required (CI=true): ${String(error)}`);
+    if (serverRequired)
+      throw new Error(`PostgreSQL at ${POSTGRES_URL} is required (CI=true): ${String(error)}`, { cause: error });
     return false;
   } finally {
     await client.end().catch(() => undefined);
