@@ -86,10 +86,13 @@ export async function submitAction(argv: SubmitArguments, terminal: Terminal, en
     } catch (error) {
       throw new UsageError({ message: `Cannot read ${argv.file}: ${(error as Error).message}` });
     }
-    // Flags are defaults for every line; a line's own fields win.
+    // Flags are defaults for every line; a line's own fields win, and --label adds to its labels.
     const defaults = Object.fromEntries(Object.entries(fromFlags).filter(([, value]) => value !== undefined));
     tasks = parseTaskFile(text, argv.file).map((task, index) =>
-      parseTaskSpec({ ...defaults, ...task }, `${argv.file}:${index + 1}`),
+      parseTaskSpec(
+        { ...defaults, ...task, labels: [...(argv.label ?? []), ...(task.labels ?? [])] },
+        `${argv.file}:${index + 1}`,
+      ),
     );
   } else {
     if (prompt === '')
@@ -228,6 +231,8 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
     url,
     ...(schema === undefined ? {} : { schema }),
     concurrency: argv.concurrency,
+    // A container's host name means little: RHO_WORKER_HOST names the node in `rho tasks`.
+    ...(env.RHO_WORKER_HOST === undefined || env.RHO_WORKER_HOST === '' ? {} : { hostname: env.RHO_WORKER_HOST }),
     ...(argv.labels === undefined ? {} : { labels: argv.labels }),
     ...leaseFrom(argv.lease, env),
     ...(argv.poll === undefined ? {} : { pollSeconds: argv.poll }),
