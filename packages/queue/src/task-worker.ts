@@ -330,7 +330,11 @@ class Worker implements TaskWorker {
   private drained: (() => void) | undefined;
 
   async drain(graceSeconds: number): Promise<void> {
-    if (this.stopping) return this.stopped;
+    if (this.stopping) {
+      // Asked again (a second Ctrl+C): hand back now instead of waiting out the grace.
+      if (graceSeconds <= 0) for (const task of this.tasks.values()) this.stop(task, 'handback');
+      return this.stopped;
+    }
     this.stopping = true;
     this.wake();
     const allDone = () =>

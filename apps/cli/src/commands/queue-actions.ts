@@ -18,14 +18,14 @@ const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'ca
 
 /**
  * Where the queue lives: `--fleet`, `RHO_FLEET_URL`, or `fleet.url` in `$RHO_HOME/config.yaml`
- * (the fleet's PostgreSQL); its schema from `--queue-schema`, `RHO_QUEUE_SCHEMA`, `queue.schema`.
+ * (the fleet's PostgreSQL); its schema from `--queue-schema` or `RHO_QUEUE_SCHEMA` (default `rho_queue`).
  * A minimal reader of the fleet settings until `@rho/fleet`'s resolver is merged.
  */
 export function queueConnection(
   argv: QueueConnectionArguments,
   env: NodeJS.ProcessEnv,
 ): { url: string; schema?: string; fromFlag: boolean } {
-  let file: { fleet?: { url?: unknown }; queue?: { schema?: unknown } } = {};
+  let file: { fleet?: { url?: unknown } } = {};
   const path = join(rhoHome(env), 'config.yaml');
   try {
     file = (parseYaml(readFileSync(path, 'utf8')) ?? {}) as typeof file;
@@ -41,7 +41,7 @@ export function queueConnection(
         'No queue database: the queue lives in the fleet\'s PostgreSQL. Pass --fleet postgres://user@host/db, set RHO_FLEET_URL, or add "fleet: {url: ...}" to $RHO_HOME/config.yaml.',
     });
   }
-  const schema = text(argv.queueSchema) ?? text(env.RHO_QUEUE_SCHEMA) ?? text(file.queue?.schema);
+  const schema = text(argv.queueSchema) ?? text(env.RHO_QUEUE_SCHEMA);
   return { url, ...(schema === undefined ? {} : { schema }), fromFlag: text(argv.fleet) !== undefined };
 }
 

@@ -61,8 +61,7 @@ const connection = {
   },
   'queue-schema': {
     type: 'string',
-    describe:
-      "The queue's schema in that database (default: $RHO_QUEUE_SCHEMA, queue.schema in config.yaml, or rho_queue)",
+    describe: "The queue's schema in that database (default: $RHO_QUEUE_SCHEMA or rho_queue)",
   },
 } as const;
 
