@@ -190,6 +190,8 @@ class Worker implements TaskWorker {
     // Another worker took it first: look again at once.
     if (job === undefined) return true;
     const attempt = job.retryCount + 1;
+    // The job's lease was set by whoever submitted it: from now on it is this worker's.
+    await this.renewLease(queue, job.id);
     const claimed = await this.store.query<{ spec: TaskSpec; deadline: Date | null; state: TaskState }>(
       `UPDATE ${s}.rho_task SET state = 'running', attempt = $2, host = $3, worker_id = $4, session_id = NULL,
          started_at = now(), heartbeat_at = now(), finished_at = NULL, result = NULL
@@ -252,21 +254,31 @@ class Worker implements TaskWorker {
   private async heartbeat(task: Running): Promise<void> {
     const s = this.store.schema;
     try {
-      const job = await this.store.query(
-        `UPDATE ${s}.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
-         WHERE name = $1 AND id = $2 AND state = 'active'`,
-        [task.queue, task.id, this.lease],
-      );
+      const renewed = await this.renewLease(task.queue, task.id);
       const row = await this.store.query<{ state: TaskState; attempt: number }>(
         `UPDATE ${s}.rho_task SET heartbeat_at = now() WHERE id = $1 RETURNING state, attempt`,
         [task.id],
       );
       const state = row.rows[0];
       if (state?.state === 'cancelled') this.stop(task, 'cancelled');
-      else if (job.rowCount === 0 || state === undefined || state.attempt !== task.attempt) this.stop(task, 'lost');
+      else if (!renewed || state === undefined || state.attempt !== task.attempt) this.stop(task, 'lost');
     } catch (error) {
       this.options.onError?.(error as Error);
     }
+  }
+
+  /**
+   * Extends a running job's lease to a full lease from now. pg-boss 10 has no heartbeat of its own
+   * (12 does, on Node 22): its maintenance fails an active job once `started_on + expire_in` has
+   * passed, so the lease is renewed by moving `expire_in`. False when the job is no longer ours.
+   */
+  private async renewLease(queue: string, id: string): Promise<boolean> {
+    const { rowCount } = await this.store.query(
+      `UPDATE ${this.store.schema}.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
+       WHERE name = $1 AND id = $2 AND state = 'active'`,
+      [queue, id, this.lease],
+    );
+    return rowCount === 1;
   }
 
   private stop(task: Running, reason: StopReason): void {

@@ -1,5 +1,6 @@
 // The queue and its worker against a real PostgreSQL, with an in-process runner standing in for
 // the rho session (the CLI suite runs real `rho` processes on several simulated hosts).
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTaskQueue, createTaskWorker, parseTaskSpec } from '../src/index.js';
 import type { RunnableTask, TaskQueue, TaskResult, TaskRunner, TaskWorker } from '../src/index.js';
@@ -156,6 +157,34 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     }, 'done');
     await next.drain(0);
     expect(task).toMatchObject({ attempt: 2, result: { answer: 'finally', attempt: 2 } });
+  });
+
+  it("holds a task on the worker's lease, not the submitter's, from the moment it is taken", async () => {
+    const labels = ['lease'];
+    const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
+    const script = scriptedRunner();
+    const worker = await createTaskWorker({
+      url: POSTGRES_URL,
+      schema,
+      runner: script.runner,
+      labels,
+      leaseSeconds: 600,
+      pollSeconds: 0.2,
+    });
+    workers.push(worker);
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'running');
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const { rows } = await client.query<{ left: number }>(
+      `SELECT extract(epoch FROM started_on + expire_in - now())::float AS left FROM ${schema}.job WHERE id = $1`,
+      [id],
+    );
+    await client.end();
+    // Submitted with a 2 s lease; taken by a worker whose lease is 10 minutes.
+    expect(rows[0]!.left).toBeGreaterThan(60);
+    script.complete(id!, 'ok');
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'done', 'done');
+    await worker.drain(0);
   });
 
   it('refuses an unknown or ambiguous task id with a clear error', async () => {
