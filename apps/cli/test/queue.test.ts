@@ -259,7 +259,7 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
 
   it('expires a task whose deadline passes while it runs, and one that waits past its deadline', async () => {
     const [waiting] = await submit('--label', 'nobody', '--deadline', '1s', 'quick too late');
-    const [runs] = await submit('--label', 'pool', '--deadline', '4s', 'hold deadline');
+    const [runs] = await submit('--label', 'pool', '--deadline', '8s', 'hold deadline');
     await waitFor(async () => (await task(runs!)).state === 'running', 'running');
     const expired = await waitFor(async () => {
       const item = await task(runs!);

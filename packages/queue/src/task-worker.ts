@@ -93,6 +93,7 @@ class Worker implements TaskWorker {
   private wakeUp: (() => void) | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private resolveStopped!: () => void;
+  private looping: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: QueueStore,
@@ -120,7 +121,7 @@ class Worker implements TaskWorker {
       // Without notifications the worker still polls.
       this.options.onError?.(error as Error);
     }
-    void this.loop();
+    this.looping = this.loop();
   }
 
   private onNotification(message: string): void {
@@ -354,6 +355,8 @@ class Worker implements TaskWorker {
         if (this.tasks.size === 0) resolve();
         else this.drained = () => this.tasks.size === 0 && resolve();
       });
+    // A task being taken right now is started (and then drained like the others) before the count.
+    await this.looping;
     const grace = setTimeout(() => {
       for (const task of this.tasks.values()) this.stop(task, 'handback');
     }, graceSeconds * 1000);
