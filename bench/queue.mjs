@@ -7,7 +7,9 @@
 // 2. Queue: the N tasks submitted in one batch, run by 4 `rho worker` processes (concurrency 1
 //    each, every session its own `rho` process, as in production): wall time from submit to the
 //    last result, tasks per second, queue latency (submit to start, p50/p99, from the database's
-//    own clock), and the queue's overhead per task as a ratio to the direct run.
+//    own clock), and the queue's overhead per task as a ratio to the direct run; and the gap a
+//    worker leaves between two tasks (its own work per task), which does not depend on the load
+//    staying the same between the two phases.
 // 3. Pick-up latency: single tasks submitted to idle workers, one after another: submit to start
 //    (p50/p99), the latency a task sees when workers are free (LISTEN/NOTIFY wakes them).
 //
@@ -123,9 +125,19 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   const queueMs = performance.now() - started;
-  const latency = (await queue.list({ labels: ['batch'] })).map(
-    (task) => Date.parse(task.started_at) - Date.parse(task.submitted_at),
-  );
+  const batch = await queue.list({ labels: ['batch'] });
+  // The queue's own work per task on a worker: from one session's end to the next one's start on
+  // the same worker (record the result, complete the job, find, fetch and claim the next). Robust
+  // to the load varying between the direct and the queued phase, unlike the ratio.
+  const gaps = [];
+  const byWorker = new Map();
+  for (const task of batch) byWorker.set(task.worker_id, [...(byWorker.get(task.worker_id) ?? []), task]);
+  for (const tasks of byWorker.values()) {
+    const ordered = tasks.sort((a, b) => Date.parse(a.started_at) - Date.parse(b.started_at));
+    for (let index = 1; index < ordered.length; index += 1)
+      gaps.push(Date.parse(ordered[index].started_at) - Date.parse(ordered[index - 1].finished_at));
+  }
+  const latency = batch.map((task) => Date.parse(task.started_at) - Date.parse(task.submitted_at));
   console.log(
     `queue: queued   ${(queueMs / 1000).toFixed(1)} s, ${((TASKS * 1000) / queueMs).toFixed(1)} tasks/s, ${(queueMs / TASKS).toFixed(1)} ms/task (${counts.failed} failed)`,
   );
@@ -134,6 +146,10 @@ try {
   );
   console.log(
     `queue: overhead per task ${((queueMs - directMs) / TASKS).toFixed(1)} ms; ratio queue/direct ${(queueMs / directMs).toFixed(2)}x`,
+  );
+
+  console.log(
+    `queue: worker gap between tasks (result recorded -> next started) p50 ${percentile(gaps, 50).toFixed(0)} ms, p99 ${percentile(gaps, 99).toFixed(0)} ms, vs ${(directMs / TASKS).toFixed(0)} ms/task direct: ${((100 * percentile(gaps, 50)) / ((directMs * WORKERS) / TASKS)).toFixed(1)}% of a session`,
   );
 
   const pickups = [];
