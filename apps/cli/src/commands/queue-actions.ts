@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rhoHome } from '@rho/core';
+import { loadUserConfig, rhoHome } from '@rho/core';
 import type { TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
-import { parse as parseYaml } from 'yaml';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 import type {
@@ -17,37 +16,36 @@ import type {
 const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'cancelled', 'expired'];
 
 /**
- * Where the queue lives: `--fleet`, `RHO_FLEET_URL`, or `fleet.url` in `$RHO_HOME/config.yaml`
- * (the fleet's PostgreSQL); its schema from `--queue-schema` or `RHO_QUEUE_SCHEMA` (default `rho_queue`).
- * A minimal reader of the fleet settings until `@rho/fleet`'s resolver is merged.
+ * Where the queue lives: the fleet's PostgreSQL, as `@rho/fleet` resolves it (`--fleet`,
+ * `RHO_FLEET_URL`, `fleet.url` in `$RHO_HOME/config.yaml`, with `${ENV}` references); its schema
+ * from `--queue-schema` or `RHO_QUEUE_SCHEMA` (default `rho_queue`). The fleet's `ssl` mapping is
+ * for its own driver: the queue's (pg) takes TLS from the url (`?sslmode=require`).
  */
-export function queueConnection(
+export async function queueConnection(
   argv: QueueConnectionArguments,
   env: NodeJS.ProcessEnv,
-): { url: string; schema?: string; fromFlag: boolean } {
-  let file: { fleet?: { url?: unknown } } = {};
-  const path = join(rhoHome(env), 'config.yaml');
-  try {
-    file = (parseYaml(readFileSync(path, 'utf8')) ?? {}) as typeof file;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new UsageError({ message: `Cannot read ${path}: ${(error as Error).message}` });
-  }
-  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
-  const url = text(argv.fleet) ?? text(env.RHO_FLEET_URL) ?? text(file.fleet?.url);
-  if (url === undefined) {
+): Promise<{ url: string; schema?: string; fromFlag: boolean }> {
+  const { resolveFleetConfig } = await import('@rho/fleet');
+  const user = loadUserConfig(rhoHome(env));
+  const fleet = resolveFleetConfig({
+    ...(argv.fleet === undefined ? {} : { flag: argv.fleet }),
+    env,
+    ...(user.fleet === undefined ? {} : { userConfig: user.fleet }),
+  });
+  if (fleet === undefined) {
     throw new UsageError({
       message:
         'No queue database: the queue lives in the fleet\'s PostgreSQL. Pass --fleet postgres://user@host/db, set RHO_FLEET_URL, or add "fleet: {url: ...}" to $RHO_HOME/config.yaml.',
     });
   }
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
   const schema = text(argv.queueSchema) ?? text(env.RHO_QUEUE_SCHEMA);
-  return { url, ...(schema === undefined ? {} : { schema }), fromFlag: text(argv.fleet) !== undefined };
+  return { url: fleet.url, ...(schema === undefined ? {} : { schema }), fromFlag: fleet.source === 'flag' };
 }
 
 async function openQueue(argv: QueueConnectionArguments, env: NodeJS.ProcessEnv): Promise<TaskQueue> {
   const { createTaskQueue } = await import('@rho/queue');
-  const { url, schema } = queueConnection(argv, env);
+  const { url, schema } = await queueConnection(argv, env);
   return createTaskQueue({ url, ...(schema === undefined ? {} : { schema }), ...leaseFrom(undefined, env) });
 }
 
@@ -219,7 +217,7 @@ export async function resultsAction(
 /** `rho worker`: runs tasks until SIGTERM/SIGINT, then drains. */
 export async function workerAction(argv: WorkerArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const { createTaskWorker, createCliSessionRunner } = await import('@rho/queue');
-  const { url, schema, fromFlag } = queueConnection(argv, env);
+  const { url, schema, fromFlag } = await queueConnection(argv, env);
   if (!Number.isInteger(argv.concurrency) || argv.concurrency < 1)
     throw new UsageError({ message: `--concurrency must be a whole number of at least 1 (got ${argv.concurrency}).` });
   const bin = fileURLToPath(new URL('../bin.js', import.meta.url));
