@@ -91,6 +91,7 @@ class Worker implements TaskWorker {
   private readonly tasks = new Map<string, Running>();
   private stopping = false;
   private wakeUp: (() => void) | undefined;
+  private woken = false;
   private unlisten: (() => Promise<void>) | undefined;
   private resolveStopped!: () => void;
   private looping: Promise<void> = Promise.resolve();
@@ -132,7 +133,9 @@ class Worker implements TaskWorker {
   }
 
   private wake(): void {
-    this.wakeUp?.();
+    // A notice that arrives while the worker is busy looking is kept for the next wait.
+    if (this.wakeUp === undefined) this.woken = true;
+    else this.wakeUp();
   }
 
   private async loop(): Promise<void> {
@@ -150,6 +153,10 @@ class Worker implements TaskWorker {
         this.options.onError?.(error as Error);
       }
       if (took || this.stopping) continue;
+      if (this.woken) {
+        this.woken = false;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         this.wakeUp = () => {
