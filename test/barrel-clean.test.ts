@@ -34,6 +34,8 @@ const HEAVY = [
   'node-llama-cpp',
   '@vscode/ripgrep',
   '@modelcontextprotocol/sdk',
+  'pg',
+  'pg-boss',
 ];
 
 interface Entry {

@@ -10,6 +10,7 @@ import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
+import { registerQueueCommands } from './commands/queue-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
 export async function main(
@@ -66,6 +67,10 @@ const SUBCOMMANDS = [
   'export',
   'policy',
   'dashboard',
+  'submit',
+  'tasks',
+  'worker',
+  'results',
 ];
 
 /**
@@ -123,6 +128,7 @@ function buildParser(
       );
     },
   );
+  registerQueueCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(

@@ -139,7 +139,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render });
+    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render, ...queuedTask(env) });
   } finally {
     renderer?.finish();
     process.off('SIGINT', onInterrupt);
@@ -189,6 +189,14 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     return EXIT.refused;
   }
   return exitCodeForStatus(result.status);
+}
+
+/** The queued task `rho worker` started this run for (RHO_TASK_ID, RHO_TASK_ATTEMPT), recorded in run_start. */
+function queuedTask(env: NodeJS.ProcessEnv): { task?: { id: string; attempt: number } } {
+  const id = env.RHO_TASK_ID;
+  const attempt = Number(env.RHO_TASK_ATTEMPT ?? '1');
+  if (id === undefined || id === '') return {};
+  return { task: { id, attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1 } };
 }
 
 function terminalWidth(terminal: Terminal): number {
