@@ -25,6 +25,8 @@ export const layers = {
   'packages/tools-mcp': { allow: ['core', 'permissions'] },
   'packages/agent': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'tools-mcp'] },
   'packages/eval': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'agent'] },
+  // An ExecutionBackend on Daytona; its tests run the file and shell tools' conformance suite on it.
+  'packages/backend-daytona': { allow: ['core'], tests: ['tools-fs', 'permissions', 'agent'] },
 };
 
 // Test code; `src/testing/` is not in it: that is a shipped entry (`@rho/core/testing`).
