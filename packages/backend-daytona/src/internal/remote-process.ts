@@ -119,7 +119,12 @@ export function spawnRemote(connection: SandboxConnection, options: SpawnOptions
       `cd ${shellQuote(options.cwd)} 2>/dev/null || { echo ENOENT:cwd > ${pidFile}; exit 127; }; ` +
       `command -v ${shellQuote(program)} > /dev/null 2>&1 || { echo ENOENT:program > ${pidFile}; exit 127; }; ` +
       `echo $$ > ${pidFile}; exec ${environment}${shellJoin(options.argv)} ${stdinRedirect} ${redirects}`;
-    const command = `setsid --wait sh -c ${shellQuote(inner)}`;
+    // A shell reports a command killed by a signal on its stderr ("Terminated"), which would land
+    // in the program's output: the program runs in the background of an intermediate shell whose
+    // own stderr is /dev/null (the program's is the session's, passed as fd 3). The intermediate
+    // shell is outside the new process group, so it survives a kill and exits with 128 + signal.
+    const intermediate = `setsid --wait sh -c ${shellQuote(inner)} 2>&3 3>&- & wait $!`;
+    const command = `sh -c ${shellQuote(intermediate)} 3>&2 2>/dev/null`;
     await connection.sandbox.process.createSession(sessionId);
     connection.sessions.add(sessionId);
     const response = await connection.sandbox.process.executeSessionCommand(sessionId, {
