@@ -72,6 +72,8 @@ export interface BackendIsolation {
   network: boolean;
   /** Whether the working directory is writable. */
   workingDir: 'read-write' | 'read-only';
+  /** The environment processes get when a tool passes none (nothing of rho's own). */
+  environment: Readonly<Record<string, string>>;
 }
 
 /** What to run, where, and how its standard streams are wired. */
