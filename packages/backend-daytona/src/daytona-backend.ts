@@ -21,6 +21,8 @@ export interface DaytonaBackend extends ExecutionBackend {
   readonly sandboxId: string;
   /** The sandbox user's home directory (`/home/daytona` on Daytona's images). */
   readonly homeDirectory: string;
+  /** The directory the tools work in, in the sandbox (created when missing). */
+  readonly workingDir: string;
   /** Copies a local file or directory into the sandbox (relative remote paths: under the home directory). */
   upload(localPath: string, remotePath: string): Promise<TransferSummary>;
   /** Copies a file or directory of the sandbox to this machine. */
@@ -58,7 +60,14 @@ export async function createDaytonaBackend(options: DaytonaBackendOptions = {}):
     const homeDirectory = (await sandbox.getUserHomeDir()) ?? '/home/daytona';
     const path = options.sandboxEnv?.['PATH'] ?? DEFAULT_SANDBOX_PATH;
     const connection = new SandboxConnection(sandbox, homeDirectory, path, options.pollIntervalMs ?? 100);
-    const backend = backendOn(daytona, connection, options.keepSandbox ?? false);
+    const workingDir = posix.resolve(homeDirectory, options.workingDir ?? homeDirectory);
+    const backend = backendOn(daytona, connection, {
+      keepSandbox: options.keepSandbox ?? false,
+      workingDir,
+      network: options.network ?? true,
+      environment: { PATH: path, HOME: homeDirectory, ...options.sandboxEnv },
+    });
+    await backend.mkdir(workingDir, { recursive: true });
     for (const upload of options.uploads ?? []) {
       await backend.upload(upload.local, upload.remote);
     }
@@ -80,6 +89,7 @@ function createParams(
     labels: { rho: 'true', ...options.labels },
     // The original's setting: the sandbox does not stop while the agent thinks.
     autoStopInterval: 0,
+    ...(options.network === false ? { networkBlockAll: true } : {}),
   };
   switch (settings.source.kind) {
     case 'default':
@@ -93,7 +103,12 @@ function createParams(
   }
 }
 
-function backendOn(daytona: Daytona, connection: SandboxConnection, keepSandbox: boolean): DaytonaBackend {
+function backendOn(
+  daytona: Daytona,
+  connection: SandboxConnection,
+  settings: { keepSandbox: boolean; workingDir: string; network: boolean; environment: Record<string, string> },
+): DaytonaBackend {
+  const { keepSandbox } = settings;
   const files = new RemoteFiles(connection);
   const home = connection.homeDir;
   const remote = (path: string): string => (posix.isAbsolute(path) ? path : posix.join(home, path));
@@ -102,6 +117,13 @@ function backendOn(daytona: Daytona, connection: SandboxConnection, keepSandbox:
     name: 'daytona',
     sandboxId: connection.sandbox.id,
     homeDirectory: home,
+    workingDir: settings.workingDir,
+    isolation: {
+      description: 'Daytona cloud sandbox',
+      network: settings.network,
+      workingDir: 'read-write',
+      environment: settings.environment,
+    },
     spawn: (spawnOptions) => spawnRemote(connection, spawnOptions),
     ripgrepPath: async () => 'rg',
     stat: (path) => files.stat(path, true),

@@ -1,4 +1,5 @@
 export { createDaytonaBackend } from './daytona-backend.js';
+export { daytonaBackendFactory } from './daytona-backend-factory.js';
 export type { DaytonaBackend } from './daytona-backend.js';
 export { DaytonaBackendError } from './errors.js';
 export { MAX_REMOTE_STDIN_BYTES } from './internal/remote-process.js';

@@ -40,6 +40,13 @@ export interface DaytonaBackendOptions {
    * the sandbox; relative paths are under the sandbox user's home directory).
    */
   uploads?: readonly { local: string; remote: string }[];
+  /**
+   * The directory the tools work in, in the sandbox (relative: under the home directory); created
+   * when missing. Default: the home directory.
+   */
+  workingDir?: string;
+  /** Whether processes may reach the network (default true; false sets Daytona's `networkBlockAll`). */
+  network?: boolean;
   /** Keep the sandbox when the backend is closed (default: delete it). */
   keepSandbox?: boolean;
   /** Seconds to wait for the sandbox to start (default {@link DEFAULT_CREATE_TIMEOUT_SECONDS}). */

@@ -57,6 +57,14 @@ export interface ExecutionBackend {
   readonly isolation?: BackendIsolation;
 
   /**
+   * The directory the session's tools work in on this backend, when the backend chose it: a remote
+   * sandbox has a file system of its own, where the local working directory does not exist (the
+   * daytona backend works in `/home/daytona/<name of the local directory>`). Absent: the session's
+   * working directory is used as it is.
+   */
+  readonly workingDir?: string;
+
+  /**
    * Releases what the backend holds (a container, a server process, a remote sandbox): every
    * process it started is ended. Idempotent; calls made afterwards fail. Backends that hold
    * nothing leave it out.

@@ -69,7 +69,7 @@ async function runPipeline(
     const last = index === pipeline.length - 1;
     const argv = environment.wrap ? environment.wrap(command) : command.argv;
     // `< FILE`, `<<<` and `<<EOF` replace the pipe (bash closes it too: the previous command gets SIGPIPE).
-    const stdin = command.stdin ? stdinOf(command.stdin) : previous;
+    const stdin = command.stdin ? stdinOf(command.stdin, environment.backend) : previous;
     if (command.stdin && previous !== 'ignore') previous.destroy();
     const child = environment.backend.spawn({
       argv,
@@ -110,9 +110,30 @@ async function runPipeline(
   return lastExit === undefined ? 0 : statusOf(lastExit);
 }
 
-/** A command's own standard input: the file the policy resolved (opened now, read-only), or literal text. */
-function stdinOf(source: NonNullable<PlanCommand['stdin']>): Readable {
-  return 'file' in source ? createReadStream(source.file) : Readable.from([Buffer.from(source.text)]);
+/**
+ * A command's own standard input: the file the policy resolved (opened now, read-only), or literal
+ * text. The file is on the backend: a remote backend's is read through it, never from this machine.
+ */
+function stdinOf(source: NonNullable<PlanCommand['stdin']>, backend: ExecutionBackend): Readable {
+  if (!('file' in source)) return Readable.from([Buffer.from(source.text)]);
+  if (backend.name === 'local') return createReadStream(source.file);
+  return Readable.from(readThrough(backend, source.file));
+}
+
+async function* readThrough(backend: ExecutionBackend, path: string): AsyncGenerator<Buffer> {
+  const handle = await backend.openRead(path);
+  try {
+    let position = 0;
+    for (;;) {
+      const buffer = new Uint8Array(64 * 1024);
+      const count = await handle.read(buffer, position, buffer.byteLength);
+      if (count === 0) return;
+      position += count;
+      yield Buffer.from(buffer.subarray(0, count));
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 function spawnErrorText(exit: ProcessExit): string {
