@@ -172,6 +172,11 @@ function buildParser(
             type: 'string',
             describe: 'Working directory of the tools (default: current directory)',
           })
+          .option('backend', {
+            type: 'string',
+            describe:
+              'Where the file and shell tools run: local, sandbox (a bubblewrap container), daytona (default: $RHO_BACKEND; sandbox for the unrestricted and eval profiles where bubblewrap works, else local)',
+          })
           .option('system-prompt', {
             alias: 's',
             type: 'string',

@@ -6,6 +6,7 @@ import type { McpContextCost } from '@rho/agent';
 import type { Session } from '@rho/core';
 import { createApprovalMemory, createTerminalApprover } from './approval-prompt.js';
 import { EXIT } from './exit-codes.js';
+import { exitAfterClosing } from './exit-cleanup.js';
 import { formatCost, formatTokens, formatUsage } from './format.js';
 import type { MarkdownRenderer } from './markdown.js';
 import type { EventRenderer } from './render.js';
@@ -269,7 +270,10 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       void setup
         .close()
         .catch(() => {})
-        .finally(() => resolve(0));
+        .finally(() => {
+          process.off('SIGTERM', onTerminate);
+          resolve(0);
+        });
     };
 
     const submit = async () => {
@@ -322,7 +326,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     });
     readline.on('SIGINT', () => {
       if (running) {
-        if (interruptsInRun > 0) process.exit(EXIT.cancelled);
+        if (interruptsInRun > 0) return exitAfterClosing(EXIT.cancelled);
         interruptsInRun += 1;
         terminal.stderr.write('\nCancelling... (Ctrl+C again to quit)\n');
         session.cancel();
@@ -341,6 +345,12 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       prompt();
     });
     readline.on('close', finish);
+    // SIGTERM (a supervisor stopping rho): cancel a run under way, release the backend, exit.
+    const onTerminate = (): void => {
+      if (running) session.cancel();
+      exitAfterClosing(EXIT.cancelled);
+    };
+    process.once('SIGTERM', onTerminate);
     prompt();
   });
 }
