@@ -1,5 +1,5 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, posix, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { McpContextCost } from '@rho/agent';
@@ -211,6 +211,15 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         );
         return;
       }
+      case '/upload':
+      case '/download':
+        await transferCommand(
+          command.toLowerCase() === '/upload' ? 'upload' : 'download',
+          rest,
+          setup.backend,
+          terminal,
+        );
+        return;
       case '/compact': {
         terminal.stderr.write('Compacting conversation...\n');
         const result = await session.compact({ instructions: argument });
@@ -393,4 +402,56 @@ function mcpStatus(costs: readonly McpContextCost[]): string[] {
       : `${cost.server} ${cost.tools} tools ~${formatTokens(cost.listedTokens)} tokens`,
   );
   return [`mcp      ${parts.join(' | ')}`];
+}
+
+/** What `/upload` and `/download` need of a backend (the daytona backend has it). */
+interface TransferringBackend {
+  workingDir?: string;
+  upload(localPath: string, remotePath: string): Promise<{ files: number; bytes: number; skipped: string[] }>;
+  download(remotePath: string, localPath: string): Promise<{ files: number; bytes: number; skipped: string[] }>;
+}
+
+/**
+ * `/upload LOCAL [REMOTE]` and `/download REMOTE [LOCAL]`: relative remote paths are in the
+ * sandbox's working directory, relative local ones in the current directory; a missing second
+ * path keeps the name of the first.
+ */
+async function transferCommand(
+  direction: 'upload' | 'download',
+  words: string[],
+  backend: RunSetup['backend'],
+  terminal: Terminal,
+): Promise<void> {
+  const usage = direction === 'upload' ? 'Usage: /upload LOCAL [REMOTE]\n' : 'Usage: /download REMOTE [LOCAL]\n';
+  const paths = words.filter((word) => word !== '');
+  if (paths.length < 1 || paths.length > 2) {
+    terminal.stderr.write(usage);
+    return;
+  }
+  if (!('upload' in backend) || !('download' in backend)) {
+    terminal.stderr.write(
+      `/${direction} moves files to and from a Daytona sandbox; this session's tools run on the ${backend.name} backend (use --backend daytona).\n`,
+    );
+    return;
+  }
+  const remote = backend as unknown as TransferringBackend;
+  const remoteDir = remote.workingDir ?? '/home/daytona';
+  const [first = '', second] = paths;
+  const local = resolve(direction === 'upload' ? first : (second ?? basename(first)));
+  const remotePath = posix.resolve(remoteDir, direction === 'upload' ? (second ?? basename(first)) : first);
+  try {
+    const summary =
+      direction === 'upload' ? await remote.upload(local, remotePath) : await remote.download(remotePath, local);
+    const [from, to] = direction === 'upload' ? [local, remotePath] : [remotePath, local];
+    terminal.stderr.write(
+      `${direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${from} → ${to} (${summary.files} file${summary.files === 1 ? '' : 's'}, ${summary.bytes} bytes)\n`,
+    );
+    if (summary.skipped.length > 0) {
+      terminal.stderr.write(`Skipped (not regular files): ${summary.skipped.join(', ')}\n`);
+    }
+  } catch (error) {
+    terminal.stderr.write(
+      `${direction === 'upload' ? 'Upload' : 'Download'} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  }
 }

@@ -65,6 +65,12 @@ export interface SetupArguments {
   contextWindow?: string;
   /** `--backend`: where the file and shell tools run (local, sandbox, daytona). */
   backend?: string;
+  /** `--dockerfile`: the Daytona sandbox is built from this Dockerfile (implies daytona). */
+  dockerfile?: string;
+  /** `--snapshot`: the Daytona sandbox is created from this snapshot (implies daytona). */
+  snapshot?: string;
+  /** `--keep-sandbox`: the Daytona sandbox is not deleted on exit. */
+  keepSandbox?: boolean;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -172,11 +178,13 @@ async function prepareLockedRun(
   const backendOrigin =
     argv.backend !== undefined
       ? '--backend'
-      : nonEmpty(config.backend) !== undefined
-        ? configOrigin
-        : nonEmpty(env.RHO_BACKEND) !== undefined
-          ? 'RHO_BACKEND'
-          : 'RHO_AGENT_BACKEND';
+      : nonEmpty(argv.dockerfile) !== undefined || nonEmpty(argv.snapshot) !== undefined || argv.keepSandbox === true
+        ? 'the daytona flags'
+        : nonEmpty(config.backend) !== undefined
+          ? configOrigin
+          : nonEmpty(env.RHO_BACKEND) !== undefined
+            ? 'RHO_BACKEND'
+            : 'RHO_AGENT_BACKEND';
   const chosenBackend = nonEmpty(config.backend) ?? nonEmpty(env.RHO_BACKEND) ?? nonEmpty(env.RHO_AGENT_BACKEND);
 
   // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).
@@ -261,7 +269,8 @@ async function prepareLockedRun(
   // Saved with the session, so a resume runs its tools in the same place.
   config.backend = backendName;
 
-  const resolved = resolveSystemPrompt(config, argv, { home, workingDir, profile });
+  // A remote backend works in a directory of its own (the prompt's working_dir names it).
+  const resolved = resolveSystemPrompt(config, argv, { home, workingDir: backend.workingDir ?? workingDir, profile });
   const { initialPrompt } = resolved;
   // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
   const instructions = findProjectInstructions(workingDir);
@@ -388,6 +397,40 @@ async function prepareLockedRun(
   };
 }
 
+/**
+ * `--dockerfile`, `--snapshot` (mutually exclusive; either implies `--backend daytona`) and
+ * `--keep-sandbox` become the daytona backend's options, saved with the session.
+ */
+function applyDaytonaFlags(config: AgentConfig, argv: SetupArguments): void {
+  const dockerfile = nonEmpty(argv.dockerfile);
+  const snapshot = nonEmpty(argv.snapshot);
+  if (dockerfile === undefined && snapshot === undefined && argv.keepSandbox !== true) return;
+  if (dockerfile !== undefined && snapshot !== undefined) {
+    throw new UsageError({ message: 'Cannot use both --dockerfile and --snapshot: choose one.' });
+  }
+  const flags = [dockerfile && '--dockerfile', snapshot && '--snapshot', argv.keepSandbox === true && '--keep-sandbox']
+    .filter(Boolean)
+    .join(', ');
+  if (config.backend !== undefined && config.backend !== 'daytona') {
+    throw new UsageError({
+      message: `${flags} belong${flags.includes(',') ? '' : 's'} to the daytona backend, but the backend is '${config.backend}': drop the flag or use --backend daytona.`,
+    });
+  }
+  if (config.backend !== 'daytona') delete config.backendOptions;
+  config.backend = 'daytona';
+  const options: Record<string, unknown> = { ...config.backendOptions };
+  // A flag's image source replaces the config's.
+  if (dockerfile !== undefined || snapshot !== undefined) {
+    delete options['dockerfile'];
+    delete options['snapshot'];
+    delete options['image'];
+  }
+  if (dockerfile !== undefined) options['dockerfile'] = resolve(dockerfile);
+  if (snapshot !== undefined) options['snapshot'] = snapshot;
+  if (argv.keepSandbox === true) options['keep_sandbox'] = true;
+  config.backendOptions = options;
+}
+
 function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   const config: AgentConfig = {
     ...base,
@@ -418,6 +461,7 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
     if (name !== config.backend) delete config.backendOptions;
     config.backend = name;
   }
+  applyDaytonaFlags(config, argv);
   return config;
 }
 

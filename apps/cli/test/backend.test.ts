@@ -70,14 +70,14 @@ describe('backend selection', () => {
       cwd: work,
     });
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toContain("Unknown backend 'nowhere' (--backend): choose one of local, sandbox");
-    writeFileSync(join(work, 'agent.yaml'), 'backend: daytona\n');
+    expect(flag.stderr).toContain("Unknown backend 'nowhere' (--backend): choose one of local, sandbox, daytona");
+    writeFileSync(join(work, 'agent.yaml'), 'backend: nowhere-else\n');
     const config = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'hi'], {
       env: { RHO_HOME: home },
       cwd: work,
     });
     expect(config.code).toBe(2);
-    expect(config.stderr).toContain(`Unknown backend 'daytona' (${join(work, 'agent.yaml')})`);
+    expect(config.stderr).toContain(`Unknown backend 'nowhere-else' (${join(work, 'agent.yaml')})`);
     const environment = await runRho(['--base-url', server.url, '-p', 'hi'], {
       env: { RHO_HOME: home, RHO_BACKEND: 'elsewhere' },
       cwd: work,

@@ -3,7 +3,8 @@ import { sandboxWrapper, type PermissionProfile } from '@rho/permissions';
 import type { SandboxLookupOptions } from '@rho/permissions/internal';
 
 /**
- * The backends rho knows: `local` and `sandbox` (a bubblewrap container), each package imported
+ * The backends rho knows: `local`, `sandbox` (a bubblewrap container) and `daytona` (a Daytona
+ * cloud sandbox, from the optional package `@rho/backend-daytona`), each package imported
  * only when its backend is selected. A remote backend package plugs in with
  * `registry.register(name, description, () => import(...).then((module) => module.factory))`.
  */
@@ -13,6 +14,12 @@ export function defaultBackendRegistry(): BackendRegistry {
     'sandbox',
     'tools run in a bubblewrap container on this machine (Linux, needs bubblewrap)',
     async () => (await import('@rho/backend-sandbox')).sandboxBackendFactory,
+  );
+  // An optional package (it brings the Daytona SDK): a clear error names it when it is missing.
+  registry.register(
+    'daytona',
+    'tools run in a Daytona cloud sandbox (needs DAYTONA_API_KEY and @rho/backend-daytona)',
+    async () => (await import('@rho/backend-daytona')).daytonaBackendFactory,
   );
   return registry;
 }
