@@ -237,14 +237,15 @@ export function toolboxRoutes(sandboxOf: (request: FakeRequest) => FakeSandbox):
         }
       },
     ),
+    // The generated `uploadFiles(options)` takes its multipart body through axios options, not an
+    // argument: the typed route declares the operation (method, path, void reply) and the upload
+    // itself is read from the raw request below.
     filesRoute(
       'uploadFiles',
       'POST',
       '/files/bulk-upload',
       bind(() => []),
-      async () => {
-        throw new Error('replaced below');
-      },
+      async () => undefined,
     ),
     filesRoute(
       'downloadFiles',
@@ -274,7 +275,6 @@ export function toolboxRoutes(sandboxOf: (request: FakeRequest) => FakeSandbox):
       },
     ),
   ].map((entry) =>
-    // Uploads carry a multipart body the generated operation takes no argument for: handled here.
     entry.operation === 'uploadFiles'
       ? { ...entry, invoke: async (request: FakeRequest) => upload(sandboxOf(request), request) }
       : entry,
