@@ -5,7 +5,8 @@ import { startFakeDaytona, type FakeDaytona } from '@rho/backend-daytona/testing
 import { startLoopbackServer, type LoopbackServer } from '@rho/core/testing';
 import { sandboxWrapper } from '@rho/permissions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runRho } from './support/run-rho.js';
+import { bin, runRho } from './support/run-rho.js';
+import { hasTmux, TmuxSession } from './support/tmux.js';
 
 // `--backend daytona` end to end: the built `rho` process, the real @daytonaio/sdk in it, and a
 // fake Daytona API in this process (which runs the sandbox's commands under bubblewrap). There is
@@ -14,11 +15,14 @@ const bubblewrap = (await sandboxWrapper()).available;
 
 let server: LoopbackServer | undefined;
 let fake: FakeDaytona;
+let terminal: TmuxSession | undefined;
 
 beforeAll(async () => {
   fake = await startFakeDaytona({ snapshots: ['daytonaio/sandbox', 'rho-python'] });
 });
 afterEach(async () => {
+  terminal?.kill();
+  terminal = undefined;
   await server?.close();
   server = undefined;
 });
@@ -141,4 +145,42 @@ describe('the daytona backend from the CLI', () => {
     },
     120_000,
   );
+});
+
+describe.runIf(bubblewrap && hasTmux)('/upload and /download in the REPL', () => {
+  it('copy files into and out of the sandbox, and say what is wrong', async () => {
+    const { home, work } = project();
+    writeFileSync(join(work, 'notes.txt'), 'from my machine\n');
+    const before = new Set(fake.sandboxes.keys());
+    server = await startLoopbackServer({ steps: [{ type: 'hang' }] });
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --backend daytona`,
+      { RHO_HOME: home, DAYTONA_API_KEY: fake.apiKey, DAYTONA_API_URL: fake.apiUrl },
+      work,
+    );
+    await terminal.waitFor(/Type a task/);
+    const [record] = newSandboxes(before);
+    const remoteDir = `/home/daytona/${basename(work)}`;
+    terminal.type('/upload notes.txt');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Uploaded .*notes\.txt → .*notes\.txt \(1 file, 16 bytes\)/);
+    expect(readFileSync(record!.sandbox.hostPath(`${remoteDir}/notes.txt`), 'utf8')).toBe('from my machine\n');
+    terminal.type('/download notes.txt back.txt');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Downloaded .*notes\.txt → .*back\.txt/);
+    expect(readFileSync(join(work, 'back.txt'), 'utf8')).toBe('from my machine\n');
+    terminal.type('/download missing.txt');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Download failed: ENOENT/);
+    terminal.type('/upload');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Usage: \/upload LOCAL \[REMOTE\]/);
+    terminal.type('/exit');
+    terminal.keys('Enter');
+    const deadline = Date.now() + 30_000;
+    while (record!.dto.state !== 'destroyed' && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(record!.dto.state).toBe('destroyed');
+    expect(server.requests).toHaveLength(0);
+  }, 120_000);
 });
