@@ -260,6 +260,12 @@ async function prepareLockedRun(
     env,
     origin: chosenBackend === undefined ? `the default of profile ${savedProfileName}` : backendOrigin,
   });
+  if (backendName === 'daytona' && config.backendOptions?.['keep_sandbox'] === true && 'sandboxId' in backend) {
+    // It costs money while it runs: say which one is left behind.
+    hooks.onWarning?.(
+      `the Daytona sandbox ${String(backend.sandboxId)} is kept when rho exits (keep_sandbox); it stops after 15 idle minutes and stays until you delete it.`,
+    );
+  }
   const closeBackend = async () => {
     await backend.close?.();
   };

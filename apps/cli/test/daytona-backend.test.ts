@@ -141,7 +141,8 @@ describe('the daytona backend from the CLI', () => {
       expect(toolOutput(server)).toBe('from my machine\n');
       const [record] = newSandboxes(before);
       expect(record?.request.buildInfo?.dockerfileContent).toBe('FROM python:3.12-slim\n');
-      expect(record?.dto.state).toBe('started');
+      expect(record?.dto).toMatchObject({ state: 'started', autoStopInterval: 15 });
+      expect(outcome.stderr).toContain(`Warning: the Daytona sandbox ${record?.dto.id} is kept when rho exits`);
     },
     120_000,
   );

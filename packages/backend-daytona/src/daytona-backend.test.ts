@@ -182,7 +182,7 @@ describe('the sandbox’s life', () => {
     await deleted.close();
     await kept.close();
     expect(fake.sandboxes.get(deleted.sandboxId)?.dto.state).toBe('destroyed');
-    expect(fake.sandboxes.get(kept.sandboxId)?.dto.state).toBe('started');
+    expect(fake.sandboxes.get(kept.sandboxId)?.dto).toMatchObject({ state: 'started', autoStopInterval: 15 });
     const deletes = fake.requests.slice(mark).filter((request) => request.operation === 'SandboxApi.deleteSandbox');
     expect(deletes.map((request) => request.path)).toEqual([`/api/sandbox/${deleted.sandboxId}`]);
     await deleted.close(); // idempotent

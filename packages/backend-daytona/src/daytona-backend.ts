@@ -14,6 +14,16 @@ import {
   type DaytonaSettings,
 } from './options.js';
 
+/** Minutes of inactivity after which a kept sandbox stops (Daytona's own default). */
+export const KEPT_AUTO_STOP_MINUTES = 15;
+/** How long `close()` waits for commands being killed or cleaned up before deleting the sandbox. */
+const CLOSE_SETTLE_MS = 10_000;
+/**
+ * Milliseconds an API request may take, except transfers and commands, which the SDK gives their
+ * own deadline (the SDK's default is a day: a hung service would hang rho).
+ */
+const REQUEST_TIMEOUT_MS = 120_000;
+
 /** An {@link ExecutionBackend} on a Daytona sandbox, with what only a remote backend has. */
 export interface DaytonaBackend extends ExecutionBackend {
   readonly name: 'daytona';
@@ -50,6 +60,7 @@ export async function createDaytonaBackend(options: DaytonaBackendOptions = {}):
   const daytona = new sdk.Daytona({
     apiKey: settings.apiKey,
     apiUrl: settings.apiUrl,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
     ...(settings.target === undefined ? {} : { target: settings.target }),
   });
   let sandbox: Sandbox | undefined;
@@ -141,12 +152,22 @@ function backendOn(
     download: (remotePath, localPath) => downloadPath(connection, remote(remotePath), resolve(localPath)),
     close() {
       closing ??= (async () => {
-        await connection.settle();
+        // Loops (polls, kills) stop at their next step; what they are doing is given a moment.
         connection.closed = true;
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          connection.settle(),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, CLOSE_SETTLE_MS);
+          }),
+        ]);
+        clearTimeout(timer);
         if (keepSandbox) {
           for (const session of connection.sessions) {
             await connection.sandbox.process.deleteSession(session).catch(() => undefined);
           }
+          // Kept, not left running for ever: it stops (keeping its files) after idle minutes.
+          await connection.sandbox.setAutostopInterval(KEPT_AUTO_STOP_MINUTES).catch(() => undefined);
         } else {
           await connection.sandbox.delete().catch((error: unknown) => {
             if ((error as { statusCode?: number }).statusCode !== 404) throw backendError(error);

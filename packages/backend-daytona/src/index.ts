@@ -1,4 +1,4 @@
-export { createDaytonaBackend } from './daytona-backend.js';
+export { createDaytonaBackend, KEPT_AUTO_STOP_MINUTES } from './daytona-backend.js';
 export { daytonaBackendFactory } from './daytona-backend-factory.js';
 export type { DaytonaBackend } from './daytona-backend.js';
 export { DaytonaBackendError } from './errors.js';

@@ -151,6 +151,20 @@ export async function startFakeDaytona(options: FakeDaytonaOptions = {}): Promis
       },
     ),
     sandboxRoute(
+      'setAutostopInterval',
+      'POST',
+      '/sandbox/{sandboxIdOrName}/autostop/{interval}',
+      (request) => tuple(request.params['sandboxIdOrName'] ?? '', Number(request.params['interval'])),
+      async (idOrName, interval) => {
+        if (!Number.isInteger(interval) || interval < 0) {
+          throw new FakeHttpError(400, 'interval must be a whole number of minutes', 'BAD_REQUEST');
+        }
+        const { dto } = sandboxRecord(idOrName);
+        dto.autoStopInterval = interval;
+        return structuredClone(dto);
+      },
+    ),
+    sandboxRoute(
       'deleteSandbox',
       'DELETE',
       '/sandbox/{sandboxIdOrName}',
