@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
@@ -92,6 +93,29 @@ describe('creating the sandbox', () => {
     await expect(open({ image: 'python:3.12', snapshot: 'rho-python' })).rejects.toThrow(/Cannot use both/);
     await expect(open({ dockerfile: join(local, 'no-such-Dockerfile') })).rejects.toThrow(/Dockerfile not found/);
     expect(fake.requests.length).toBe(before);
+  });
+
+  it('an image without what the backend needs (util-linux setsid) is refused, and the sandbox deleted', async () => {
+    // A PATH with everything but setsid, outside /tmp and /home (which the fake's sandboxes replace).
+    const bin = await mkdtemp('/var/tmp/rho-daytona-bin-');
+    for (const program of ['sh', 'kill', 'stat', 'realpath', 'readlink', 'ln', 'base64', 'tail', 'head', 'find']) {
+      await symlink(
+        execFileSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).trim(),
+        join(bin, program),
+      );
+    }
+    try {
+      const before = new Set(fake.sandboxes.keys());
+      const error: unknown = await open({ sandboxEnv: { PATH: bin } }).catch((caught: unknown) => caught);
+      expect(DaytonaBackendError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(
+        /lacks what the daytona backend runs: setsid, setsid --wait\. Use an image with/,
+      );
+      const made = [...fake.sandboxes.values()].filter((record) => !before.has(record.dto.id));
+      expect(made.map((record) => record.dto.state)).toEqual(['destroyed']);
+    } finally {
+      await rm(bin, { recursive: true, force: true });
+    }
   });
 
   it('an unknown snapshot is a DaytonaBackendError with the service’s status', async () => {

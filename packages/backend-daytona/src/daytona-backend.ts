@@ -71,6 +71,7 @@ export async function createDaytonaBackend(options: DaytonaBackendOptions = {}):
     const homeDirectory = (await sandbox.getUserHomeDir()) ?? '/home/daytona';
     const path = options.sandboxEnv?.['PATH'] ?? DEFAULT_SANDBOX_PATH;
     const connection = new SandboxConnection(sandbox, homeDirectory, path, options.pollIntervalMs ?? 100);
+    await requirePrograms(connection);
     const workingDir = posix.resolve(homeDirectory, options.workingDir ?? homeDirectory);
     const backend = backendOn(daytona, connection, {
       keepSandbox: options.keepSandbox ?? false,
@@ -178,6 +179,42 @@ function backendOn(
       return closing;
     },
   };
+}
+
+/**
+ * What the backend runs in the sandbox besides the tools' own commands: `setsid --wait` (util-linux)
+ * to give each command a process group to kill, coreutils and `find` for metadata and transfers.
+ */
+const REQUIRED_PROGRAMS = [
+  'sh',
+  'setsid',
+  'kill',
+  'stat',
+  'realpath',
+  'readlink',
+  'ln',
+  'base64',
+  'tail',
+  'head',
+  'find',
+];
+
+/** Fails with what is missing when the sandbox's image lacks a program the backend needs. */
+async function requirePrograms(connection: SandboxConnection): Promise<void> {
+  const result = await connection.exec(
+    `for p in ${REQUIRED_PROGRAMS.join(' ')}; do command -v "$p" > /dev/null 2>&1 || echo "$p"; done; ` +
+      `setsid --wait true > /dev/null 2>&1 || echo 'setsid --wait'; echo checked`,
+  );
+  const lines = result.output.split('\n').filter((line) => line !== '');
+  const missing = lines.filter((line) => line !== 'checked');
+  if (lines.at(-1) !== 'checked' || missing.length > 0) {
+    throw new DaytonaBackendError({
+      code: 'daytona_image_unsupported',
+      message:
+        `the sandbox's image lacks what the daytona backend runs: ${missing.length > 0 ? [...new Set(missing)].join(', ') : result.output.trim()}. ` +
+        'Use an image with coreutils, findutils and util-linux (Debian- and Ubuntu-based images have them)',
+    });
+  }
 }
 
 /** A Daytona failure as a {@link DaytonaBackendError} that says what to check. */

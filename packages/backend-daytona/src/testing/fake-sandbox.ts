@@ -1,6 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { delimiter, join, posix } from 'node:path';
+
+/**
+ * bubblewrap of this machine, found on rho's own `PATH` (a sandbox's `PATH` is the sandbox's: it
+ * names programs inside it).
+ */
+function bubblewrap(): string {
+  for (const directory of (process.env['PATH'] ?? '/usr/bin:/bin').split(delimiter)) {
+    const candidate = join(directory, 'bwrap');
+    if (directory !== '' && existsSync(candidate)) return candidate;
+  }
+  return 'bwrap';
+}
 
 /** The sandbox user's home directory, as on Daytona's images. */
 export const FAKE_HOME = '/home/daytona';
@@ -68,7 +80,7 @@ export class FakeSandbox {
   start(command: string, options: { cwd?: string; env?: Record<string, string> } = {}): ChildProcess {
     const cwd = posix.resolve(FAKE_HOME, options.cwd ?? FAKE_HOME);
     const child = spawn(
-      'bwrap',
+      bubblewrap(),
       [
         '--ro-bind',
         '/',

@@ -63,9 +63,11 @@ export function toolboxRoutes(sandboxOf: (request: FakeRequest) => FakeSandbox):
           () => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'),
           (body.timeout ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS) * 1000,
         );
-        const exitCode = await new Promise<number>((resolve) => {
+        const exitCode = await new Promise<number>((resolve, reject) => {
           child.once('close', (code) => resolve(code ?? -1));
-          child.once('error', () => resolve(-1));
+          child.once('error', (error) =>
+            reject(new FakeHttpError(500, `the fake could not start bubblewrap: ${error.message}`)),
+          );
         });
         clearTimeout(timeout);
         return { exitCode, result: Buffer.concat(output).toString('utf8') };
