@@ -184,6 +184,9 @@ describe.skipIf(!available && process.env['CI'] !== 'true')('sandbox backend iso
     const restricted = tools.find((tool) => tool.name === 'bash') as Tool<{ command: string }>;
     const counted = await call(restricted, { command: 'cat data.txt | grep -c . ; hostname' }, sandbox);
     expect(JSON.parse(counted.content)).toMatchObject({ output: '3\nrho-sandbox\n' });
+    // `< FILE` is read through the backend too.
+    const redirected = await call(restricted, { command: 'wc -l < data.txt' }, sandbox);
+    expect(JSON.parse(redirected.content)).toMatchObject({ output: '3\n' });
     const refused = await call(restricted, { command: 'touch x' }, sandbox);
     expect(refused.success).toBe(false);
     expect(refused.content).toContain('Command blocked');
