@@ -107,7 +107,9 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
   const cgroup: PidsCgroup | undefined = process.getuid?.() === 0 ? createPidsCgroup(maxProcesses) : undefined;
   const command =
     cgroup === undefined ? argv : ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup.path, ...argv];
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+  // An empty environment for bubblewrap itself too: it is the container's init (PID 1), whose
+  // /proc/1/environ every process inside can read.
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => {

@@ -156,6 +156,10 @@ export class ServerConnection {
       destroy: (error, callback) => {
         if (isStdout && !started) this.write({ op: 'drop', proc });
         callback(error);
+        setImmediate(() => {
+          const remote = this.processes.get(proc);
+          if (remote !== undefined) this.forgetWhenDone(proc, remote);
+        });
       },
     });
     return stream;
@@ -184,6 +188,7 @@ export class ServerConnection {
       case 'end': {
         const stream = message.stream === 'stdout' ? remote.stdout : remote.stderr;
         if (stream !== null && !stream.destroyed) stream.push(null);
+        this.forgetWhenDone(message.proc, remote);
         return;
       }
       case 'exit':
@@ -200,9 +205,20 @@ export class ServerConnection {
         return;
       case 'group-gone':
         remote.groupGone = true;
-        this.processes.delete(message.proc);
+        this.forgetWhenDone(message.proc, remote);
         return;
     }
+  }
+
+  /**
+   * Forgets a process once nothing more can come for it: its group is gone and each of its output
+   * streams has ended, was dropped here, or feeds another process. (Output can still be on its way
+   * after the group is gone: it is forwarded only once read here.)
+   */
+  private forgetWhenDone(proc: number, remote: RemoteProcess): void {
+    const done = (stream: Readable | null) =>
+      stream === null || stream.readableEnded || stream.destroyed || this.connected.has(stream);
+    if (remote.groupGone && done(remote.stdout) && done(remote.stderr)) this.processes.delete(proc);
   }
 
   private finish(remote: RemoteProcess, exit: ProcessExit): void {

@@ -14,7 +14,36 @@ import type { Command, ProcessEvent, Reply, Request, WireError } from '../protoc
 const backend = createLocalBackend({ ripgrepPath: 'rg' });
 const handles = new Map<number, ReadHandle>();
 let nextHandle = 1;
-const processes = new Map<number, { process: BackendProcess; stdin?: PassThrough; forwarded: boolean }>();
+const processes = new Map<
+  number,
+  { process: BackendProcess; stdin?: PassThrough; forwarded: boolean; dropped: boolean; groupGone: boolean }
+>();
+
+/**
+ * Holds a stdout stream until it is forwarded or piped: Node discards the output of a child that
+ * exits while nobody listens to its stdout (child_process flushStdio), so a listener must be there
+ * from the start; a `readable` listener keeps the data buffered without reading it.
+ */
+const holders = new WeakMap<Readable, () => void>();
+function hold(stream: Readable | null): void {
+  if (stream === null) return;
+  const holder = (): void => {};
+  holders.set(stream, holder);
+  stream.on('readable', holder);
+}
+function release(stream: Readable): void {
+  const holder = holders.get(stream);
+  if (holder === undefined) return;
+  holders.delete(stream);
+  stream.off('readable', holder);
+}
+
+/** Forgets a process once its group is gone and its stdout was forwarded, dropped or never piped. */
+function forgetWhenDone(proc: number): void {
+  const entry = processes.get(proc);
+  if (entry === undefined || !entry.groupGone) return;
+  if (entry.process.stdout === null || entry.forwarded || entry.dropped) processes.delete(proc);
+}
 
 let blocked: (() => void)[] = [];
 function send(message: Reply | ProcessEvent): boolean {
@@ -93,6 +122,9 @@ function watchGroup(proc: number, child: BackendProcess): void {
   const check = (): void => {
     if (child.groupAlive?.() !== true) {
       send({ event: 'group-gone', proc });
+      const entry = processes.get(proc);
+      if (entry !== undefined) entry.groupGone = true;
+      forgetWhenDone(proc);
       return;
     }
     pause = Math.min(pause * 2, 200);
@@ -113,6 +145,7 @@ function command(message: Command): void {
         const source = processes.get(message.stdin.from);
         if (source?.process.stdout) {
           source.forwarded = true;
+          release(source.process.stdout);
           stdin = source.process.stdout;
         }
       }
@@ -125,7 +158,14 @@ function command(message: Command): void {
         stdout: message.stdout,
         stderr: message.stderr,
       });
-      processes.set(message.proc, { process: child, ...(pipe === undefined ? {} : { stdin: pipe }), forwarded: false });
+      processes.set(message.proc, {
+        process: child,
+        ...(pipe === undefined ? {} : { stdin: pipe }),
+        forwarded: false,
+        dropped: false,
+        groupGone: false,
+      });
+      hold(child.stdout);
       send({ event: 'spawned', proc: message.proc, pid: child.pid });
       forward(message.proc, child.stderr, 'stderr');
       void child.exited.then((exit) => {
@@ -150,12 +190,19 @@ function command(message: Command): void {
       const entry = processes.get(message.proc);
       if (entry === undefined || entry.forwarded) return;
       entry.forwarded = true;
+      if (entry.process.stdout !== null) release(entry.process.stdout);
       forward(message.proc, entry.process.stdout, 'stdout');
+      entry.process.stdout?.resume();
+      forgetWhenDone(message.proc);
       return;
     }
     case 'drop': {
       const entry = processes.get(message.proc);
-      if (entry !== undefined && !entry.forwarded) entry.process.stdout?.destroy();
+      if (entry !== undefined && !entry.forwarded) {
+        entry.dropped = true;
+        entry.process.stdout?.destroy();
+        forgetWhenDone(message.proc);
+      }
       return;
     }
     case 'kill':

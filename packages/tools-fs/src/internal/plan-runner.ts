@@ -1,6 +1,5 @@
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { BackendProcess, ExecutionBackend, ProcessExit } from '@rho/core';
+import type { BackendProcess, ExecutionBackend, ProcessExit, ReadHandle } from '@rho/core';
 import type { ShellCommand, ShellPlan } from '@rho/permissions';
 import type { OutputCollector } from './output-collector.js';
 import { drain } from './run-process.js';
@@ -111,29 +110,47 @@ async function runPipeline(
 }
 
 /**
- * A command's own standard input: the file the policy resolved (opened now, read-only), or literal
- * text. The file is on the backend: a remote backend's is read through it, never from this machine.
+ * A command's own standard input: the file the policy resolved (opened now, read-only, on the
+ * backend the command runs on: the backend's file, whatever the backend), or literal text.
  */
 function stdinOf(source: NonNullable<PlanCommand['stdin']>, backend: ExecutionBackend): Readable {
-  if (!('file' in source)) return Readable.from([Buffer.from(source.text)]);
-  if (backend.name === 'local') return createReadStream(source.file);
-  return Readable.from(readThrough(backend, source.file));
+  return 'file' in source ? backendFileStream(backend, source.file) : Readable.from([Buffer.from(source.text)]);
 }
 
-async function* readThrough(backend: ExecutionBackend, path: string): AsyncGenerator<Buffer> {
-  const handle = await backend.openRead(path);
-  try {
-    let position = 0;
-    for (;;) {
-      const buffer = new Uint8Array(64 * 1024);
-      const count = await handle.read(buffer, position, buffer.byteLength);
-      if (count === 0) return;
-      position += count;
-      yield Buffer.from(buffer.subarray(0, count));
-    }
-  } finally {
-    await handle.close();
-  }
+/** A file of the backend as a stream, read through its positional reads. */
+function backendFileStream(backend: ExecutionBackend, path: string): Readable {
+  let handle: ReadHandle | undefined;
+  let position = 0;
+  return new Readable({
+    construct(callback) {
+      backend.openRead(path).then(
+        (opened) => {
+          handle = opened;
+          callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+    read(size) {
+      const buffer = new Uint8Array(Math.max(size, 64 * 1024));
+      handle!.read(buffer, position, buffer.byteLength).then(
+        (count) => {
+          position += count;
+          this.push(count === 0 ? null : buffer.subarray(0, count));
+        },
+        (error: Error) => this.destroy(error),
+      );
+    },
+    destroy(error, callback) {
+      const opened = handle;
+      handle = undefined;
+      if (opened === undefined) return callback(error);
+      opened.close().then(
+        () => callback(error),
+        () => callback(error),
+      );
+    },
+  });
 }
 
 function spawnErrorText(exit: ProcessExit): string {
