@@ -8,8 +8,22 @@ import { backendAccess, defaultBackendName, defaultBackendRegistry } from './bac
 const bubblewrap = (await sandboxWrapper()).available;
 
 describe('backends of @rho/agent', () => {
-  it('knows local and sandbox', () => {
-    expect(defaultBackendRegistry().names()).toEqual(['local', 'sandbox']);
+  it('knows local, sandbox and daytona', () => {
+    expect(defaultBackendRegistry().names()).toEqual(['local', 'sandbox', 'daytona']);
+  });
+
+  it('makes a daytona backend through the registry only with credentials (exit 2 otherwise, nothing sent)', async () => {
+    await expect(
+      defaultBackendRegistry().create('daytona', {
+        workingDir: tmpdir(),
+        options: {},
+        access: backendAccess(builtinProfile('readonly')!),
+        env: {},
+        origin: '--backend',
+      }),
+    ).rejects.toThrow(
+      /Backend 'daytona' \(--backend\): The daytona backend needs a Daytona API key: set DAYTONA_API_KEY/,
+    );
   });
 
   it('gives a writable working directory to profiles that may change files, and no network', () => {
