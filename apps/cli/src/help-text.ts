@@ -31,6 +31,7 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --resume latest "and now the docs"', 'continue the newest session with a new task'],
   ['rho ps; rho watch ab12; rho kill ab12', 'list, follow and stop running agents'],
   ['rho --json "list the tables" | jq .type', 'every event as a JSON line, for scripts'],
+  ['rho dashboard', 'sessions, costs and tools in the browser (127.0.0.1, with a token)'],
 ];
 
 function wrap(text: string, width: number): string[] {

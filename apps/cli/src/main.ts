@@ -65,6 +65,7 @@ const SUBCOMMANDS = [
   'connect',
   'export',
   'policy',
+  'dashboard',
 ];
 
 /**
@@ -103,6 +104,25 @@ function buildParser(
   registerExportCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
   registerMcpCommands(parser, terminal, env, setExit);
+  parser.command(
+    'dashboard [dir]',
+    'Serve a web dashboard of the sessions on 127.0.0.1: live status, timelines, costs, tools, controls (prints the URL with its access token)',
+    (command) =>
+      command
+        .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
+        .option('port', { type: 'number', describe: 'Port (default: 7788, or a free one when it is taken)' })
+        .option('host', {
+          type: 'string',
+          describe: 'Address to listen on (default: 127.0.0.1; another address lets other machines in)',
+        }),
+    async (argv) => {
+      // Loaded only when the command runs: the dashboard's server and page are not part of start-up.
+      const { dashboardCommand } = await import('./commands/dashboard-command.js');
+      setExit(
+        await dashboardCommand(argv as import('./commands/dashboard-command.js').DashboardArguments, terminal, env),
+      );
+    },
+  );
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(
