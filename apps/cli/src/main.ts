@@ -198,6 +198,23 @@ function buildParser(
             type: 'string',
             describe: 'Working directory of the tools (default: current directory)',
           })
+          .option('backend', {
+            type: 'string',
+            describe:
+              'Where the file and shell tools run: local, sandbox (a bubblewrap container), daytona (default: $RHO_BACKEND; sandbox for the unrestricted and eval profiles where bubblewrap works, else local)',
+          })
+          .option('dockerfile', {
+            type: 'string',
+            describe: 'Daytona: build the sandbox from this Dockerfile (implies --backend daytona)',
+          })
+          .option('snapshot', {
+            type: 'string',
+            describe: 'Daytona: create the sandbox from this snapshot (implies --backend daytona)',
+          })
+          .option('keep-sandbox', {
+            type: 'boolean',
+            describe: 'Daytona: keep the sandbox when rho exits (default: delete it)',
+          })
           .option('system-prompt', {
             alias: 's',
             type: 'string',

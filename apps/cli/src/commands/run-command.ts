@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { SessionEvent } from '@rho/core';
 import { ConfigError, SessionWriteError } from '@rho/core';
 import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
+import { exitAfterClosing } from '../exit-cleanup.js';
 import { loadMarkdownRenderer } from '../markdown.js';
 import { createEventRenderer, createJsonRenderer } from '../render.js';
 import { promptToSend, replayNotes } from '../replay-notes.js';
@@ -132,7 +133,8 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       if (!argv.json) terminal.stderr.write('\nCancelling... (Ctrl+C again to quit at once)\n');
       session.cancel();
     } else {
-      process.exit(EXIT.cancelled);
+      // Quit at once, but not before the backend's container or remote sandbox is released.
+      exitAfterClosing(EXIT.cancelled);
     }
   };
   process.on('SIGINT', onInterrupt);
