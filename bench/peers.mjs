@@ -8,10 +8,10 @@
 // contestants are interleaved round by round, and request arrival times are taken at the server
 // so every contestant is timed by the same clock.
 //
-// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-cli,agents,ai-sdk]`; --quick: one round, no
+// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,agents,ai-sdk]`; --quick: one round, no
 // warm-up (a smoke test); --only: these contestants (and the bare client) only.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,13 +30,15 @@ const cliBin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
 const onlyFlag = args.find((arg) => arg.startsWith('--only='));
 const CONTESTANTS = [
   'bare',
-  ...(onlyFlag ? onlyFlag.slice('--only='.length).split(',') : ['rho', 'rho-cli', 'agents', 'ai-sdk']).filter(
-    (name) => name !== 'bare',
-  ),
+  ...(onlyFlag
+    ? onlyFlag.slice('--only='.length).split(',')
+    : ['rho', 'rho-read', 'rho-cli', 'agents', 'ai-sdk']
+  ).filter((name) => name !== 'bare'),
 ];
 const LABELS = {
   bare: 'bare openai client',
   rho: 'rho library',
+  'rho-read': 'rho library, read tool',
   'rho-cli': 'rho CLI',
   agents: '@openai/agents',
   'ai-sdk': 'AI SDK streamText',
@@ -47,6 +49,7 @@ const LABELS = {
 function respond(request) {
   arrivals.push(performance.timeOrigin + performance.now());
   const turn = request.body.messages.filter((message) => message.role === 'assistant').length + 1;
+  if (turn === 1 || turn === TURNS) cpuMarks.push(cpuNanoseconds(currentPid));
   const names = (request.body.tools ?? []).map((tool) => tool.function?.name);
   const call = names.includes('noop')
     ? { name: 'noop', arguments: `{"n": ${turn}}` }
@@ -62,6 +65,21 @@ function respond(request) {
 }
 
 let arrivals = [];
+let cpuMarks = [];
+let currentPid = 0;
+// CPU time (ns) the process has used so far, all its threads, from Linux's schedstat; undefined
+// elsewhere. Less sensitive than wall time to other processes on a loaded machine: the time a
+// contestant waits for a core is not counted.
+function cpuNanoseconds(pid) {
+  try {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return total;
+  } catch {
+    return undefined;
+  }
+}
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -88,12 +106,14 @@ async function runOnce(contestant, server) {
         ]
       : ['--import', rssHook, worker, contestant, server.url, String(TURNS)];
   arrivals = [];
+  cpuMarks = [];
   const spawned = performance.timeOrigin + performance.now();
   const child = spawn(process.execPath, command, {
     cwd: scratch,
     env: { ...process.env, RHO_HOME: join(scratch, 'home'), RHO_BENCH_RSS_FILE: rssFile, OPENAI_API_KEY: 'bench' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  currentPid = child.pid;
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -110,6 +130,10 @@ async function runOnce(contestant, server) {
     const gaps = arrivals.slice(1).map((time, index) => time - arrivals[index]);
     return {
       perTurn: (arrivals.at(-1) - arrivals[0]) / (TURNS - 1),
+      cpuPerTurn:
+        cpuMarks.length === 2 && cpuMarks.every((mark) => mark !== undefined)
+          ? (cpuMarks[1] - cpuMarks[0]) / 1e6 / (TURNS - 1)
+          : Number.NaN,
       turn10: median(gaps.slice(5, 15)),
       turn200: median(gaps.slice(TURNS - 11)),
       firstTurn: arrivals[1] - runStart,
@@ -167,13 +191,14 @@ const rows = CONTESTANTS.map((name) => {
   return [
     LABELS[name],
     cell(s.perTurn, 'ms', base.perTurn),
+    Number.isNaN(s.cpuPerTurn) ? 'n/a' : cell(s.cpuPerTurn, 'ms', base.cpuPerTurn),
     `${s.turn10.toFixed(2)} -> ${s.turn200.toFixed(2)} ms (${(s.turn200 / s.turn10).toFixed(2)}x)`,
     cell(s.firstTurn, 'ms', base.firstTurn),
     `${s.processToFirstTurn.toFixed(0)} ms`,
     cell(s.rssMb, 'MB', base.rssMb),
   ];
 });
-const header = ['', 'per turn', 'turn 10 -> turn 200', 'first turn', 'spawn to first turn', 'peak RSS'];
+const header = ['', 'per turn', 'CPU per turn', 'turn 10 -> turn 200', 'first turn', 'spawn to first turn', 'peak RSS'];
 const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
 for (const row of [header, ...rows])
   console.log(`  ${row.map((text, column) => text.padEnd(widths[column])).join('  ')}`);
