@@ -15,8 +15,6 @@ const MAX_TAIL_LINES = READ_MAX_LINES;
 /** Bytes kept of one line: enough for 500 characters of up to four UTF-8 bytes, plus one. */
 const MAX_LINE_BYTES = READ_MAX_LINE_CHARS * 4 + 4;
 const CHUNK_BYTES = 1024 * 1024;
-/** The smallest read buffer: a small file is read whole, without a megabyte allocated (and zeroed) per call. */
-const MIN_CHUNK_BYTES = 64 * 1024;
 /** Bytes inspected (the file's first) to tell binary files from text. */
 const SNIFF_BYTES = 8192;
 /**
@@ -181,9 +179,10 @@ async function scanLines(
   want: { start: number; end: number } | { last: number },
   signal: AbortSignal,
 ): Promise<ScanResult> {
-  // Sized to the file (one byte more, so its first read is short and ends the scan) up to a
-  // megabyte; not zeroed: only the bytes a read returns are looked at.
-  const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(MIN_CHUNK_BYTES, handle.size + 1)));
+  // The first read is sized to the file (one byte more, so that read is short and ends the scan)
+  // up to a megabyte: a small file costs no megabyte allocated (and zeroed) per call, and small
+  // buffers come from Node's pool. Not zeroed: only the bytes a read returns are looked at.
+  let buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, handle.size + 1));
   const kept: CapturedLine[] = [];
   // One slot more than wanted: the line after the final newline (which may not exist) takes one.
   const ringSize = 'last' in want ? want.last + 1 : 0;
@@ -266,6 +265,8 @@ async function scanLines(
     // (one round trip to the backend) fewer than reading again to get 0. A backend may return
     // short reads before the end, so a short read before that size reads on.
     if (count < buffer.byteLength && position >= handle.size) break;
+    // It did not end there (the file grew, or the backend reads less at a time): full chunks on.
+    if (buffer.byteLength < CHUNK_BYTES) buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   }
   // A file shorter than the sample is judged on all of it.
   if (!sampleJudged) {
