@@ -8,8 +8,9 @@
 // contestants are interleaved round by round, and request arrival times are taken at the server
 // so every contestant is timed by the same clock.
 //
-// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,agents,ai-sdk]`; --quick: one round, no
-// warm-up (a smoke test); --only: these contestants (and the bare client) only.
+// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,agents,ai-sdk] [--compare=<dir>]`;
+// --quick: one round, no warm-up (a smoke test); --only: these contestants (and the bare client)
+// only; --compare: also the rho library and CLI of another built checkout, to measure a change.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,12 +29,17 @@ const worker = join(here, 'peers', 'worker.mjs');
 const rssHook = pathToFileURL(join(here, 'peers', 'rss-on-exit.mjs')).href;
 const cliBin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
 const onlyFlag = args.find((arg) => arg.startsWith('--only='));
+// --compare=<dir>: another built rho checkout (for example the commit before a change); its rho
+// library and CLI run too, as `rho@compare` and `rho-cli@compare`, interleaved with the rest.
+const compareFlag = args.find((arg) => arg.startsWith('--compare='));
+const compareDir = compareFlag ? compareFlag.slice('--compare='.length) : undefined;
 const CONTESTANTS = [
   'bare',
   ...(onlyFlag
     ? onlyFlag.slice('--only='.length).split(',')
     : ['rho', 'rho-read', 'rho-cli', 'agents', 'ai-sdk']
   ).filter((name) => name !== 'bare'),
+  ...(compareDir === undefined ? [] : ['rho@compare', 'rho-cli@compare']),
 ];
 const LABELS = {
   bare: 'bare openai client',
@@ -42,6 +48,8 @@ const LABELS = {
   'rho-cli': 'rho CLI',
   agents: '@openai/agents',
   'ai-sdk': 'AI SDK streamText',
+  'rho@compare': 'rho library (--compare)',
+  'rho-cli@compare': 'rho CLI (--compare)',
 };
 
 // The model's side of the script. The CLI has no `noop`, so it reads a small file instead (its
@@ -90,12 +98,14 @@ async function runOnce(contestant, server) {
   const scratch = mkdtempSync(join(tmpdir(), 'rho-bench-peers-'));
   const rssFile = join(scratch, 'rss');
   writeFileSync(join(scratch, 'notes.txt'), 'alpha\nbeta\ngamma\n');
+  const compared = contestant.endsWith('@compare');
+  const name = compared ? contestant.slice(0, -'@compare'.length) : contestant;
   const command =
-    contestant === 'rho-cli'
+    name === 'rho-cli'
       ? [
           '--import',
           rssHook,
-          cliBin,
+          compared ? join(compareDir, 'apps', 'cli', 'dist', 'bin.js') : cliBin,
           '--base-url',
           server.url,
           '--model',
@@ -104,7 +114,14 @@ async function runOnce(contestant, server) {
           String(TURNS + 5),
           `Read notes.txt ${TURNS} times.`,
         ]
-      : ['--import', rssHook, worker, contestant, server.url, String(TURNS)];
+      : [
+          '--import',
+          rssHook,
+          compared ? join(compareDir, 'bench', 'peers', 'worker.mjs') : worker,
+          name,
+          server.url,
+          String(TURNS),
+        ];
   arrivals = [];
   cpuMarks = [];
   const spawned = performance.timeOrigin + performance.now();
@@ -126,7 +143,7 @@ async function runOnce(contestant, server) {
         `${contestant} exited ${code} after ${arrivals.length} of ${TURNS} requests:\n${stderr.slice(-2000)}`,
       );
     // The CLI's clock starts at spawn; the workers report when their run started (worker.mjs).
-    const runStart = contestant === 'rho-cli' ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
+    const runStart = name === 'rho-cli' ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
     const gaps = arrivals.slice(1).map((time, index) => time - arrivals[index]);
     return {
       perTurn: (arrivals.at(-1) - arrivals[0]) / (TURNS - 1),
