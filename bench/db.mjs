@@ -19,8 +19,8 @@
 //    opening the connection. Per query, the policy's judgement of every function call against
 //    that catalog is shown against the bare driver running the same query.
 //
-// `node bench/db.mjs [--quick] [--only=postgres,mysql,sqlite]`; --quick: 100,000 exported rows and 40
-// calls per variant (a smoke test).
+// `node bench/db.mjs [--quick] [--only=postgres,mysql,sqlite] [--calls=N]`; --quick: 100,000 exported
+// rows and 40 calls per variant (a smoke test); --calls: calls per variant.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -38,7 +38,8 @@ const onlyFlag = process.argv.find((arg) => arg.startsWith('--only='));
 const ONLY = new Set(onlyFlag ? onlyFlag.slice('--only='.length).split(',') : ['postgres', 'mysql', 'sqlite']);
 const EXPORT_ROWS = QUICK ? 100_000 : 1_000_000;
 const EXPORT_LABEL = QUICK ? '100k' : '1m';
-const QUERY_RUNS = QUICK ? 40 : 300;
+const callsFlag = process.argv.find((arg) => arg.startsWith('--calls='));
+const QUERY_RUNS = callsFlag ? Number(callsFlag.slice('--calls='.length)) : QUICK ? 40 : 300;
 /** Target of the fixed cost per call over the bare driver, p50, for sub-millisecond queries. */
 const FIXED_COST_TARGET_MS = 0.3;
 /** Target ratio to the bare driver for queries of 5 ms or more. */
