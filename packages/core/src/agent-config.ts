@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { loadYaml } from './internal/yaml.js';
 import { ConfigError } from './errors.js';
 import type { Budgets } from './session-options.js';
 
@@ -273,7 +273,7 @@ export function loadAgentConfig(path: string): AgentConfig {
   }
   let document: unknown;
   try {
-    document = parse(text);
+    document = loadYaml().parse(text);
   } catch (error) {
     throw new ConfigError({
       message: `Invalid YAML in config file ${path}: ${(error as Error).message}`,
