@@ -20,6 +20,8 @@ export const layers = {
   'packages/model-gguf': { allow: ['model-client'], tests: ['core'] },
   'packages/permissions': { allow: ['core'] },
   'packages/monitor': { allow: ['core'] },
+  // The web dashboard reads sessions through the monitor; its tests run real sessions over HTTP.
+  'packages/dashboard': { allow: ['core', 'monitor'], tests: ['model-client'] },
   'packages/tools-fs': { allow: ['core', 'permissions'] },
   'packages/tools-db': { allow: ['core', 'permissions'] },
   'packages/tools-mcp': { allow: ['core', 'permissions'] },

@@ -15,6 +15,8 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
   ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
+  ['RHO_OTEL_ENDPOINT', 'export OpenTelemetry spans to this OTLP/HTTP collector (as --otel URL)'],
+  ['RHO_OTEL_CAPTURE_CONTENT', 'true: export prompts, answers and tool I/O too (as --otel-content)'],
   ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
 ];
@@ -29,6 +31,7 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --resume latest "and now the docs"', 'continue the newest session with a new task'],
   ['rho ps; rho watch ab12; rho kill ab12', 'list, follow and stop running agents'],
   ['rho --json "list the tables" | jq .type', 'every event as a JSON line, for scripts'],
+  ['rho dashboard', 'sessions, costs and tools in the browser (127.0.0.1, with a token)'],
 ];
 
 function wrap(text: string, width: number): string[] {

@@ -65,6 +65,7 @@ const SUBCOMMANDS = [
   'connect',
   'export',
   'policy',
+  'dashboard',
 ];
 
 /**
@@ -103,6 +104,25 @@ function buildParser(
   registerExportCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
   registerMcpCommands(parser, terminal, env, setExit);
+  parser.command(
+    'dashboard [dir]',
+    'Serve a web dashboard of the sessions on 127.0.0.1: live status, timelines, costs, tools, controls (prints the URL with its access token)',
+    (command) =>
+      command
+        .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
+        .option('port', { type: 'number', describe: 'Port (default: 7788, or a free one when it is taken)' })
+        .option('host', {
+          type: 'string',
+          describe: 'Address to listen on (default: 127.0.0.1; another address lets other machines in)',
+        }),
+    async (argv) => {
+      // Loaded only when the command runs: the dashboard's server and page are not part of start-up.
+      const { dashboardCommand } = await import('./commands/dashboard-command.js');
+      setExit(
+        await dashboardCommand(argv as import('./commands/dashboard-command.js').DashboardArguments, terminal, env),
+      );
+    },
+  );
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(
@@ -242,12 +262,27 @@ function buildParser(
             describe:
               "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)",
           })
+          .option('otel', {
+            type: 'string',
+            describe:
+              'Export OpenTelemetry spans (GenAI conventions) over OTLP/HTTP to this collector (default: $RHO_OTEL_ENDPOINT, otel.endpoint of config.yaml, $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318)',
+          })
+          .option('otel-content', {
+            type: 'boolean',
+            describe: 'With --otel: export prompts, answers and tool arguments and results too (default: not exported)',
+          })
           .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
       async (argv) => {
         const { runCommand } = await import('./commands/run-command.js');
         const { task, ...rest } = argv as unknown as import('./commands/run-command.js').RunArguments & {
           task?: string[];
         };
+        // `--otel` takes an optional URL: a word after it that is not one is the task's first word.
+        let words = task;
+        if (typeof rest.otel === 'string' && rest.otel !== '' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(rest.otel)) {
+          words = [rest.otel, ...(task ?? [])];
+          rest.otel = '';
+        }
         const vars = rest.var === undefined ? {} : { var: ([] as string[]).concat(rest.var) };
         const packages =
           rest.toolPackage === undefined ? {} : { toolPackage: ([] as string[]).concat(rest.toolPackage) };
@@ -257,7 +292,7 @@ function buildParser(
               ...rest,
               ...vars,
               ...packages,
-              ...(task === undefined ? {} : { prompt: task }),
+              ...(words === undefined ? {} : { prompt: words }),
               p: typeof rest.p === 'string' ? rest.p : undefined,
             },
             terminal,

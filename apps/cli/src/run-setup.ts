@@ -29,6 +29,7 @@ import {
   checkVars,
   REASONING_EFFORTS,
 } from './input-checks.js';
+import { otelSettings, startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
@@ -65,6 +66,10 @@ export interface SetupArguments {
   contextWindow?: string;
   /** `--backend`: where the file and shell tools run (local, sandbox, daytona). */
   backend?: string;
+  /** `--otel [ENDPOINT]`: '' when given without an endpoint. */
+  otel?: string;
+  /** `--otel-content`: export message content too. */
+  otelContent?: boolean;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -166,6 +171,8 @@ async function prepareLockedRun(
   // $RHO_HOME/config.yaml is read on every run and resume, never copied into the session's config.yaml.
   const userConfig = loadUserConfig(home);
   for (const warning of userConfig.warnings) hooks.onWarning?.(warning);
+  // OpenTelemetry export is off unless asked for; only then is its SDK loaded.
+  const otel = otelSettings(argv, env, userConfig.otel, userConfig.path);
   config = applyFlags(config, argv);
   // --backend, else the config's (a resumed session's own), else $RHO_BACKEND (rho-agent's
   // RHO_AGENT_BACKEND too); without any, the profile's default (decided below).
@@ -360,12 +367,28 @@ async function prepareLockedRun(
     session = agent.createSession({ id, directory, lock });
   }
 
+  let tracing: Awaited<ReturnType<typeof startOtel>> | undefined;
+  if (otel !== undefined) {
+    try {
+      tracing = await startOtel(otel, env, {
+        ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
+      });
+    } catch (error) {
+      await localClient?.close();
+      await agent.close();
+      throw error;
+    }
+    tracing.instrument(session, { captureContent: otel.content });
+  }
+
   const explicit =
     typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
   const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
   const heldLock = lock;
   const close = async () => {
     heldLock.release();
+    // Spans of every way the run ended (answer, error, Ctrl+C, SIGTERM) go out here, within a bounded time.
+    await tracing?.shutdown();
     await localClient?.close();
     await agent.close();
     forgetBackend();

@@ -82,8 +82,17 @@ export { Agent } from './agent.js';
 export { defaultApprovalPolicy } from './approval-policy.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';
 export { Session } from './session.js';
-export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
+export type {
+  ApprovalRequest,
+  Approver,
+  Budgets,
+  ChildSessionInfo,
+  RunOptions,
+  RunResult,
+  SessionOptions,
+} from './session-options.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
+export type { ObservedChildSession, SessionObserver } from './session-observer.js';
 export { State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';
 export { ToolRegistry } from './tool-registry.js';
@@ -109,7 +118,7 @@ export type { CompactionOptions, CompactResult } from './compaction.js';
 export { loadAgentConfig, parseAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
 export { loadUserConfig, userConfigPath } from './user-config.js';
-export type { UserConfig } from './user-config.js';
+export type { UserConfig, UserOtelConfig } from './user-config.js';
 export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
 export type {
   AtifAgent,

@@ -1,0 +1,267 @@
+import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
+import type { Sql } from 'postgres';
+
+/** The flags and signal count of a registry row, as the agent reads them. */
+export interface ControlRow {
+  cancel_requested: boolean;
+  pause_requested: boolean;
+  signal_seq: string | number;
+}
+
+/**
+ * The agent's side of a session's control channel on PostgreSQL. Operators change the registry
+ * row's `cancel_requested`/`pause_requested` and append to `signal_queue` in one transaction that
+ * ends with a NOTIFY; the agent keeps the flags in memory, so {@link isCancelRequested} (polled
+ * every 200 ms) costs nothing and never waits on the database. They are refreshed when the
+ * notification arrives (milliseconds), when the listener reconnects, and by the fleet's poll of
+ * every attached session (`syncIntervalMs`), which also catches up after the database or the agent
+ * was away. Each applied signal is acknowledged (`acked_at`). Directives are read by cursor (the
+ * per-session signal number) straight from the queue, so none is lost or repeated.
+ */
+export class PgControlChannel implements ControlChannel {
+  private cancel = false;
+  private pause = false;
+  private appliedSeq = 0;
+  private ackedSeq = 0;
+  private syncing: Promise<void> | undefined;
+  private again = false;
+  /** Bumped by local changes (clearCancel): a row read before one is stale and is not applied. */
+  private generation = 0;
+  private clearing: Promise<void> | undefined;
+  private detached = false;
+  private unhealthyUntil = 0;
+  /** Called after every sync that changed the flags (the bench and tests observe delivery). */
+  onChange: ((state: { cancel: boolean; pause: boolean }) => void) | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    readonly sessionId: string,
+  ) {}
+
+  async isCancelRequested(): Promise<boolean> {
+    return this.cancel;
+  }
+
+  async isPauseRequested(): Promise<boolean> {
+    return this.pause;
+  }
+
+  /**
+   * Reads the queue after `cursor`, waiting at most {@link AGENT_WAIT_MS} (and not at all while
+   * the database is known to be away): past that, nothing now, the same cursor next turn.
+   */
+  async takeDirectives(cursor: number): Promise<TakenDirectives> {
+    const nothing = { texts: [], cursor };
+    if (Date.now() < this.unhealthyUntil) return nothing;
+    const taken = this.readDirectives(cursor).catch(() => {
+      this.unhealthyUntil = Date.now() + UNHEALTHY_BACKOFF_MS;
+      return nothing;
+    });
+    const result = await withDeadline(taken, AGENT_WAIT_MS);
+    if (result !== undefined) return result;
+    this.unhealthyUntil = Date.now() + UNHEALTHY_BACKOFF_MS;
+    return nothing;
+  }
+
+  private async readDirectives(cursor: number): Promise<TakenDirectives> {
+    {
+      let rows = await this.directivesAfter(cursor);
+      // A cursor past the queue's end means the queue was reset (or it came from another channel): start over.
+      if (rows.length === 0 && cursor > 0) {
+        const [row] = await this.sql<{ signal_seq: string }[]>`
+          select signal_seq from agent_registry where session_id = ${this.sessionId}`;
+        if (row !== undefined && cursor > Number(row.signal_seq)) {
+          rows = await this.directivesAfter(0);
+          if (rows.length === 0) return { texts: [], cursor: 0 };
+        }
+      }
+      if (rows.length === 0) return { texts: [], cursor };
+      const items = rows.map((row) => {
+        const seq = Number(row.seq);
+        const text = directiveText(row.payload);
+        return typeof text === 'string'
+          ? { text, cursor: seq }
+          : { text: JSON.stringify(row.payload), cursor: seq, refused: text.refused };
+      });
+      const last = items[items.length - 1]!.cursor;
+      // Acknowledged in the background: the agent does not wait for it.
+      void this.sql`
+        update signal_queue set acked_at = now()
+        where session_id = ${this.sessionId} and kind = 'directive' and seq <= ${last} and acked_at is null`.catch(
+        () => undefined,
+      );
+      return {
+        texts: items.flatMap((item) => (item.refused === undefined ? [item.text] : [])),
+        cursor: last,
+        items,
+      };
+    }
+  }
+
+  /**
+   * Clears the cancel at once for the agent, and in the database as soon as it answers (waiting
+   * at most {@link AGENT_WAIT_MS}; until the clear is done, a cancel flag read back is ignored).
+   */
+  async clearCancel(): Promise<void> {
+    this.cancel = false;
+    this.generation += 1;
+    this.clearing ??= this.clearInDatabase();
+    await withDeadline(this.clearing, AGENT_WAIT_MS);
+  }
+
+  private async clearInDatabase(): Promise<void> {
+    for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await this.sql.begin(async (sql) => {
+          const [row] = await sql<{ signal_seq: string }[]>`
+            update agent_registry set cancel_requested = false, updated_at = now()
+            where session_id = ${this.sessionId} returning signal_seq`;
+          // Notifications of signals up to here (a cancel cleared before it arrived) are stale.
+          if (row !== undefined) this.appliedSeq = Math.max(this.appliedSeq, Number(row.signal_seq));
+          await sql`update signal_queue set acked_at = now()
+            where session_id = ${this.sessionId} and kind = 'cancel' and acked_at is null`;
+        });
+        break;
+      } catch {
+        if (this.detached) break;
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
+    this.generation += 1;
+    this.clearing = undefined;
+  }
+
+  /** A sign of life; sent in the background (the fleet's poll beats for every attached session too). */
+  async heartbeat(): Promise<void> {
+    void this.sql`update agent_registry set heartbeat_at = now() where session_id = ${this.sessionId}`.catch(
+      () => undefined,
+    );
+  }
+
+  /** Sent in the background; the mirrored `status` record says the same. */
+  async reportStatus(status: SessionStatus): Promise<void> {
+    void this.sql`update agent_registry set status = ${status}, heartbeat_at = now(), updated_at = now()
+      where session_id = ${this.sessionId}`.catch(() => undefined);
+  }
+
+  /** Stops retrying in the background (the attachment closed). */
+  detach(): void {
+    this.detached = true;
+  }
+
+  /** Reads the flags now (coalescing concurrent calls); never throws. */
+  sync(): Promise<void> {
+    if (this.syncing !== undefined) {
+      this.again = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      try {
+        do {
+          this.again = false;
+          const generation = this.generation;
+          const [row] = await this.sql<ControlRow[]>`
+            select cancel_requested, pause_requested, signal_seq from agent_registry
+            where session_id = ${this.sessionId}`;
+          if (row !== undefined) await this.apply(row, generation);
+        } while (this.again);
+      } catch {
+        // The fleet's poll and the listener's reconnection try again.
+      } finally {
+        this.syncing = undefined;
+      }
+    })();
+    return this.syncing;
+  }
+
+  /** The generation to pass to {@link apply} with a row read from now on. */
+  get currentGeneration(): number {
+    return this.generation;
+  }
+
+  /**
+   * A notification for this session (`<id> <kind> <seq>`, sent at the operator's commit), or
+   * `undefined` after the listener reconnected. A cancel, pause or resume newer than what was
+   * applied takes effect at once; then the row is read to confirm and acknowledge.
+   */
+  notified(payload: string | undefined): void {
+    const [, kind, seqText] = (payload ?? '').split(' ');
+    const seq = Number(seqText);
+    if (Number.isFinite(seq) && seq > this.appliedSeq && this.clearing === undefined) {
+      const before = { cancel: this.cancel, pause: this.pause };
+      if (kind === 'cancel') this.cancel = true;
+      else if (kind === 'pause') this.pause = true;
+      else if (kind === 'resume') this.pause = false;
+      if (kind !== 'directive') this.appliedSeq = seq;
+      if (before.cancel !== this.cancel || before.pause !== this.pause)
+        this.onChange?.({ cancel: this.cancel, pause: this.pause });
+    }
+    void this.sync();
+  }
+
+  /** Applies a registry row read at `generation` (here or by the fleet's poll of every attached session). */
+  async apply(row: ControlRow, generation: number): Promise<void> {
+    const seq = Number(row.signal_seq);
+    // Read before a local change, or older than what was applied: a fresher read follows.
+    if (generation !== this.generation || seq < this.appliedSeq) return;
+    // While a clear is on its way to the database, the flag read back is the one being cleared.
+    const cancel = this.clearing === undefined && row.cancel_requested;
+    const changed = cancel !== this.cancel || row.pause_requested !== this.pause;
+    this.cancel = cancel;
+    this.pause = row.pause_requested;
+    if (changed) this.onChange?.({ cancel: this.cancel, pause: this.pause });
+    if (seq > this.ackedSeq) {
+      this.appliedSeq = Math.max(this.appliedSeq, seq);
+      await this.sql`update signal_queue set acked_at = now()
+        where session_id = ${this.sessionId} and kind <> 'directive' and acked_at is null and seq <= ${seq}`;
+      this.ackedSeq = Math.max(this.ackedSeq, seq);
+    }
+  }
+
+  /** The signal number last applied (what the fleet's poll compares). */
+  get seenSeq(): number {
+    return this.appliedSeq;
+  }
+
+  private directivesAfter(cursor: number) {
+    return this.sql<{ seq: string; payload: unknown }[]>`
+      select seq, payload from signal_queue
+      where session_id = ${this.sessionId} and kind = 'directive' and seq > ${cursor}
+      order by seq`;
+  }
+}
+
+/** The longest an agent-side call waits for the database before answering without it. */
+const AGENT_WAIT_MS = 250;
+/** After a failed read, how long the agent does not wait for the database at all. */
+const UNHEALTHY_BACKOFF_MS = 2_000;
+
+/** The promise's value, or `undefined` when it takes longer than `milliseconds`. */
+export function withDeadline<T>(promise: Promise<T>, milliseconds: number): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), milliseconds);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
+}
+
+/** The text of a queued directive (`{"text": string}`), or why it is refused. */
+function directiveText(payload: unknown): string | { refused: string } {
+  if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) {
+    const text = (payload as { text?: unknown }).text;
+    if (typeof text === 'string') return text.trim() === '' ? { refused: "the directive's text is empty." } : text;
+  }
+  const shown = JSON.stringify(payload) ?? 'null';
+  return {
+    refused: `the queued signal is not {"text": string}: ${shown.length > 200 ? `${shown.slice(0, 200)}...` : shown}.`,
+  };
+}
