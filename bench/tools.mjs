@@ -6,7 +6,7 @@
 //   read   the last 100 lines of a generated 2 GB file: resident memory growth (target <= 50 MB)
 //   backends  the per-call cost of the `sandbox` backend (a bubblewrap container with its server)
 //          against `local`, per operation (read, write, grep, bash `true`): median ms per call and
-//          the ratio sandbox/local; and the container's start and close
+//          the ratio sandbox/local; the throughput of a command's output; the container's start
 // Run standalone after a build: `node bench/tools.mjs` (or `pnpm bench tools`); `--stage grep`,
 // `--stage bash`, `--stage read` or `--stage backends` runs one part.
 import { spawn } from 'node:child_process';
@@ -244,6 +244,40 @@ async function benchBackends() {
         `backend_${name}: sandbox ${sandboxMs.toFixed(2)} ms per call (ratio ${(sandboxMs / localMs).toFixed(2)}x vs baseline local ${localMs.toFixed(2)} ms, median of ${BACKEND_RUNS})`,
       );
     }
+    // One call of the backend itself, without a tool around it: the protocol's round trip.
+    const stats = { local: [], sandbox: [] };
+    for (let run = -20; run < 400; run += 1) {
+      for (const [label, backend] of [
+        ['local', local],
+        ['sandbox', sandbox],
+      ]) {
+        const started = performance.now();
+        await backend.stat(join(dir, 'small.txt'));
+        if (run >= 0) stats[label].push(performance.now() - started);
+      }
+    }
+    console.log(
+      `backend_stat_round_trip: sandbox ${(median(stats.sandbox) * 1000).toFixed(0)} µs per call (ratio ${(median(stats.sandbox) / median(stats.local)).toFixed(1)}x vs baseline local ${(median(stats.local) * 1000).toFixed(0)} µs, median of 400)`,
+    );
+    // Streaming: every byte of a command's output crosses the server's protocol (base64 in JSON lines).
+    const bash = createBashTool({ mode: 'unrestricted' });
+    const stream = { local: [], sandbox: [] };
+    for (let run = 0; run < 3; run += 1) {
+      for (const [label, backend] of [
+        ['local', local],
+        ['sandbox', sandbox],
+      ]) {
+        const started = performance.now();
+        const result = await call(bash, { command: 'yes | head -c 100000000' }, dir, backend);
+        if (result.metadata.stdout_bytes !== 100_000_000) throw new Error(`bash output on ${label} lost bytes`);
+        stream[label].push(performance.now() - started);
+      }
+    }
+    const localRate = 100 / (median(stream.local) / 1000);
+    const sandboxRate = 100 / (median(stream.sandbox) / 1000);
+    console.log(
+      `backend_bash_output_100MB: sandbox ${sandboxRate.toFixed(0)} MB/s (ratio ${(localRate / sandboxRate).toFixed(2)}x slower vs baseline local ${localRate.toFixed(0)} MB/s, median of 3)`,
+    );
   } finally {
     await sandbox.close();
   }

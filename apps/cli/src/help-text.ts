@@ -9,6 +9,7 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_HOME', 'sessions, profiles, history, databases.yaml (default $XDG_CONFIG_HOME/rho or ~/.config/rho)'],
   ['RHO_PROFILE', 'permission profile when --profile is not given (default readonly)'],
   ['RHO_DB_CONFIG', 'database aliases YAML when --db-config is not given'],
+  ['RHO_BACKEND', 'where tools run when --backend and the config say nothing: local, sandbox, daytona'],
   ['RHO_FIRST_BYTE_TIMEOUT', 'seconds to wait for an answer to start (default 60)'],
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
