@@ -204,6 +204,7 @@ describe('packed packages', () => {
     // npm takes them from the tarballs through overrides, like a registry install would resolve them.
     const rho = [
       '@rho/agent',
+      '@rho/backend-sandbox',
       '@rho/core',
       '@rho/model-client',
       '@rho/permissions',
@@ -226,6 +227,7 @@ describe('packed packages', () => {
     expect(install.status, install.stderr).toBe(0);
     expect(readdirSync(join(app, 'node_modules', '@rho')).sort()).toEqual([
       'agent',
+      'backend-sandbox',
       'core',
       'model-client',
       'permissions',

@@ -260,9 +260,13 @@ export async function startFakeDaytona(options: FakeDaytonaOptions = {}): Promis
   });
   // The SDK's event stream asks for a WebSocket upgrade: declined, so it falls back to polling.
   server.on('upgrade', (request: IncomingMessage, socket) => {
+    // The client may drop the connection first (rho exiting): a reset is not the fake's failure.
+    socket.on('error', () => {});
     requests.push({ method: 'UPGRADE', path: request.url ?? '', operation: 'declined:socket.io', body: '' });
     socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
+  // A client that resets a connection mid-request (a killed rho) must not crash the test process.
+  server.on('clientError', (_error, socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
