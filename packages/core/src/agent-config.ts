@@ -31,6 +31,8 @@ export interface AgentConfig {
    * (streamable HTTP), as written (`${ENV}` references unresolved); `@rho/tools-mcp` validates them.
    */
   mcpServers?: Record<string, unknown>;
+  /** The fleet database (`fleet: {url, schema, ...}`), as written; `@rho/fleet` validates it. */
+  fleet?: Record<string, unknown>;
   budgets: Budgets;
   autoApprove?: boolean;
   /** Seconds to wait for a model answer to start (`first_byte_timeout`). */
@@ -93,6 +95,10 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
           item === null ? '' : String(item),
         ]),
       );
+    } else if (key === 'fleet') {
+      if (typeof value !== 'object' || Array.isArray(value))
+        fail(key, "a mapping such as {url: 'postgres://rho@db/rho', schema: rho_fleet}", value);
+      config.fleet = value as Record<string, unknown>;
     } else if (key === 'response_format' || key === 'databases' || key === 'mcp_servers') {
       if (typeof value !== 'object' || Array.isArray(value))
         fail(
@@ -153,6 +159,7 @@ const KNOWN_KEYS: readonly string[] = [
   'databases',
   'tool_packages',
   'mcp_servers',
+  'fleet',
   'budgets',
   'auto_approve',
   'first_byte_timeout',
@@ -280,6 +287,7 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;
   if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0)
     document.mcp_servers = config.mcpServers;
+  if (config.fleet !== undefined) document.fleet = config.fleet;
   const budgets = Object.entries(BUDGET_FIELDS).flatMap(([key, field]) =>
     config.budgets[field] === undefined ? [] : [[key, config.budgets[field]]],
   );

@@ -72,7 +72,15 @@ export { Agent } from './agent.js';
 export { defaultApprovalPolicy } from './approval-policy.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';
 export { Session } from './session.js';
-export type { ApprovalRequest, Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
+export type {
+  ApprovalRequest,
+  Approver,
+  Budgets,
+  ChildSessionInfo,
+  RunOptions,
+  RunResult,
+  SessionOptions,
+} from './session-options.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
 export { State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';

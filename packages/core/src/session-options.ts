@@ -2,7 +2,7 @@ import type { ModelClient, RhoError } from '@rho/model-client';
 import type { ControlChannel } from './control-channel.js';
 import type { RunStatus, SessionEvent, UsageTotals } from './events.js';
 import type { SessionLock } from './session-lock.js';
-import type { State } from './state.js';
+import type { State, StateObserver } from './state.js';
 
 /** What an approver is asked. */
 export interface ApprovalRequest {
@@ -60,6 +60,32 @@ export interface SessionOptions {
    * replaying the trace. Without one, each run takes the lock itself and releases it when it ends.
    */
   lock?: SessionLock;
+  /**
+   * Trace record observers: each receives every record the session appends, in order and as
+   * persisted (after the trace sink took it), for the whole life of the session, between runs
+   * too (`onEvent` sees only runs, and transient events as well). For mirrors of the trace, for
+   * example a fleet database. An observer must return at once and not throw (a throw is ignored).
+   * The same as calling `session.state.addObserver` for each before the first run.
+   */
+  traceObservers?: readonly StateObserver[];
+  /**
+   * Options for each child session a tool of this session spawns (`ToolContext.children.spawn`),
+   * given the child's id, its parent's id and its directory; they apply after the defaults the
+   * spawn chose and before the tool's own `session` options. The child inherits this function,
+   * so grandchildren get it too. For example, an app registers every child in a fleet and returns
+   * its control channel and trace observers. Must return at once.
+   */
+  childSessionOptions?: (child: ChildSessionInfo) => SessionOptions;
+}
+
+/** What {@link SessionOptions.childSessionOptions} is told about a child session being spawned. */
+export interface ChildSessionInfo {
+  /** The child's session id. */
+  id: string;
+  /** The spawning session's id. */
+  parentId: string;
+  /** The child's session directory, when it has one. */
+  directory: string | undefined;
 }
 
 /** Options of one run. */

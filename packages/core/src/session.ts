@@ -47,6 +47,8 @@ export class Session implements ChildSession {
   readonly client: ModelClient;
   /** Answers approval requests; may be set or replaced between runs. */
   approver: Approver | undefined;
+  /** Options for each child session its tools spawn (`SessionOptions.childSessionOptions`). */
+  readonly childSessionOptions: SessionOptions['childSessionOptions'];
   private readonly onEvent: ((event: SessionEvent) => void) | undefined;
   private readonly budgets: Budgets;
   private readonly control: RunControl;
@@ -64,6 +66,8 @@ export class Session implements ChildSession {
     const tracePath =
       options.tracePath ?? (this.directory === undefined ? undefined : join(this.directory, 'trace.jsonl'));
     if (tracePath !== undefined) this.state.setSink(new JsonlTraceSink(tracePath));
+    for (const observer of options.traceObservers ?? []) this.state.addObserver(observer);
+    this.childSessionOptions = options.childSessionOptions;
     this.client = options.client ?? agent.createClient();
     const control: ControlChannel | undefined =
       options.control ?? (this.directory === undefined ? undefined : new FileControlChannel(this.directory));

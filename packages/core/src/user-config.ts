@@ -6,7 +6,7 @@ import { ConfigError } from './errors.js';
 
 /**
  * The user's global configuration, `$RHO_HOME/config.yaml`. It holds settings that belong to the
- * person rather than to one agent; today only `mcp_servers`. Keys this version does not know are
+ * person rather than to one agent: `mcp_servers` and `fleet`. Keys this version does not know are
  * warnings, not errors, so a file written for a later version still loads.
  */
 export interface UserConfig {
@@ -20,12 +20,18 @@ export interface UserConfig {
    * same name wins over the one here.
    */
   mcpServers?: Record<string, unknown>;
+  /**
+   * The fleet database (`fleet: {url, schema, ...}`), as written (`${ENV}` references
+   * unresolved); `@rho/fleet`'s `resolveFleetConfig` validates it. An agent config's `fleet`, the
+   * `RHO_FLEET_URL` variable and the `--fleet` flag win over it.
+   */
+  fleet?: Record<string, unknown>;
   /** One sentence per problem that does not stop a run (an unknown key, with "did you mean"). */
   warnings: string[];
 }
 
 /** Every key `$RHO_HOME/config.yaml` knows, as written in YAML. */
-export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers'];
+export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'fleet'];
 
 /** Names people reach for that mean a known key. */
 const KEY_ALIASES: Readonly<Record<string, string>> = {
@@ -33,6 +39,7 @@ const KEY_ALIASES: Readonly<Record<string, string>> = {
   mcpservers: 'mcp_servers',
   mcp_server: 'mcp_servers',
   servers: 'mcp_servers',
+  fleets: 'fleet',
 };
 
 /** The path of the global configuration file in `rhoHome` (see `rhoHome(env)`). */
@@ -66,6 +73,16 @@ export function parseUserConfig(document: unknown, path: string): UserConfig {
         });
       }
       config.mcpServers = value as Record<string, unknown>;
+    } else if (key === 'fleet') {
+      if (value === null || value === undefined) continue;
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        throw new ConfigError({
+          message: `${path}: 'fleet' must be a mapping such as {url: 'postgres://rho@db/rho', schema: rho_fleet} (got ${JSON.stringify(value)}).`,
+          file: path,
+          field: 'fleet',
+        });
+      }
+      config.fleet = value as Record<string, unknown>;
     } else {
       const { suggestion } = suggestKey(key, USER_CONFIG_KEYS, KEY_ALIASES);
       config.warnings.push(

@@ -5,6 +5,7 @@
  * promise: names here change or go without notice. Lint allows importing this entry only from
  * `packages/*`, `apps/*`, `bench/` and `test/`.
  */
+export { FileControlChannel } from '../control-channel.js';
 export { approvalRequestedByTool } from '../approval-policy.js';
 export { mustBeOneOf, requiredOneOf } from '../choices.js';
 export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from '../rho-agent-sessions.js';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ChatMessage, ModelClient } from '@rho/model-client';
@@ -6,7 +7,7 @@ import type { Agent } from '../../agent.js';
 import { agentConfigToDocument, parseAgentConfig } from '../../agent-config.js';
 import type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from '../../child-sessions.js';
 import type { UsageTotals } from '../../events.js';
-import type { Approver, Budgets } from '../../session-options.js';
+import type { Approver, Budgets, SessionOptions } from '../../session-options.js';
 import { readSessionMeta } from '../../session-meta.js';
 import { SessionStore } from '../../session-store.js';
 import type { State } from '../../state.js';
@@ -26,6 +27,8 @@ export interface ParentSession {
   readonly client: ModelClient;
   /** Read when the child is spawned: the child asks the same approver. */
   readonly approver: Approver | undefined;
+  /** Options for each child (see `SessionOptions.childSessionOptions`), inherited by the child. */
+  readonly childSessionOptions: SessionOptions['childSessionOptions'];
   /** What is left of the parent's budgets now. */
   remainingBudgets(): Budgets;
   /** Adds a child's usage to the parent's totals and trace. */
@@ -62,10 +65,20 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
     copy && parent.directory !== undefined && options.session?.directory === undefined
       ? childDirectory(parent, parent.directory, options.session?.id)
       : undefined;
+  // An app's per-child options (a fleet registration, say) need the child's id before it exists.
+  const hook = parent.childSessionOptions;
+  const id = hook === undefined ? undefined : (options.session?.id ?? place?.id ?? randomUUID());
   const child = agent.createSession({
     ...(place === undefined ? {} : place),
     ...(parent.approver === undefined ? {} : { approver: parent.approver }),
     budgets,
+    ...(hook === undefined || id === undefined
+      ? {}
+      : {
+          id,
+          ...hook({ id, parentId: parent.id, directory: options.session?.directory ?? place?.directory }),
+          childSessionOptions: hook,
+        }),
     ...options.session,
   });
   if (options.copyHistory === true) {

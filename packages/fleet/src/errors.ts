@@ -1,0 +1,49 @@
+import { RhoError } from '@rho/core';
+
+/**
+ * An operator's signal (cancel, pause, resume, directive) that the fleet refused because the
+ * session is not live: it finished (`completed`, `error`, `cancelled`, `limit`, `truncated`) or
+ * is `dead` (its heartbeat stopped). The message says which, and what to do instead.
+ */
+export class FleetSignalRefusedError extends RhoError {
+  /** The session the signal was meant for. */
+  readonly sessionId: string;
+  /** The signal refused. */
+  readonly signal: 'cancel' | 'pause' | 'resume' | 'directive';
+  /** The session's status when it was refused (`dead` for a stopped heartbeat). */
+  readonly status: string;
+
+  constructor(options: { sessionId: string; signal: 'cancel' | 'pause' | 'resume' | 'directive'; status: string }) {
+    const hint =
+      options.status === 'dead'
+        ? 'its agent stopped sending heartbeats (the process or its node is gone)'
+        : `it has finished (${options.status})`;
+    super('fleet_signal_refused', {
+      message: `Session ${options.sessionId} is ${options.status}: the ${options.signal} was not sent because ${hint}. Signals go to live sessions only; resume the session (rho --resume ${options.sessionId}) to give it new instructions.`,
+    });
+    this.name = 'FleetSignalRefusedError';
+    this.sessionId = options.sessionId;
+    this.signal = options.signal;
+    this.status = options.status;
+  }
+
+  static override isInstance(error: unknown): error is FleetSignalRefusedError {
+    return RhoError.isInstance(error) && error.code === 'fleet_signal_refused';
+  }
+}
+
+/**
+ * The fleet's database cannot be used: it does not answer, refuses the credentials, or its schema
+ * is missing or older than this version needs (`code` says which). The message shows the url
+ * redacted and says what to fix.
+ */
+export class FleetUnavailableError extends RhoError {
+  constructor(options: { message: string; code?: 'fleet_unavailable' | 'fleet_schema_outdated'; cause?: unknown }) {
+    super(options.code ?? 'fleet_unavailable', { message: options.message, cause: options.cause });
+    this.name = 'FleetUnavailableError';
+  }
+
+  static override isInstance(error: unknown): error is FleetUnavailableError {
+    return RhoError.isInstance(error) && error.name === 'FleetUnavailableError';
+  }
+}

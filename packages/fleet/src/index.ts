@@ -1,0 +1,32 @@
+export { DEFAULT_FLEET_SCHEMA, redactUrl, resolveFleetConfig } from './fleet-config.js';
+export type {
+  FleetConfig,
+  FleetConfigSource,
+  FleetSettings,
+  FleetTls,
+  ResolveFleetConfigOptions,
+} from './fleet-config.js';
+export { connectFleet } from './connect-fleet.js';
+export { FleetSignalRefusedError, FleetUnavailableError } from './errors.js';
+export { FLEET_STATS_VIEWS } from './types.js';
+export type {
+  AttachOptions,
+  ConnectFleetOptions,
+  Fleet,
+  FleetListOptions,
+  FleetSession,
+  FleetSessionStatus,
+  FleetStatsOptions,
+  FleetStatsRow,
+  FleetStatsView,
+  FleetStatus,
+  FleetWarning,
+  FollowOptions,
+  MigrateResult,
+  MirroredRecord,
+  MirrorStats,
+  SessionAttachment,
+  SessionRegistration,
+  TraceMirror,
+} from './types.js';
+export { LATEST_SCHEMA_VERSION } from './migrations.js';

@@ -1,0 +1,1 @@
+export const LATEST_SCHEMA_VERSION = 1;
