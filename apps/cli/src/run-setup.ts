@@ -28,6 +28,8 @@ import {
   checkVars,
   REASONING_EFFORTS,
 } from './input-checks.js';
+import { fleetSources } from './fleet/fleet-source.js';
+import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
@@ -62,6 +64,10 @@ export interface SetupArguments {
   maxRetries?: string;
   /** `--context-window`: tokens, as typed. */
   contextWindow?: string;
+  /** `--fleet URL`: register the session in this fleet (an empty value: no fleet for this run). */
+  fleet?: string;
+  /** `--label key=value` (repeatable): labels of the session in the fleet. */
+  label?: string[];
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -308,10 +314,50 @@ async function prepareLockedRun(
     },
   });
 
+  const explicit =
+    typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
+  const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
+  // A fleet (--fleet, RHO_FLEET_URL, fleet: in the agent config or $RHO_HOME/config.yaml) is
+  // loaded only when one is configured: without it nothing below touches @rho/fleet or postgres.
+  const sources = fleetSources({ flag: argv.fleet, env, home, agentConfig: config.fleet });
+  const labels = parseLabels(argv.label);
+  let fleet: Awaited<ReturnType<typeof startFleetLink>> | undefined;
+  try {
+    fleet =
+      sources === undefined
+        ? undefined
+        : await startFleetLink(sources, { userConfig: userConfig.fleet, agentConfig: config.fleet }, labels, hooks);
+  } catch (error) {
+    await toolset.close();
+    await localClient?.close();
+    throw error;
+  }
+  if (fleet === undefined && labels !== undefined)
+    hooks.onWarning?.('--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.');
+
   let session: Session;
   if (resumedDirectory !== undefined && lock !== undefined) {
-    const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
-    session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
+    const meta = readSessionMeta(resumedDirectory);
+    const id = meta?.id ?? basename(resumedDirectory);
+    const state = store.loadState(resumedDirectory);
+    session = agent.createSession({
+      id,
+      directory: resumedDirectory,
+      state,
+      lock,
+      ...(fleet?.sessionOptions(
+        {
+          id,
+          model,
+          profile: savedProfileName,
+          cwd: workingDir,
+          ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
+          ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
+          ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
+        },
+        resumedDirectory,
+      ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
+    });
   } else {
     const { id, directory } = store.create({
       config: configDocument(config),
@@ -321,15 +367,27 @@ async function prepareLockedRun(
     });
     lock = SessionLock.acquire(directory);
     held.lock = lock;
-    session = agent.createSession({ id, directory, lock });
+    session = agent.createSession({
+      id,
+      directory,
+      lock,
+      ...(fleet?.sessionOptions(
+        {
+          id,
+          model,
+          profile: savedProfileName,
+          cwd: workingDir,
+          ...(prompt === undefined ? {} : { firstPrompt: prompt }),
+        },
+        directory,
+      ) ?? {}),
+    });
   }
 
-  const explicit =
-    typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
-  const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
   const heldLock = lock;
   const close = async () => {
     heldLock.release();
+    await fleet?.close();
     await localClient?.close();
     await agent.close();
   };

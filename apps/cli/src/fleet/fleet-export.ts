@@ -1,0 +1,48 @@
+import type { AtifTrajectory } from '@rho/core';
+import { SessionNotFoundError, traceToAtif } from '@rho/core';
+import type { FleetConfig } from '@rho/fleet';
+import { connectFleet } from '@rho/fleet';
+
+/** Records read per query when a whole mirrored trace is exported. */
+const PAGE = 1_000;
+
+/**
+ * A session of the fleet as an ATIF trajectory, built from the trace records the fleet mirrored
+ * (in sequence order, so the trajectory is the one its own node would export). Undefined when the
+ * fleet does not know the session either.
+ */
+export async function exportFromFleet(
+  config: FleetConfig,
+  prefix: string,
+  agentVersion: string,
+): Promise<AtifTrajectory | undefined> {
+  const fleet = await connectFleet(config, { maxConnections: 2, connectTimeoutSeconds: 5 });
+  try {
+    let session;
+    try {
+      session = await fleet.resolveSession(prefix);
+    } catch (error) {
+      // Several candidates is worth saying as is; none means the local message stands.
+      if (SessionNotFoundError.isInstance(error) && !/several|ambiguous|more than one/i.test(error.message))
+        return undefined;
+      throw error;
+    }
+    const lines: string[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await fleet.readRecords(session.id, after, PAGE);
+      for (const { record, seq } of page) {
+        lines.push(JSON.stringify(record));
+        after = seq;
+      }
+      if (page.length < PAGE) break;
+    }
+    return traceToAtif(`${lines.join('\n')}\n`, {
+      agentVersion,
+      sessionId: session.id,
+      ...(session.model === undefined ? {} : { model: session.model }),
+    });
+  } finally {
+    await fleet.close().catch(() => {});
+  }
+}
