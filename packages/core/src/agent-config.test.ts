@@ -58,6 +58,15 @@ describe('agent config', () => {
     );
   });
 
+  it('keeps fleet as written and writes it back; refuses a fleet that is not a mapping', () => {
+    const fleet = { url: 'postgres://rho:${FLEET_PASSWORD}@db/rho', schema: 'team' };
+    const config = parseAgentConfig({ fleet });
+    expect(config.fleet).toEqual(fleet);
+    expect(unknownAgentConfigKeys(config)).toEqual([]);
+    expect(agentConfigToDocument(config)).toMatchObject({ fleet });
+    expect(() => parseAgentConfig({ fleet: 'postgres://db' }, 'a.yaml')).toThrow(/a\.yaml: 'fleet' must be a mapping/);
+  });
+
   it('round-trips through YAML, keeping unknown keys', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'rho-config-')), 'agent.yaml');
     const config = parseAgentConfig({

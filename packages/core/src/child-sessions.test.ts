@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 // Only the public entry, as a third-party tool package would import `@rho/core`.
 import type { Budgets, ToolContext, TraceRecord } from './index.js';
@@ -242,5 +242,66 @@ describe('ToolContext.children', () => {
       { signal: new AbortController().signal, sessionId: 's', workingDir: tempDir(), backend: new Agent().backend },
     );
     expect(direct).toEqual({ success: false, content: 'second_opinion needs a session.' });
+  });
+});
+
+describe('SessionOptions.traceObservers and childSessionOptions', () => {
+  it('give every record to the observers, and let an app choose the options of every child and grandchild', async () => {
+    const client = createScriptedModelClient({
+      model: 'gpt-4o-mini',
+      steps: [
+        { toolCalls: [{ id: 'c1', name: 'nest', arguments: { depth: 2 } }] },
+        { toolCalls: [{ id: 'c2', name: 'nest', arguments: { depth: 1 } }] },
+        { text: 'grandchild done' },
+        { text: 'child done' },
+        { text: 'parent done' },
+      ],
+    });
+    const nest = defineTool({
+      name: 'nest',
+      description: 'Runs a child that may nest again.',
+      parameters: { type: 'object', properties: { depth: { type: 'integer' } }, required: ['depth'] },
+      async handle(_invocation, context) {
+        const child = context.children!.spawn();
+        const result = await child.run('go deeper', { signal: context.signal });
+        return { success: true, content: result.text, metadata: { child: child.id } };
+      },
+    });
+    const observed = new Map<string, TraceRecord[]>();
+    const observer = (id: string) => (record: TraceRecord) => {
+      if (!observed.has(id)) observed.set(id, []);
+      observed.get(id)!.push(record);
+    };
+    const spawned: { id: string; parentId: string; directory: string | undefined }[] = [];
+    const directory = tempDir();
+    const session = new Agent({ tools: [nest], client }).createSession({
+      id: 'parent',
+      directory,
+      traceObservers: [observer('parent')],
+      childSessionOptions: (child) => {
+        spawned.push(child);
+        return { traceObservers: [observer(child.id)] };
+      },
+    });
+    const result = await session.run('nest twice');
+    expect(result.status).toBe('completed');
+    client.assertDone();
+    expect(spawned).toHaveLength(2);
+    expect(spawned[0]!.parentId).toBe('parent');
+    expect(spawned[1]!.parentId).toBe(spawned[0]!.id);
+    // Children of a session with a directory get their own beside it.
+    expect(spawned[0]!.directory).toBe(join(dirname(directory), spawned[0]!.id));
+    // The observers saw exactly what each trace holds, in order.
+    for (const [id, place] of [
+      ['parent', directory],
+      [spawned[0]!.id, spawned[0]!.directory!],
+      [spawned[1]!.id, spawned[1]!.directory!],
+    ] as const) {
+      const trace = readFileSync(join(place, 'trace.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as TraceRecord);
+      expect(observed.get(id)).toEqual(trace);
+    }
   });
 });

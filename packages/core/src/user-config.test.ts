@@ -36,16 +36,23 @@ describe('loadUserConfig', () => {
     });
   });
 
+  it('reads fleet as written, ${ENV} references kept, and refuses a fleet that is not a mapping', () => {
+    write('fleet:\n  url: "postgres://rho:${FLEET_PASSWORD}@db/rho"\n  schema: rho_fleet\n');
+    expect(loadUserConfig(home).fleet).toEqual({ url: 'postgres://rho:${FLEET_PASSWORD}@db/rho', schema: 'rho_fleet' });
+    write('fleet: postgres://db/rho\n');
+    expect(() => loadUserConfig(home)).toThrow(/'fleet' must be a mapping/);
+  });
+
   it('warns about unknown keys with the key they may mean, and loads the rest', () => {
     write(
-      'mcp-servers: {}\nmcp: {}\nfleet: {url: "https://fleet.example"}\nmcp_servers:\n  a: {url: "https://a.example/mcp"}\n',
+      'mcp-servers: {}\nmcp: {}\ntelemetry: {url: "https://otel.example"}\nmcp_servers:\n  a: {url: "https://a.example/mcp"}\n',
     );
     const config = loadUserConfig(home);
     const path = join(home, 'config.yaml');
     expect(config.warnings).toEqual([
       `${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).`,
       `${path}: unknown key 'mcp' is ignored (did you mean 'mcp_servers'?).`,
-      `${path}: unknown key 'fleet' is ignored (this version knows mcp_servers).`,
+      `${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet).`,
     ]);
     expect(config.mcpServers).toEqual({ a: { url: 'https://a.example/mcp' } });
   });

@@ -1,1 +1,132 @@
-export const LATEST_SCHEMA_VERSION = 1;
+/**
+ * The fleet schema's versioned migrations. Each runs once, in order, in the transaction of
+ * `Fleet.migrate()`, which holds a transaction-scoped advisory lock so that two nodes migrating at
+ * once take turns (the second finds nothing to do). The unqualified names resolve in the fleet
+ * schema: the connection's `search_path` is set to it.
+ */
+export interface Migration {
+  /** 1, 2, ...: recorded in `schema_migrations`. */
+  version: number;
+  /** What it does, recorded too. */
+  description: string;
+  /** The statements, in order. */
+  statements: string[];
+}
+
+/** A live session whose heartbeat is older than this (ms, the connection's `rho_fleet.dead_after_ms`) is dead. */
+const DEAD_AFTER = `coalesce(nullif(current_setting('rho_fleet.dead_after_ms', true), '')::bigint, 30000)`;
+
+/** The live status of an `agent_registry` row `r`: its status, or `dead` when its agent is gone. */
+export const LIVE_STATUS_SQL = `case when r.status in ('created', 'running', 'paused', 'waiting_approval')
+    and (r.gone or r.heartbeat_at < now() - make_interval(secs => ${DEAD_AFTER} / 1000.0))
+  then 'dead' else r.status end`;
+
+/** Statuses of a session whose agent is (supposed to be) at work. */
+export const LIVE_STATUSES = ['created', 'running', 'paused', 'waiting_approval'] as const;
+
+const LLM_END = `from trace_records t where t.type = 'llm_end' and coalesce(t.record->>'purpose', '') <> 'child_session'`;
+const USAGE_COLUMNS = `count(*)::bigint as calls,
+    coalesce(sum((t.record->>'input_tokens')::bigint), 0)::bigint as input_tokens,
+    coalesce(sum((t.record->>'output_tokens')::bigint), 0)::bigint as output_tokens,
+    round(coalesce(sum((t.record->>'cost_usd')::float8), 0)::numeric, 6)::float8 as cost_usd`;
+
+/** Every migration, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'registry, signal queue, trace records, telemetry views',
+    statements: [
+      `create table agent_registry (
+        session_id text primary key,
+        parent_id text,
+        host text not null,
+        pid integer,
+        cwd text,
+        model text,
+        profile text,
+        status text not null,
+        labels jsonb not null default '{}'::jsonb,
+        first_prompt text,
+        started_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        heartbeat_at timestamptz not null default now(),
+        gone boolean not null default false,
+        input_tokens bigint not null default 0,
+        output_tokens bigint not null default 0,
+        cached_tokens bigint not null default 0,
+        reasoning_tokens bigint not null default 0,
+        cost_usd double precision not null default 0,
+        records bigint not null default 0,
+        cancel_requested boolean not null default false,
+        pause_requested boolean not null default false,
+        signal_seq bigint not null default 0,
+        owner_role name not null default current_user
+      )`,
+      `create index agent_registry_started on agent_registry (started_at desc)`,
+      `create index agent_registry_host on agent_registry (host, status)`,
+      `create index agent_registry_owner on agent_registry (owner_role)`,
+      `create index agent_registry_labels on agent_registry using gin (labels)`,
+      `create table signal_queue (
+        session_id text not null references agent_registry (session_id) on delete cascade,
+        seq bigint not null,
+        kind text not null check (kind in ('cancel', 'pause', 'resume', 'directive')),
+        payload jsonb,
+        sent_by name not null default current_user,
+        sent_at timestamptz not null default now(),
+        acked_at timestamptz,
+        primary key (session_id, seq)
+      )`,
+      `create table trace_records (
+        session_id text not null,
+        seq bigint not null,
+        type text not null,
+        ts timestamptz,
+        record jsonb not null,
+        primary key (session_id, seq)
+      )`,
+      `create index trace_records_type on trace_records (type, ts)`,
+      `create view sessions_by_status as
+        select ${LIVE_STATUS_SQL} as status, count(*)::bigint as sessions,
+          round(sum(r.cost_usd)::numeric, 6)::float8 as cost_usd
+        from agent_registry r group by 1 order by 2 desc`,
+      `create view cost_by_model as
+        select coalesce(t.record->>'model', '?') as model, ${USAGE_COLUMNS}
+        ${LLM_END} group by 1 order by cost_usd desc, calls desc`,
+      `create view cost_by_profile as
+        select coalesce(r.profile, '-') as profile, count(distinct t.session_id)::bigint as sessions, ${USAGE_COLUMNS}
+        ${LLM_END.replace('from trace_records t', 'from trace_records t join agent_registry r using (session_id)')}
+        group by 1 order by cost_usd desc, calls desc`,
+      `create view cost_by_label as
+        select l.key as label, l.value as value, count(distinct t.session_id)::bigint as sessions, ${USAGE_COLUMNS}
+        ${LLM_END.replace(
+          'from trace_records t',
+          'from trace_records t join agent_registry r using (session_id) cross join lateral jsonb_each_text(r.labels) l',
+        )}
+        group by 1, 2 order by cost_usd desc, calls desc`,
+      `create view cost_by_day as
+        select to_char(date_trunc('day', t.ts at time zone 'UTC'), 'YYYY-MM-DD') as day,
+          count(distinct t.session_id)::bigint as sessions, ${USAGE_COLUMNS}
+        ${LLM_END} group by 1 order by 1 desc`,
+      `create view tool_calls as
+        select t.record->>'tool_name' as tool,
+          count(*) filter (where t.type = 'tool_end')::bigint as calls,
+          count(*) filter (where t.type = 'tool_end' and (t.record->>'success')::boolean is false)::bigint as failures,
+          round(coalesce((count(*) filter (where t.type = 'tool_end' and (t.record->>'success')::boolean is false))::numeric
+            / nullif(count(*) filter (where t.type = 'tool_end'), 0), 0), 4)::float8 as failure_rate,
+          count(*) filter (where t.type = 'tool_blocked')::bigint as blocked,
+          round((percentile_cont(0.5) within group (order by (t.record->>'duration_ms')::float8))::numeric, 1)::float8 as p50_ms
+        from trace_records t where t.type in ('tool_end', 'tool_blocked')
+        group by 1 order by calls desc, tool`,
+      `create view model_latency as
+        select coalesce(t.record->>'model', '?') as model, count(*)::bigint as calls,
+          round((percentile_cont(0.5) within group (order by (t.record->>'duration_ms')::float8))::numeric, 1)::float8 as p50_ms,
+          round((percentile_cont(0.9) within group (order by (t.record->>'duration_ms')::float8))::numeric, 1)::float8 as p90_ms,
+          round((percentile_cont(0.99) within group (order by (t.record->>'duration_ms')::float8))::numeric, 1)::float8 as p99_ms,
+          round(max((t.record->>'duration_ms')::float8)::numeric, 1)::float8 as max_ms
+        ${LLM_END} group by 1 order by calls desc`,
+    ],
+  },
+];
+
+/** The schema version this package works with. */
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

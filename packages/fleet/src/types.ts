@@ -112,6 +112,8 @@ export interface MirrorStats {
   dropped: number;
   /** Whether the mirror is behind (dropped records not yet recovered). */
   behind: boolean;
+  /** Records the fleet will not get (dropped without a trace file to read them back from, or torn in it). */
+  lost?: number;
 }
 
 /** A session's connection to the fleet, from {@link Fleet.attachSession}. */
@@ -288,6 +290,12 @@ export interface ConnectFleetOptions {
   maxConnections?: number;
   /** Seconds to wait for the server (10 by default). */
   connectTimeoutSeconds?: number;
+  /**
+   * How often the attached sessions' control flags are read without a notification (the safety
+   * net under LISTEN/NOTIFY, which delivers in milliseconds), in ms; 2,000 by default. The
+   * heartbeat rides on the same query every `heartbeatIntervalMs`.
+   */
+  syncIntervalMs?: number;
   /** Receives warnings of every attachment that has no `onWarning` of its own. */
   onWarning?: (warning: FleetWarning) => void;
 }

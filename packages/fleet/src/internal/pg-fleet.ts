@@ -1,8 +1,447 @@
+import { hostname } from 'node:os';
+import type { OperatorChannel, SessionStatus, TraceRecord } from '@rho/core';
+import { ConfigError, SessionNotFoundError } from '@rho/core';
+import type { Sql } from 'postgres';
+import { FleetUnavailableError } from '../errors.js';
 import type { FleetConfig } from '../fleet-config.js';
-import type { ConnectFleetOptions, Fleet } from '../types.js';
+import { redactUrl } from '../fleet-config.js';
+import { LATEST_SCHEMA_VERSION, LIVE_STATUS_SQL, LIVE_STATUSES, MIGRATIONS } from '../migrations.js';
+import type {
+  AttachOptions,
+  ConnectFleetOptions,
+  Fleet,
+  FleetListOptions,
+  FleetSession,
+  FleetStatsOptions,
+  FleetStatsRow,
+  FleetStatsView,
+  FleetStatus,
+  FleetWarning,
+  FollowOptions,
+  MigrateResult,
+  MirroredRecord,
+  SessionAttachment,
+  SessionRegistration,
+} from '../types.js';
+import { FLEET_STATS_VIEWS } from '../types.js';
+import { NotificationHub } from './notifications.js';
+import { PgAttachment, withDefaults } from './pg-attachment.js';
+import type { ControlRow } from './pg-control-channel.js';
+import { PgOperatorChannel } from './pg-operator-channel.js';
 
-export class PgFleet {
-  static async connect(_config: FleetConfig, _options: ConnectFleetOptions): Promise<Fleet> {
-    throw new Error('connectFleet is not implemented yet');
+interface RegistryRow {
+  session_id: string;
+  parent_id: string | null;
+  host: string;
+  pid: number | null;
+  cwd: string | null;
+  model: string | null;
+  profile: string | null;
+  status: string;
+  live_status: string;
+  labels: Record<string, string>;
+  first_prompt: string | null;
+  started_at: Date;
+  updated_at: Date;
+  heartbeat_at: Date | null;
+  input_tokens: string;
+  output_tokens: string;
+  cost_usd: number;
+  records: string;
+}
+
+/** The PostgreSQL fleet (see {@link Fleet}); made by `connectFleet`. */
+export class PgFleet implements Fleet {
+  private readonly attachments = new Set<PgAttachment>();
+  private readonly signals: NotificationHub;
+  private readonly records: NotificationHub;
+  private timer: NodeJS.Timeout | undefined;
+  private lastHeartbeat = 0;
+  private schemaChecked = false;
+  private closed = false;
+
+  private constructor(
+    readonly config: FleetConfig,
+    private readonly sql: Sql,
+    private readonly options: ConnectFleetOptions & { syncIntervalMs: number },
+  ) {
+    this.signals = new NotificationHub(sql, channelName(config.schema, 'signals'));
+    this.records = new NotificationHub(sql, channelName(config.schema, 'records'));
   }
+
+  static async connect(config: FleetConfig, options: ConnectFleetOptions): Promise<Fleet> {
+    // postgres.js is CommonJS-shaped in its types and ESM at run time: take the default export either way.
+    const module = (await import('postgres')) as unknown as { default?: typeof import('postgres') };
+    const postgres = module.default ?? (module as unknown as typeof import('postgres'));
+    const sql = postgres(config.url, {
+      max: options.maxConnections ?? 5,
+      connect_timeout: options.connectTimeoutSeconds ?? 10,
+      idle_timeout: 60,
+      onnotice: () => undefined,
+      ...(config.ssl === undefined ? {} : { ssl: config.ssl as never }),
+      connection: {
+        application_name: 'rho-fleet',
+        search_path: config.schema,
+        'rho_fleet.dead_after_ms': String(Math.round(config.deadAfterMs)),
+      },
+    });
+    try {
+      await sql`select 1`;
+    } catch (error) {
+      await sql.end({ timeout: 0 }).catch(() => undefined);
+      throw new FleetUnavailableError({
+        message: `The fleet database at ${redactUrl(config.url)} does not answer: ${(error as Error).message}. Check the url (--fleet, RHO_FLEET_URL or fleet.url), the server and the credentials.`,
+        cause: error,
+      });
+    }
+    return new PgFleet(config, sql, { ...options, syncIntervalMs: options.syncIntervalMs ?? 2_000 });
+  }
+
+  async migrate(): Promise<MigrateResult> {
+    const schema = this.config.schema;
+    const result = await this.sql.begin(async (tx) => {
+      // Two nodes migrating at once take turns; the second finds the work done.
+      await tx`select pg_advisory_xact_lock(hashtext(${`rho_fleet.migrate.${schema}`}))`;
+      await tx.unsafe(`create schema if not exists "${schema}"`);
+      await tx.unsafe(`create table if not exists "${schema}".schema_migrations (
+        version integer primary key, description text not null, applied_at timestamptz not null default now())`);
+      const [row] = await tx<
+        { version: number }[]
+      >`select coalesce(max(version), 0)::int as version from schema_migrations`;
+      const from = row!.version;
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= from) continue;
+        for (const statement of migration.statements) await tx.unsafe(statement);
+        await tx`insert into schema_migrations (version, description) values (${migration.version}, ${migration.description})`;
+      }
+      return { from, to: Math.max(from, LATEST_SCHEMA_VERSION) };
+    });
+    this.schemaChecked = result.to >= LATEST_SCHEMA_VERSION;
+    return result;
+  }
+
+  async status(): Promise<FleetStatus> {
+    const [server] = await this.sql<{ version: string }[]>`select version() as version`;
+    const version = await this.schemaVersion();
+    const status: FleetStatus = {
+      url: redactUrl(this.config.url),
+      schema: this.config.schema,
+      serverVersion: server!.version,
+      schemaVersion: version,
+      latestVersion: LATEST_SCHEMA_VERSION,
+      byStatus: {},
+      byHost: [],
+    };
+    if (version === 0) return status;
+    for (const row of await this.sql<
+      { status: string; sessions: string }[]
+    >`select status, sessions from sessions_by_status`)
+      status.byStatus[row.status] = Number(row.sessions);
+    const hosts = await this.sql<{ host: string; sessions: string; live: string; last: Date | null }[]>`
+      select host, count(*) as sessions,
+        count(*) filter (where live_status in ${this.sql(LIVE_STATUSES)}) as live, max(heartbeat_at) as last
+      from (select r.host, r.heartbeat_at, ${this.sql.unsafe(LIVE_STATUS_SQL)} as live_status from agent_registry r) s
+      group by host order by host`;
+    status.byHost = hosts.map((row) => ({
+      host: row.host,
+      sessions: Number(row.sessions),
+      live: Number(row.live),
+      lastHeartbeatAt: row.last?.toISOString(),
+    }));
+    return status;
+  }
+
+  async attachSession(info: SessionRegistration, options: AttachOptions = {}): Promise<SessionAttachment> {
+    await this.requireSchema();
+    const attachment = this.newAttachment(info, options);
+    try {
+      await attachment.register();
+    } catch (error) {
+      await attachment.close({ timeoutMs: 0 });
+      throw new FleetUnavailableError({
+        message: `Session ${info.id} could not register in the fleet at ${redactUrl(this.config.url)}: ${(error as Error).message}.`,
+        cause: error,
+      });
+    }
+    return attachment;
+  }
+
+  attachSessionInBackground(info: SessionRegistration, options: AttachOptions = {}): SessionAttachment {
+    const attachment = this.newAttachment(info, options);
+    attachment.registerInBackground();
+    return attachment;
+  }
+
+  operator(sessionId: string): OperatorChannel {
+    return new PgOperatorChannel(this.sql, sessionId, this.signals.channel);
+  }
+
+  async listSessions(options: FleetListOptions = {}): Promise<FleetSession[]> {
+    await this.requireSchema();
+    const sql = this.sql;
+    const statuses =
+      options.status === undefined ? undefined : Array.isArray(options.status) ? options.status : [options.status];
+    const label = options.label === undefined ? undefined : splitLabel(options.label);
+    const rows = await sql<RegistryRow[]>`
+      select * from (
+        select r.*, ${sql.unsafe(LIVE_STATUS_SQL)} as live_status from agent_registry r
+        where true
+          ${options.host === undefined ? sql`` : sql`and r.host = ${options.host}`}
+          ${options.idPrefix === undefined ? sql`` : sql`and r.session_id like ${`${escapeLike(options.idPrefix)}%`}`}
+          ${label === undefined ? sql`` : label.value === undefined ? sql`and r.labels ? ${label.key}` : sql`and r.labels @> ${sql.json({ [label.key]: label.value })}`}
+      ) s
+      ${statuses === undefined ? sql`` : sql`where s.live_status in ${sql(statuses)}`}
+      order by s.started_at desc, s.session_id
+      limit ${options.limit ?? 500}`;
+    return rows.map(toFleetSession);
+  }
+
+  async resolveSession(prefix: string): Promise<FleetSession> {
+    const matches = await this.listSessions({ idPrefix: prefix, limit: 20 });
+    const exact = matches.find((session) => session.id === prefix);
+    if (exact !== undefined) return exact;
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 0)
+      throw new SessionNotFoundError({
+        message: `No session in the fleet matches '${prefix}'; list them with rho ps.`,
+      });
+    throw new SessionNotFoundError({
+      message: `'${prefix}' matches ${matches.length === 20 ? 'at least 20' : matches.length} sessions in the fleet (${matches
+        .slice(0, 5)
+        .map((session) => session.id)
+        .join(', ')}${matches.length > 5 ? ', ...' : ''}); give more of the id.`,
+      candidates: matches.map((session) => session.id),
+    });
+  }
+
+  async readRecords(sessionId: string, afterSeq = 0, limit = 1_000): Promise<MirroredRecord[]> {
+    await this.requireSchema();
+    const rows = await this.sql<{ seq: string; record: TraceRecord }[]>`
+      select seq, record from trace_records where session_id = ${sessionId} and seq > ${afterSeq}
+      order by seq limit ${limit}`;
+    return rows.map((row) => ({ sessionId, seq: Number(row.seq), record: row.record }));
+  }
+
+  async *followRecords(sessionId: string, options: FollowOptions = {}): AsyncGenerator<MirroredRecord> {
+    let cursor = options.afterSeq ?? 0;
+    const untilFinished = options.untilFinished ?? true;
+    const pollMs = options.pollIntervalMs ?? 1_000;
+    let wake: (() => void) | undefined;
+    let woken: boolean;
+    const unsubscribe = this.records.subscribe(sessionId, () => {
+      woken = true;
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    options.signal?.addEventListener('abort', onAbort);
+    try {
+      await this.records.ready();
+      while (options.signal?.aborted !== true) {
+        woken = false;
+        const batch = await this.readRecords(sessionId, cursor);
+        for (const item of batch) {
+          cursor = item.seq;
+          yield item;
+          if (isAborted(options.signal)) return;
+        }
+        if (batch.length > 0) continue;
+        if (untilFinished) {
+          const [row] = await this.sql<{ live_status: string; records: string }[]>`
+            select ${this.sql.unsafe(LIVE_STATUS_SQL)} as live_status, r.records
+            from agent_registry r where r.session_id = ${sessionId}`;
+          const live = row !== undefined && (LIVE_STATUSES as readonly string[]).includes(row.live_status);
+          if (!live && (row === undefined || Number(row.records) <= cursor)) {
+            // One more read: records may have landed between the two queries.
+            const rest = await this.readRecords(sessionId, cursor);
+            for (const item of rest) yield item;
+            return;
+          }
+        }
+        if (woken) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs);
+          function done() {
+            clearTimeout(timer);
+            wake = undefined;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+    } finally {
+      unsubscribe();
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async reconcile(options: { host?: string } = {}): Promise<string[]> {
+    await this.requireSchema();
+    const host = options.host ?? hostname();
+    const attached = new Set([...this.attachments].map((attachment) => attachment.id));
+    const local = await this.sql<{ session_id: string; pid: number | null }[]>`
+      select session_id, pid from agent_registry
+      where host = ${host} and status in ${this.sql(LIVE_STATUSES)} and not gone`;
+    const gone = local
+      .filter((row) => !attached.has(row.session_id) && (row.pid === null || !processAlive(row.pid)))
+      .map((row) => row.session_id);
+    const marked = await this.sql<{ session_id: string }[]>`
+      update agent_registry r set gone = true, updated_at = now()
+      where not r.gone and r.status in ${this.sql(LIVE_STATUSES)}
+        and (r.session_id in ${this.sql(gone.length > 0 ? gone : [''])}
+          or r.heartbeat_at < now() - make_interval(secs => ${this.config.deadAfterMs / 1000}))
+      returning r.session_id`;
+    return marked.map((row) => row.session_id).sort();
+  }
+
+  async stats(view: FleetStatsView, options: FleetStatsOptions = {}): Promise<FleetStatsRow[]> {
+    if (!FLEET_STATS_VIEWS.includes(view))
+      throw new ConfigError({
+        message: `Unknown fleet statistics view '${String(view)}'; the views are ${FLEET_STATS_VIEWS.join(', ')}.`,
+        code: 'fleet_stats_view',
+      });
+    await this.requireSchema();
+    const result = await this.sql`select * from ${this.sql(view)} limit ${options.limit ?? 100}`;
+    const int8 = new Set(result.columns.filter((column) => column.type === 20).map((column) => column.name));
+    return result.map((row) => {
+      const out: FleetStatsRow = {};
+      for (const [key, value] of Object.entries(row))
+        out[key] = int8.has(key) && value !== null ? Number(value) : (value as string | number | null);
+      return out;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await Promise.all([...this.attachments].map((attachment) => attachment.close({ timeoutMs: 2_000 })));
+    await this.signals.close();
+    await this.records.close();
+    await this.sql.end({ timeout: 5 }).catch(() => undefined);
+  }
+
+  private newAttachment(info: SessionRegistration, options: AttachOptions): PgAttachment {
+    const attachment = new PgAttachment(
+      {
+        sql: this.sql,
+        signals: this.signals,
+        recordsChannel: this.records.channel,
+        warn: (warning: FleetWarning) => this.options.onWarning?.(warning),
+        detach: (item) => this.attachments.delete(item),
+      },
+      withDefaults(info),
+      options,
+    );
+    this.attachments.add(attachment);
+    this.startTimer();
+    return attachment;
+  }
+
+  /**
+   * One query per tick for every attached session: a heartbeat when due (returning the control
+   * flags), else a read of the flags. It is the safety net under the notifications: a signal whose
+   * NOTIFY was lost (the listener was reconnecting) is applied here.
+   */
+  private startTimer(): void {
+    if (this.timer !== undefined) return;
+    const tick = this.options.syncIntervalMs;
+    this.timer = setInterval(() => void this.poll(), Math.min(tick, this.config.heartbeatIntervalMs));
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    const attachments = [...this.attachments];
+    if (attachments.length === 0) return;
+    const ids = attachments.map((attachment) => attachment.id);
+    const generations = new Map(attachments.map((attachment) => [attachment.id, attachment.control.currentGeneration]));
+    const beat = Date.now() - this.lastHeartbeat >= this.config.heartbeatIntervalMs - 50;
+    try {
+      const rows = beat
+        ? await this.sql<(ControlRow & { session_id: string })[]>`
+            update agent_registry set heartbeat_at = now() where session_id in ${this.sql(ids)}
+            returning session_id, cancel_requested, pause_requested, signal_seq`
+        : await this.sql<(ControlRow & { session_id: string })[]>`
+            select session_id, cancel_requested, pause_requested, signal_seq from agent_registry
+            where session_id in ${this.sql(ids)}`;
+      if (beat) this.lastHeartbeat = Date.now();
+      const byId = new Map(attachments.map((attachment) => [attachment.id, attachment]));
+      await Promise.all(
+        rows.map((row) => byId.get(row.session_id)?.control.apply(row, generations.get(row.session_id)!)),
+      );
+    } catch {
+      // The database is away; the next tick tries again.
+    }
+  }
+
+  private async schemaVersion(): Promise<number> {
+    const [found] = await this.sql<{ name: string | null }[]>`
+      select to_regclass(${`"${this.config.schema}".schema_migrations`})::text as name`;
+    if (found?.name === null || found === undefined) return 0;
+    const [row] = await this.sql<
+      { version: number }[]
+    >`select coalesce(max(version), 0)::int as version from schema_migrations`;
+    return row!.version;
+  }
+
+  private async requireSchema(): Promise<void> {
+    if (this.schemaChecked) return;
+    const version = await this.schemaVersion();
+    if (version < LATEST_SCHEMA_VERSION)
+      throw new FleetUnavailableError({
+        code: 'fleet_schema_outdated',
+        message: `The fleet schema '${this.config.schema}' at ${redactUrl(this.config.url)} is at version ${version}, this rho needs ${LATEST_SCHEMA_VERSION}: run rho fleet migrate.`,
+      });
+    this.schemaChecked = true;
+  }
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function channelName(schema: string, kind: string): string {
+  return `${schema}.${kind}`.slice(0, 63);
+}
+
+function splitLabel(label: string): { key: string; value: string | undefined } {
+  const index = label.indexOf('=');
+  return index === -1
+    ? { key: label, value: undefined }
+    : { key: label.slice(0, index), value: label.slice(index + 1) };
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (match) => `\\${match}`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function toFleetSession(row: RegistryRow): FleetSession {
+  return {
+    id: row.session_id,
+    ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
+    host: row.host,
+    ...(row.pid === null ? {} : { pid: row.pid }),
+    ...(row.cwd === null ? {} : { cwd: row.cwd }),
+    ...(row.model === null ? {} : { model: row.model }),
+    ...(row.profile === null ? {} : { profile: row.profile }),
+    status: row.live_status as FleetSession['status'],
+    recordedStatus: row.status as SessionStatus,
+    labels: row.labels,
+    ...(row.first_prompt === null ? {} : { firstPrompt: row.first_prompt }),
+    startedAt: row.started_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    ...(row.heartbeat_at === null ? {} : { heartbeatAt: row.heartbeat_at.toISOString() }),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costUsd: Number(row.cost_usd),
+    records: Number(row.records),
+  };
 }

@@ -1,0 +1,179 @@
+import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
+import type { Sql } from 'postgres';
+
+/** The flags and signal count of a registry row, as the agent reads them. */
+export interface ControlRow {
+  cancel_requested: boolean;
+  pause_requested: boolean;
+  signal_seq: string | number;
+}
+
+/**
+ * The agent's side of a session's control channel on PostgreSQL. Operators change the registry
+ * row's `cancel_requested`/`pause_requested` and append to `signal_queue` in one transaction that
+ * ends with a NOTIFY; the agent keeps the flags in memory, so {@link isCancelRequested} (polled
+ * every 200 ms) costs nothing and never waits on the database. They are refreshed when the
+ * notification arrives (milliseconds), when the listener reconnects, and by the fleet's poll of
+ * every attached session (`syncIntervalMs`), which also catches up after the database or the agent
+ * was away. Each applied signal is acknowledged (`acked_at`). Directives are read by cursor (the
+ * per-session signal number) straight from the queue, so none is lost or repeated.
+ */
+export class PgControlChannel implements ControlChannel {
+  private cancel = false;
+  private pause = false;
+  private appliedSeq = 0;
+  private syncing: Promise<void> | undefined;
+  private again = false;
+  /** Bumped by local changes (clearCancel): a row read before one is stale and is not applied. */
+  private generation = 0;
+  /** Called after every sync that changed the flags (the bench and tests observe delivery). */
+  onChange: ((state: { cancel: boolean; pause: boolean }) => void) | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    readonly sessionId: string,
+  ) {}
+
+  async isCancelRequested(): Promise<boolean> {
+    return this.cancel;
+  }
+
+  async isPauseRequested(): Promise<boolean> {
+    return this.pause;
+  }
+
+  async takeDirectives(cursor: number): Promise<TakenDirectives> {
+    try {
+      let rows = await this.directivesAfter(cursor);
+      // A cursor past the queue's end means the queue was reset (or it came from another channel): start over.
+      if (rows.length === 0 && cursor > 0) {
+        const [row] = await this.sql<{ signal_seq: string }[]>`
+          select signal_seq from agent_registry where session_id = ${this.sessionId}`;
+        if (row !== undefined && cursor > Number(row.signal_seq)) {
+          rows = await this.directivesAfter(0);
+          if (rows.length === 0) return { texts: [], cursor: 0 };
+        }
+      }
+      if (rows.length === 0) return { texts: [], cursor };
+      const items = rows.map((row) => {
+        const seq = Number(row.seq);
+        const text = directiveText(row.payload);
+        return typeof text === 'string'
+          ? { text, cursor: seq }
+          : { text: JSON.stringify(row.payload), cursor: seq, refused: text.refused };
+      });
+      const last = items[items.length - 1]!.cursor;
+      await this.sql`
+        update signal_queue set acked_at = now()
+        where session_id = ${this.sessionId} and kind = 'directive' and seq <= ${last} and acked_at is null`.catch(
+        () => undefined,
+      );
+      return {
+        texts: items.flatMap((item) => (item.refused === undefined ? [item.text] : [])),
+        cursor: last,
+        items,
+      };
+    } catch {
+      // The database is away: nothing now; the same cursor reads them next turn.
+      return { texts: [], cursor };
+    }
+  }
+
+  async clearCancel(): Promise<void> {
+    this.cancel = false;
+    this.generation += 1;
+    try {
+      await this.sql.begin(async (sql) => {
+        await sql`update agent_registry set cancel_requested = false, updated_at = now()
+          where session_id = ${this.sessionId} and cancel_requested`;
+        await sql`update signal_queue set acked_at = now()
+          where session_id = ${this.sessionId} and kind = 'cancel' and acked_at is null`;
+      });
+    } catch {
+      // Best effort: a cancel left behind is cleared when the session attaches again.
+    } finally {
+      this.generation += 1;
+    }
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.sql`update agent_registry set heartbeat_at = now() where session_id = ${this.sessionId}`.catch(
+      () => undefined,
+    );
+  }
+
+  async reportStatus(status: SessionStatus): Promise<void> {
+    await this.sql`update agent_registry set status = ${status}, heartbeat_at = now(), updated_at = now()
+      where session_id = ${this.sessionId}`.catch(() => undefined);
+  }
+
+  /** Reads the flags now (coalescing concurrent calls); never throws. */
+  sync(): Promise<void> {
+    if (this.syncing !== undefined) {
+      this.again = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      try {
+        do {
+          this.again = false;
+          const generation = this.generation;
+          const [row] = await this.sql<ControlRow[]>`
+            select cancel_requested, pause_requested, signal_seq from agent_registry
+            where session_id = ${this.sessionId}`;
+          if (row !== undefined) await this.apply(row, generation);
+        } while (this.again);
+      } catch {
+        // The fleet's poll and the listener's reconnection try again.
+      } finally {
+        this.syncing = undefined;
+      }
+    })();
+    return this.syncing;
+  }
+
+  /** The generation to pass to {@link apply} with a row read from now on. */
+  get currentGeneration(): number {
+    return this.generation;
+  }
+
+  /** Applies a registry row read at `generation` (here or by the fleet's poll of every attached session). */
+  async apply(row: ControlRow, generation: number): Promise<void> {
+    const seq = Number(row.signal_seq);
+    // Read before a local change, or older than what was applied: a fresher read follows.
+    if (generation !== this.generation || seq < this.appliedSeq) return;
+    const changed = row.cancel_requested !== this.cancel || row.pause_requested !== this.pause;
+    this.cancel = row.cancel_requested;
+    this.pause = row.pause_requested;
+    if (changed) this.onChange?.({ cancel: this.cancel, pause: this.pause });
+    if (seq > this.appliedSeq) {
+      await this.sql`update signal_queue set acked_at = now()
+        where session_id = ${this.sessionId} and kind <> 'directive' and acked_at is null and seq <= ${seq}`;
+      this.appliedSeq = seq;
+    }
+  }
+
+  /** The signal number last applied (what the fleet's poll compares). */
+  get seenSeq(): number {
+    return this.appliedSeq;
+  }
+
+  private directivesAfter(cursor: number) {
+    return this.sql<{ seq: string; payload: unknown }[]>`
+      select seq, payload from signal_queue
+      where session_id = ${this.sessionId} and kind = 'directive' and seq > ${cursor}
+      order by seq`;
+  }
+}
+
+/** The text of a queued directive (`{"text": string}`), or why it is refused. */
+function directiveText(payload: unknown): string | { refused: string } {
+  if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) {
+    const text = (payload as { text?: unknown }).text;
+    if (typeof text === 'string') return text.trim() === '' ? { refused: "the directive's text is empty." } : text;
+  }
+  const shown = JSON.stringify(payload) ?? 'null';
+  return {
+    refused: `the queued signal is not {"text": string}: ${shown.length > 200 ? `${shown.slice(0, 200)}...` : shown}.`,
+  };
+}
