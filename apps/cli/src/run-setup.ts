@@ -333,7 +333,9 @@ async function prepareLockedRun(
     throw error;
   }
   if (fleet === undefined && labels !== undefined)
-    hooks.onWarning?.('--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.');
+    hooks.onWarning?.(
+      '--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.',
+    );
 
   let session: Session;
   if (resumedDirectory !== undefined && lock !== undefined) {

@@ -145,7 +145,9 @@ export async function statsCommand(argv: StatsArguments, terminal: Terminal, env
     const blocks = results.map(([view, rows]) => {
       if (rows.length === 0) return `${style.bold(TITLES[view])}\n(no data yet)`;
       const columns = Object.keys(rows[0]!);
-      const numeric = columns.map((column) => rows.every((row) => typeof row[column] === 'number' || row[column] === null));
+      const numeric = columns.map((column) =>
+        rows.every((row) => typeof row[column] === 'number' || row[column] === null),
+      );
       return `${style.bold(TITLES[view])}\n${table(
         columns.map((column) => column.toUpperCase()),
         rows.map((row) => columns.map((column) => cell(column, row[column]))),

@@ -141,7 +141,7 @@ export function registerMonitorCommands(
   return parser
     .command(
       'ps [dir]',
-      'List sessions with their live status (running, paused, waiting_approval, dead, ...); with a fleet, every node\'s',
+      "List sessions with their live status (running, paused, waiting_approval, dead, ...); with a fleet, every node's",
       (command) =>
         command
           .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
@@ -181,7 +181,9 @@ export function registerMonitorCommands(
             },
             local: async () => {
               if (Object.keys(filters).length > 0)
-                io.err('Warning: --host, --label and --status filter the sessions of a fleet; listing all of them here.\n');
+                io.err(
+                  'Warning: --host, --label and --status filter the sessions of a fleet; listing all of them here.\n',
+                );
               return actions.psAction(
                 directory,
                 {

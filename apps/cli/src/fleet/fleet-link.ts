@@ -14,6 +14,8 @@ export interface FleetLinkOptions {
   labels?: Record<string, string>;
   /** First wait before connecting again after a failure, in ms (doubles up to 15 s). */
   retryMs?: number;
+  /** The host name sessions register under (`RHO_FLEET_HOST`); the machine's by default. */
+  host?: string;
 }
 
 /** What a session of this process gives the fleet and gets from it: see {@link FleetLink.sessionOptions}. */
@@ -116,7 +118,11 @@ export class FleetLink {
 
   private track(registration: SessionRegistration, directory: string): LinkedSession {
     const linked: LinkedSession = {
-      registration: { ...registration, ...(this.options.labels === undefined ? {} : { labels: this.options.labels }) },
+      registration: {
+        ...registration,
+        ...(this.options.labels === undefined ? {} : { labels: this.options.labels }),
+        ...(this.options.host === undefined ? {} : { host: this.options.host }),
+      },
       directory,
       attachment: undefined,
       status: undefined,
@@ -150,10 +156,11 @@ export class FleetLink {
           this.fleet = fleet;
           if (this.warnedDown) this.options.onWarning?.(`fleet: connected to ${redactUrl(this.config.url)}.`);
           // Sessions of this node that died without saying so (a crash, a reboot) are marked dead.
-          void fleet.reconcile().catch(() => {});
+          void fleet.reconcile(this.options.host === undefined ? {} : { host: this.options.host }).catch(() => {});
           for (const linked of this.sessions) void this.attach(fleet, linked);
         },
         (error: unknown) => {
+          if (this.closed) return;
           if (!this.warnedDown) {
             this.warnedDown = true;
             this.options.onWarning?.(

@@ -36,12 +36,7 @@ export function fleetSources(options: {
   if (options.flag !== undefined && options.flag.trim() === '') return undefined;
   const userConfig = userFleetSetting(userConfigPath);
   const set = (value: unknown) => value !== undefined && value !== null && value !== '';
-  if (
-    !set(options.flag) &&
-    !set(options.env.RHO_FLEET_URL?.trim()) &&
-    !set(options.agentConfig) &&
-    !set(userConfig)
-  )
+  if (!set(options.flag) && !set(options.env.RHO_FLEET_URL?.trim()) && !set(options.agentConfig) && !set(userConfig))
     return undefined;
   return {
     ...(options.flag === undefined ? {} : { flag: options.flag }),

@@ -28,7 +28,9 @@ export async function startFleetLink(
   });
   if (config === undefined) return undefined;
   const { FleetLink } = await import('./fleet-link.js');
+  const host = sources.env.RHO_FLEET_HOST?.trim();
   return FleetLink.start(config, {
+    ...(host === undefined || host === '' ? {} : { host }),
     ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
     ...(labels === undefined ? {} : { labels }),
   });

@@ -46,7 +46,8 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
   const widths = {
     id: Math.max(header.id.length, ...rows.map((row) => row.id.length)),
     status: Math.max(header.status.length, ...rows.map((row) => row.status.length)),
-    host: options.hosts === true ? Math.min(24, Math.max(header.host.length, ...rows.map((row) => row.host.length))) : 0,
+    host:
+      options.hosts === true ? Math.min(24, Math.max(header.host.length, ...rows.map((row) => row.host.length))) : 0,
     model: Math.min(24, Math.max(header.model.length, ...rows.map((row) => row.model.length))),
     age: Math.max(header.age.length, ...rows.map((row) => row.age.length)),
     cost: Math.max(header.cost.length, ...rows.map((row) => row.cost.length)),
