@@ -27,6 +27,8 @@ interface LinkedSession {
   /** The status of the last `run_end` (or `status`) record, for the final registration. */
   status: SessionStatus | undefined;
   closed: boolean;
+  /** The registration in progress, if any. */
+  attaching?: Promise<void>;
 }
 
 /**
@@ -47,6 +49,8 @@ export class FleetLink {
   private warnedDown = false;
   private readonly warned = new Set<string>();
   private connecting: Promise<void> | undefined;
+  /** Set by close(): no new connection attempts. */
+  private stopping = false;
 
   private constructor(
     readonly config: FleetConfig,
@@ -84,27 +88,28 @@ export class FleetLink {
     };
   }
 
-  /** Waits (at most `timeoutMs`) until the fleet's database answered; true when it did. */
-  async waitConnected(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.fleet === undefined && !this.closed && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    return this.fleet !== undefined;
-  }
-
   /**
    * Records each session's final status, flushes the mirrors (each waits at most `timeoutMs`, so an
    * unreachable database delays the exit by that much at most; the trace keeps everything) and
    * closes the connection. Never throws.
    */
   async close(timeoutMs = 3_000): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.stopping) return;
+    this.stopping = true;
     clearTimeout(this.retryTimer);
+    // A run shorter than the connection's set-up still reaches the fleet: a connection or a
+    // registration under way is given the time left (an unreachable database is not waited for).
+    const deadline = Date.now() + timeoutMs;
+    if (this.fleet === undefined && this.connecting !== undefined) await within(this.connecting, deadline);
+    await within(Promise.all([...this.sessions].map((linked) => linked.attaching)), deadline);
+    this.closed = true;
     const closing = [...this.sessions].map(async (linked) => {
       linked.closed = true;
       await linked.attachment
-        ?.close({ ...(linked.status === undefined ? {} : { status: linked.status }), timeoutMs })
+        ?.close({
+          ...(linked.status === undefined ? {} : { status: linked.status }),
+          timeoutMs: Math.max(500, deadline - Date.now()),
+        })
         .catch(() => {});
     });
     await Promise.all(closing);
@@ -129,7 +134,7 @@ export class FleetLink {
       closed: false,
     };
     this.sessions.add(linked);
-    if (this.fleet !== undefined) void this.attach(this.fleet, linked);
+    if (this.fleet !== undefined) linked.attaching = this.attach(this.fleet, linked);
     return linked;
   }
 
@@ -145,7 +150,7 @@ export class FleetLink {
   }
 
   private connect(): void {
-    if (this.closed || this.connecting !== undefined) return;
+    if (this.stopping || this.connecting !== undefined) return;
     this.connecting = connectFleet(this.config, { onWarning: (warning) => this.warn(warning) })
       .then(
         (fleet) => {
@@ -157,10 +162,10 @@ export class FleetLink {
           if (this.warnedDown) this.options.onWarning?.(`fleet: connected to ${redactUrl(this.config.url)}.`);
           // Sessions of this node that died without saying so (a crash, a reboot) are marked dead.
           void fleet.reconcile(this.options.host === undefined ? {} : { host: this.options.host }).catch(() => {});
-          for (const linked of this.sessions) void this.attach(fleet, linked);
+          for (const linked of this.sessions) linked.attaching = this.attach(fleet, linked);
         },
         (error: unknown) => {
-          if (this.closed) return;
+          if (this.stopping) return;
           if (!this.warnedDown) {
             this.warnedDown = true;
             this.options.onWarning?.(
@@ -207,7 +212,9 @@ export class FleetLink {
         message: `session ${linked.registration.id} is not registered yet (${error instanceof Error ? error.message : String(error)}); retrying.`,
         sessionId: linked.registration.id,
       });
-      const timer = setTimeout(() => void this.attach(fleet, linked), 2_000);
+      const timer = setTimeout(() => {
+        if (!this.stopping) linked.attaching = this.attach(fleet, linked);
+      }, 2_000);
       timer.unref();
     }
   }
@@ -247,6 +254,19 @@ function traceRecordsAfter(path: string, count: number): TraceRecord[] {
     }
   }
   return records;
+}
+
+/** Waits for `promise` until `deadline` (ms since the epoch), whichever comes first; never throws. */
+async function within(promise: Promise<unknown>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
