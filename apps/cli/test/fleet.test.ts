@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, RecordedRequest } from '@rho/core/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NodeProcess } from './support/fleet.js';
 import {
   dropSchema,
