@@ -30,3 +30,5 @@ export type {
   TraceMirror,
 } from './types.js';
 export { LATEST_SCHEMA_VERSION } from './migrations.js';
+export { fleetRolesSql } from './roles.js';
+export type { FleetRolesOptions } from './roles.js';

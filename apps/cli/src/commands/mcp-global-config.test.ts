@@ -134,7 +134,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
 
   it('warns about an unknown key with "did you mean", and runs', async () => {
     const home = homeWith([
-      'fleet: {url: "https://fleet.example"}',
+      'telemetry: {url: "https://otel.example"}',
       'mcp-servers: {}',
       'mcp_servers:',
       '  notes: {url: "https://notes.example/mcp"}',
@@ -144,7 +144,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toBe('notes  http: https://notes.example/mcp\n');
     expect(list.stderr).toContain(
-      `Warning: ${path}: unknown key 'fleet' is ignored (this version knows mcp_servers).\n`,
+      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet).\n`,
     );
     expect(list.stderr).toContain(
       `Warning: ${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,

@@ -53,7 +53,6 @@ export class PgTraceMirror implements TraceMirror {
   private running: Promise<void> | undefined;
   private failures = 0;
   private stopped = false;
-  private status: string | undefined;
   private readonly usage: UsageRow;
   private fileReader: LineReader | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -111,11 +110,6 @@ export class PgTraceMirror implements TraceMirror {
     this.stopped = true;
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     this.fileReader?.close();
-  }
-
-  /** The registry fields the records imply (status, usage), for the attachment's final update. */
-  get latestStatus(): string | undefined {
-    return this.status;
   }
 
   private fallBehind(): void {
@@ -222,13 +216,16 @@ export class PgTraceMirror implements TraceMirror {
     const bodies = batch.map((item) => JSON.stringify(item.record));
     const last = batch[batch.length - 1]!.seq;
     const usage = this.usage;
+    // The status as of this batch's last record, so that a reader never sees a session finished
+    // before its last records are there (usage may run ahead: it only grows).
+    const status = batchStatus(batch.map((item) => item.record));
     await sql.begin(async (tx) => {
       await tx`insert into trace_records (session_id, seq, type, ts, record)
         select ${sessionId}, u.seq, u.type, u.ts::timestamptz, u.record::jsonb
         from unnest(${seqs}::bigint[], ${types}::text[], ${times}::text[], ${bodies}::text[]) as u(seq, type, ts, record)
         on conflict do nothing`;
       await tx`update agent_registry set records = greatest(records, ${last}),
-          status = coalesce(${this.status ?? null}, status),
+          status = coalesce(${status ?? null}, status),
           input_tokens = ${usage.input_tokens}, output_tokens = ${usage.output_tokens},
           cached_tokens = ${usage.cached_tokens}, reasoning_tokens = ${usage.reasoning_tokens},
           cost_usd = ${usage.cost_usd}, updated_at = now()
@@ -260,7 +257,7 @@ export class PgTraceMirror implements TraceMirror {
     return { records, through };
   }
 
-  /** Follows the records in order: usage and status for the registry. */
+  /** Follows the records in order: usage for the registry. */
   private track(record: TraceRecord): void {
     const value = record as unknown as Record<string, unknown>;
     const number = (key: string, source: Record<string, unknown> = value): number =>
@@ -273,14 +270,7 @@ export class PgTraceMirror implements TraceMirror {
         this.usage.reasoning_tokens += number('reasoning_tokens');
         this.usage.cost_usd += number('cost_usd');
         break;
-      case 'run_start':
-        this.status = 'running';
-        break;
-      case 'status':
-        this.status = String(value.status);
-        break;
       case 'run_end': {
-        this.status = String(value.status);
         const usage = value.usage;
         if (typeof usage === 'object' && usage !== null) {
           const totals = usage as Record<string, unknown>;
@@ -296,6 +286,17 @@ export class PgTraceMirror implements TraceMirror {
         break;
     }
   }
+}
+
+/** The status the last status-bearing record of `records` sets (`run_start`, `status`, `run_end`), if any. */
+function batchStatus(records: readonly TraceRecord[]): string | undefined {
+  for (let index = records.length - 1; index >= 0; index -= 1) {
+    const record = records[index] as unknown as Record<string, unknown>;
+    if (record.type === 'run_start') return 'running';
+    if ((record.type === 'status' || record.type === 'run_end') && typeof record.status === 'string')
+      return record.status;
+  }
+  return undefined;
 }
 
 /** Reads whole lines of a growing file by line number, remembering where it stopped. */
