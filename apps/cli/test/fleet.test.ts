@@ -270,6 +270,42 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(steps.some((step) => step.message.includes('local-steer'))).toBe(true);
   }, 180_000);
 
+  it('registers the children a run delegates to, under their parent, with their records', async () => {
+    const operator = { RHO_HOME: fleetHome({ schema }) };
+    expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
+    server = await startLoopbackServer({
+      respond: (request) => {
+        const messages = request.body.messages as { role: string; content: unknown }[];
+        if (messages.some((message) => message.role === 'user' && String(message.content).includes('child-task')))
+          return { type: 'response', text: 'child done' };
+        if (messages.at(-1)?.role === 'tool') return { type: 'response', text: 'parent done' };
+        return {
+          type: 'response',
+          toolCalls: [{ name: 'delegate', arguments: JSON.stringify({ instruction: 'child-task: say done' }) }],
+        };
+      },
+    });
+    const agentHome = fleetHome({ schema });
+    const work = mkdtempSync(join(tmpdir(), 'rho-fleet-work-'));
+    const run = await runOnNode('node-f', ['-y', '--base-url', server.url, '-w', work, 'parent-task: delegate'], {
+      RHO_HOME: agentHome,
+    });
+    expect(run.stdout).toBe('parent done\n');
+    const listed = JSON.parse(
+      (await runRho(['ps', '--json', '--host', 'node-f'], { env: operator })).stdout,
+    ) as (Listed & {
+      parent_id: string | null;
+    })[];
+    const parent = listed.find((session) => session.parent_id === null)!;
+    const child = listed.find((session) => session.parent_id !== null)!;
+    expect(listed).toHaveLength(2);
+    expect(child).toMatchObject({ parent_id: parent.id, status: 'completed', host: 'node-f' });
+    expect(child.records).toBe(traceLines(agentHome, child.id).length);
+    expect(parent.records).toBe(traceLines(agentHome, parent.id).length);
+    const table = await runRho(['ps', '--host', 'node-f'], { env: operator });
+    expect(table.stdout).toMatch(new RegExp(`\\n└ ${child.id}\\s+completed\\s+node-f`));
+  }, 120_000);
+
   it('lists this machine when the fleet does not answer, with a warning', async () => {
     const port = await freePort();
     const home = fleetHome({ schema, url: `postgres://postgres@127.0.0.1:${port}/postgres` });
