@@ -13,6 +13,8 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
+  ['RHO_FLEET_URL', 'PostgreSQL url of a fleet when --fleet is not given (${VAR} expands)'],
+  ['RHO_FLEET_HOST', "host name sessions register under in the fleet (default: the machine's)"],
   ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
   ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
@@ -28,6 +30,8 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --resume latest "and now the docs"', 'continue the newest session with a new task'],
   ['rho ps; rho watch ab12; rho kill ab12', 'list, follow and stop running agents'],
   ['rho --json "list the tables" | jq .type', 'every event as a JSON line, for scripts'],
+  ['rho --fleet postgres://db/rho ps --host node-a', "a fleet: every node's sessions, filtered"],
+  ['rho stats cost --by label', "the fleet's cost and tokens per label"],
 ];
 
 function wrap(text: string, width: number): string[] {

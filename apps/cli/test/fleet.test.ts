@@ -95,6 +95,23 @@ describe('rho without a fleet', () => {
     }
   });
 
+  it('prints the GRANT script for the configured schema, without connecting (rho fleet roles)', async () => {
+    const plain = await runRho(['fleet', 'roles'], { env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-no-fleet-')) } });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain('grant usage on schema rho_fleet to rho_fleet_agent, rho_fleet_operator;');
+    // The configured schema, though nothing listens at its url.
+    const port = await freePort();
+    const named = await runRho(['fleet', 'roles', '--operator-role', 'ops'], {
+      env: { RHO_HOME: fleetHome({ schema: 'team_fleet', url: `postgres://postgres@127.0.0.1:${port}/postgres` }) },
+    });
+    expect(named.code).toBe(0);
+    expect(named.stdout).toContain('grant usage on schema team_fleet to rho_fleet_agent, ops;');
+    const bad = await runRho(['fleet', 'roles', '--agent-role', 'x; drop'], {
+      env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-no-fleet-')) },
+    });
+    expect(bad.code).toBe(2);
+  });
+
   it('loads neither @rho/fleet nor the PostgreSQL driver for a run; with a fleet it does', async () => {
     server = await startLoopbackServer({ respond: () => ({ type: 'response', text: 'hello' }) });
     const preload = join(import.meta.dirname, 'support', 'record-imports.mjs');

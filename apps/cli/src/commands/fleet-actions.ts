@@ -4,7 +4,7 @@ import { formatElapsed } from '../format.js';
 import { operatorFleetConfig } from '../fleet/operator-fleet.js';
 import type { Terminal } from '../terminal.js';
 import { styles } from '../terminal.js';
-import type { FleetArguments, StatsArguments } from './fleet-commands.js';
+import type { FleetArguments, FleetRolesArguments, StatsArguments } from './fleet-commands.js';
 
 const NO_FLEET =
   'No fleet is configured: pass --fleet postgres://USER@HOST/DB, set RHO_FLEET_URL, or write fleet: {url: ...} in $RHO_HOME/config.yaml.';
@@ -43,6 +43,35 @@ export async function fleetMigrateCommand(
       );
     return EXIT.completed;
   });
+}
+
+/**
+ * `rho fleet roles`: the GRANT script for the configured fleet's schema (the default schema
+ * without a fleet configured), to run as the schema's owner after `rho fleet migrate`. Needs no
+ * connection.
+ */
+export async function fleetRolesCommand(
+  argv: FleetRolesArguments,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
+  const config = await operatorFleetConfig(argv.fleet, env);
+  const { fleetRolesSql } = await import('@rho/fleet');
+  let sql: string;
+  try {
+    sql = fleetRolesSql({
+      ...(config === undefined ? {} : { schema: config.schema }),
+      ...(argv.agentRole === undefined ? {} : { agentRole: argv.agentRole }),
+      ...(argv.operatorRole === undefined ? {} : { operatorRole: argv.operatorRole }),
+    });
+  } catch (error) {
+    // A role name that is not a plain identifier: the user's to fix.
+    throw new UsageError({
+      message: `${(error as Error).message.replace(/\.$/, '')} (--agent-role, --operator-role).`,
+    });
+  }
+  terminal.stdout.write(sql.endsWith('\n') ? sql : `${sql}\n`);
+  return EXIT.completed;
 }
 
 /** `rho fleet status`: connection, schema version, sessions per status and per node. */

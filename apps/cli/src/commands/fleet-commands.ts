@@ -7,6 +7,13 @@ export interface FleetArguments {
   json: boolean;
 }
 
+/** Arguments of `rho fleet roles`. */
+export interface FleetRolesArguments {
+  fleet?: string;
+  agentRole?: string;
+  operatorRole?: string;
+}
+
 /** Arguments of `rho stats`. */
 export interface StatsArguments {
   fleet?: string;
@@ -29,7 +36,7 @@ export function registerFleetCommands(
 ): Argv {
   const json = { type: 'boolean', default: false, describe: 'Print JSON' } as const;
   return parser
-    .command('fleet', 'Set up and inspect the fleet database (rho fleet migrate|status)', (fleet) =>
+    .command('fleet', 'Set up and inspect the fleet database (rho fleet migrate|status|roles)', (fleet) =>
       fleet
         .command(
           'migrate',
@@ -49,7 +56,22 @@ export function registerFleetCommands(
             setExit(await fleetStatusCommand(argv as unknown as FleetArguments, terminal, env));
           },
         )
-        .demandCommand(1, 'Use: rho fleet migrate | rho fleet status'),
+        .command(
+          'roles',
+          "Print the SQL that creates the fleet's roles (agents, operators) and their GRANTs, for the configured schema",
+          (command) =>
+            command
+              .option('agent-role', { type: 'string', describe: 'Group role of agents (default: rho_fleet_agent)' })
+              .option('operator-role', {
+                type: 'string',
+                describe: 'Group role of operators (default: rho_fleet_operator)',
+              }),
+          async (argv) => {
+            const { fleetRolesCommand } = await import('./fleet-actions.js');
+            setExit(await fleetRolesCommand(argv as unknown as FleetRolesArguments, terminal, env));
+          },
+        )
+        .demandCommand(1, 'Use: rho fleet migrate | rho fleet status | rho fleet roles'),
     )
     .command(
       'stats [view]',
