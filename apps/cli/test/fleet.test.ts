@@ -321,6 +321,21 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(parent.records).toBe(traceLines(agentHome, parent.id).length);
     const table = await runRho(['ps', '--host', 'node-f'], { env: operator });
     expect(table.stdout).toMatch(new RegExp(`\\n└ ${child.id}\\s+completed\\s+node-f`));
+    // The monitor console works on the fleet too (its lines are the same commands).
+    const monitor = await runRho(['monitor'], {
+      env: operator,
+      input: `ps --host node-f --status completed\nwatch ${child.id} --json\nquit\n`,
+    });
+    expect(monitor.code).toBe(0);
+    expect(monitor.stdout).toContain('rho monitor: the fleet');
+    expect(monitor.stdout).toMatch(new RegExp(`monitor> ID.*\\n${parent.id}\\s+completed\\s+node-f`));
+    const watched = monitor.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { type: string; content?: string; status?: string });
+    expect(watched[0]).toMatchObject({ type: 'run_start' });
+    expect(watched).toContainEqual(expect.objectContaining({ type: 'message', content: 'child done' }));
+    expect(watched.at(-1)).toMatchObject({ type: 'run_end', status: 'completed' });
   }, 120_000);
 
   it('lists this machine when the fleet does not answer, with a warning', async () => {

@@ -45,6 +45,15 @@ export async function monitorLoop(
   input: NodeJS.ReadableStream = process.stdin,
   fleet?: string,
 ): Promise<number> {
+  // Before the line reader exists, so piped commands wait in the stream while the fleet answers.
+  // `fleet`: the console's commands work on the fleet (a url), or never on one (''), whatever the environment says.
+  const viaFleet = fleet !== undefined && fleet !== '';
+  io.out(`rho monitor: ${viaFleet ? 'the fleet' : directory}\nType help for commands.\n\n`);
+  if (!viaFleet) psAction(directory, { json: false, limit: 50 }, io);
+  else
+    await runConsoleLine('ps', { directory, io, register, signal: new AbortController().signal, fleet }).catch(
+      (error: unknown) => io.err(`${error instanceof Error ? error.message : String(error)}\n`),
+    );
   const interactive = (input as { isTTY?: boolean }).isTTY === true;
   const readline = createInterface({
     input,
@@ -68,14 +77,6 @@ export async function monitorLoop(
   };
   readline.on('SIGINT', interrupt);
   process.on('SIGINT', interrupt);
-  // `fleet`: the console's commands work on the fleet (a url), or never on one (''), whatever the environment says.
-  const viaFleet = fleet !== undefined && fleet !== '';
-  io.out(`rho monitor: ${viaFleet ? 'the fleet' : directory}\nType help for commands.\n\n`);
-  if (!viaFleet) psAction(directory, { json: false, limit: 50 }, io);
-  else
-    await runConsoleLine('ps', { directory, io, register, signal: new AbortController().signal, fleet }).catch(
-      (error: unknown) => io.err(`${error instanceof Error ? error.message : String(error)}\n`),
-    );
   readline.setPrompt('monitor> ');
   try {
     prompt();
