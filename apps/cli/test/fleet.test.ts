@@ -135,6 +135,18 @@ describe('rho without a fleet', () => {
       }
     };
     expect(await imported({})).toEqual([]);
+    // Nor does an operator command (rho ps) without a fleet.
+    const record = join(mkdtempSync(join(tmpdir(), 'rho-imports-')), 'imports.txt');
+    const ps = await runRho(['ps'], {
+      env: {
+        RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-no-fleet-')),
+        NODE_OPTIONS: `--import ${preload}`,
+        RHO_TEST_IMPORTS: record,
+        RHO_TEST_IMPORTS_PATTERN: '^(postgres|@rho/fleet)(/|$)',
+      },
+    });
+    expect(ps.code).toBe(0);
+    expect(() => readFileSync(record, 'utf8')).toThrow(/ENOENT/);
     // A fleet that does not answer (nothing listens there): loaded, and the run still completes.
     const port = await freePort();
     expect(await imported({ RHO_FLEET_URL: `postgres://postgres@127.0.0.1:${port}/postgres` })).toEqual([

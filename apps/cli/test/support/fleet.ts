@@ -78,6 +78,8 @@ export function fleetHome(settings: FleetSettings): string {
 
 /** Whether this process may give a child its own host name (`unshare --uts`: root, or user namespaces). */
 export const utsNamespaces =
+  // RHO_TEST_NO_UTS=1 runs the fallback (RHO_FLEET_HOST) where namespaces would work.
+  process.env.RHO_TEST_NO_UTS !== '1' &&
   spawnSync('unshare', ['--uts', 'sh', '-c', 'hostname rho-uts-probe && test "$(hostname)" = rho-uts-probe'], {
     stdio: 'ignore',
   }).status === 0;
