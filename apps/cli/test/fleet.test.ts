@@ -333,6 +333,23 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(parent.records).toBe(traceLines(agentHome, parent.id).length);
     const table = await runRho(['ps', '--host', 'node-f'], { env: operator });
     expect(table.stdout).toMatch(new RegExp(`\\n└ ${child.id}\\s+completed\\s+node-f`));
+    // Watching the parent from another node shows the child's records too, tagged with its id.
+    const watched = await runRho(['watch', parent.id, '--json'], { env: operator });
+    const tagged = watched.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (line) => JSON.parse(line) as { type: string; child_session_id?: string; content?: string; purpose?: string },
+      );
+    expect(tagged[0]).toMatchObject({ type: 'run_start' });
+    // (The parent's own record of the child's usage names the child too, with purpose child_session.)
+    const own = (record: (typeof tagged)[number]) =>
+      record.child_session_id === undefined || record.purpose === 'child_session';
+    expect(tagged.filter(own)).toHaveLength(parent.records);
+    expect(tagged.filter((record) => !own(record) && record.child_session_id === child.id)).toHaveLength(child.records);
+    expect(tagged).toContainEqual(
+      expect.objectContaining({ type: 'message', content: 'child done', child_session_id: child.id }),
+    );
     // The monitor console works on the fleet too (its lines are the same commands).
     const monitor = await runRho(['monitor'], {
       env: operator,
@@ -341,13 +358,13 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(monitor.code).toBe(0);
     expect(monitor.stdout).toContain('rho monitor: the fleet');
     expect(monitor.stdout).toMatch(new RegExp(`monitor> ID.*\\n${parent.id}\\s+completed\\s+node-f`));
-    const watched = monitor.stdout
+    const consoleWatch = monitor.stdout
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as { type: string; content?: string; status?: string });
-    expect(watched[0]).toMatchObject({ type: 'run_start' });
-    expect(watched).toContainEqual(expect.objectContaining({ type: 'message', content: 'child done' }));
-    expect(watched.at(-1)).toMatchObject({ type: 'run_end', status: 'completed' });
+    expect(consoleWatch[0]).toMatchObject({ type: 'run_start' });
+    expect(consoleWatch).toContainEqual(expect.objectContaining({ type: 'message', content: 'child done' }));
+    expect(consoleWatch.at(-1)).toMatchObject({ type: 'run_end', status: 'completed' });
   }, 120_000);
 
   it('lists this machine when the fleet does not answer, with a warning', async () => {

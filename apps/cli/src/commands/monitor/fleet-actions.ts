@@ -1,4 +1,4 @@
-import type { RawTraceRecord } from '@rho/core';
+import type { RawTraceRecord, TraceRecord } from '@rho/core';
 import { isKnownRecord, RhoError } from '@rho/core';
 import type { Fleet, FleetSession, FleetSessionStatus } from '@rho/fleet';
 import type { MonitoredSession } from '@rho/monitor';
@@ -130,17 +130,43 @@ export async function fleetWatchAction(
 ): Promise<number> {
   const target = await fleet.resolveSession(prefix);
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  const renderer = createEventRenderer({ mode: 'replay', out: io.out, color: io.color, width });
+  const replay = (write: (text: string) => void) => {
+    const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width });
+    return (record: TraceRecord) => {
+      if (isKnownRecord(record as unknown as RawTraceRecord)) renderer(record);
+    };
+  };
+  const render = replay(io.out);
+  // Child sessions (delegate) are shown under their parent: indented, or tagged in JSON, as locally.
+  const childRenderers = new Map<string, (record: TraceRecord) => void>();
+  const renderChild = (childId: string, record: TraceRecord) => {
+    let renderer = childRenderers.get(childId);
+    if (renderer === undefined) {
+      const prefix = `  ┆ ${childId.slice(0, 8)} `;
+      renderer = replay((text) =>
+        io.out(
+          text
+            .split('\n')
+            .map((line) => (line === '' ? line : `${prefix}${line}`))
+            .join('\n'),
+        ),
+      );
+      childRenderers.set(childId, renderer);
+    }
+    renderer(record);
+  };
   if (!options.json)
     io.err(`Watching ${target.id} on ${target.host} (Ctrl+C stops watching; the agent keeps running)\n`);
-  const afterSeq = options.fromStart ? 0 : target.records;
-  for await (const { record } of fleet.followRecords(target.id, {
-    afterSeq,
-    untilFinished: !options.follow,
+  const { followFleetSession } = await import('./fleet-watch.js');
+  for await (const { record, childId } of followFleetSession(fleet, target, {
+    afterSeq: options.fromStart ? 0 : target.records,
+    follow: options.follow,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   })) {
-    if (options.json) io.out(`${JSON.stringify(record)}\n`);
-    else if (isKnownRecord(record as unknown as RawTraceRecord)) renderer(record);
+    if (options.json)
+      io.out(`${JSON.stringify(childId === undefined ? record : { ...record, child_session_id: childId })}\n`);
+    else if (childId === undefined) render(record);
+    else renderChild(childId, record);
   }
   if (options.signal?.aborted === true) {
     if (!options.json) io.err('Stopped watching.\n');
