@@ -367,6 +367,82 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(consoleWatch.at(-1)).toMatchObject({ type: 'run_end', status: 'completed' });
   }, 120_000);
 
+  it('resumes a fleet session without the fleet and with it again: directives once each, the whole trace mirrored', async () => {
+    const operator = { RHO_HOME: fleetHome({ schema }) };
+    expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
+    server = await startLoopbackServer({
+      respond: (request) => {
+        const messages = request.body.messages as { role: string; content: unknown }[];
+        // The latest instruction decides: the first task and note-zero keep the agent working.
+        const text = String(messages.filter((message) => message.role === 'user').at(-1)?.content);
+        if (text.includes('loop') || text.includes('note-zero'))
+          return { type: 'response', toolCalls: [{ name: 'list', arguments: '{}' }], delayMs: 20 };
+        if (text.startsWith('[Operator directive] ')) return { type: 'response', text: `ok: ${text.slice(21)}` };
+        return { type: 'response', text: 'done' };
+      },
+    });
+    const agentHome = fleetHome({ schema });
+    const work = mkdtempSync(join(tmpdir(), 'rho-fleet-work-'));
+    const base = ['--base-url', server.url, '-w', work];
+    const first = startOnNode('node-g', [...base, 'loop until told'], { RHO_HOME: agentHome });
+    started.push(first);
+    const id = await eventually(() => readdirSync(join(agentHome, 'sessions'))[0], 'the session');
+    await eventually(async () => {
+      const [listed] = JSON.parse(
+        (await runRho(['ps', '--json', '--host', 'node-g'], { env: operator })).stdout,
+      ) as Listed[];
+      return listed?.status === 'running';
+    }, 'the session running in the fleet');
+    // A directive through the file first (the run goes on), then one through the fleet (it ends).
+    const sessions = join(agentHome, 'sessions');
+    const local = await runRho(['directive', id, '--dir', sessions, 'note-zero'], { env: { RHO_HOME: agentHome } });
+    expect(local.code).toBe(0);
+    await eventually(
+      () =>
+        server!.requests.some((request) =>
+          (request.body.messages as { content: unknown }[]).some(
+            (message) => message.content === '[Operator directive] note-zero',
+          ),
+        ),
+      'the file directive delivered',
+    );
+    expect((await runRho(['directive', id, 'finish now'], { env: operator })).code).toBe(0);
+    expect((await first.done).stdout).toBe('ok: finish now\n');
+
+    // Resumed without the fleet: a new directive through the file is delivered, none of the earlier ones again.
+    expect(
+      (await runRho(['directive', id, '--dir', sessions, 'local-one'], { env: { RHO_HOME: agentHome } })).code,
+    ).toBe(0);
+    const count = () => server!.requests.length;
+    const before = count();
+    const second = await runOnNode('node-g', [...base, '--fleet', '', '--resume', id, 'second task'], {
+      RHO_HOME: agentHome,
+    });
+    expect(second.stdout).toBe('ok: local-one\n');
+    const resumedRequest = server.requests[before]!.body.messages as { content: unknown }[];
+    const directives = resumedRequest
+      .map((message) => String(message.content))
+      .filter((text) => text.startsWith('[Operator directive]'));
+    expect(directives).toEqual([
+      '[Operator directive] note-zero',
+      '[Operator directive] finish now',
+      '[Operator directive] local-one',
+    ]);
+    expect(count()).toBe(before + 1);
+
+    // Resumed with the fleet again: the records of the run without it are mirrored too.
+    const third = await runOnNode('node-g', [...base, '--resume', id, 'third task'], { RHO_HOME: agentHome });
+    expect(third.stdout).toBe('done\n');
+    const lines = traceLines(agentHome, id);
+    const [listed] = JSON.parse(
+      (await runRho(['ps', '--json', '--host', 'node-g'], { env: operator })).stdout,
+    ) as Listed[];
+    expect(listed).toMatchObject({ id, status: 'completed', records: lines.length });
+    const exported = await runOnNode('node-b', ['export', id], operator);
+    expect(exported.stdout).toContain('local-one');
+    expect(exported.stdout).toContain('second task');
+  }, 180_000);
+
   it('lists this machine when the fleet does not answer, with a warning', async () => {
     const port = await freePort();
     const home = fleetHome({ schema, url: `postgres://postgres@127.0.0.1:${port}/postgres` });
