@@ -26,6 +26,8 @@ grant select, insert on rho_fleet.trace_records to rho_fleet_agent;
 grant select on all tables in schema rho_fleet to rho_fleet_operator;
 grant update (cancel_requested, pause_requested, signal_seq, updated_at, gone) on rho_fleet.agent_registry to rho_fleet_operator;
 grant insert on rho_fleet.signal_queue to rho_fleet_operator;
+revoke execute on function rho_fleet.send_signal(text, text, jsonb, text) from public;
+grant execute on function rho_fleet.send_signal(text, text, jsonb, text) to rho_fleet_operator;
 
 alter table rho_fleet.agent_registry enable row level security;
 alter table rho_fleet.signal_queue enable row level security;

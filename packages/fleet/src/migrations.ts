@@ -85,6 +85,41 @@ export const MIGRATIONS: readonly Migration[] = [
         primary key (session_id, seq)
       )`,
       `create index trace_records_type on trace_records (type, ts)`,
+      // An operator's signal in one round trip: lock the row, refuse a session that is not live,
+      // count a request that changes nothing as unchanged, else set the flag, append the signal
+      // with the session's next number and notify the agent (delivered at commit).
+      `create function send_signal(p_session text, p_kind text, p_payload jsonb, p_channel text)
+        returns table (outcome text, live_status text, seq bigint)
+        language plpgsql set search_path from current as $fn$
+      declare
+        r agent_registry%rowtype;
+        v_live text;
+        v_seq bigint;
+      begin
+        select * into r from agent_registry a where a.session_id = p_session for update;
+        if not found then
+          return query select 'not_found'::text, null::text, null::bigint;
+          return;
+        end if;
+        v_live := ${LIVE_STATUS_SQL};
+        if v_live not in ('created', 'running', 'paused', 'waiting_approval') then
+          return query select 'refused'::text, v_live, null::bigint;
+          return;
+        end if;
+        if (p_kind = 'cancel' and r.cancel_requested) or (p_kind = 'pause' and r.pause_requested)
+            or (p_kind = 'resume' and not r.pause_requested) then
+          return query select 'unchanged'::text, v_live, null::bigint;
+          return;
+        end if;
+        update agent_registry a set signal_seq = a.signal_seq + 1, updated_at = now(),
+            cancel_requested = a.cancel_requested or p_kind = 'cancel',
+            pause_requested = case p_kind when 'pause' then true when 'resume' then false else a.pause_requested end
+          where a.session_id = p_session returning a.signal_seq into v_seq;
+        insert into signal_queue (session_id, seq, kind, payload) values (p_session, v_seq, p_kind, p_payload);
+        perform pg_notify(p_channel, p_session || ' ' || p_kind || ' ' || v_seq);
+        return query select 'requested'::text, v_live, v_seq;
+      end
+      $fn$`,
       `create view sessions_by_status as
         select ${LIVE_STATUS_SQL} as status, count(*)::bigint as sessions,
           round(sum(r.cost_usd)::numeric, 6)::float8 as cost_usd

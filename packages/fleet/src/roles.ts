@@ -58,6 +58,8 @@ grant select, insert on ${schema}.trace_records to ${agent};
 grant select on all tables in schema ${schema} to ${operator};
 grant update (cancel_requested, pause_requested, signal_seq, updated_at, gone) on ${schema}.agent_registry to ${operator};
 grant insert on ${schema}.signal_queue to ${operator};
+revoke execute on function ${schema}.send_signal(text, text, jsonb, text) from public;
+grant execute on function ${schema}.send_signal(text, text, jsonb, text) to ${operator};
 
 alter table ${schema}.agent_registry enable row level security;
 alter table ${schema}.signal_queue enable row level security;

@@ -220,6 +220,37 @@ describe.skipIf(!sharedServer.available)(`trace mirror${skipped}`, () => {
     expect(latency).toMatchObject({ model: 'm', calls: 450, p50_ms: 224.5, max_ms: 449 });
   });
 
+  it('stores what jsonb cannot hold as close as it can, and one bad batch never holds up the others', async () => {
+    const id = randomUUID();
+    const other = randomUUID();
+    const attachment = await fleet.attachSession({ id });
+    const neighbour = await fleet.attachSession({ id: other });
+    // A NUL character in a tool's output and a time PostgreSQL cannot read.
+    attachment.mirror.observe(record('message', { role: 'tool', content: 'a\u0000b\\u0000c' }));
+    attachment.mirror.observe({ type: 'error', ts: 'yesterday-ish', content: 'x' } as unknown as TraceRecord);
+    neighbour.mirror.observe(record('run_start', { prompt: 'next door' }));
+    expect(await attachment.mirror.flush(20_000)).toBe(true);
+    expect(await neighbour.mirror.flush(20_000)).toBe(true);
+    const [nul, badTime] = await fleet.readRecords(id);
+    expect(nul!.record).toMatchObject({ content: 'a\ufffdb\\u0000c' });
+    expect(badTime!.record).toMatchObject({ ts: 'yesterday-ish' });
+    expect((await fleet.readRecords(other)).length).toBe(1);
+    // Something jsonb refuses (a lone UTF-16 surrogate), written in the same transaction as a
+    // neighbour's record: the neighbour's lands, the refused record stays in the local trace only.
+    attachment.mirror.observe(record('message', { role: 'tool', content: 'broken \ud800 text' }));
+    neighbour.mirror.observe(record('run_end', { status: 'completed' }));
+    expect(await neighbour.mirror.flush(20_000)).toBe(true);
+    expect(await attachment.mirror.flush(20_000)).toBe(true);
+    expect(attachment.mirror.stats()).toMatchObject({ observed: 3, lost: 1 });
+    attachment.mirror.observe(record('run_end', { status: 'completed' }));
+    expect(await attachment.mirror.flush(20_000)).toBe(true);
+    expect((await fleet.readRecords(id)).map((item) => item.seq)).toEqual([1, 2, 4]);
+    expect((await fleet.readRecords(other)).map((item) => item.record.type)).toEqual(['run_start', 'run_end']);
+    expect(() => fleet.attachSessionInBackground({ id: 'has space' })).toThrow(/without spaces or commas/);
+    await attachment.close();
+    await neighbour.close();
+  });
+
   it('never blocks: on overflow it drops, says it fell behind, and catches up from the trace file without gaps or duplicates', async () => {
     const id = randomUUID();
     const tracePath = join(root, `${id}.jsonl`);

@@ -68,7 +68,10 @@ describe.skipIf(!sharedServer.available)(
       await eventually(() => attachment.control.isPauseRequested(), 'the pause to reach the agent');
       expect((await attachment.control.takeDirectives(0)).texts).toEqual(['look here']);
       await attachment.control.reportStatus('paused');
-      expect((await alice.resolveSession(id)).recordedStatus).toBe('paused');
+      await eventually(
+        async () => (await alice.resolveSession(id)).recordedStatus === 'paused',
+        'the status the agent reported',
+      );
       expect((await alice.stats('sessions_by_status')).length).toBeGreaterThan(0);
       expect(await alice.reconcile({ host: 'elsewhere' })).toEqual([]);
       await attachment.close({ status: 'completed' });

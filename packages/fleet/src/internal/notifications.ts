@@ -94,9 +94,12 @@ export class NotificationHub {
       return;
     }
     if (payload.startsWith('!ping:')) return;
-    const separator = payload.indexOf(' ');
-    const key = separator === -1 ? payload : payload.slice(0, separator);
-    for (const handler of this.handlers.get(key) ?? []) handler(payload);
+    // One notification may concern several sessions: `<id> <rest>,<id> <rest>,...`.
+    for (const item of payload.split(',')) {
+      const separator = item.indexOf(' ');
+      const key = separator === -1 ? item : item.slice(0, separator);
+      for (const handler of this.handlers.get(key) ?? []) handler(item);
+    }
   }
 
   private resyncAll(): void {

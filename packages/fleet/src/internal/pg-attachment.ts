@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { SessionStatus } from '@rho/core';
 import type { Sql } from 'postgres';
 import type { AttachOptions, FleetWarning, SessionAttachment, SessionRegistration } from '../types.js';
+import type { MirrorWriter } from './mirror-writer.js';
 import type { NotificationHub } from './notifications.js';
 import { PgControlChannel } from './pg-control-channel.js';
 import type { UsageRow } from './pg-trace-mirror.js';
@@ -15,7 +16,7 @@ interface RegisteredRow extends UsageRow {
 export interface AttachmentContext {
   sql: Sql;
   signals: NotificationHub;
-  recordsChannel: string;
+  writer: MirrorWriter;
   warn: (warning: FleetWarning) => void;
   detach: (attachment: PgAttachment) => void;
 }
@@ -38,7 +39,7 @@ export class PgAttachment implements SessionAttachment {
     private readonly options: AttachOptions,
   ) {
     this.control = new PgControlChannel(context.sql, info.id);
-    this.unsubscribe = context.signals.subscribe(info.id, () => void this.control.sync());
+    this.unsubscribe = context.signals.subscribe(info.id, (payload) => this.control.notified(payload));
   }
 
   get id(): string {
@@ -101,6 +102,7 @@ export class PgAttachment implements SessionAttachment {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe();
+    this.control.detach();
     try {
       await this.mirrorInstance?.flush(options.timeoutMs ?? 5_000);
     } finally {
@@ -120,9 +122,8 @@ export class PgAttachment implements SessionAttachment {
     const recordsBefore =
       this.options.recordsBefore ?? (tracePath === undefined ? mirrored : countTraceLines(tracePath));
     return new PgTraceMirror({
-      sql: this.context.sql,
+      writer: this.context.writer,
       sessionId: this.info.id,
-      channel: this.context.recordsChannel,
       recordsBefore,
       mirroredBefore: mirrored,
       usage: {

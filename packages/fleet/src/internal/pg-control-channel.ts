@@ -22,10 +22,14 @@ export class PgControlChannel implements ControlChannel {
   private cancel = false;
   private pause = false;
   private appliedSeq = 0;
+  private ackedSeq = 0;
   private syncing: Promise<void> | undefined;
   private again = false;
   /** Bumped by local changes (clearCancel): a row read before one is stale and is not applied. */
   private generation = 0;
+  private clearing: Promise<void> | undefined;
+  private detached = false;
+  private unhealthyUntil = 0;
   /** Called after every sync that changed the flags (the bench and tests observe delivery). */
   onChange: ((state: { cancel: boolean; pause: boolean }) => void) | undefined;
 
@@ -42,8 +46,25 @@ export class PgControlChannel implements ControlChannel {
     return this.pause;
   }
 
+  /**
+   * Reads the queue after `cursor`, waiting at most {@link AGENT_WAIT_MS} (and not at all while
+   * the database is known to be away): past that, nothing now, the same cursor next turn.
+   */
   async takeDirectives(cursor: number): Promise<TakenDirectives> {
-    try {
+    const nothing = { texts: [], cursor };
+    if (Date.now() < this.unhealthyUntil) return nothing;
+    const taken = this.readDirectives(cursor).catch(() => {
+      this.unhealthyUntil = Date.now() + UNHEALTHY_BACKOFF_MS;
+      return nothing;
+    });
+    const result = await withDeadline(taken, AGENT_WAIT_MS);
+    if (result !== undefined) return result;
+    this.unhealthyUntil = Date.now() + UNHEALTHY_BACKOFF_MS;
+    return nothing;
+  }
+
+  private async readDirectives(cursor: number): Promise<TakenDirectives> {
+    {
       let rows = await this.directivesAfter(cursor);
       // A cursor past the queue's end means the queue was reset (or it came from another channel): start over.
       if (rows.length === 0 && cursor > 0) {
@@ -63,7 +84,8 @@ export class PgControlChannel implements ControlChannel {
           : { text: JSON.stringify(row.payload), cursor: seq, refused: text.refused };
       });
       const last = items[items.length - 1]!.cursor;
-      await this.sql`
+      // Acknowledged in the background: the agent does not wait for it.
+      void this.sql`
         update signal_queue set acked_at = now()
         where session_id = ${this.sessionId} and kind = 'directive' and seq <= ${last} and acked_at is null`.catch(
         () => undefined,
@@ -73,38 +95,58 @@ export class PgControlChannel implements ControlChannel {
         cursor: last,
         items,
       };
-    } catch {
-      // The database is away: nothing now; the same cursor reads them next turn.
-      return { texts: [], cursor };
     }
   }
 
+  /**
+   * Clears the cancel at once for the agent, and in the database as soon as it answers (waiting
+   * at most {@link AGENT_WAIT_MS}; until the clear is done, a cancel flag read back is ignored).
+   */
   async clearCancel(): Promise<void> {
     this.cancel = false;
     this.generation += 1;
-    try {
-      await this.sql.begin(async (sql) => {
-        await sql`update agent_registry set cancel_requested = false, updated_at = now()
-          where session_id = ${this.sessionId} and cancel_requested`;
-        await sql`update signal_queue set acked_at = now()
-          where session_id = ${this.sessionId} and kind = 'cancel' and acked_at is null`;
-      });
-    } catch {
-      // Best effort: a cancel left behind is cleared when the session attaches again.
-    } finally {
-      this.generation += 1;
-    }
+    this.clearing ??= this.clearInDatabase();
+    await withDeadline(this.clearing, AGENT_WAIT_MS);
   }
 
+  private async clearInDatabase(): Promise<void> {
+    for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await this.sql.begin(async (sql) => {
+          const [row] = await sql<{ signal_seq: string }[]>`
+            update agent_registry set cancel_requested = false, updated_at = now()
+            where session_id = ${this.sessionId} returning signal_seq`;
+          // Notifications of signals up to here (a cancel cleared before it arrived) are stale.
+          if (row !== undefined) this.appliedSeq = Math.max(this.appliedSeq, Number(row.signal_seq));
+          await sql`update signal_queue set acked_at = now()
+            where session_id = ${this.sessionId} and kind = 'cancel' and acked_at is null`;
+        });
+        break;
+      } catch {
+        if (this.detached) break;
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
+    this.generation += 1;
+    this.clearing = undefined;
+  }
+
+  /** A sign of life; sent in the background (the fleet's poll beats for every attached session too). */
   async heartbeat(): Promise<void> {
-    await this.sql`update agent_registry set heartbeat_at = now() where session_id = ${this.sessionId}`.catch(
+    void this.sql`update agent_registry set heartbeat_at = now() where session_id = ${this.sessionId}`.catch(
       () => undefined,
     );
   }
 
+  /** Sent in the background; the mirrored `status` record says the same. */
   async reportStatus(status: SessionStatus): Promise<void> {
-    await this.sql`update agent_registry set status = ${status}, heartbeat_at = now(), updated_at = now()
+    void this.sql`update agent_registry set status = ${status}, heartbeat_at = now(), updated_at = now()
       where session_id = ${this.sessionId}`.catch(() => undefined);
+  }
+
+  /** Stops retrying in the background (the attachment closed). */
+  detach(): void {
+    this.detached = true;
   }
 
   /** Reads the flags now (coalescing concurrent calls); never throws. */
@@ -137,19 +179,42 @@ export class PgControlChannel implements ControlChannel {
     return this.generation;
   }
 
+  /**
+   * A notification for this session (`<id> <kind> <seq>`, sent at the operator's commit), or
+   * `undefined` after the listener reconnected. A cancel, pause or resume newer than what was
+   * applied takes effect at once; then the row is read to confirm and acknowledge.
+   */
+  notified(payload: string | undefined): void {
+    const [, kind, seqText] = (payload ?? '').split(' ');
+    const seq = Number(seqText);
+    if (Number.isFinite(seq) && seq > this.appliedSeq && this.clearing === undefined) {
+      const before = { cancel: this.cancel, pause: this.pause };
+      if (kind === 'cancel') this.cancel = true;
+      else if (kind === 'pause') this.pause = true;
+      else if (kind === 'resume') this.pause = false;
+      if (kind !== 'directive') this.appliedSeq = seq;
+      if (before.cancel !== this.cancel || before.pause !== this.pause)
+        this.onChange?.({ cancel: this.cancel, pause: this.pause });
+    }
+    void this.sync();
+  }
+
   /** Applies a registry row read at `generation` (here or by the fleet's poll of every attached session). */
   async apply(row: ControlRow, generation: number): Promise<void> {
     const seq = Number(row.signal_seq);
     // Read before a local change, or older than what was applied: a fresher read follows.
     if (generation !== this.generation || seq < this.appliedSeq) return;
-    const changed = row.cancel_requested !== this.cancel || row.pause_requested !== this.pause;
-    this.cancel = row.cancel_requested;
+    // While a clear is on its way to the database, the flag read back is the one being cleared.
+    const cancel = this.clearing === undefined && row.cancel_requested;
+    const changed = cancel !== this.cancel || row.pause_requested !== this.pause;
+    this.cancel = cancel;
     this.pause = row.pause_requested;
     if (changed) this.onChange?.({ cancel: this.cancel, pause: this.pause });
-    if (seq > this.appliedSeq) {
+    if (seq > this.ackedSeq) {
+      this.appliedSeq = Math.max(this.appliedSeq, seq);
       await this.sql`update signal_queue set acked_at = now()
         where session_id = ${this.sessionId} and kind <> 'directive' and acked_at is null and seq <= ${seq}`;
-      this.appliedSeq = seq;
+      this.ackedSeq = Math.max(this.ackedSeq, seq);
     }
   }
 
@@ -164,6 +229,29 @@ export class PgControlChannel implements ControlChannel {
       where session_id = ${this.sessionId} and kind = 'directive' and seq > ${cursor}
       order by seq`;
   }
+}
+
+/** The longest an agent-side call waits for the database before answering without it. */
+const AGENT_WAIT_MS = 250;
+/** After a failed read, how long the agent does not wait for the database at all. */
+const UNHEALTHY_BACKOFF_MS = 2_000;
+
+/** The promise's value, or `undefined` when it takes longer than `milliseconds`. */
+export function withDeadline<T>(promise: Promise<T>, milliseconds: number): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), milliseconds);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
 }
 
 /** The text of a queued directive (`{"text": string}`), or why it is refused. */

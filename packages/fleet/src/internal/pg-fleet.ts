@@ -24,6 +24,7 @@ import type {
   SessionRegistration,
 } from '../types.js';
 import { FLEET_STATS_VIEWS } from '../types.js';
+import { MirrorWriter } from './mirror-writer.js';
 import { NotificationHub } from './notifications.js';
 import { PgAttachment, withDefaults } from './pg-attachment.js';
 import type { ControlRow } from './pg-control-channel.js';
@@ -55,6 +56,7 @@ export class PgFleet implements Fleet {
   private readonly attachments = new Set<PgAttachment>();
   private readonly signals: NotificationHub;
   private readonly records: NotificationHub;
+  private readonly writer: MirrorWriter;
   private timer: NodeJS.Timeout | undefined;
   private lastHeartbeat = 0;
   private schemaChecked = false;
@@ -67,6 +69,7 @@ export class PgFleet implements Fleet {
   ) {
     this.signals = new NotificationHub(sql, channelName(config.schema, 'signals'));
     this.records = new NotificationHub(sql, channelName(config.schema, 'records'));
+    this.writer = new MirrorWriter(sql, this.records.channel);
   }
 
   static async connect(config: FleetConfig, options: ConnectFleetOptions): Promise<Fleet> {
@@ -321,11 +324,16 @@ export class PgFleet implements Fleet {
   }
 
   private newAttachment(info: SessionRegistration, options: AttachOptions): PgAttachment {
+    if (!/^[^\s,]{1,200}$/.test(info.id))
+      throw new ConfigError({
+        message: `A fleet session id must be 1 to 200 characters without spaces or commas (got ${JSON.stringify(info.id)}).`,
+        code: 'fleet_session_id',
+      });
     const attachment = new PgAttachment(
       {
         sql: this.sql,
         signals: this.signals,
-        recordsChannel: this.records.channel,
+        writer: this.writer,
         warn: (warning: FleetWarning) => this.options.onWarning?.(warning),
         detach: (item) => this.attachments.delete(item),
       },

@@ -1,8 +1,10 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { StateObserver, TraceRecord } from '@rho/core';
-import type { Sql } from 'postgres';
+import type { MirrorWriter } from './mirror-writer.js';
+import { PermanentWriteError } from './mirror-writer.js';
 import type { FleetWarning, MirrorStats, TraceMirror } from '../types.js';
+import { withDeadline } from './pg-control-channel.js';
 
 /** Cumulative usage as the registry holds it. */
 export interface UsageRow {
@@ -15,10 +17,9 @@ export interface UsageRow {
 
 /** What a {@link PgTraceMirror} needs. */
 export interface PgTraceMirrorOptions {
-  sql: Sql;
+  /** Writes the batches of every session of the fleet in shared transactions. */
+  writer: MirrorWriter;
   sessionId: string;
-  /** The NOTIFY channel followers listen on. */
-  channel: string;
   /** Records already in the trace (the next one observed is `recordsBefore + 1`). */
   recordsBefore: number;
   /** The highest sequence number the fleet holds for the session. */
@@ -31,6 +32,7 @@ export interface PgTraceMirrorOptions {
   warn: (warning: Omit<FleetWarning, 'sessionId'>) => void;
 }
 
+const WRITE_DEADLINE_MS = 15_000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
@@ -163,7 +165,25 @@ export class PgTraceMirror implements TraceMirror {
       }
       if (batch.length === 0 && !wasBehind) return;
       try {
-        if (batch.length > 0) await this.write(batch);
+        if (batch.length > 0) {
+          // A write that hangs (a server that died without closing the connection) counts as failed;
+          // sending the batch again is harmless (ON CONFLICT DO NOTHING).
+          const written = await withDeadline(
+            this.write(batch).then(
+              () => true,
+              (error: unknown) => (error instanceof PermanentWriteError ? 'refused' : false),
+            ),
+            WRITE_DEADLINE_MS,
+          );
+          if (written === 'refused') {
+            // The database refuses this data (the trace keeps it): skip it rather than retry forever.
+            this.lost += batch.length;
+            this.options.warn({
+              code: 'mirror_behind',
+              message: `The fleet database refused ${batch.length} trace records (seq ${batch[0]!.seq}-${batch[batch.length - 1]!.seq}); they stay in the local trace only.`,
+            });
+          } else if (written !== true) throw new Error('the batch was not written');
+        }
       } catch {
         this.failures += 1;
         if (this.failures === 1)
@@ -208,29 +228,14 @@ export class PgTraceMirror implements TraceMirror {
     }
   }
 
-  private async write(batch: { seq: number; record: TraceRecord }[]): Promise<void> {
-    const { sql, sessionId, channel } = this.options;
-    const seqs = batch.map((item) => String(item.seq));
-    const types = batch.map((item) => String(item.record.type));
-    const times = batch.map((item) => (typeof item.record.ts === 'string' ? item.record.ts : null));
-    const bodies = batch.map((item) => JSON.stringify(item.record));
-    const last = batch[batch.length - 1]!.seq;
-    const usage = this.usage;
+  private write(batch: { seq: number; record: TraceRecord }[]): Promise<void> {
     // The status as of this batch's last record, so that a reader never sees a session finished
     // before its last records are there (usage may run ahead: it only grows).
-    const status = batchStatus(batch.map((item) => item.record));
-    await sql.begin(async (tx) => {
-      await tx`insert into trace_records (session_id, seq, type, ts, record)
-        select ${sessionId}, u.seq, u.type, u.ts::timestamptz, u.record::jsonb
-        from unnest(${seqs}::bigint[], ${types}::text[], ${times}::text[], ${bodies}::text[]) as u(seq, type, ts, record)
-        on conflict do nothing`;
-      await tx`update agent_registry set records = greatest(records, ${last}),
-          status = coalesce(${status ?? null}, status),
-          input_tokens = ${usage.input_tokens}, output_tokens = ${usage.output_tokens},
-          cached_tokens = ${usage.cached_tokens}, reasoning_tokens = ${usage.reasoning_tokens},
-          cost_usd = ${usage.cost_usd}, updated_at = now()
-        where session_id = ${sessionId}`;
-      await tx`select pg_notify(${channel}, ${`${sessionId} ${last}`})`;
+    return this.options.writer.write({
+      sessionId: this.options.sessionId,
+      records: batch,
+      status: batchStatus(batch.map((item) => item.record)),
+      usage: { ...this.usage },
     });
   }
 
