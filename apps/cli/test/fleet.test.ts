@@ -299,7 +299,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(steps.some((step) => step.message.includes('local-steer'))).toBe(true);
   }, 180_000);
 
-  it('registers the children a run delegates to, under their parent, with their records', async () => {
+  it('registers the children a run delegates to, under their parent; watch, monitor and connect see them from another node', async () => {
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
     server = await startLoopbackServer({
@@ -365,6 +365,20 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(consoleWatch[0]).toMatchObject({ type: 'run_start' });
     expect(consoleWatch).toContainEqual(expect.objectContaining({ type: 'message', content: 'child done' }));
     expect(consoleWatch.at(-1)).toMatchObject({ type: 'run_end', status: 'completed' });
+    // connect on another node: the coordinator gets the sessions' context from the fleet's mirror.
+    const requestsBefore = server.requests.length;
+    const connected = await runRho(['connect', parent.id, '--task', 'summarize them'], {
+      env: { ...operator, OPENAI_BASE_URL: server.url },
+    });
+    expect(connected.code).toBe(0);
+    const coordinatorPrompt = String(
+      (server.requests[requestsBefore]!.body.messages as { role: string; content: unknown }[]).find(
+        (message) => message.role === 'user',
+      )?.content,
+    );
+    expect(coordinatorPrompt).toContain('[rho connect]');
+    expect(coordinatorPrompt).toContain('parent-task: delegate');
+    expect(coordinatorPrompt).toContain('summarize them');
   }, 120_000);
 
   it('resumes a fleet session without the fleet and with it again: directives once each, the whole trace mirrored', async () => {

@@ -315,17 +315,38 @@ export function registerMonitorCommands(
           .option('task', { type: 'string', describe: 'What the coordinator should do with the combined context' })
           .option('dir', dirOption),
       async (argv) => {
-        const { io, directory } = await setup(argv as DirArguments);
+        const { io, directory, route } = await setup(argv as DirArguments);
         const { connectAction } = await import('./monitor/connect-action.js');
         const prefixes = (argv.prefixes as string[]).map(String);
         const task = typeof argv.task === 'string' && argv.task.trim() !== '' ? argv.task : undefined;
         const signal = monitorConsole?.signal();
-        const code = await connectAction(
-          directory,
-          prefixes,
-          { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) },
-          io,
-        );
+        const options = { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) };
+        const code = await route({
+          fleet: async (fleet) => {
+            // Sessions here are read from their directories; the others are copied from the fleet's mirror.
+            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { materializeSession }] =
+              await Promise.all([
+                import('node:fs'),
+                import('node:os'),
+                import('node:path'),
+                import('@rho/core'),
+                import('../fleet/fleet-records.js'),
+              ]);
+            const copies = mkdtempSync(join(tmpdir(), 'rho-connect-'));
+            try {
+              return await connectAction(directory, prefixes, options, io, async (prefix) => {
+                try {
+                  return new SessionStore(directory).lookup(prefix);
+                } catch {
+                  return materializeSession(fleet, await fleet.resolveSession(prefix), copies);
+                }
+              });
+            } finally {
+              rmSync(copies, { recursive: true, force: true });
+            }
+          },
+          local: () => connectAction(directory, prefixes, options, io),
+        });
         if (code !== 0 && monitorConsole !== undefined) io.err(`The coordinator exited with code ${code}.\n`);
         setExit(code);
       },

@@ -2,9 +2,7 @@ import type { AtifTrajectory } from '@rho/core';
 import { SessionNotFoundError, traceToAtif } from '@rho/core';
 import type { FleetConfig } from '@rho/fleet';
 import { connectFleet } from '@rho/fleet';
-
-/** Records read per query when a whole mirrored trace is exported. */
-const PAGE = 1_000;
+import { mirroredTrace } from './fleet-records.js';
 
 /**
  * A session of the fleet as an ATIF trajectory, built from the trace records the fleet mirrored
@@ -27,17 +25,7 @@ export async function exportFromFleet(
         return undefined;
       throw error;
     }
-    const lines: string[] = [];
-    let after = 0;
-    for (;;) {
-      const page = await fleet.readRecords(session.id, after, PAGE);
-      for (const { record, seq } of page) {
-        lines.push(JSON.stringify(record));
-        after = seq;
-      }
-      if (page.length < PAGE) break;
-    }
-    return traceToAtif(`${lines.join('\n')}\n`, {
+    return traceToAtif(await mirroredTrace(fleet, session.id), {
       agentVersion,
       sessionId: session.id,
       ...(session.model === undefined ? {} : { model: session.model }),
