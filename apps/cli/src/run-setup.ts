@@ -338,54 +338,61 @@ async function prepareLockedRun(
     );
 
   let session: Session;
-  if (resumedDirectory !== undefined && lock !== undefined) {
-    const meta = readSessionMeta(resumedDirectory);
-    const id = meta?.id ?? basename(resumedDirectory);
-    const state = store.loadState(resumedDirectory);
-    session = agent.createSession({
-      id,
-      directory: resumedDirectory,
-      state,
-      lock,
-      ...(fleet?.sessionOptions(
-        {
-          id,
-          model,
-          profile: savedProfileName,
-          cwd: workingDir,
-          ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
-          ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
-          ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
-        },
-        resumedDirectory,
-      ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
-    });
-  } else {
-    const { id, directory } = store.create({
-      config: configDocument(config),
-      model,
-      profile: savedProfileName,
-      workingDir,
-    });
-    lock = SessionLock.acquire(directory);
-    held.lock = lock;
-    session = agent.createSession({
-      id,
-      directory,
-      lock,
-      ...(fleet?.sessionOptions(
-        {
-          id,
-          model,
-          profile: savedProfileName,
-          cwd: workingDir,
-          ...(prompt === undefined ? {} : { firstPrompt: prompt }),
-        },
+  try {
+    if (resumedDirectory !== undefined && lock !== undefined) {
+      const meta = readSessionMeta(resumedDirectory);
+      const id = meta?.id ?? basename(resumedDirectory);
+      const state = store.loadState(resumedDirectory);
+      session = agent.createSession({
+        id,
+        directory: resumedDirectory,
+        state,
+        lock,
+        ...(fleet?.sessionOptions(
+          {
+            id,
+            model,
+            profile: savedProfileName,
+            cwd: workingDir,
+            ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
+            ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
+            ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
+          },
+          resumedDirectory,
+        ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
+      });
+    } else {
+      const { id, directory } = store.create({
+        config: configDocument(config),
+        model,
+        profile: savedProfileName,
+        workingDir,
+      });
+      lock = SessionLock.acquire(directory);
+      held.lock = lock;
+      session = agent.createSession({
+        id,
         directory,
-      ) ?? {}),
-    });
+        lock,
+        ...(fleet?.sessionOptions(
+          {
+            id,
+            model,
+            profile: savedProfileName,
+            cwd: workingDir,
+            ...(prompt === undefined ? {} : { firstPrompt: prompt }),
+          },
+          directory,
+        ) ?? {}),
+      });
+    }
+  } catch (error) {
+    // The session could not be set up: what was started for it stops here (the caller's close never comes).
+    await fleet?.close(0);
+    await toolset.close();
+    await localClient?.close();
+    throw error;
   }
-
   const heldLock = lock;
   const close = async () => {
     heldLock.release();
