@@ -95,6 +95,20 @@ describe('rho without a fleet', () => {
     }
   });
 
+  it('stops a run with exit 2 before any model call when the fleet is misconfigured', async () => {
+    server = await startLoopbackServer({ respond: () => ({ type: 'response', text: 'hello' }) });
+    const home = fleetHome({ schema: 'rho_fleet', url: 'https://fleet.example' });
+    const outcome = await runRho(['--base-url', server.url, 'say hello'], { env: { RHO_HOME: home } });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain('must start with postgres:// or postgresql://');
+    expect(server.requests).toHaveLength(0);
+    const unset = await runRho(['ps'], {
+      env: { RHO_HOME: fleetHome({ schema: 'rho_fleet', url: 'postgres://${NO_SUCH_VAR}@db/rho' }) },
+    });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('NO_SUCH_VAR');
+  });
+
   it('prints the GRANT script for the configured schema, without connecting (rho fleet roles)', async () => {
     const plain = await runRho(['fleet', 'roles'], { env: { RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-no-fleet-')) } });
     expect(plain.code).toBe(0);

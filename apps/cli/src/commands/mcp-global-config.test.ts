@@ -152,11 +152,11 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
 
     const server = await startLoopbackServer({ steps: [{ type: 'response', text: 'Fine.' }] });
     try {
-      const quiet = homeWith(['fleet: {url: "https://fleet.example"}']);
+      const quiet = homeWith(['dashboards: {port: 8080}']);
       const run = await runRho(['--base-url', server.url, '-p', 'Hi'], { env: { RHO_HOME: quiet }, cwd: dir });
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('Fine.');
-      expect(run.stderr).toContain(`${join(quiet, 'config.yaml')}: unknown key 'fleet' is ignored`);
+      expect(run.stderr).toContain(`${join(quiet, 'config.yaml')}: unknown key 'dashboards' is ignored`);
     } finally {
       await server.close();
     }

@@ -66,11 +66,6 @@ export class FleetLink {
     return link;
   }
 
-  /** Whether the fleet's database answered (sessions register as soon as it does). */
-  get connected(): boolean {
-    return this.fleet !== undefined;
-  }
-
   /**
    * Session options that link a session to the fleet: the composite control channel, the trace
    * observer that mirrors its records, and the same for every child session its tools spawn.
