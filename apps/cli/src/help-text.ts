@@ -16,6 +16,8 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_FLEET_URL', 'PostgreSQL url of a fleet when --fleet is not given (${VAR} expands)'],
   ['RHO_FLEET_HOST', "host name sessions register under in the fleet (default: the machine's)"],
   ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
+  ['RHO_OTEL_ENDPOINT', 'export OpenTelemetry spans to this OTLP/HTTP collector (as --otel URL)'],
+  ['RHO_OTEL_CAPTURE_CONTENT', 'true: export prompts, answers and tool I/O too (as --otel-content)'],
   ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
 ];

@@ -253,12 +253,27 @@ function buildParser(
             requiresArg: true,
             describe: 'A label key=value of the session in the fleet, for rho ps --label and rho stats (repeatable)',
           })
+          .option('otel', {
+            type: 'string',
+            describe:
+              'Export OpenTelemetry spans (GenAI conventions) over OTLP/HTTP to this collector (default: $RHO_OTEL_ENDPOINT, otel.endpoint of config.yaml, $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318)',
+          })
+          .option('otel-content', {
+            type: 'boolean',
+            describe: 'With --otel: export prompts, answers and tool arguments and results too (default: not exported)',
+          })
           .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
       async (argv) => {
         const { runCommand } = await import('./commands/run-command.js');
         const { task, ...rest } = argv as unknown as import('./commands/run-command.js').RunArguments & {
           task?: string[];
         };
+        // `--otel` takes an optional URL: a word after it that is not one is the task's first word.
+        let words = task;
+        if (typeof rest.otel === 'string' && rest.otel !== '' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(rest.otel)) {
+          words = [rest.otel, ...(task ?? [])];
+          rest.otel = '';
+        }
         const vars = rest.var === undefined ? {} : { var: ([] as string[]).concat(rest.var) };
         const packages =
           rest.toolPackage === undefined ? {} : { toolPackage: ([] as string[]).concat(rest.toolPackage) };
@@ -270,7 +285,7 @@ function buildParser(
               ...vars,
               ...packages,
               ...labels,
-              ...(task === undefined ? {} : { prompt: task }),
+              ...(words === undefined ? {} : { prompt: words }),
               p: typeof rest.p === 'string' ? rest.p : undefined,
             },
             terminal,

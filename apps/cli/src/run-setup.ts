@@ -30,6 +30,7 @@ import {
 } from './input-checks.js';
 import { fleetSources } from './fleet/fleet-source.js';
 import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
+import { otelSettings, startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
 import type { ToolPackageReference } from './tool-packages.js';
@@ -68,6 +69,10 @@ export interface SetupArguments {
   fleet?: string;
   /** `--label key=value` (repeatable): labels of the session in the fleet. */
   label?: string[];
+  /** `--otel [ENDPOINT]`: '' when given without an endpoint. */
+  otel?: string;
+  /** `--otel-content`: export message content too. */
+  otelContent?: boolean;
 }
 
 /** Everything a run needs, resolved from flags, files and the environment. */
@@ -159,6 +164,8 @@ async function prepareLockedRun(
   // $RHO_HOME/config.yaml is read on every run and resume, never copied into the session's config.yaml.
   const userConfig = loadUserConfig(home);
   for (const warning of userConfig.warnings) hooks.onWarning?.(warning);
+  // OpenTelemetry export is off unless asked for; only then is its SDK loaded.
+  const otel = otelSettings(argv, env, userConfig.otel, userConfig.path);
   config = applyFlags(config, argv);
   // Tools never run anywhere but where the user was told: a backend this version cannot provide
   // stops the run before the first model call instead of running the tools on this machine.
@@ -393,10 +400,27 @@ async function prepareLockedRun(
     await localClient?.close();
     throw error;
   }
+
+  let tracing: Awaited<ReturnType<typeof startOtel>> | undefined;
+  if (otel !== undefined) {
+    try {
+      tracing = await startOtel(otel, env, {
+        ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
+      });
+    } catch (error) {
+      await fleet?.close(0);
+      await localClient?.close();
+      await agent.close();
+      throw error;
+    }
+    tracing.instrument(session, { captureContent: otel.content });
+  }
   const heldLock = lock;
   const close = async () => {
     heldLock.release();
-    await fleet?.close();
+    // Spans and the fleet's mirror of every way the run ended (answer, error, Ctrl+C, SIGTERM) go
+    // out here, each within a bounded time, side by side.
+    await Promise.all([tracing?.shutdown(), fleet?.close()]);
     await localClient?.close();
     await agent.close();
   };

@@ -1,5 +1,6 @@
 import type { UsageTotals } from './events.js';
 import type { Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
+import type { SessionObserver } from './session-observer.js';
 import type { State } from './state.js';
 
 /**
@@ -15,6 +16,11 @@ export interface ChildSession {
   readonly state: State;
   /** Runs one task in the child; never throws for run failures (see `Session.run`). */
   run(task: string, options?: RunOptions): Promise<RunResult>;
+  /**
+   * Attaches an observer to the child's runs (optional: a child without it is not observed by the
+   * parent's observers). Returns a function that detaches it.
+   */
+  observe?(observer: SessionObserver): () => void;
 }
 
 /** Something that makes sessions, with default budgets: an `Agent` is one. */

@@ -29,7 +29,9 @@ export interface TakenDirectives {
  * The contract a second implementation must keep (the file channel is the reference):
  * - **Cancel.** {@link isCancelRequested} is true from the moment an operator's
  *   `requestCancel` returned until the agent calls {@link clearCancel}, which it does once the
- *   run has stopped (so a cancel sent while a run ends never stops the next run). The session
+ *   run has stopped (so a cancel sent while a run ends never stops the next run). An
+ *   implementation over a network sees a request once it is delivered, a few milliseconds later
+ *   (`@rho/fleet`'s by LISTEN/NOTIFY), and never waits on the network to answer. The session
  *   polls it every `pollIntervalMs` (200 ms by default) during a run and before every model call
  *   and tool call; a call must be cheap and must not throw for "nothing requested".
  * - **Pause.** {@link isPauseRequested} is true from an operator's `requestPause` until their

@@ -71,6 +71,8 @@ export interface LlmEndEvent extends Base {
   unpriced_calls?: number;
   /** False when the provider sent no usage (token counts are then zero, cost null). */
   usage_reported?: boolean;
+  /** The provider's id of the response (`chatcmpl-...`), when it sent one. */
+  response_id?: string;
 }
 /** A tool call is starting (after approval). */
 export interface ToolStartEvent extends Base {

@@ -82,6 +82,7 @@ export type {
   SessionOptions,
 } from './session-options.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
+export type { ObservedChildSession, SessionObserver } from './session-observer.js';
 export { State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';
 export { ToolRegistry } from './tool-registry.js';
@@ -107,7 +108,7 @@ export type { CompactionOptions, CompactResult } from './compaction.js';
 export { loadAgentConfig, parseAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
 export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
 export { loadUserConfig, userConfigPath } from './user-config.js';
-export type { UserConfig } from './user-config.js';
+export type { UserConfig, UserOtelConfig } from './user-config.js';
 export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
 export type {
   AtifAgent,

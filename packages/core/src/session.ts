@@ -21,6 +21,7 @@ import { emit, safeAppend } from './internal/run-loop/run-scope.js';
 import { runToolCalls } from './internal/run-loop/tool-calls.js';
 import { recordChildUsage, usageDifference } from './internal/run-loop/usage.js';
 import type { Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
+import type { SessionObserver } from './session-observer.js';
 import { processIdentity } from './session-meta.js';
 import { SessionLock } from './session-lock.js';
 import { State } from './state.js';
@@ -57,6 +58,7 @@ export class Session implements ChildSession {
   private controller: AbortController | undefined;
   private running = false;
   private runStartedAt = 0;
+  private readonly observerList: SessionObserver[] = [];
 
   constructor(agent: Agent, options: SessionOptions = {}) {
     this.agent = agent;
@@ -83,6 +85,24 @@ export class Session implements ChildSession {
     this.budgets = options.budgets ?? agent.budgets;
     this.heldLock = options.lock;
     this.window = new ContextWindowResolver(agent.compaction, this.client);
+  }
+
+  /**
+   * Attaches an observer to this session's runs: it gets every event, as `onEvent` does, and is
+   * asked for an observer of each child session a tool call starts. Takes effect from the next
+   * run. Returns a function that detaches it.
+   */
+  observe(observer: SessionObserver): () => void {
+    this.observerList.push(observer);
+    return () => {
+      const index = this.observerList.indexOf(observer);
+      if (index >= 0) this.observerList.splice(index, 1);
+    };
+  }
+
+  /** The observers attached with {@link observe}. */
+  get observers(): readonly SessionObserver[] {
+    return this.observerList;
   }
 
   /** Whether a run is in progress. */
@@ -159,9 +179,11 @@ export class Session implements ChildSession {
     const onExternalAbort = () => controller.abort(external?.reason);
     if (external?.aborted) controller.abort(external.reason);
     else external?.addEventListener('abort', onExternalAbort, { once: true });
-    const listeners = [this.onEvent, options.onEvent].filter(
-      (listener): listener is EventListener => listener !== undefined,
-    );
+    const listeners = [
+      this.onEvent,
+      options.onEvent,
+      ...this.observerList.map((observer) => (event: SessionEvent) => observer.onEvent(event)),
+    ].filter((listener): listener is EventListener => listener !== undefined);
     const removeObserver =
       listeners.length > 0 ? this.state.addObserver((record) => emit(listeners, record)) : undefined;
     const scope = this.scopeOf(controller, listeners);
@@ -320,7 +342,7 @@ export class Session implements ChildSession {
       get approver() {
         return currentApprover();
       },
-      children: childSessionsOf(this),
+      childrenFor: (call) => childSessionsOf(this, { toolCallId: call.id, toolName: call.name }),
     };
   }
 }

@@ -28,6 +28,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The id of the session the call belongs to. */
   sessionId: string;
+  /** The model's id of this call (absent when the tool is called outside a session). */
+  toolCallId?: string;
   /** The session's working directory; relative paths in arguments resolve against it. */
   workingDir: string;
   /** Where processes run and files live (local by default). */

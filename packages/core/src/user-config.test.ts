@@ -52,12 +52,31 @@ describe('loadUserConfig', () => {
     expect(config.warnings).toEqual([
       `${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).`,
       `${path}: unknown key 'mcp' is ignored (did you mean 'mcp_servers'?).`,
-      `${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet).`,
+      `${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet).`,
     ]);
     expect(config.mcpServers).toEqual({ a: { url: 'https://a.example/mcp' } });
   });
 
+  it('reads otel: endpoint, headers and content, warning about keys it does not know', () => {
+    write(
+      'otel:\n  endpoint: http://collector:4318\n  headers: {x-honeycomb-team: abc}\n  content: true\n  contnet: true\n',
+    );
+    const config = loadUserConfig(home);
+    expect(config.otel).toEqual({
+      endpoint: 'http://collector:4318',
+      headers: { 'x-honeycomb-team': 'abc' },
+      content: true,
+    });
+    expect(config.warnings).toEqual([
+      `${join(home, 'config.yaml')}: unknown key 'otel.contnet' is ignored (did you mean 'content'?).`,
+    ]);
+  });
+
   it.each([
+    ['otel: http://collector:4318\n', /'otel' must be a mapping/, 'otel'],
+    ['otel: {endpoint: 4318}\n', /'otel.endpoint' must be a URL/, 'otel.endpoint'],
+    ['otel: {headers: {a: 1}}\n', /'otel.headers' must be a mapping of header names to strings/, 'otel.headers'],
+    ['otel: {content: "yes"}\n', /'otel.content' must be true or false/, 'otel.content'],
     ['mcp_servers: [notes]\n', /config\.yaml: 'mcp_servers' must be a mapping of server names/, 'mcp_servers'],
     ['mcp_servers: notes\n', /'mcp_servers' must be a mapping/, 'mcp_servers'],
     ['- mcp_servers\n', /config\.yaml must contain a YAML mapping/, undefined],

@@ -6,7 +6,7 @@ import { ConfigError } from './errors.js';
 
 /**
  * The user's global configuration, `$RHO_HOME/config.yaml`. It holds settings that belong to the
- * person rather than to one agent: `mcp_servers` and `fleet`. Keys this version does not know are
+ * person rather than to one agent: `mcp_servers`, `otel` and `fleet`. Keys this version does not know are
  * warnings, not errors, so a file written for a later version still loads.
  */
 export interface UserConfig {
@@ -20,6 +20,8 @@ export interface UserConfig {
    * same name wins over the one here.
    */
   mcpServers?: Record<string, unknown>;
+  /** OpenTelemetry export (`otel`); see {@link UserOtelConfig}. */
+  otel?: UserOtelConfig;
   /**
    * The fleet database (`fleet: {url, schema, ...}`), as written (`${ENV}` references
    * unresolved); `@rho/fleet`'s `resolveFleetConfig` validates it. An agent config's `fleet`, the
@@ -30,8 +32,18 @@ export interface UserConfig {
   warnings: string[];
 }
 
+/** `otel:` of `$RHO_HOME/config.yaml`: where and how `rho` exports OpenTelemetry spans. */
+export interface UserOtelConfig {
+  /** The collector's OTLP/HTTP endpoint; setting it turns export on. */
+  endpoint?: string;
+  /** Headers of every export request (API keys), as written. */
+  headers?: Record<string, string>;
+  /** Export message content (prompts, answers, tool arguments and results). Default false. */
+  content?: boolean;
+}
+
 /** Every key `$RHO_HOME/config.yaml` knows, as written in YAML. */
-export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'fleet'];
+export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'otel', 'fleet'];
 
 /** Names people reach for that mean a known key. */
 const KEY_ALIASES: Readonly<Record<string, string>> = {
@@ -73,6 +85,9 @@ export function parseUserConfig(document: unknown, path: string): UserConfig {
         });
       }
       config.mcpServers = value as Record<string, unknown>;
+    } else if (key === 'otel') {
+      if (value === null || value === undefined) continue;
+      config.otel = parseOtelConfig(value, path, config.warnings);
     } else if (key === 'fleet') {
       if (value === null || value === undefined) continue;
       if (typeof value !== 'object' || Array.isArray(value)) {
@@ -91,6 +106,40 @@ export function parseUserConfig(document: unknown, path: string): UserConfig {
     }
   }
   return config;
+}
+
+const OTEL_KEYS = ['endpoint', 'headers', 'content'];
+
+function parseOtelConfig(value: unknown, path: string, warnings: string[]): UserOtelConfig {
+  const wrong = (field: string, expected: string, got: unknown) =>
+    new ConfigError({
+      message: `${path}: '${field}' must be ${expected} (got ${JSON.stringify(got)}).`,
+      file: path,
+      field,
+    });
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw wrong('otel', 'a mapping (endpoint, headers, content)', value);
+  const otel: UserOtelConfig = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (item === null || item === undefined) continue;
+    if (key === 'endpoint') {
+      if (typeof item !== 'string') throw wrong('otel.endpoint', 'a URL such as http://localhost:4318', item);
+      otel.endpoint = item;
+    } else if (key === 'headers') {
+      if (typeof item !== 'object' || Array.isArray(item) || Object.values(item).some((v) => typeof v !== 'string'))
+        throw wrong('otel.headers', 'a mapping of header names to strings', item);
+      otel.headers = item as Record<string, string>;
+    } else if (key === 'content') {
+      if (typeof item !== 'boolean') throw wrong('otel.content', 'true or false', item);
+      otel.content = item;
+    } else {
+      const { suggestion } = suggestKey(key, OTEL_KEYS, {});
+      warnings.push(
+        `${path}: unknown key 'otel.${key}' is ignored (${suggestion === undefined ? `otel knows ${OTEL_KEYS.join(', ')}` : `did you mean '${suggestion}'?`}).`,
+      );
+    }
+  }
+  return otel;
 }
 
 /**

@@ -169,7 +169,7 @@ export interface FleetListOptions {
   status?: FleetSessionStatus | FleetSessionStatus[];
   /** Only sessions whose id starts with this. */
   idPrefix?: string;
-  /** At most this many, newest first (500 by default). */
+  /** At most this many, newest first (1,000 by default). */
   limit?: number;
 }
 

@@ -12,7 +12,7 @@ import type { TraceRecord } from '@rho/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet, FleetWarning } from '../src/index.js';
 import { connectFleet, FleetSignalRefusedError } from '../src/index.js';
-import { dropSchema, eventually, freshConfig, sharedServer } from './support/postgres.js';
+import { admin, dropSchema, eventually, freshConfig, sharedServer } from './support/postgres.js';
 import type { PrivateServer } from './support/private-server.js';
 import { privateServerSupport, startPrivateServer } from './support/private-server.js';
 
@@ -85,6 +85,15 @@ describe.skipIf(!support.available)(
         // The agent goes on while the database is away, and its calls answer without waiting for it.
         await eventually(() => written > writtenAtCrash + 150, 'the agent to keep working while the database is down');
         expect(warnings.map((warning) => warning.code)).toContain('mirror_behind');
+        // A child session spawned while the database is away: it returns at once and registers later.
+        const childId = randomUUID();
+        const childTrace = join(root, `${childId}.jsonl`);
+        const child = agentFleet.attachSessionInBackground({ id: childId, parentId: id }, { tracePath: childTrace });
+        for (let index = 0; index < 3; index += 1) {
+          const record = { type: 'message', role: 'user', content: `child ${index}`, ts: new Date().toISOString() };
+          appendFileSync(childTrace, `${JSON.stringify(record)}\n`);
+          child.mirror.observe(record as unknown as TraceRecord);
+        }
         server.start();
 
         // Signals after the restart, from the operators' reconnected pool.
@@ -134,7 +143,30 @@ describe.skipIf(!support.available)(
         expect(mirrored).toHaveLength(written);
         expect(mirrored).toEqual(file);
 
-        // Every signal was acknowledged by the agent.
+        // The child registered once the database was back, with its records.
+        await eventually(
+          async () => (await operators.resolveSession(childId)).parentId === id,
+          'the child to register after the restart',
+          60_000,
+        );
+        expect(await child.mirror.flush(60_000)).toBe(true);
+        expect((await operators.readRecords(childId)).map((item) => item.seq)).toEqual([1, 2, 3]);
+        await child.close({ status: 'completed' });
+
+        // Every signal was acknowledged by the agent, each once in the queue.
+        const sql = admin(server.url);
+        try {
+          await eventually(async () => {
+            const rows = await sql.unsafe(
+              `select kind, count(*)::int as n, bool_and(acked_at is not null) as acked
+               from "${config.schema}".signal_queue where session_id = $1 group by kind order by kind`,
+              [id],
+            );
+            return rows.every((row) => row.acked) && rows.map((row) => `${row.kind}:${row.n}`).join(' ');
+          }, 'every signal to be acknowledged').then((summary) => expect(summary).toBe('cancel:1 directive:8 pause:1'));
+        } finally {
+          await sql.end({ timeout: 1 });
+        }
         await attachment.control.clearCancel();
         await attachment.close({ status: 'cancelled' });
         await expect(operator.requestCancel()).rejects.toSatisfy((error) => FleetSignalRefusedError.isInstance(error));

@@ -157,7 +157,13 @@ describe('createModelClient streaming', () => {
   it('still ends with done, usage null, when the provider sends no usage chunk', async () => {
     const server = await serve({ type: 'response', text: 'no usage here', usage: null });
     const events = await collect(client(server).stream(ask));
-    expect(events.at(-1)).toEqual({ type: 'done', usage: null, finishReason: 'stop', model: 'gpt-4o-mini' });
+    expect(events.at(-1)).toEqual({
+      type: 'done',
+      usage: null,
+      finishReason: 'stop',
+      model: 'gpt-4o-mini',
+      responseId: 'chatcmpl-loopback-1',
+    });
   });
 
   it('turns reasoning deltas into reasoning events', async () => {
@@ -304,6 +310,7 @@ describe('createModelClient without streaming', () => {
         type: 'done',
         finishReason: 'tool_calls',
         model: 'gpt-4o-mini',
+        responseId: 'chatcmpl-loopback-1',
         usage: {
           inputTokens: 100,
           outputTokens: 20,
@@ -360,6 +367,7 @@ describe('createModelClient without streaming', () => {
       },
       finishReason: 'tool_calls',
       model: 'gpt-4o-mini',
+      responseId: 'chatcmpl-loopback-1',
     });
     expect(server.requests[0]?.body.stream).not.toBe(true);
   });

@@ -292,6 +292,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       usage: usageOf(completion.usage, model, requestModel),
       finishReason: choice?.finish_reason ?? null,
       model,
+      ...(typeof completion.id === 'string' && completion.id !== '' ? { responseId: completion.id } : {}),
     };
   }
 
@@ -345,7 +346,13 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       if (response.refusal !== undefined) yield { type: 'refusal', text: response.refusal };
       if (response.text !== '') yield { type: 'text', text: response.text };
       for (const toolCall of response.toolCalls) yield { type: 'tool_call', toolCall };
-      yield { type: 'done', usage: response.usage, finishReason: response.finishReason, model: response.model };
+      yield {
+        type: 'done',
+        usage: response.usage,
+        finishReason: response.finishReason,
+        model: response.model,
+        ...(response.responseId === undefined ? {} : { responseId: response.responseId }),
+      };
       return;
     }
 
@@ -366,6 +373,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         const assembler = new ToolCallAssembler();
         let finishReason: string | null = null;
         let model = '';
+        let responseId = '';
         let rawUsage: ChatCompletionChunk['usage'] | undefined;
         // Usage sent inside a choice (Moonshot), used when no chunk carries its own.
         let choiceUsage: ChatCompletionChunk['usage'] | undefined;
@@ -381,6 +389,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           controller.arm();
           chunkCount += 1;
           if (chunk.model) model = chunk.model;
+          if (typeof chunk.id === 'string' && chunk.id !== '' && responseId === '') responseId = chunk.id;
           if (chunk.usage) rawUsage = chunk.usage;
           const events: ModelStreamEvent[] = [];
           const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
@@ -450,6 +459,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           usage: usageOf(rawUsage ?? choiceUsage, reportedModel, requestModel),
           finishReason,
           model: reportedModel,
+          ...(responseId === '' ? {} : { responseId }),
         };
         return;
       } catch (error) {
@@ -498,6 +508,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
 
   return {
     model: options.model,
+    baseURL,
     stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
       return streamEvents(request, signal);
     },

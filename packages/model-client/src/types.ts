@@ -127,6 +127,8 @@ export type ModelStreamEvent =
       finishReason: string | null;
       /** The model that answered, as reported by the provider. */
       model: string;
+      /** The provider's id of the response (`chatcmpl-...`), when it sent one. */
+      responseId?: string;
     }
   | { type: 'error'; error: import('./errors.js').ModelApiError };
 
@@ -144,12 +146,19 @@ export interface ModelResponse {
   finishReason: string | null;
   /** The model that answered, as reported by the provider. */
   model: string;
+  /** The provider's id of the response (`chatcmpl-...`), when it sent one. */
+  responseId?: string;
 }
 
 /** Anything that can answer a model request: the OpenAI-compatible client or a scripted fake. */
 export interface ModelClient {
   /** The default model of this client. */
   readonly model: string;
+  /**
+   * The endpoint the client calls, when it calls one over HTTP (optional: in-process clients
+   * leave it out). Telemetry reports its host and port as the model server.
+   */
+  readonly baseURL?: string;
   /**
    * Streams one model call. Never throws for API failures: they arrive as an `error` event,
    * after retries were exhausted. Aborting `signal` aborts the HTTP request and ends the

@@ -144,7 +144,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toBe('notes  http: https://notes.example/mcp\n');
     expect(list.stderr).toContain(
-      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet).\n`,
+      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet).\n`,
     );
     expect(list.stderr).toContain(
       `Warning: ${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,
@@ -152,11 +152,11 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
 
     const server = await startLoopbackServer({ steps: [{ type: 'response', text: 'Fine.' }] });
     try {
-      const quiet = homeWith(['dashboards: {port: 8080}']);
+      const quiet = homeWith(['telemetry: {url: "https://otel.example"}']);
       const run = await runRho(['--base-url', server.url, '-p', 'Hi'], { env: { RHO_HOME: quiet }, cwd: dir });
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('Fine.');
-      expect(run.stderr).toContain(`${join(quiet, 'config.yaml')}: unknown key 'dashboards' is ignored`);
+      expect(run.stderr).toContain(`${join(quiet, 'config.yaml')}: unknown key 'telemetry' is ignored`);
     } finally {
       await server.close();
     }

@@ -195,7 +195,7 @@ export class PgFleet implements Fleet {
       ) s
       ${statuses === undefined ? sql`` : sql`where s.live_status in ${sql(statuses)}`}
       order by s.started_at desc, s.session_id
-      limit ${options.limit ?? 500}`;
+      limit ${options.limit ?? 1_000}`;
     return rows.map(toFleetSession);
   }
 

@@ -3,13 +3,27 @@
 // touched). As root, every command runs as the `postgres` user (PostgreSQL refuses to run as
 // root). Skips locally when the binaries are missing; under CI=true that is a failure.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { serverRequired } from './postgres.js';
 
-const BIN = process.env.RHO_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+/** RHO_PG_BIN, else the newest /usr/lib/postgresql/<version>/bin (Debian's layout). */
+const BIN = process.env.RHO_PG_BIN ?? newestServerBin();
+
+function newestServerBin(): string {
+  const base = '/usr/lib/postgresql';
+  try {
+    const versions = readdirSync(base)
+      .filter((name) => existsSync(join(base, name, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions[0] !== undefined) return join(base, versions[0], 'bin');
+  } catch {
+    // No Debian layout.
+  }
+  return join(base, '15', 'bin');
+}
 
 /** Whether a private server can be started here, and why not. */
 export function privateServerSupport(): { available: boolean; reason: string } {

@@ -8,6 +8,7 @@ import { agentConfigToDocument, parseAgentConfig } from '../../agent-config.js';
 import type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from '../../child-sessions.js';
 import type { UsageTotals } from '../../events.js';
 import type { Approver, Budgets, SessionOptions } from '../../session-options.js';
+import type { SessionObserver } from '../../session-observer.js';
 import { readSessionMeta } from '../../session-meta.js';
 import { SessionStore } from '../../session-store.js';
 import type { State } from '../../state.js';
@@ -33,13 +34,21 @@ export interface ParentSession {
   remainingBudgets(): Budgets;
   /** Adds a child's usage to the parent's totals and trace. */
   recordChildUsage(childSessionId: string, usage: UsageTotals, model: string): void;
+  /** Told of each child, and give it observers of its own. */
+  readonly observers: readonly SessionObserver[];
 }
 
-/** The capability tools get as `ToolContext.children`, backed by `parent`. */
-export function childSessionsOf(parent: ParentSession): ChildSessions {
+/** The tool call a child is spawned for. */
+export interface ChildOrigin {
+  toolCallId: string;
+  toolName: string;
+}
+
+/** The capability tools get as `ToolContext.children`, backed by `parent`, for the call `origin`. */
+export function childSessionsOf(parent: ParentSession, origin?: ChildOrigin): ChildSessions {
   return {
     remainingBudgets: () => parent.remainingBudgets(),
-    spawn: (options = {}) => spawnChild(parent, options),
+    spawn: (options = {}) => observed(parent, spawnChild(parent, options), origin),
     recordUsage: (childSessionId, usage, model) => parent.recordChildUsage(childSessionId, usage, model),
   };
 }
@@ -83,6 +92,25 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
   });
   if (options.copyHistory === true) {
     for (const message of historyWithoutPendingCalls(parent.state.messages)) child.state.addMessage(message);
+  }
+  return child;
+}
+
+/** Gives the child the observers the parent's observers ask for, before it runs. */
+function observed(parent: ParentSession, child: ChildSession, origin: ChildOrigin | undefined): ChildSession {
+  if (child.observe === undefined) return child;
+  for (const observer of parent.observers) {
+    let childObserver: SessionObserver | undefined;
+    try {
+      childObserver = observer.onChildSession?.({
+        session: child,
+        parentSessionId: parent.id,
+        ...(origin === undefined ? {} : { toolCallId: origin.toolCallId, toolName: origin.toolName }),
+      });
+    } catch {
+      // An observer's failure must not break the tool call.
+    }
+    if (childObserver !== undefined) child.observe(childObserver);
   }
   return child;
 }

@@ -34,6 +34,7 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
   let usage: Usage | null = null;
   let finishReason: string | null = null;
   let reportedModel = model;
+  let responseId: string | undefined;
   let error: RhoError | undefined;
   try {
     for await (const event of client.stream(request, controller.signal)) {
@@ -55,6 +56,7 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
           usage = event.usage;
           finishReason = event.finishReason;
           reportedModel = event.model || model;
+          responseId = event.responseId;
           break;
         case 'error':
           error = event.error;
@@ -99,6 +101,7 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
     duration_ms: Math.round(performance.now() - started),
     finish_reason: finishReason,
     ...(usage === null ? { usage_reported: false } : {}),
+    ...(responseId === undefined ? {} : { response_id: responseId }),
   });
   // A refusal is recorded whatever happens next: it is what the model said instead of an answer.
   if (refusal !== '') state.append({ type: 'refusal', content: refusal });

@@ -30,8 +30,8 @@ export interface RunScope {
   readonly control: RunControl;
   /** Read at each call that needs approval: the approver may be replaced between runs. */
   readonly approver: Approver | undefined;
-  /** Handed to tools as `ToolContext.children`. */
-  readonly children: ChildSessions;
+  /** Handed to the tool of call `call` as `ToolContext.children`. */
+  childrenFor(call: { id: string; name: string }): ChildSessions;
 }
 
 /** Calls every listener; a listener's failure must not break the run. */

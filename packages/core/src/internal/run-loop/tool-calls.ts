@@ -16,6 +16,8 @@ export type ToolCallsOutcome = 'done' | 'cancelled' | 'rejected';
 interface Entry {
   result: ToolResult;
   started: number;
+  /** When the call finished (concurrent calls are recorded later, all together). */
+  finished: number;
   ran: boolean;
 }
 
@@ -36,20 +38,21 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
       ...(call.truncated === true ? { truncated: true } : {}),
     }),
   );
-  const context: ToolContext = {
+  const contextOf = (call: { id: string; name: string }): ToolContext => ({
     signal: controller.signal,
     sessionId: scope.sessionId,
+    toolCallId: call.id,
     workingDir: agent.workingDir,
     backend: agent.backend,
-    children: scope.children,
-  };
+    children: scope.childrenFor(call),
+  });
   const concurrent =
     prepared.length > 1 && prepared.every((call) => call.ok && call.tool.annotations?.readOnly === true);
   const results = new Map<string, Entry>();
   const pending: Promise<void>[] = [];
   let outcome: ToolCallsOutcome = 'done';
   const notRun = (call: PreparedToolCall, content: string) =>
-    results.set(call.id, { result: { success: false, content }, started: 0, ran: false });
+    results.set(call.id, { result: { success: false, content }, started: 0, finished: 0, ran: false });
 
   for (const call of prepared) {
     const name = call.ok ? call.tool.name : call.name;
@@ -66,7 +69,7 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
       // Malformed, unknown or invalid: the model reads why and corrects itself.
       const started = performance.now();
       state.append({ type: 'tool_start', tool_call_id: call.id, tool_name: name, tool_args: call.arguments });
-      results.set(call.id, { result: call.result, started, ran: true });
+      results.set(call.id, { result: call.result, started, finished: performance.now(), ran: true });
       continue;
     }
     const decision = agent.approvalFor(call.tool, call.arguments);
@@ -98,8 +101,8 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
     }
     const started = performance.now();
     state.append({ type: 'tool_start', tool_call_id: call.id, tool_name: name, tool_args: call.arguments });
-    const execution = registry.run(call, context).then((result) => {
-      results.set(call.id, { result, started, ran: true });
+    const execution = registry.run(call, contextOf({ id: call.id, name })).then((result) => {
+      results.set(call.id, { result, started, finished: performance.now(), ran: true });
     });
     if (concurrent) pending.push(execution);
     else await execution;
@@ -117,7 +120,7 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
         tool_call_id: call.id,
         tool_name: call.ok ? call.tool.name : call.name,
         success: entry.result.success,
-        duration_ms: Math.round(performance.now() - entry.started),
+        duration_ms: Math.round(entry.finished - entry.started),
         ...(entry.result.metadata === undefined ? {} : { metadata: entry.result.metadata }),
       });
     }
