@@ -117,6 +117,11 @@ describe.skipIf(!probe.available)(`a fleet of nodes on one PostgreSQL ${probe.re
     expect((await ps('--host', 'node-b')).map((session) => session.id)).toEqual([sessionB.id]);
     expect((await ps('--label', 'team=red')).map((session) => session.id)).toEqual([sessionA.id]);
     expect(await ps('--status', 'paused')).toEqual([]);
+    // A table cut at --limit still shows every live session.
+    const limited = await runOnNode('node-c', ['ps', '-n', '1'], operator);
+    expect(limited.stdout).toContain(sessionA.id);
+    expect(limited.stdout).toContain(sessionB.id);
+    expect(limited.stdout).toContain('(the newest 1 shown; use --limit N or --json for more)');
     const table = await runOnNode('node-c', ['ps', '--host', 'node-a'], operator);
     expect(table.stdout).toMatch(new RegExp(`${sessionA.id}\\s+running\\s+node-a`));
 

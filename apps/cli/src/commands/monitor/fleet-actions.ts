@@ -40,12 +40,22 @@ export async function fleetPsAction(fleet: Fleet, options: FleetPsOptions, io: M
   for (const status of statuses ?? [])
     if (!FLEET_STATUSES.includes(status as FleetSessionStatus))
       throw new UsageError({ message: `--status ${status} is not a status; use one of ${FLEET_STATUSES.join(', ')}.` });
-  const sessions = await fleet.listSessions({
+  const filters = {
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.label === undefined ? {} : { label: options.label }),
     ...(statuses === undefined || statuses.length === 0 ? {} : { status: statuses as FleetSessionStatus[] }),
+  };
+  let sessions = await fleet.listSessions({
+    ...filters,
     ...(options.limit === undefined ? {} : { limit: options.limit }),
   });
+  const full = options.limit !== undefined && sessions.length >= options.limit;
+  // As locally: older sessions that are still live stay in the table, so a long run never drops out of sight.
+  if (!options.json && full && filters.status === undefined) {
+    const shown = new Set(sessions.map((session) => session.id));
+    const live = await fleet.listSessions({ ...filters, status: [...LIVE] });
+    sessions = [...sessions, ...live.filter((session) => !shown.has(session.id))];
+  }
   if (options.json) {
     io.out(`${JSON.stringify(sessions.map(fleetSessionJson))}\n`);
     return EXIT.completed;
@@ -58,6 +68,7 @@ export async function fleetPsAction(fleet: Fleet, options: FleetPsOptions, io: M
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   const costs = new Map(sessions.map((session) => [session.id, `$${session.costUsd.toFixed(4)}`]));
   io.out(`${formatSessionTable(sessions.map(asMonitored), { color: io.color, width, costs, hosts: true })}\n`);
+  if (full) io.out(`(the newest ${options.limit} shown; use --limit N or --json for more)\n`);
   return EXIT.completed;
 }
 
