@@ -139,9 +139,10 @@ export class FleetLink {
 
   private observe(linked: LinkedSession, record: TraceRecord): void {
     if (record.type === 'run_end') linked.status = record.status;
+    // (The mirror records the status a batch ends in, so a REPL left open after a run shows how it
+    // ended; reporting it here too could say `cancelled` before the run_end record is in the fleet,
+    // and a watch would stop short of it.)
     linked.attachment?.mirror.observe(record);
-    // A REPL stays open after a run: the fleet shows how the run ended, not `running`.
-    if (record.type === 'run_end') void linked.attachment?.control.reportStatus(record.status).catch(() => {});
   }
 
   private connect(): void {
