@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { parse as yamlParse } from 'yaml';
 
 /**
  * Where a fleet may be configured, gathered without loading `@rho/fleet` (and so without loading
@@ -61,7 +61,9 @@ function userFleetSetting(path: string): unknown {
   }
   if (!/^fleet\s*:/m.test(text)) return undefined;
   try {
-    const document = yamlParse(text) as Record<string, unknown> | null;
+    // The YAML parser loads only for a file that names a fleet (rho ps without one does not load it).
+    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    const document = parse(text) as Record<string, unknown> | null;
     return document !== null && typeof document === 'object' ? document.fleet : undefined;
   } catch {
     return undefined;
