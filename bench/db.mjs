@@ -19,7 +19,8 @@
 //    opening the connection. Per query, the policy's judgement of every function call against
 //    that catalog is shown against the bare driver running the same query.
 //
-// `node bench/db.mjs [--quick]`; --quick: 100,000 exported rows and 40 calls per variant (a smoke test).
+// `node bench/db.mjs [--quick] [--only=postgres,mysql,sqlite] [--calls=N]`; --quick: 100,000 exported
+// rows and 40 calls per variant (a smoke test); --calls: calls per variant.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -32,9 +33,13 @@ import { closeDbTools, dbTools } from '@rho/tools-db';
 import { createDbTools, postgresDriver } from '@rho/tools-db/internal';
 
 const QUICK = process.argv.includes('--quick');
+const onlyFlag = process.argv.find((arg) => arg.startsWith('--only='));
+/** `--only=postgres,mysql,sqlite`: these databases' measurements only. */
+const ONLY = new Set(onlyFlag ? onlyFlag.slice('--only='.length).split(',') : ['postgres', 'mysql', 'sqlite']);
 const EXPORT_ROWS = QUICK ? 100_000 : 1_000_000;
 const EXPORT_LABEL = QUICK ? '100k' : '1m';
-const QUERY_RUNS = QUICK ? 40 : 300;
+const callsFlag = process.argv.find((arg) => arg.startsWith('--calls='));
+const QUERY_RUNS = callsFlag ? Number(callsFlag.slice('--calls='.length)) : QUICK ? 40 : 300;
 /** Target of the fixed cost per call over the bare driver, p50, for sub-millisecond queries. */
 const FIXED_COST_TARGET_MS = 0.3;
 /** Target ratio to the bare driver for queries of 5 ms or more. */
@@ -98,6 +103,13 @@ async function measureExport(tool, sql) {
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
 
+/** A statement's text for each call: the same text, or a new one per call from `(call) => text`. */
+function statementText(statement) {
+  if (typeof statement === 'string') return () => statement;
+  let call = 0;
+  return () => statement((call += 1));
+}
+
 /**
  * Medians of `variants` (name -> call), each call made on its own after a pause, the variants
  * taking turns in a rotating order. The first variant is the baseline.
@@ -105,6 +117,7 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
 async function measureCalls(variants) {
   const names = Object.keys(variants);
   const times = Object.fromEntries(names.map((name) => [name, []]));
+  const cpu = Object.fromEntries(names.map((name) => [name, []]));
   for (let index = 0; index < 20; index += 1) {
     for (const name of names) await variants[name]();
   }
@@ -112,13 +125,20 @@ async function measureCalls(variants) {
     for (let turn = 0; turn < names.length; turn += 1) {
       const name = names[(index + turn) % names.length];
       await pause();
+      const cpuBefore = process.cpuUsage();
       const started = performance.now();
       await variants[name]();
       times[name].push(performance.now() - started);
+      const used = process.cpuUsage(cpuBefore);
+      cpu[name].push((used.user + used.system) / 1000);
     }
   }
+  lastCpu = Object.fromEntries(names.map((name) => [name, median(cpu[name])]));
   return Object.fromEntries(names.map((name) => [name, median(times[name])]));
 }
+
+/** This process's CPU time per call (ms, medians) of the last measureCalls: less sensitive to a loaded machine than wall time. */
+let lastCpu = {};
 
 /**
  * One query's line: for a query the bare driver answers in under 5 ms, the fixed cost per call
@@ -135,6 +155,10 @@ function report(label, medians, toolName, ladder = []) {
       ? `ratio ${(tool / base).toFixed(3)}x vs bare driver ${base.toFixed(3)} ms (target <= ${HEAVY_RATIO_TARGET}x for queries of 5 ms or more); fixed cost ${fixed.toFixed(3)} ms`
       : `fixed cost ${fixed.toFixed(3)} ms p50 over the bare driver's ${base.toFixed(3)} ms (target <= ${FIXED_COST_TARGET_MS} ms; ratio ${(tool / base).toFixed(2)}x)`;
   console.log(`db.query.${label}: ${tool.toFixed(3)} ms median over ${QUERY_RUNS} calls: ${verdict}`);
+  if (lastCpu[toolName] !== undefined && lastCpu[baseName] !== undefined)
+    console.log(
+      `  client CPU per call (this process, p50): tool ${lastCpu[toolName].toFixed(3)} ms, bare driver ${lastCpu[baseName].toFixed(3)} ms: ${(lastCpu[toolName] - lastCpu[baseName]).toFixed(3)} ms more`,
+    );
   if (ladder.length > 0) {
     console.log(
       `  layers (fixed cost over the bare driver): ${ladder.map(([name, text]) => `${text} ${(medians[name] - base).toFixed(3)} ms`).join(', ')}`,
@@ -157,8 +181,11 @@ async function compareMysql() {
   const database = { alias: 'bench', type: 'mysql', ...server, statementTimeoutSeconds: 600 };
   const tools = dbTools({ profile: readonly, databases: [database], workingDir: directory });
   const [tool] = tools;
-  for (const [label, query] of [
+  for (const [label, statement] of [
     ['mysql_1_row', 'SELECT 1 AS one'],
+    // A new statement text on every call (for the bare driver too): the policy's decision for a
+    // text is remembered, so this is what a statement the model has not sent before costs.
+    ['mysql_1_row_new_text', (call) => `SELECT ${call} AS one`],
     [
       'mysql_1000_rows',
       "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT n, md5(n) AS hash, concat('row ', n) AS label FROM s",
@@ -171,15 +198,16 @@ async function compareMysql() {
       'WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT count(*) AS n, sum(length(md5(a.n * 1000 + b.n))) AS total FROM s AS a CROSS JOIN s AS b WHERE b.n <= 10',
     ],
   ]) {
+    const text = statementText(statement);
     const medians = await measureCalls({
-      bare: () => bare.query({ sql: query, rowsAsArray: true }),
-      tool: () => invoke(tool, { operation: 'query', sql: query, row_limit: 100 }),
-      // The policy alone: the MySQL/MariaDB grammar's parse and the read-only judgement.
-      policy: () => checkSql(query, 'mysql'),
+      bare: () => bare.query({ sql: text(), rowsAsArray: true }),
+      tool: () => invoke(tool, { operation: 'query', sql: text(), row_limit: 100 }),
+      // The policy alone, never remembered: the MySQL/MariaDB grammar's parse and the judgement.
+      policy: () => checkSql(text(), 'mysql'),
     });
     report(label, medians, 'tool');
     console.log(
-      `  of which the SQL policy (parse with the MySQL/MariaDB grammar and judgement): ${medians.policy.toFixed(3)} ms p50`,
+      `  the SQL policy alone, not remembered (parse with the MySQL/MariaDB grammar and judgement): ${medians.policy.toFixed(3)} ms p50`,
     );
   }
   await bare.end();
@@ -233,7 +261,9 @@ async function measureCatalog(database) {
 
 async function main() {
   let failed = false;
-  if (await postgresAvailable()) {
+  if (!ONLY.has('postgres')) {
+    // not asked for
+  } else if (await postgresAvailable()) {
     const database = {
       alias: 'bench',
       type: 'postgres',
@@ -279,8 +309,10 @@ async function main() {
       ['unchecked', '+ tool without the SQL policy'],
       ['tool', '+ SQL policy = the tool'],
     ];
-    for (const [label, query] of [
+    for (const [label, statement] of [
       ['postgres_1_row', 'SELECT 1 AS one'],
+      // A new statement text on every call, as for MySQL below.
+      ['postgres_1_row_new_text', (call) => `SELECT ${call} AS one`],
       ['postgres_1000_rows', "SELECT n, md5(n::text) AS hash, 'row ' || n AS label FROM generate_series(1, 1000) AS n"],
       ['postgres_catalog_50_rows', 'SELECT table_name, table_type FROM information_schema.tables ORDER BY 1 LIMIT 50'],
       // Of 5 ms or more: a scan computing over 5,000 generated rows.
@@ -289,22 +321,23 @@ async function main() {
         'SELECT count(*) AS n, sum(length(md5(n::text))) AS total FROM generate_series(1, 5000) AS n',
       ],
     ]) {
-      const args = { operation: 'query', sql: query, row_limit: 100 };
+      const text = statementText(statement);
+      const args = () => ({ operation: 'query', sql: text(), row_limit: 100 });
       const medians = await measureCalls({
-        bare: () => bareSql.unsafe(query),
-        extended: () => layered.unsafe(query, [], extended).values(),
+        bare: () => bareSql.unsafe(text()),
+        extended: () => layered.unsafe(text(), [], extended).values(),
         // As the tool does: the rollback and reset run after the rows are back, and the next
         // statement waits for them.
         transaction: async () => {
           await reset;
           const begin = layered.unsafe('BEGIN READ ONLY').execute();
-          const rows = await layered.unsafe(query, [], extended).values();
+          const rows = await layered.unsafe(text(), [], extended).values();
           await begin;
           reset = Promise.all([layered.unsafe('ROLLBACK').execute(), layered.unsafe('DISCARD ALL').execute()]);
           return rows;
         },
-        unchecked: () => invoke(unchecked, args),
-        tool: () => invoke(tool, args),
+        unchecked: () => invoke(unchecked, args()),
+        tool: () => invoke(tool, args()),
       });
       report(label, medians, 'tool', ladder);
     }
@@ -317,7 +350,12 @@ async function main() {
     console.log('db: PostgreSQL at 127.0.0.1:5432 does not answer: only the SQLite measurements run');
   }
 
-  await compareMysql();
+  if (ONLY.has('mysql')) await compareMysql();
+  if (!ONLY.has('sqlite')) {
+    rmSync(directory, { recursive: true, force: true });
+    if (failed) process.exitCode = 1;
+    return;
+  }
 
   const Database = requireFromTools('better-sqlite3');
   const path = join(directory, 'bench.sqlite');

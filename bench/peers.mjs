@@ -8,10 +8,11 @@
 // contestants are interleaved round by round, and request arrival times are taken at the server
 // so every contestant is timed by the same clock.
 //
-// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-cli,agents,ai-sdk]`; --quick: one round, no
-// warm-up (a smoke test); --only: these contestants (and the bare client) only.
+// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,agents,ai-sdk] [--compare=<dir>]`;
+// --quick: one round, no warm-up (a smoke test); --only: these contestants (and the bare client)
+// only; --compare: also the rho library and CLI of another built checkout, to measure a change.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -28,18 +29,27 @@ const worker = join(here, 'peers', 'worker.mjs');
 const rssHook = pathToFileURL(join(here, 'peers', 'rss-on-exit.mjs')).href;
 const cliBin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
 const onlyFlag = args.find((arg) => arg.startsWith('--only='));
+// --compare=<dir>: another built rho checkout (for example the commit before a change); its rho
+// library and CLI run too, as `rho@compare` and `rho-cli@compare`, interleaved with the rest.
+const compareFlag = args.find((arg) => arg.startsWith('--compare='));
+const compareDir = compareFlag ? compareFlag.slice('--compare='.length) : undefined;
 const CONTESTANTS = [
   'bare',
-  ...(onlyFlag ? onlyFlag.slice('--only='.length).split(',') : ['rho', 'rho-cli', 'agents', 'ai-sdk']).filter(
-    (name) => name !== 'bare',
-  ),
+  ...(onlyFlag
+    ? onlyFlag.slice('--only='.length).split(',')
+    : ['rho', 'rho-read', 'rho-cli', 'agents', 'ai-sdk']
+  ).filter((name) => name !== 'bare'),
+  ...(compareDir === undefined ? [] : ['rho@compare', 'rho-cli@compare']),
 ];
 const LABELS = {
   bare: 'bare openai client',
   rho: 'rho library',
+  'rho-read': 'rho library, read tool',
   'rho-cli': 'rho CLI',
   agents: '@openai/agents',
   'ai-sdk': 'AI SDK streamText',
+  'rho@compare': 'rho library (--compare)',
+  'rho-cli@compare': 'rho CLI (--compare)',
 };
 
 // The model's side of the script. The CLI has no `noop`, so it reads a small file instead (its
@@ -47,6 +57,7 @@ const LABELS = {
 function respond(request) {
   arrivals.push(performance.timeOrigin + performance.now());
   const turn = request.body.messages.filter((message) => message.role === 'assistant').length + 1;
+  if (turn === 1 || turn === TURNS) cpuMarks.push(cpuNanoseconds(currentPid));
   const names = (request.body.tools ?? []).map((tool) => tool.function?.name);
   const call = names.includes('noop')
     ? { name: 'noop', arguments: `{"n": ${turn}}` }
@@ -62,6 +73,21 @@ function respond(request) {
 }
 
 let arrivals = [];
+let cpuMarks = [];
+let currentPid = 0;
+// CPU time (ns) the process has used so far, all its threads, from Linux's schedstat; undefined
+// elsewhere. Less sensitive than wall time to other processes on a loaded machine: the time a
+// contestant waits for a core is not counted.
+function cpuNanoseconds(pid) {
+  try {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return total;
+  } catch {
+    return undefined;
+  }
+}
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -72,12 +98,14 @@ async function runOnce(contestant, server) {
   const scratch = mkdtempSync(join(tmpdir(), 'rho-bench-peers-'));
   const rssFile = join(scratch, 'rss');
   writeFileSync(join(scratch, 'notes.txt'), 'alpha\nbeta\ngamma\n');
+  const compared = contestant.endsWith('@compare');
+  const name = compared ? contestant.slice(0, -'@compare'.length) : contestant;
   const command =
-    contestant === 'rho-cli'
+    name === 'rho-cli'
       ? [
           '--import',
           rssHook,
-          cliBin,
+          compared ? join(compareDir, 'apps', 'cli', 'dist', 'bin.js') : cliBin,
           '--base-url',
           server.url,
           '--model',
@@ -86,14 +114,23 @@ async function runOnce(contestant, server) {
           String(TURNS + 5),
           `Read notes.txt ${TURNS} times.`,
         ]
-      : ['--import', rssHook, worker, contestant, server.url, String(TURNS)];
+      : [
+          '--import',
+          rssHook,
+          compared ? join(compareDir, 'bench', 'peers', 'worker.mjs') : worker,
+          name,
+          server.url,
+          String(TURNS),
+        ];
   arrivals = [];
+  cpuMarks = [];
   const spawned = performance.timeOrigin + performance.now();
   const child = spawn(process.execPath, command, {
     cwd: scratch,
     env: { ...process.env, RHO_HOME: join(scratch, 'home'), RHO_BENCH_RSS_FILE: rssFile, OPENAI_API_KEY: 'bench' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  currentPid = child.pid;
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -106,10 +143,14 @@ async function runOnce(contestant, server) {
         `${contestant} exited ${code} after ${arrivals.length} of ${TURNS} requests:\n${stderr.slice(-2000)}`,
       );
     // The CLI's clock starts at spawn; the workers report when their run started (worker.mjs).
-    const runStart = contestant === 'rho-cli' ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
+    const runStart = name === 'rho-cli' ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
     const gaps = arrivals.slice(1).map((time, index) => time - arrivals[index]);
     return {
       perTurn: (arrivals.at(-1) - arrivals[0]) / (TURNS - 1),
+      cpuPerTurn:
+        cpuMarks.length === 2 && cpuMarks.every((mark) => mark !== undefined)
+          ? (cpuMarks[1] - cpuMarks[0]) / 1e6 / (TURNS - 1)
+          : Number.NaN,
       turn10: median(gaps.slice(5, 15)),
       turn200: median(gaps.slice(TURNS - 11)),
       firstTurn: arrivals[1] - runStart,
@@ -167,22 +208,26 @@ const rows = CONTESTANTS.map((name) => {
   return [
     LABELS[name],
     cell(s.perTurn, 'ms', base.perTurn),
+    Number.isNaN(s.cpuPerTurn) ? 'n/a' : cell(s.cpuPerTurn, 'ms', base.cpuPerTurn),
     `${s.turn10.toFixed(2)} -> ${s.turn200.toFixed(2)} ms (${(s.turn200 / s.turn10).toFixed(2)}x)`,
     cell(s.firstTurn, 'ms', base.firstTurn),
     `${s.processToFirstTurn.toFixed(0)} ms`,
     cell(s.rssMb, 'MB', base.rssMb),
   ];
 });
-const header = ['', 'per turn', 'turn 10 -> turn 200', 'first turn', 'spawn to first turn', 'peak RSS'];
+const header = ['', 'per turn', 'CPU per turn', 'turn 10 -> turn 200', 'first turn', 'spawn to first turn', 'peak RSS'];
 const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
 for (const row of [header, ...rows])
   console.log(`  ${row.map((text, column) => text.padEnd(widths[column])).join('  ')}`);
 const over = (name) => (summary[name].perTurn - base.perTurn).toFixed(3);
+// CPU time is what a loaded machine disturbs least (see the README): its ratio is printed too.
+const cpuRatio = (name) =>
+  Number.isNaN(summary[name].cpuPerTurn) ? 'n/a' : `${(summary[name].cpuPerTurn / base.cpuPerTurn).toFixed(2)}x`;
 if (summary['rho-cli'])
   console.log(
-    `peers: rho CLI per turn: ${over('rho-cli')} ms over the bare client (target: 1.25x); first turn from spawn: ${(summary['rho-cli'].processToFirstTurn - base.processToFirstTurn).toFixed(1)} ms over the bare client's`,
+    `peers: rho CLI per turn: ${over('rho-cli')} ms over the bare client, CPU ${cpuRatio('rho-cli')} (target: 1.25x); peak RSS ${(summary['rho-cli'].rssMb / base.rssMb).toFixed(2)}x (target <= 1.05x); first turn from spawn: ${(summary['rho-cli'].processToFirstTurn - base.processToFirstTurn).toFixed(1)} ms over the bare client's`,
   );
 if (summary.rho)
   console.log(
-    `peers: rho library per turn: ${over('rho')} ms over the bare client (target <= 0.25 ms, 1.1x); first turn ${(summary.rho.firstTurn - base.firstTurn).toFixed(1)} ms over (target <= 20 ms); peak RSS ${(summary.rho.rssMb / base.rssMb).toFixed(2)}x (target <= 1.05x)`,
+    `peers: rho library per turn: ${over('rho')} ms over the bare client, CPU ${cpuRatio('rho')} (target <= 0.25 ms, 1.1x); first turn ${(summary.rho.firstTurn - base.firstTurn).toFixed(1)} ms over (target <= 20 ms); peak RSS ${(summary.rho.rssMb / base.rssMb).toFixed(2)}x (target <= 1.05x)`,
   );

@@ -4,8 +4,11 @@
 //   bash   `yes | head -c 1000000000` through the tool: resident memory growth (target <= 50 MB),
 //          and the head and tail of the output must come back
 //   read   the last 100 lines of a generated 2 GB file: resident memory growth (target <= 50 MB)
+//   backends  the per-call cost of the `sandbox` backend (a bubblewrap container with its server)
+//          against `local`, per operation (read, write, grep, bash `true`): median ms per call and
+//          the ratio sandbox/local; the throughput of a command's output; the container's start
 // Run standalone after a build: `node bench/tools.mjs` (or `pnpm bench tools`); `--stage grep`,
-// `--stage bash` or `--stage read` runs one part.
+// `--stage bash`, `--stage read` or `--stage backends` runs one part.
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,7 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createLocalBackend } from '@rho/core';
-import { createBashTool, createGrepTool, createReadTool } from '@rho/tools-fs';
+import { createSandboxBackend } from '@rho/backend-sandbox';
+import { sandboxWrapper } from '@rho/permissions';
+import { createBashTool, createGrepTool, createReadTool, createWriteTool } from '@rho/tools-fs';
 
 const FILES = 50_000;
 const DIRECTORIES = 500;
@@ -26,14 +31,14 @@ const requireFromToolsFs = createRequire(new URL('../packages/tools-fs/package.j
 const { rgPath } = await import(pathToFileURL(requireFromToolsFs.resolve('@vscode/ripgrep')).href);
 
 const root = await mkdtemp(join(tmpdir(), 'rho-bench-tools-'));
-const context = (workingDir) => ({
+const context = (workingDir, backend = createLocalBackend()) => ({
   signal: new AbortController().signal,
   sessionId: 'bench',
   workingDir,
-  backend: createLocalBackend(),
+  backend,
 });
-const call = (tool, args, workingDir) =>
-  tool.handle({ callId: 'bench', toolName: tool.name, arguments: args }, context(workingDir));
+const call = (tool, args, workingDir, backend) =>
+  tool.handle({ callId: 'bench', toolName: tool.name, arguments: args }, context(workingDir, backend));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const gc = () => globalThis.gc?.();
 
@@ -181,6 +186,106 @@ async function benchRead() {
   await rm(path, { force: true });
 }
 
+const BACKEND_RUNS = 41;
+
+async function benchBackends() {
+  const wrapper = await sandboxWrapper();
+  if (!wrapper.available) {
+    console.log(`backends: sandbox not measured, ${wrapper.unavailableReason}`);
+    if (process.env.CI === 'true') process.exitCode = 1;
+    return;
+  }
+  const dir = join(root, 'backends');
+  await mkdir(join(dir, 'src'), { recursive: true });
+  const text = Array.from({ length: 200 }, (_, line) => `line ${line} of an ordinary text file`).join('\n');
+  await writeFile(join(dir, 'small.txt'), `${text}\n`);
+  for (let index = 0; index < 100; index += 1) {
+    await writeFile(join(dir, 'src', `f${index}.ts`), index === 42 ? `${text}\nneedle_token\n` : `${text}\n`);
+  }
+  const startTimes = [];
+  for (let run = 0; run < 5; run += 1) {
+    const started = performance.now();
+    const sandbox = await createSandboxBackend({ workingDir: dir });
+    startTimes.push(performance.now() - started);
+    await sandbox.close();
+  }
+  const local = createLocalBackend();
+  const sandbox = await createSandboxBackend({ workingDir: dir });
+  const allowEveryPath = async (path) => ({ allowed: true, realPath: path });
+  const operations = [
+    ['read', createReadTool(), () => ({ path: 'small.txt' })],
+    [
+      'write',
+      createWriteTool({ mode: 'full', checkPath: allowEveryPath }),
+      (run) => ({ path: `out-${run % 5}.txt`, content: text }),
+    ],
+    ['grep', createGrepTool(), () => ({ pattern: 'needle_token', path: 'src' })],
+    ['bash_true', createBashTool({ mode: 'unrestricted' }), () => ({ command: 'true' })],
+  ];
+  try {
+    for (const [name, tool, args] of operations) {
+      const times = { local: [], sandbox: [] };
+      for (let run = -3; run < BACKEND_RUNS; run += 1) {
+        // Alternate the backends so load on the machine falls on both alike; the first runs warm up.
+        for (const [label, backend] of [
+          ['local', local],
+          ['sandbox', sandbox],
+        ]) {
+          const started = performance.now();
+          const result = await call(tool, args(run), dir, backend);
+          const elapsed = performance.now() - started;
+          if (!result.success) throw new Error(`${name} on ${label} failed: ${result.content}`);
+          if (run >= 0) times[label].push(elapsed);
+        }
+      }
+      const localMs = median(times.local);
+      const sandboxMs = median(times.sandbox);
+      console.log(
+        `backend_${name}: sandbox ${sandboxMs.toFixed(2)} ms per call (ratio ${(sandboxMs / localMs).toFixed(2)}x vs baseline local ${localMs.toFixed(2)} ms, median of ${BACKEND_RUNS})`,
+      );
+    }
+    // One call of the backend itself, without a tool around it: the protocol's round trip.
+    const stats = { local: [], sandbox: [] };
+    for (let run = -20; run < 400; run += 1) {
+      for (const [label, backend] of [
+        ['local', local],
+        ['sandbox', sandbox],
+      ]) {
+        const started = performance.now();
+        await backend.stat(join(dir, 'small.txt'));
+        if (run >= 0) stats[label].push(performance.now() - started);
+      }
+    }
+    console.log(
+      `backend_stat_round_trip: sandbox ${(median(stats.sandbox) * 1000).toFixed(0)} µs per call (ratio ${(median(stats.sandbox) / median(stats.local)).toFixed(1)}x vs baseline local ${(median(stats.local) * 1000).toFixed(0)} µs, median of 400)`,
+    );
+    // Streaming: every byte of a command's output crosses the server's protocol (base64 in JSON lines).
+    const bash = createBashTool({ mode: 'unrestricted' });
+    const stream = { local: [], sandbox: [] };
+    for (let run = 0; run < 3; run += 1) {
+      for (const [label, backend] of [
+        ['local', local],
+        ['sandbox', sandbox],
+      ]) {
+        const started = performance.now();
+        const result = await call(bash, { command: 'yes | head -c 100000000' }, dir, backend);
+        if (result.metadata.stdout_bytes !== 100_000_000) throw new Error(`bash output on ${label} lost bytes`);
+        stream[label].push(performance.now() - started);
+      }
+    }
+    const localRate = 100 / (median(stream.local) / 1000);
+    const sandboxRate = 100 / (median(stream.sandbox) / 1000);
+    console.log(
+      `backend_bash_output_100MB: sandbox ${sandboxRate.toFixed(0)} MB/s (ratio ${(localRate / sandboxRate).toFixed(2)}x slower vs baseline local ${localRate.toFixed(0)} MB/s, median of 3)`,
+    );
+  } finally {
+    await sandbox.close();
+  }
+  console.log(
+    `backend_sandbox_start: ${median(startTimes).toFixed(0)} ms to start the container and its server (median of 5)`,
+  );
+}
+
 // Each memory measurement runs in a fresh child process, so what one stage allocated cannot hide
 // (or inflate) the next stage's growth.
 const stage = process.argv[2] === '--stage' ? process.argv[3] : undefined;
@@ -191,6 +296,8 @@ try {
     await benchRead();
   } else if (stage === 'grep') {
     await benchGrep();
+  } else if (stage === 'backends') {
+    await benchBackends();
   } else {
     for (const name of ['bash', 'read']) {
       const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--stage', name], {
@@ -200,6 +307,7 @@ try {
       if (code !== 0) process.exitCode = 1;
     }
     await benchGrep();
+    await benchBackends();
   }
 } finally {
   await rm(root, { recursive: true, force: true });

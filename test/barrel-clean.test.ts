@@ -34,6 +34,12 @@ const HEAVY = [
   'node-llama-cpp',
   '@vscode/ripgrep',
   '@modelcontextprotocol/sdk',
+  'pg',
+  'pg-boss',
+  // @rho/backend-daytona: the Daytona SDK and its generated clients load when a sandbox is created.
+  '@daytonaio/sdk',
+  '@daytona/api-client',
+  '@daytona/toolbox-api-client',
 ];
 
 interface Entry {

@@ -63,8 +63,9 @@ async function bare() {
   }
 }
 
-async function rhoLibrary() {
+async function rhoLibrary({ read = false } = {}) {
   const { Agent, defineTool } = await import('@rho/core');
+  const readTool = read ? (await import('@rho/tools-fs')).createReadTool() : undefined;
   runStart = now();
   const noop = defineTool({
     name: 'noop',
@@ -80,7 +81,7 @@ async function rhoLibrary() {
     const agent = new Agent({
       systemPrompt: system,
       model,
-      tools: [noop],
+      tools: [readTool ?? noop],
       budgets: { maxTurns: turns + 5 },
       clientOptions: { baseURL, apiKey: 'bench', maxRetries: 0 },
     });
@@ -138,7 +139,13 @@ async function aiSdk() {
   for await (const part of result.fullStream) if (part.type === 'error') throw part.error;
 }
 
-const contestants = { bare, rho: rhoLibrary, agents: openaiAgents, 'ai-sdk': aiSdk };
+const contestants = {
+  bare,
+  rho: rhoLibrary,
+  'rho-read': () => rhoLibrary({ read: true }),
+  agents: openaiAgents,
+  'ai-sdk': aiSdk,
+};
 if (!contestants[contestant]) throw new Error(`unknown contestant ${contestant}`);
 await contestants[contestant]();
 process.stdout.write(`${JSON.stringify({ runStart })}\n`);

@@ -20,11 +20,19 @@ export const layers = {
   'packages/model-gguf': { allow: ['model-client'], tests: ['core'] },
   'packages/permissions': { allow: ['core'] },
   'packages/monitor': { allow: ['core'] },
+  // The web dashboard reads sessions through the monitor; its tests run real sessions over HTTP.
+  'packages/dashboard': { allow: ['core', 'monitor'], tests: ['model-client'] },
   'packages/tools-fs': { allow: ['core', 'permissions'] },
   'packages/tools-db': { allow: ['core', 'permissions'] },
   'packages/tools-mcp': { allow: ['core', 'permissions'] },
-  'packages/agent': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'tools-mcp'] },
+  // An execution backend; its tests run the tools' conformance suite (@rho/tools-fs/testing) on it.
+  'packages/backend-sandbox': { allow: ['core', 'permissions'], tests: ['tools-fs'] },
+  'packages/agent': {
+    allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'tools-mcp', 'backend-sandbox', 'backend-daytona'],
+  },
   'packages/eval': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'agent'] },
+  // An ExecutionBackend on Daytona; its tests run the file and shell tools' conformance suite on it.
+  'packages/backend-daytona': { allow: ['core'], tests: ['tools-fs', 'permissions'] },
 };
 
 // Test code; `src/testing/` is not in it: that is a shipped entry (`@rho/core/testing`).

@@ -9,15 +9,20 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_HOME', 'sessions, profiles, history, databases.yaml (default $XDG_CONFIG_HOME/rho or ~/.config/rho)'],
   ['RHO_PROFILE', 'permission profile when --profile is not given (default readonly)'],
   ['RHO_DB_CONFIG', 'database aliases YAML when --db-config is not given'],
+  ['RHO_BACKEND', 'where tools run when --backend and the config say nothing: local, sandbox, daytona'],
   ['RHO_FIRST_BYTE_TIMEOUT', 'seconds to wait for an answer to start (default 60)'],
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
-  ['RHO_FLEET_URL', 'PostgreSQL url of a fleet when --fleet is not given (${VAR} expands)'],
+  [
+    'RHO_FLEET_URL',
+    'PostgreSQL url of the fleet (sessions of every node) and the task queue when --fleet is not given (${VAR} expands)',
+  ],
   ['RHO_FLEET_HOST', "host name sessions register under in the fleet (default: the machine's)"],
   ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
   ['RHO_OTEL_ENDPOINT', 'export OpenTelemetry spans to this OTLP/HTTP collector (as --otel URL)'],
   ['RHO_OTEL_CAPTURE_CONTENT', 'true: export prompts, answers and tool I/O too (as --otel-content)'],
+  ['DAYTONA_API_KEY', 'API key of Daytona, for --backend daytona (DAYTONA_API_URL: a self-hosted one)'],
   ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
 ];
@@ -34,6 +39,8 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --json "list the tables" | jq .type', 'every event as a JSON line, for scripts'],
   ['rho --fleet postgres://db/rho ps --host node-a', "a fleet: every node's sessions, filtered"],
   ['rho stats cost --by label', "the fleet's cost and tokens per label"],
+  ['rho dashboard', 'sessions, costs and tools in the browser (127.0.0.1, with a token)'],
+  ['rho submit -f tasks.jsonl; rho worker -j 4', 'queue tasks; run them on workers anywhere (--fleet URL)'],
 ];
 
 function wrap(text: string, width: number): string[] {

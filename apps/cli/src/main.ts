@@ -11,6 +11,7 @@ import { registerExportCommands } from './commands/export-commands.js';
 import { registerFleetCommands } from './commands/fleet-commands.js';
 import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
+import { registerQueueCommands } from './commands/queue-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
 export async function main(
@@ -68,6 +69,11 @@ const SUBCOMMANDS = [
   'policy',
   'fleet',
   'stats',
+  'dashboard',
+  'submit',
+  'tasks',
+  'worker',
+  'results',
 ];
 
 /**
@@ -114,6 +120,26 @@ function buildParser(
     describe:
       'PostgreSQL url of a fleet: register runs there, and ps/watch/cancel/... see every node (default: $RHO_FLEET_URL, fleet: in the config)',
   });
+  parser.command(
+    'dashboard [dir]',
+    'Serve a web dashboard of the sessions on 127.0.0.1: live status, timelines, costs, tools, controls (prints the URL with its access token)',
+    (command) =>
+      command
+        .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
+        .option('port', { type: 'number', describe: 'Port (default: 7788, or a free one when it is taken)' })
+        .option('host', {
+          type: 'string',
+          describe: 'Address to listen on (default: 127.0.0.1; another address lets other machines in)',
+        }),
+    async (argv) => {
+      // Loaded only when the command runs: the dashboard's server and page are not part of start-up.
+      const { dashboardCommand } = await import('./commands/dashboard-command.js');
+      setExit(
+        await dashboardCommand(argv as import('./commands/dashboard-command.js').DashboardArguments, terminal, env),
+      );
+    },
+  );
+  registerQueueCommands(parser, terminal, env, setExit);
   parser.command('policy', 'Ask what a permission profile decides', (policy) =>
     policy
       .command(
@@ -182,6 +208,23 @@ function buildParser(
             alias: 'w',
             type: 'string',
             describe: 'Working directory of the tools (default: current directory)',
+          })
+          .option('backend', {
+            type: 'string',
+            describe:
+              'Where the file and shell tools run: local, sandbox (a bubblewrap container), daytona (default: $RHO_BACKEND; sandbox for the unrestricted and eval profiles where bubblewrap works, else local)',
+          })
+          .option('dockerfile', {
+            type: 'string',
+            describe: 'Daytona: build the sandbox from this Dockerfile (implies --backend daytona)',
+          })
+          .option('snapshot', {
+            type: 'string',
+            describe: 'Daytona: create the sandbox from this snapshot (implies --backend daytona)',
+          })
+          .option('keep-sandbox', {
+            type: 'boolean',
+            describe: 'Daytona: keep the sandbox when rho exits (default: delete it)',
           })
           .option('system-prompt', {
             alias: 's',

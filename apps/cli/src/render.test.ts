@@ -104,6 +104,34 @@ describe('createEventRenderer (live)', () => {
     );
   });
 
+  it('writes what one event renders in one write per stream, in order', () => {
+    const writes: string[] = [];
+    const render = createEventRenderer({
+      mode: 'live',
+      color: false,
+      out: (text) => writes.push(`out:${text}`),
+      err: (text) => writes.push(`err:${text}`),
+    });
+    render({ type: 'text', text: 'Reading.', ts } as SessionEvent);
+    render({ type: 'tool_start', tool_call_id: 'c1', tool_name: 'read', tool_args: { path: 'a' }, ts } as SessionEvent);
+    render({ type: 'message', role: 'tool', tool_call_id: 'c1', content: 'one\ntwo\nthree', ts } as SessionEvent);
+    render({
+      type: 'tool_end',
+      tool_call_id: 'c1',
+      tool_name: 'read',
+      success: true,
+      duration_ms: 3,
+      ts,
+    } as SessionEvent);
+    expect(writes).toEqual([
+      'out:Reading.',
+      // The answer's line is ended on stdout before the tool's line goes to stderr.
+      'out:\n',
+      "err:→ read(path='a')\n",
+      'err:  ✓ read (3ms)\n    │ one\n    │ two\n    │ three\n',
+    ]);
+  });
+
   it('shows the diff a write made, against the file as it was before the call', () => {
     const directory = mkdtempSync(join(tmpdir(), 'rho-render-'));
     writeFileSync(join(directory, 'f.txt'), 'old\n');

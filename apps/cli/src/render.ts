@@ -64,8 +64,21 @@ type Phase =
 export function createEventRenderer(options: EventRendererOptions): EventRenderer {
   const style = styles(options.color);
   const live = options.mode === 'live';
-  const out = options.out;
-  const err = options.err ?? options.out;
+  // What one event writes goes out in one write per stream, in order (a tool's result line and
+  // its preview are one write(2), not five): each write to a pipe or terminal is a system call,
+  // and they added up to half a millisecond a turn on a loaded machine. Writes between events
+  // (the status line's timer) go out at once.
+  let pending: { to: (text: string) => void; text: string }[] | undefined;
+  const batched =
+    (to: (text: string) => void) =>
+    (text: string): void => {
+      if (pending === undefined) return to(text);
+      const last = pending.at(-1);
+      if (last?.to === to) last.text += text;
+      else pending.push({ to, text });
+    };
+  const out = batched(options.out);
+  const err = batched(options.err ?? options.out);
   const width = Math.max(40, options.width ?? 100);
   const results = new Map<string, string>();
   const before = new Map<string, { name: string; args: unknown; content: string | undefined }>();
@@ -205,7 +218,7 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
     if (preview.more > 0) say(style.dim(`${indent}… ${preview.more} more line${preview.more === 1 ? '' : 's'}`));
   };
 
-  const render = ((event: SessionEvent | TraceRecord) => {
+  const renderEvent = (event: SessionEvent | TraceRecord): void => {
     time = live ? '' : `${style.dim(clock(event.ts))} `;
     if (
       live &&
@@ -396,6 +409,16 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         const unknown: never = event;
         void unknown;
       }
+    }
+  };
+  const render = ((event: SessionEvent | TraceRecord) => {
+    pending = [];
+    try {
+      renderEvent(event);
+    } finally {
+      const writes = pending;
+      pending = undefined;
+      for (const { to, text } of writes) to(text);
     }
   }) as EventRenderer;
   render.pauseStatus = () => {

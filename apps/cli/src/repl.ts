@@ -1,11 +1,12 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, posix, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { McpContextCost } from '@rho/agent';
 import type { Session } from '@rho/core';
 import { createApprovalMemory, createTerminalApprover } from './approval-prompt.js';
 import { EXIT } from './exit-codes.js';
+import { exitAfterClosing } from './exit-cleanup.js';
 import { formatCost, formatTokens, formatUsage } from './format.js';
 import type { MarkdownRenderer } from './markdown.js';
 import type { EventRenderer } from './render.js';
@@ -210,6 +211,15 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         );
         return;
       }
+      case '/upload':
+      case '/download':
+        await transferCommand(
+          command.toLowerCase() === '/upload' ? 'upload' : 'download',
+          rest,
+          setup.backend,
+          terminal,
+        );
+        return;
       case '/compact': {
         terminal.stderr.write('Compacting conversation...\n');
         const result = await session.compact({ instructions: argument });
@@ -269,7 +279,10 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       void setup
         .close()
         .catch(() => {})
-        .finally(() => resolve(0));
+        .finally(() => {
+          process.off('SIGTERM', onTerminate);
+          resolve(0);
+        });
     };
 
     const submit = async () => {
@@ -322,7 +335,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     });
     readline.on('SIGINT', () => {
       if (running) {
-        if (interruptsInRun > 0) process.exit(EXIT.cancelled);
+        if (interruptsInRun > 0) return exitAfterClosing(EXIT.cancelled);
         interruptsInRun += 1;
         terminal.stderr.write('\nCancelling... (Ctrl+C again to quit)\n');
         session.cancel();
@@ -341,6 +354,12 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       prompt();
     });
     readline.on('close', finish);
+    // SIGTERM (a supervisor stopping rho): cancel a run under way, release the backend, exit.
+    const onTerminate = (): void => {
+      if (running) session.cancel();
+      exitAfterClosing(EXIT.cancelled);
+    };
+    process.once('SIGTERM', onTerminate);
     prompt();
   });
 }
@@ -383,4 +402,56 @@ function mcpStatus(costs: readonly McpContextCost[]): string[] {
       : `${cost.server} ${cost.tools} tools ~${formatTokens(cost.listedTokens)} tokens`,
   );
   return [`mcp      ${parts.join(' | ')}`];
+}
+
+/** What `/upload` and `/download` need of a backend (the daytona backend has it). */
+interface TransferringBackend {
+  workingDir?: string;
+  upload(localPath: string, remotePath: string): Promise<{ files: number; bytes: number; skipped: string[] }>;
+  download(remotePath: string, localPath: string): Promise<{ files: number; bytes: number; skipped: string[] }>;
+}
+
+/**
+ * `/upload LOCAL [REMOTE]` and `/download REMOTE [LOCAL]`: relative remote paths are in the
+ * sandbox's working directory, relative local ones in the current directory; a missing second
+ * path keeps the name of the first.
+ */
+async function transferCommand(
+  direction: 'upload' | 'download',
+  words: string[],
+  backend: RunSetup['backend'],
+  terminal: Terminal,
+): Promise<void> {
+  const usage = direction === 'upload' ? 'Usage: /upload LOCAL [REMOTE]\n' : 'Usage: /download REMOTE [LOCAL]\n';
+  const paths = words.filter((word) => word !== '');
+  if (paths.length < 1 || paths.length > 2) {
+    terminal.stderr.write(usage);
+    return;
+  }
+  if (!('upload' in backend) || !('download' in backend)) {
+    terminal.stderr.write(
+      `/${direction} moves files to and from a Daytona sandbox; this session's tools run on the ${backend.name} backend (use --backend daytona).\n`,
+    );
+    return;
+  }
+  const remote = backend as unknown as TransferringBackend;
+  const remoteDir = remote.workingDir ?? '/home/daytona';
+  const [first = '', second] = paths;
+  const local = resolve(direction === 'upload' ? first : (second ?? basename(first)));
+  const remotePath = posix.resolve(remoteDir, direction === 'upload' ? (second ?? basename(first)) : first);
+  try {
+    const summary =
+      direction === 'upload' ? await remote.upload(local, remotePath) : await remote.download(remotePath, local);
+    const [from, to] = direction === 'upload' ? [local, remotePath] : [remotePath, local];
+    terminal.stderr.write(
+      `${direction === 'upload' ? 'Uploaded' : 'Downloaded'} ${from} → ${to} (${summary.files} file${summary.files === 1 ? '' : 's'}, ${summary.bytes} bytes)\n`,
+    );
+    if (summary.skipped.length > 0) {
+      terminal.stderr.write(`Skipped (not regular files): ${summary.skipped.join(', ')}\n`);
+    }
+  } catch (error) {
+    terminal.stderr.write(
+      `${direction === 'upload' ? 'Upload' : 'Download'} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  }
 }

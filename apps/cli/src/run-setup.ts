@@ -2,8 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
-import { Agent } from '@rho/agent';
-import type { AgentConfig, Budgets, CompactionOptions, Session } from '@rho/core';
+import { Agent, backendAccess, defaultBackendName, defaultBackendRegistry } from '@rho/agent';
+import type { AgentConfig, Budgets, CompactionOptions, ExecutionBackend, Session } from '@rho/core';
 import {
   loadAgentConfig,
   loadUserConfig,
@@ -18,6 +18,7 @@ import { parseMcpServerSources } from '@rho/tools-mcp';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
 import { defaultSystemPrompt } from './default-prompt.js';
+import { closeOnExit } from './exit-cleanup.js';
 import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
 import {
@@ -65,6 +66,14 @@ export interface SetupArguments {
   maxRetries?: string;
   /** `--context-window`: tokens, as typed. */
   contextWindow?: string;
+  /** `--backend`: where the file and shell tools run (local, sandbox, daytona). */
+  backend?: string;
+  /** `--dockerfile`: the Daytona sandbox is built from this Dockerfile (implies daytona). */
+  dockerfile?: string;
+  /** `--snapshot`: the Daytona sandbox is created from this snapshot (implies daytona). */
+  snapshot?: string;
+  /** `--keep-sandbox`: the Daytona sandbox is not deleted on exit. */
+  keepSandbox?: boolean;
   /** `--fleet URL`: register the session in this fleet (an empty value: no fleet for this run). */
   fleet?: string;
   /** `--label key=value` (repeatable): labels of the session in the fleet. */
@@ -91,7 +100,9 @@ export interface RunSetup {
   instructionFiles: string[];
   /** Tools not offered because nobody can approve their calls in this run (the caller says so). */
   withheld: readonly { name: string; reason: string }[];
-  /** Releases what the tools hold (database connections). */
+  /** Where the file and shell tools run. */
+  backend: ExecutionBackend;
+  /** Releases what the tools hold (database connections) and what the backend holds (its container). */
   close(): Promise<void>;
 }
 
@@ -113,21 +124,29 @@ export async function prepareRun(
   env: NodeJS.ProcessEnv,
   hooks: SetupHooks = {},
 ): Promise<RunSetup> {
-  const held: { lock?: SessionLock } = {};
+  const held: Held = {};
   try {
     return await prepareLockedRun(argv, env, hooks, held);
   } catch (error) {
-    // A setup that fails after taking the session's lock gives it back (a REPL stays open).
+    // A setup that fails after taking the session's lock gives it back (a REPL stays open), and
+    // one that fails after making the backend releases it.
     held.lock?.release();
+    await held.closeBackend?.();
     throw error;
   }
+}
+
+/** What a setup holds while it is made, released if it fails. */
+interface Held {
+  lock?: SessionLock;
+  closeBackend?: () => Promise<void>;
 }
 
 async function prepareLockedRun(
   argv: SetupArguments,
   env: NodeJS.ProcessEnv,
   hooks: SetupHooks,
-  held: { lock?: SessionLock },
+  held: Held,
 ): Promise<RunSetup> {
   loadDotenv(env);
   const home = rhoHome(env);
@@ -167,14 +186,19 @@ async function prepareLockedRun(
   // OpenTelemetry export is off unless asked for; only then is its SDK loaded.
   const otel = otelSettings(argv, env, userConfig.otel, userConfig.path);
   config = applyFlags(config, argv);
-  // Tools never run anywhere but where the user was told: a backend this version cannot provide
-  // stops the run before the first model call instead of running the tools on this machine.
-  const backend = nonEmpty(config.backend) ?? nonEmpty(env.RHO_AGENT_BACKEND);
-  if (backend !== undefined && backend !== 'local') {
-    throw new UsageError({
-      message: `Backend '${backend}' is not available: this version of rho runs tools only on the local machine (backend: local). ${config.backend === undefined ? 'Unset RHO_AGENT_BACKEND' : `Remove 'backend' from ${configOrigin}`} or set it to local.`,
-    });
-  }
+  // --backend, else the config's (a resumed session's own), else $RHO_BACKEND (rho-agent's
+  // RHO_AGENT_BACKEND too); without any, the profile's default (decided below).
+  const backendOrigin =
+    argv.backend !== undefined
+      ? '--backend'
+      : nonEmpty(argv.dockerfile) !== undefined || nonEmpty(argv.snapshot) !== undefined || argv.keepSandbox === true
+        ? 'the daytona flags'
+        : nonEmpty(config.backend) !== undefined
+          ? configOrigin
+          : nonEmpty(env.RHO_BACKEND) !== undefined
+            ? 'RHO_BACKEND'
+            : 'RHO_AGENT_BACKEND';
+  const chosenBackend = nonEmpty(config.backend) ?? nonEmpty(env.RHO_BACKEND) ?? nonEmpty(env.RHO_AGENT_BACKEND);
 
   // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).
   if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL.trim() === '') {
@@ -239,7 +263,33 @@ async function prepareLockedRun(
   const savedProfileName = profileName === 'eval' ? 'eval' : profile.name;
   config.profile = config.profile ?? savedProfileName;
 
-  const resolved = resolveSystemPrompt(config, argv, { home, workingDir, profile });
+  // Tools never run anywhere but where the user was told: a backend that is unknown or cannot
+  // start here stops the run before the first model call (exit 2), never falls back to this machine.
+  const backendName = chosenBackend ?? (await defaultBackendName({ name: savedProfileName }));
+  const backend = await defaultBackendRegistry().create(backendName, {
+    workingDir,
+    options: config.backendOptions ?? {},
+    access: backendAccess(profile),
+    env,
+    origin: chosenBackend === undefined ? `the default of profile ${savedProfileName}` : backendOrigin,
+  });
+  if (backendName === 'daytona' && config.backendOptions?.['keep_sandbox'] === true && 'sandboxId' in backend) {
+    // It costs money while it runs: say which one is left behind.
+    hooks.onWarning?.(
+      `the Daytona sandbox ${String(backend.sandboxId)} is kept when rho exits (keep_sandbox); it stops after 15 idle minutes and stays until you delete it.`,
+    );
+  }
+  const closeBackend = async () => {
+    await backend.close?.();
+  };
+  held.closeBackend = closeBackend;
+  // Also on the exits that skip `finally` (a second Ctrl+C, SIGTERM in the REPL).
+  const forgetBackend = closeOnExit(closeBackend);
+  // Saved with the session, so a resume runs its tools in the same place.
+  config.backend = backendName;
+
+  // A remote backend works in a directory of its own (the prompt's working_dir names it).
+  const resolved = resolveSystemPrompt(config, argv, { home, workingDir: backend.workingDir ?? workingDir, profile });
   const { initialPrompt } = resolved;
   // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
   const instructions = findProjectInstructions(workingDir);
@@ -269,6 +319,7 @@ async function prepareLockedRun(
   const toolset = await buildToolset({
     profile,
     workingDir,
+    backend,
     home,
     env,
     toolPackages,
@@ -423,6 +474,8 @@ async function prepareLockedRun(
     await Promise.all([tracing?.shutdown(), fleet?.close()]);
     await localClient?.close();
     await agent.close();
+    forgetBackend();
+    await closeBackend();
   };
   return {
     agent,
@@ -436,8 +489,43 @@ async function prepareLockedRun(
     home,
     instructionFiles: instructions.files,
     withheld: toolset.withheld,
+    backend,
     close,
   };
+}
+
+/**
+ * `--dockerfile`, `--snapshot` (mutually exclusive; either implies `--backend daytona`) and
+ * `--keep-sandbox` become the daytona backend's options, saved with the session.
+ */
+function applyDaytonaFlags(config: AgentConfig, argv: SetupArguments): void {
+  const dockerfile = nonEmpty(argv.dockerfile);
+  const snapshot = nonEmpty(argv.snapshot);
+  if (dockerfile === undefined && snapshot === undefined && argv.keepSandbox !== true) return;
+  if (dockerfile !== undefined && snapshot !== undefined) {
+    throw new UsageError({ message: 'Cannot use both --dockerfile and --snapshot: choose one.' });
+  }
+  const flags = [dockerfile && '--dockerfile', snapshot && '--snapshot', argv.keepSandbox === true && '--keep-sandbox']
+    .filter(Boolean)
+    .join(', ');
+  if (config.backend !== undefined && config.backend !== 'daytona') {
+    throw new UsageError({
+      message: `${flags} belong${flags.includes(',') ? '' : 's'} to the daytona backend, but the backend is '${config.backend}': drop the flag or use --backend daytona.`,
+    });
+  }
+  if (config.backend !== 'daytona') delete config.backendOptions;
+  config.backend = 'daytona';
+  const options: Record<string, unknown> = { ...config.backendOptions };
+  // A flag's image source replaces the config's.
+  if (dockerfile !== undefined || snapshot !== undefined) {
+    delete options['dockerfile'];
+    delete options['snapshot'];
+    delete options['image'];
+  }
+  if (dockerfile !== undefined) options['dockerfile'] = resolve(dockerfile);
+  if (snapshot !== undefined) options['snapshot'] = snapshot;
+  if (argv.keepSandbox === true) options['keep_sandbox'] = true;
+  config.backendOptions = options;
 }
 
 function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
@@ -463,6 +551,14 @@ function applyFlags(base: AgentConfig, argv: SetupArguments): AgentConfig {
   if (argv.idleTimeout !== undefined) config.idleTimeout = seconds(argv.idleTimeout, '--idle-timeout');
   if (argv.maxRetries !== undefined) config.maxRetries = retries(argv.maxRetries, '--max-retries');
   if (argv.contextWindow !== undefined) config.contextWindow = tokens(argv.contextWindow, '--context-window');
+  if (argv.backend !== undefined) {
+    const name = argv.backend.trim();
+    if (name === '') throw new UsageError({ message: '--backend needs a value: local, sandbox or daytona.' });
+    // The config's options belong to the backend it names: another backend starts without them.
+    if (name !== config.backend) delete config.backendOptions;
+    config.backend = name;
+  }
+  applyDaytonaFlags(config, argv);
   return config;
 }
 
@@ -574,7 +670,10 @@ function configDocument(config: AgentConfig): Record<string, unknown> {
   if (Object.keys(config.vars).length > 0) document.vars = config.vars;
   document.model = config.model;
   document.profile = config.profile;
-  document.backend = config.backend ?? 'local';
+  document.backend =
+    config.backendOptions === undefined || Object.keys(config.backendOptions).length === 0
+      ? (config.backend ?? 'local')
+      : { name: config.backend ?? 'local', ...config.backendOptions };
   document.working_dir = config.workingDir;
   if (config.baseUrl !== undefined) document.base_url = config.baseUrl;
   if (config.serviceTier !== undefined) document.service_tier = config.serviceTier;

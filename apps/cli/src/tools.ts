@@ -1,5 +1,6 @@
 import type { ApprovalAvailability, Toolset } from '@rho/agent';
 import { createToolset } from '@rho/agent';
+import type { ExecutionBackend } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import type { DatabaseWarning } from '@rho/tools-db';
 import type { McpServerConfig } from '@rho/tools-mcp';
@@ -10,6 +11,8 @@ import { loadToolPackages } from './tool-packages.js';
 export interface ToolSetup {
   profile: PermissionProfile;
   workingDir: string;
+  /** Where the file and shell tools run. */
+  backend?: ExecutionBackend;
   home: string;
   env: NodeJS.ProcessEnv;
   /** `--db-config`. */
@@ -49,6 +52,7 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
   return createToolset({
     profile,
     workingDir,
+    ...(setup.backend === undefined ? {} : { backend: setup.backend }),
     env: setup.env,
     rhoHome: setup.home,
     // Agent config `databases` wins over --db-config / RHO_DB_CONFIG / $RHO_HOME/databases.yaml.

@@ -323,22 +323,20 @@ describe('agent config checks', () => {
 
   it('stops with exit 2 on a backend it cannot provide instead of running the tools locally', async () => {
     const { home, work } = project();
-    writeFileSync(join(work, 'agent.yaml'), 'backend: daytona\n');
+    writeFileSync(join(work, 'agent.yaml'), 'backend: nowhere\n');
     server = await startLoopbackServer({ steps: [{ type: 'response', text: 'never' }] });
     const outcome = await runRho(['--base-url', server.url, '--config', 'agent.yaml', '-p', 'hi'], {
       env: { RHO_HOME: home },
       cwd: work,
     });
     expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toContain(
-      "Backend 'daytona' is not available: this version of rho runs tools only on the local machine (backend: local).",
-    );
+    expect(outcome.stderr).toContain(`Unknown backend 'nowhere' (${join(work, 'agent.yaml')}): choose one of local`);
     const fromEnvironment = await runRho(['--base-url', server.url, '-p', 'hi'], {
-      env: { RHO_HOME: home, RHO_AGENT_BACKEND: 'daytona' },
+      env: { RHO_HOME: home, RHO_AGENT_BACKEND: 'nowhere' },
       cwd: work,
     });
     expect(fromEnvironment.code).toBe(2);
-    expect(fromEnvironment.stderr).toContain('Unset RHO_AGENT_BACKEND or set it to local.');
+    expect(fromEnvironment.stderr).toContain("Unknown backend 'nowhere' (RHO_AGENT_BACKEND)");
     expect(server.requests).toHaveLength(0);
     expect(existsSync(join(home, 'sessions'))).toBe(false);
   });

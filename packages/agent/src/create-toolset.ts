@@ -259,7 +259,10 @@ async function readDatabaseConfig(options: ToolsetOptions): Promise<readonly Dat
 /** {@link createToolset} once the profile and databases are known: no I/O, so a constructor can call it. */
 export function buildToolset(options: ResolvedToolsetOptions): Toolset {
   const { profile } = options;
-  const workingDir = resolve(options.workingDir ?? process.cwd());
+  const localWorkingDir = resolve(options.workingDir ?? process.cwd());
+  // A remote backend (daytona) works in a directory of its own file system; database tools and
+  // MCP servers run on this machine and keep the local directory.
+  const workingDir = options.backend?.workingDir ?? localWorkingDir;
   const own: AnyTool[] = fsTools({
     profile,
     workingDir,
@@ -273,7 +276,7 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
       ? dbTools({
           profile,
           databases: options.databases,
-          workingDir,
+          workingDir: localWorkingDir,
           ...(options.onDatabaseWarning === undefined ? {} : { onWarning: options.onDatabaseWarning }),
         })
       : [];

@@ -1,5 +1,6 @@
 export { Agent } from './agent.js';
 export type { AgentOptions, CreateAgentOptions } from './agent.js';
+export { backendAccess, defaultBackendName, defaultBackendRegistry } from './backends.js';
 export { createToolset } from './create-toolset.js';
 export type {
   ApprovalAvailability,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { loadYaml } from './internal/yaml.js';
 import { ConfigError } from './errors.js';
 import type { Budgets } from './session-options.js';
 
@@ -15,8 +15,13 @@ export interface AgentConfig {
   model?: string;
   /** Permission profile: a built-in name or a YAML path. */
   profile?: string;
-  /** Execution backend (`local`). */
+  /**
+   * Execution backend: `local`, `sandbox`, `daytona` (YAML `backend: NAME`, or
+   * `backend: {name: NAME, ...options}` with the backend's options).
+   */
   backend?: string;
+  /** The backend's options (the other keys of a `backend:` mapping), as written. */
+  backendOptions?: Record<string, unknown>;
   workingDir?: string;
   baseUrl?: string;
   serviceTier?: string;
@@ -84,8 +89,15 @@ export function parseAgentConfig(document: unknown, origin = 'agent config'): Ag
   };
   for (const [key, value] of Object.entries(source)) {
     if (value === null || value === undefined) continue;
-    if (key in STRING_FIELDS) {
-      if (typeof value !== 'string') fail(key, 'a string', value);
+    if (key === 'backend' && typeof value === 'object' && !Array.isArray(value)) {
+      const { name, ...options } = value as Record<string, unknown>;
+      if (typeof name !== 'string' || name.trim() === '')
+        fail(key, 'a backend name, or a mapping with `name` (local, sandbox, daytona) and its options', value);
+      config.backend = name as string;
+      if (Object.keys(options).length > 0) config.backendOptions = options;
+    } else if (key in STRING_FIELDS) {
+      if (typeof value !== 'string')
+        fail(key, key === 'backend' ? 'a backend name or a mapping with `name`' : 'a string', value);
       config[STRING_FIELDS[key as keyof typeof STRING_FIELDS]] = value as string;
     } else if (key === 'vars') {
       if (typeof value !== 'object' || Array.isArray(value)) fail(key, 'a mapping of names to values', value);
@@ -261,7 +273,7 @@ export function loadAgentConfig(path: string): AgentConfig {
   }
   let document: unknown;
   try {
-    document = parse(text);
+    document = loadYaml().parse(text);
   } catch (error) {
     throw new ConfigError({
       message: `Invalid YAML in config file ${path}: ${(error as Error).message}`,
@@ -282,6 +294,8 @@ export function agentConfigToDocument(config: AgentConfig): Record<string, unkno
     const value = config[field];
     if (value !== undefined && value !== '') document[key] = value;
   }
+  if (config.backendOptions !== undefined && Object.keys(config.backendOptions).length > 0)
+    document.backend = { name: config.backend ?? 'local', ...config.backendOptions };
   if (config.responseFormat !== undefined) document.response_format = config.responseFormat;
   if (config.databases !== undefined && Object.keys(config.databases).length > 0) document.databases = config.databases;
   if (config.toolPackages !== undefined && config.toolPackages.length > 0) document.tool_packages = config.toolPackages;

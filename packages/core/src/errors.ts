@@ -15,7 +15,8 @@ export class ConfigError extends RhoError {
   }
 
   static override isInstance(error: unknown): error is ConfigError {
-    return RhoError.isInstance(error) && error.name === 'ConfigError';
+    // Subclasses keep their own name; they are configuration problems all the same.
+    return RhoError.isInstance(error) && (error.name === 'ConfigError' || error.name === 'BackendUnavailableError');
   }
 }
 
@@ -146,5 +147,25 @@ export class SessionLockedError extends RhoError {
 
   static override isInstance(error: unknown): error is SessionLockedError {
     return RhoError.isInstance(error) && error.code === 'session_locked';
+  }
+}
+
+/**
+ * An execution backend that cannot be used: unknown by name, missing its package, unable to start
+ * here (bubblewrap not installed), or given options it does not take. A configuration problem:
+ * exit code 2 in the CLI, raised before the first model call.
+ */
+export class BackendUnavailableError extends ConfigError {
+  /** The backend asked for. */
+  readonly backend: string;
+
+  constructor(options: RhoErrorOptions & { backend: string; file?: string; field?: string }) {
+    super({ ...options, code: 'backend_unavailable' });
+    this.name = 'BackendUnavailableError';
+    this.backend = options.backend;
+  }
+
+  static override isInstance(error: unknown): error is BackendUnavailableError {
+    return RhoError.isInstance(error) && error.name === 'BackendUnavailableError';
   }
 }

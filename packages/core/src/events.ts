@@ -30,6 +30,10 @@ interface Base {
 export interface RunStartEvent extends Base {
   type: 'run_start';
   prompt: string;
+  /** The queued task this run carries out (`rho worker`), when there is one. */
+  task_id?: string;
+  /** Which attempt at that task this is, from 1 (a task is retried when its worker dies). */
+  task_attempt?: number;
 }
 /** A message was appended to history (the OpenAI chat shape, flattened). */
 export type MessageEvent = Base & { type: 'message' } & ChatMessage & {

@@ -48,6 +48,40 @@ export interface ExecutionBackend {
   createExclusive(path: string, data: Uint8Array): Promise<void>;
   /** Creates a directory, and its missing parents when `recursive`. */
   mkdir(path: string, options?: { recursive?: boolean }): Promise<void>;
+
+  /**
+   * What confines the tools on this backend, when it is more than the permission profile: set by
+   * backends that run everything inside a container or a remote machine (the restricted shell
+   * then needs no sandbox of its own per command). Absent for `local`.
+   */
+  readonly isolation?: BackendIsolation;
+
+  /**
+   * The directory the session's tools work in on this backend, when the backend chose it: a remote
+   * sandbox has a file system of its own, where the local working directory does not exist (the
+   * daytona backend works in `/home/daytona/<name of the local directory>`). Absent: the session's
+   * working directory is used as it is.
+   */
+  readonly workingDir?: string;
+
+  /**
+   * Releases what the backend holds (a container, a server process, a remote sandbox): every
+   * process it started is ended. Idempotent; calls made afterwards fail. Backends that hold
+   * nothing leave it out.
+   */
+  close?(): Promise<void>;
+}
+
+/** How a backend confines the tools that run on it. */
+export interface BackendIsolation {
+  /** What confines them, in words (`bubblewrap container`, `Daytona sandbox`). */
+  description: string;
+  /** Whether processes can reach the network. */
+  network: boolean;
+  /** Whether the working directory is writable. */
+  workingDir: 'read-write' | 'read-only';
+  /** The environment processes get when a tool passes none (nothing of rho's own). */
+  environment: Readonly<Record<string, string>>;
 }
 
 /** What to run, where, and how its standard streams are wired. */

@@ -16,6 +16,7 @@ export type {
   Usage,
 } from '@rho/model-client';
 export {
+  BackendUnavailableError,
   ConfigError,
   InternalError,
   SessionBusyError,
@@ -36,6 +37,7 @@ export type {
   ToolResult,
 } from './tool.js';
 export type {
+  BackendIsolation,
   BackendProcess,
   ExecutionBackend,
   FileInfo,
@@ -44,6 +46,14 @@ export type {
   SpawnOptions,
 } from './execution-backend.js';
 export { createLocalBackend } from './local-backend.js';
+export { createBackendRegistry, localBackendFactory } from './backend-registry.js';
+export type {
+  BackendAccess,
+  BackendCreateContext,
+  BackendFactory,
+  BackendFactoryLoader,
+  BackendRegistry,
+} from './backend-registry.js';
 export type { LocalBackendOptions } from './local-backend.js';
 export type {
   CompactEvent,

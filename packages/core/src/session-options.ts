@@ -96,6 +96,11 @@ export interface RunOptions {
   onEvent?: (event: SessionEvent) => void;
   /** Overrides the budget's `maxTurns` for this run. */
   maxTurns?: number;
+  /**
+   * The queued task this run carries out (`rho worker` sets it): recorded in `run_start` as
+   * `task_id` and `task_attempt`, so a retried task's trace says which attempt it is.
+   */
+  task?: { id: string; attempt: number };
 }
 
 /** The outcome of a run. */

@@ -431,4 +431,15 @@ describe('a busy session', () => {
     expect(await session.run('second')).toMatchObject({ status: 'completed', text: 'second done' });
     client.assertDone();
   });
+
+  it('records the queued task a run carries out in run_start (task_id, task_attempt)', async () => {
+    const directory = tempDir();
+    const client = createScriptedModelClient({ steps: [{ text: 'one' }, { text: 'two' }] });
+    const session = new Agent({ tools: [], client }).createSession({ id: 's-task', directory });
+    await session.run('first', { task: { id: 'task-1', attempt: 2 } });
+    await session.run('second');
+    const starts = readTrace(join(directory, 'trace.jsonl')).filter((record) => record.type === 'run_start');
+    expect(starts[0]).toMatchObject({ prompt: 'first', task_id: 'task-1', task_attempt: 2 });
+    expect(starts[1]).not.toHaveProperty('task_id');
+  });
 });

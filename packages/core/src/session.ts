@@ -197,7 +197,11 @@ export class Session implements ChildSession {
     const stopPolling = this.control.startPolling(controller);
     let result: RunResult;
     try {
-      this.state.append({ type: 'run_start', prompt });
+      this.state.append({
+        type: 'run_start',
+        prompt,
+        ...(options.task === undefined ? {} : { task_id: options.task.id, task_attempt: options.task.attempt }),
+      });
       this.control.writeMeta({
         status: 'running',
         ...processIdentity(),

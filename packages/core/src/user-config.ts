@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { loadYaml } from './internal/yaml.js';
 import { suggestKey } from './agent-config.js';
 import { ConfigError } from './errors.js';
 
@@ -166,7 +166,7 @@ export function loadUserConfig(rhoHome: string): UserConfig {
   }
   let document: unknown;
   try {
-    document = parse(text);
+    document = loadYaml().parse(text);
   } catch (error) {
     throw new ConfigError({
       message: `Invalid YAML in ${path}: ${(error as Error).message}`,

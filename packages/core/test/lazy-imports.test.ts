@@ -72,4 +72,25 @@ const outcome = await client.preload();
 if (outcome !== undefined) throw new Error('preload resolved to ' + String(outcome));`);
     expect(loadsOpenAI(preloaded)).toBe(true);
   });
+
+  it('does not load the yaml package until a YAML file is read or written', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'rho-lazy-yaml-'));
+    const config = join(directory, 'agent.yaml');
+    await writeFile(config, 'model: m\n');
+    const main = join(directory, 'main.mjs');
+    // yaml is CommonJS: whether it was loaded shows in the require cache.
+    await writeFile(
+      main,
+      `import { createRequire } from 'node:module';
+const core = await import(${JSON.stringify(pathToFileURL(built).href)});
+const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => /[\\/]yaml[\\/]/.test(path));
+const agent = new core.Agent({ clientOptions: { apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1' } });
+agent.createSession({ directory: ${JSON.stringify(join(directory, 'session'))} });
+const before = loaded();
+const parsed = core.loadAgentConfig(${JSON.stringify(config)});
+process.stdout.write(JSON.stringify({ before, after: loaded(), model: parsed.model }));`,
+    );
+    const { stdout } = await run(process.execPath, [main], { cwd: directory });
+    expect(JSON.parse(stdout)).toEqual({ before: false, after: true, model: 'm' });
+  });
 });

@@ -286,6 +286,11 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
   let finalArgv = checked.argv;
   if (builder.cwd !== undefined && finalArgv[checked.programIndex] === 'git') {
     const overrides = gitDriverOverrides(finalArgv, checked.programIndex, builder.cwd);
+    if (overrides === undefined)
+      throw new ShellRefusal(
+        'git.drivers',
+        `git: the repository's config in ${builder.cwd} cannot be read on this machine (a remote backend, or a directory that does not exist), so its filter and diff drivers (programs git runs on files) cannot be switched off; restricted mode does not run git there`,
+      );
     if (overrides.length > 0)
       finalArgv = [
         ...finalArgv.slice(0, checked.programIndex + 1),

@@ -19,6 +19,17 @@ export interface SandboxRunOptions {
    * namespace of its own with nothing but its own loopback.
    */
   allowNetwork: boolean;
+  /** Bind `cwd` read-write instead of read-only (a sandbox for tools that may change the working directory). */
+  writableCwd?: boolean;
+  /**
+   * Start the process with exactly this environment instead of inheriting rho's (bubblewrap's
+   * `--clearenv` then `--setenv` for each entry).
+   */
+  env?: Readonly<Record<string, string>>;
+  /** Directories hidden behind an empty read-only tmpfs (rho's home, with its database passwords). */
+  hide?: readonly string[];
+  /** Directories created (empty) inside the private /tmp before the command starts. */
+  tmpDirs?: readonly string[];
 }
 
 /** An operating-system sandbox for restricted commands. */
@@ -31,6 +42,8 @@ export interface SandboxWrapper {
   unavailableReason?: string;
   /** The argv that runs `argv` inside the sandbox (the argv itself when the sandbox is unavailable). */
   wrap(argv: string[], options: SandboxRunOptions): string[];
+  /** The `bwrap` executable, when available. */
+  program?: string;
 }
 
 /** Where to look for the sandbox program; for tests and for hosts with an unusual layout. */
@@ -91,8 +104,13 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     // Without the network, nothing under /run is needed; its Unix sockets (docker, dbus, database
     // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
     ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
-    // Bound again after the private /tmp, so a working directory under /tmp stays visible (read-only).
-    '--ro-bind',
+    ...(options.tmpDirs ?? []).flatMap((directory) => ['--dir', directory]),
+    // Hidden before the working directory is bound, so a working directory inside one stays visible.
+    ...(options.hide ?? [])
+      .filter(existsSync)
+      .flatMap((directory) => ['--tmpfs', directory, '--remount-ro', directory]),
+    // Bound again after the private /tmp, so a working directory under /tmp stays visible.
+    options.writableCwd === true ? '--bind' : '--ro-bind',
     options.cwd,
     options.cwd,
     // New user, IPC, PID, network, UTS and cgroup namespaces.
@@ -105,6 +123,9 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     'ALL',
     '--die-with-parent',
     '--new-session',
+    ...(options.env === undefined
+      ? []
+      : ['--clearenv', ...Object.entries(options.env).flatMap(([name, value]) => ['--setenv', name, value])]),
     '--chdir',
     options.cwd,
     '--',
@@ -158,6 +179,7 @@ async function detect(options: Required<SandboxLookupOptions>): Promise<SandboxW
   return {
     available: true,
     description: `bubblewrap (${bwrap})`,
+    program: bwrap,
     wrap: (argv: string[], runOptions: SandboxRunOptions): string[] => bubblewrapArguments(bwrap, argv, runOptions),
   };
 }

@@ -318,4 +318,17 @@ describe('filter and diff drivers of the repository are switched off', () => {
     rmSync(bare, { recursive: true, force: true });
     rmSync(directory, { recursive: true, force: true });
   });
+
+  test("git is refused where the repository config cannot be read (a remote backend's directory)", async () => {
+    // A working directory that is not on this machine (as with the Daytona backend): the drivers
+    // are unknown, so the command is refused rather than run with drivers left on.
+    const remote = join(tmpdir(), `rho-not-here-${process.pid}-${Date.now()}`, 'project');
+    const decision = await checkShellCommand('git diff', { cwd: remote });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.reason).toMatch(/cannot be read on this machine/);
+    const local = mkdtempSync(join(tmpdir(), 'rho-grammar-nogit-'));
+    // A local directory that is not a repository has no drivers: git runs (and says so itself).
+    expect((await checkShellCommand('git status', { cwd: local })).allowed).toBe(true);
+    rmSync(local, { recursive: true, force: true });
+  });
 });

@@ -72,7 +72,7 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
     );
   }
   const restricted = profile.shell === 'restricted';
-  if (restricted && (options.sandbox ?? sandboxModeOf(profile)) === 'off') {
+  if (restricted && backend?.isolation === undefined && (options.sandbox ?? sandboxModeOf(profile)) === 'off') {
     options.onWarning?.(sandboxOffWarning(profile.name));
   }
   const workingDir = profile.shellWorkingDir ?? options.workingDir;
@@ -83,7 +83,13 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
       timeoutSeconds: profile.shellTimeoutSeconds,
       ...(workingDir === undefined ? {} : { workingDir }),
       ...(restricted
-        ? { gate: restrictedShellGate(profile, options.sandbox === undefined ? {} : { sandbox: options.sandbox }) }
+        ? {
+            gate: restrictedShellGate(profile, {
+              ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+              // A backend that is a container already contains every command.
+              ...(backend?.isolation === undefined ? {} : { contained: backend.isolation }),
+            }),
+          }
         : {}),
     }),
   );

@@ -1,6 +1,7 @@
 import { chmod, mkdir, symlink, writeFile, appendFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLocalBackend, type ExecutionBackend } from '@rho/core';
 import { createReadTool } from './read-tool.js';
 import { call, contextFor, temporaryDirectory } from './test-support/harness.js';
 
@@ -197,6 +198,54 @@ describe('read', () => {
     for (const result of results.slice(0, 2)) {
       expect(result).toMatchObject({ success: true });
     }
+  });
+
+  it('reads on after short reads that stop before the end (a backend may return fewer bytes than asked)', async () => {
+    await writeFile(join(dir, 'short.txt'), lines(50));
+    const local = createLocalBackend();
+    let reads = 0;
+    const backend: ExecutionBackend = {
+      ...local,
+      async openRead(path) {
+        const handle = await local.openRead(path);
+        return {
+          size: handle.size,
+          close: () => handle.close(),
+          read: (buffer, position, length) => {
+            reads += 1;
+            return handle.read(buffer, position, Math.min(length, 7));
+          },
+        };
+      },
+    };
+    const result = await call(read, { path: 'short.txt' }, { ...contextFor(dir), backend });
+    expect(result.metadata).toMatchObject({ start_line: 1, end_line: 50, total_lines: 50 });
+    expect(result.content.split('\n').at(-1)).toBe('    50  line 50');
+    expect(reads).toBeGreaterThan(50);
+  });
+
+  it('reads a small file in one read: the short read that reaches its size ends the scan', async () => {
+    await writeFile(join(dir, 'small.txt'), 'alpha\nbeta\n');
+    const local = createLocalBackend();
+    const reads: number[] = [];
+    const backend: ExecutionBackend = {
+      ...local,
+      async openRead(path) {
+        const handle = await local.openRead(path);
+        return {
+          size: handle.size,
+          close: () => handle.close(),
+          read: async (buffer, position, length) => {
+            const count = await handle.read(buffer, position, length);
+            reads.push(count);
+            return count;
+          },
+        };
+      },
+    };
+    const result = await call(read, { path: 'small.txt' }, { ...contextFor(dir), backend });
+    expect(result.content).toBe('     1  alpha\n     2  beta');
+    expect(reads).toEqual([11]);
   });
 
   it.skipIf(process.getuid?.() === 0)('reports permission denied (non-root only)', async () => {

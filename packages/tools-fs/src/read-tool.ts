@@ -179,7 +179,10 @@ async function scanLines(
   want: { start: number; end: number } | { last: number },
   signal: AbortSignal,
 ): Promise<ScanResult> {
-  const buffer = new Uint8Array(CHUNK_BYTES);
+  // The first read is sized to the file (one byte more, so that read is short and ends the scan)
+  // up to a megabyte: a small file costs no megabyte allocated (and zeroed) per call, and small
+  // buffers come from Node's pool. Not zeroed: only the bytes a read returns are looked at.
+  let buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, handle.size + 1));
   const kept: CapturedLine[] = [];
   // One slot more than wanted: the line after the final newline (which may not exist) takes one.
   const ringSize = 'last' in want ? want.last + 1 : 0;
@@ -258,6 +261,12 @@ async function scanLines(
     }
     position += count;
     lastByte = chunk[count - 1] ?? lastByte;
+    // A short read that reached the size the file had when it was opened is its end: one read
+    // (one round trip to the backend) fewer than reading again to get 0. A backend may return
+    // short reads before the end, so a short read before that size reads on.
+    if (count < buffer.byteLength && position >= handle.size) break;
+    // It did not end there (the file grew, or the backend reads less at a time): full chunks on.
+    if (buffer.byteLength < CHUNK_BYTES) buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   }
   // A file shorter than the sample is judged on all of it.
   if (!sampleJudged) {

@@ -15,6 +15,13 @@ export interface RestrictedShellGateOptions {
   sandbox?: SandboxMode;
   /** Where to look for bubblewrap (tests use a `PATH` without it). */
   sandboxLookup?: SandboxLookupOptions;
+  /**
+   * The commands run on a backend that is itself a container (`backend.isolation`, the sandbox
+   * backend): they run in it as they are, without a bubblewrap sandbox of their own per command
+   * (which cannot be nested there). The policy check and the hardened plan are the same; the
+   * allowlisted variables come from the container's environment (`isolation.environment`), not rho's.
+   */
+  contained?: { environment: Readonly<Record<string, string>> };
 }
 
 /**
@@ -31,6 +38,10 @@ export function restrictedShellGate(profile: PermissionProfile, options: Restric
     // The working directory lets the policy expand file name patterns (src/*.ts) and read `< FILE` inside it.
     const decision = await checkShellCommand(command, { profile, cwd });
     if (!decision.allowed) return { allowed: false, reason: decision.reason };
+    if (options.contained !== undefined) {
+      const hardened = hardenPlan(decision.plan);
+      return { allowed: true, plan: hardened.plan, env: hardened.env({ ...options.contained.environment }) };
+    }
     const wrapper = await sandboxWrapper(options.sandboxLookup);
     const status = sandboxStatus(effective, wrapper);
     if (status.refusal !== undefined) return { allowed: false, reason: `no sandbox: ${status.refusal}` };

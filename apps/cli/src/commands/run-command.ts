@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { SessionEvent } from '@rho/core';
 import { ConfigError, SessionWriteError } from '@rho/core';
 import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
+import { exitAfterClosing } from '../exit-cleanup.js';
 import { loadMarkdownRenderer } from '../markdown.js';
 import { createEventRenderer, createJsonRenderer } from '../render.js';
 import { promptToSend, replayNotes } from '../replay-notes.js';
@@ -132,14 +133,15 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       if (!argv.json) terminal.stderr.write('\nCancelling... (Ctrl+C again to quit at once)\n');
       session.cancel();
     } else {
-      process.exit(EXIT.cancelled);
+      // Quit at once, but not before the backend's container or remote sandbox is released.
+      exitAfterClosing(EXIT.cancelled);
     }
   };
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render });
+    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render, ...queuedTask(env) });
   } finally {
     renderer?.finish();
     process.off('SIGINT', onInterrupt);
@@ -189,6 +191,14 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     return EXIT.refused;
   }
   return exitCodeForStatus(result.status);
+}
+
+/** The queued task `rho worker` started this run for (RHO_TASK_ID, RHO_TASK_ATTEMPT), recorded in run_start. */
+function queuedTask(env: NodeJS.ProcessEnv): { task?: { id: string; attempt: number } } {
+  const id = env.RHO_TASK_ID;
+  const attempt = Number(env.RHO_TASK_ATTEMPT ?? '1');
+  if (id === undefined || id === '') return {};
+  return { task: { id, attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1 } };
 }
 
 function terminalWidth(terminal: Terminal): number {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parse } from 'yaml';
+import { loadYaml } from '../internal/yaml.js';
 import { TraceError } from '../errors.js';
 import { readSessionMeta } from '../session-meta.js';
 import type { AtifTrajectory } from './atif-schema.js';
@@ -40,7 +40,7 @@ export function sessionToAtif(directory: string, options: TraceToAtifOptions = {
 
 function readConfig(directory: string): Record<string, unknown> {
   try {
-    const value: unknown = parse(readFileSync(join(directory, 'config.yaml'), 'utf8'));
+    const value: unknown = loadYaml().parse(readFileSync(join(directory, 'config.yaml'), 'utf8'));
     return typeof value === 'object' && value !== null && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : {};

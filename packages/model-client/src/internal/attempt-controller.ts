@@ -7,7 +7,16 @@
  */
 export class AttemptController {
   private readonly controller = new AbortController();
+  // One timer, moved lazily: arming (once per chunk and per event handed out) only moves the
+  // deadline, and the timer, when it fires early, sets itself for what is left. Setting a new
+  // timer per chunk cost a Timeout object and a timer-list insertion each time (0.1-0.15 ms a
+  // turn in a 200-turn profile).
   private timer: NodeJS.Timeout | undefined;
+  /** When the timer fires (performance.now() time). */
+  private timerAt = Number.POSITIVE_INFINITY;
+  /** When the watchdog fires unless armed again; infinite while paused. */
+  private deadline = Number.POSITIVE_INFINITY;
+  private phase: 'first_byte' | 'idle' = 'first_byte';
   private readonly onCallerAbort: () => void;
   private answering = false;
   /** Which watchdog fired, if one did. */
@@ -43,25 +52,45 @@ export class AttemptController {
 
   /** Restarts the watchdog: something arrived, or the consumer handed control back. */
   arm(): void {
-    this.pause();
     if (this.controller.signal.aborted) return;
-    const phase = this.answering ? 'idle' : 'first_byte';
-    const limit = phase === 'idle' ? this.idleTimeoutMs : this.firstByteTimeoutMs;
-    this.timer = setTimeout(() => {
-      this.timedOut = phase;
-      this.controller.abort(new Error(`no response for ${limit} ms`));
-    }, limit);
+    this.phase = this.answering ? 'idle' : 'first_byte';
+    this.deadline = performance.now() + (this.phase === 'idle' ? this.idleTimeoutMs : this.firstByteTimeoutMs);
+    if (this.timer === undefined || this.timerAt > this.deadline) this.schedule(this.deadline);
+    else this.timer.ref();
   }
 
   /** Stops the watchdog while the consumer, not the network, holds control. */
   pause(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.deadline = Number.POSITIVE_INFINITY;
+    // A paused watchdog keeps no process alive, as when it had no timer at all.
+    this.timer?.unref();
   }
 
   /** Releases the timer and the listener on the caller's signal. */
   dispose(): void {
-    this.pause();
+    this.deadline = Number.POSITIVE_INFINITY;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  }
+
+  private schedule(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - performance.now()));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    // Paused: the next arm() sets a timer again.
+    if (this.deadline === Number.POSITIVE_INFINITY || this.controller.signal.aborted) return;
+    if (performance.now() < this.deadline) {
+      this.schedule(this.deadline);
+      return;
+    }
+    const limit = this.phase === 'idle' ? this.idleTimeoutMs : this.firstByteTimeoutMs;
+    this.timedOut = this.phase;
+    this.controller.abort(new Error(`no response for ${limit} ms`));
   }
 }

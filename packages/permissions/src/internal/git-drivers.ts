@@ -13,8 +13,12 @@ const DRIVER_COMMAND = /^(filter|diff)\.(.+)\.(clean|smudge|process|textconv|com
  * will use (`git -C DIR ...` included). Only the repository's own config is read (`--local`,
  * with its includes): the user's global drivers (git-lfs, for example) are theirs and keep working.
  * An empty command means "no driver" to git.
+ *
+ * Returns `undefined` when the config cannot be read at all (the directory is not on this machine,
+ * as with a remote backend, or git cannot be started): the drivers are then unknown, and the
+ * caller refuses the command rather than run it with drivers it could not switch off.
  */
-export function gitDriverOverrides(argv: readonly string[], programIndex: number, cwd: string): string[] {
+export function gitDriverOverrides(argv: readonly string[], programIndex: number, cwd: string): string[] | undefined {
   let directory = cwd;
   for (let index = programIndex + 1; index < argv.length; index += 1) {
     const word = argv[index] as string;
@@ -34,7 +38,7 @@ export function gitDriverOverrides(argv: readonly string[], programIndex: number
       timeout: 5000,
     },
   );
-  if (result.error || typeof result.stdout !== 'string') return [];
+  if (result.error !== undefined || typeof result.stdout !== 'string') return undefined;
   const overrides: string[] = [];
   for (const key of new Set(result.stdout.split('\0'))) {
     if (DRIVER_COMMAND.test(key)) overrides.push('-c', `${key}=`);

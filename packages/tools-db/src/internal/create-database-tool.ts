@@ -10,6 +10,7 @@ import { AliasConnection } from './connection-cache.js';
 import { CsvWriter } from './csv-writer.js';
 import type { CatalogQuery, DialectDriver, DriverConnection, RowSink } from './driver.js';
 import { cellText } from './cell-text.js';
+import { DecisionCache } from './decision-cache.js';
 import { formatTable } from './format-table.js';
 
 /** A warning about a database connection, for the trace and the CLI (library code never prints). */
@@ -32,6 +33,9 @@ export interface DatabaseToolSettings {
   /** Test-only: skip the SQL policy so the database's own read-only layer can be tested alone. */
   skipSqlPolicy: boolean;
 }
+
+/** The server context of drivers that read none: one object, so their decisions are cached too. */
+const NO_SERVER_CONTEXT = Object.freeze({});
 
 const OPERATIONS = ['query', 'list_tables', 'describe', 'export_query'] as const;
 const DEFAULT_ROW_LIMIT = 100;
@@ -152,16 +156,19 @@ export function createDatabaseTool(
   } as const;
 
   const errorPrefix = `${driver.label} error`;
+  const decisions = new DecisionCache();
 
   // The one SQL decision of @rho/permissions, given what was read from this alias's server
   // (its function catalog and lexical settings, once per connection).
+  // A statement sent again is not judged again (see DecisionCache).
   async function policy(alias: AliasConnection, sql: string): Promise<string | undefined> {
     if (!readonly || settings.skipSqlPolicy) return undefined;
-    const decision = await checkSql(
-      sql,
-      driver.type,
-      driver.readsServerContext === true ? await alias.serverContext() : {},
-    );
+    const context = driver.readsServerContext === true ? await alias.serverContext() : NO_SERVER_CONTEXT;
+    let decision = decisions.get(context, sql);
+    if (decision === undefined) {
+      decision = await checkSql(sql, driver.type, context);
+      decisions.set(context, sql, decision);
+    }
     return decision.allowed ? undefined : decision.reason;
   }
 

@@ -1,6 +1,5 @@
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { BackendProcess, ExecutionBackend, ProcessExit } from '@rho/core';
+import type { BackendProcess, ExecutionBackend, ProcessExit, ReadHandle } from '@rho/core';
 import type { ShellCommand, ShellPlan } from '@rho/permissions';
 import type { OutputCollector } from './output-collector.js';
 import { drain } from './run-process.js';
@@ -69,7 +68,7 @@ async function runPipeline(
     const last = index === pipeline.length - 1;
     const argv = environment.wrap ? environment.wrap(command) : command.argv;
     // `< FILE`, `<<<` and `<<EOF` replace the pipe (bash closes it too: the previous command gets SIGPIPE).
-    const stdin = command.stdin ? stdinOf(command.stdin) : previous;
+    const stdin = command.stdin ? stdinOf(command.stdin, environment.backend) : previous;
     if (command.stdin && previous !== 'ignore') previous.destroy();
     const child = environment.backend.spawn({
       argv,
@@ -110,9 +109,48 @@ async function runPipeline(
   return lastExit === undefined ? 0 : statusOf(lastExit);
 }
 
-/** A command's own standard input: the file the policy resolved (opened now, read-only), or literal text. */
-function stdinOf(source: NonNullable<PlanCommand['stdin']>): Readable {
-  return 'file' in source ? createReadStream(source.file) : Readable.from([Buffer.from(source.text)]);
+/**
+ * A command's own standard input: the file the policy resolved (opened now, read-only, on the
+ * backend the command runs on: the backend's file, whatever the backend), or literal text.
+ */
+function stdinOf(source: NonNullable<PlanCommand['stdin']>, backend: ExecutionBackend): Readable {
+  return 'file' in source ? backendFileStream(backend, source.file) : Readable.from([Buffer.from(source.text)]);
+}
+
+/** A file of the backend as a stream, read through its positional reads. */
+function backendFileStream(backend: ExecutionBackend, path: string): Readable {
+  let handle: ReadHandle | undefined;
+  let position = 0;
+  return new Readable({
+    construct(callback) {
+      backend.openRead(path).then(
+        (opened) => {
+          handle = opened;
+          callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+    read(size) {
+      const buffer = new Uint8Array(Math.max(size, 64 * 1024));
+      handle!.read(buffer, position, buffer.byteLength).then(
+        (count) => {
+          position += count;
+          this.push(count === 0 ? null : buffer.subarray(0, count));
+        },
+        (error: Error) => this.destroy(error),
+      );
+    },
+    destroy(error, callback) {
+      const opened = handle;
+      handle = undefined;
+      if (opened === undefined) return callback(error);
+      opened.close().then(
+        () => callback(error),
+        () => callback(error),
+      );
+    },
+  });
 }
 
 function spawnErrorText(exit: ProcessExit): string {

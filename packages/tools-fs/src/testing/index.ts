@@ -4,3 +4,5 @@
  */
 export { sheetXml, workbookMembers, writeZip } from './xlsx-writer.js';
 export type { ZipInput } from './xlsx-writer.js';
+export { runBackendConformance } from './backend-conformance.js';
+export type { BackendConformanceOptions, BackendUnderTest } from './backend-conformance.js';

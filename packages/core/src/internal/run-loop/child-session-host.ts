@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ChatMessage, ModelClient } from '@rho/model-client';
-import { parse } from 'yaml';
+import { loadYaml } from '../yaml.js';
 import type { Agent } from '../../agent.js';
 import { agentConfigToDocument, parseAgentConfig } from '../../agent-config.js';
 import type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from '../../child-sessions.js';
@@ -150,7 +150,9 @@ function historyWithoutPendingCalls(messages: readonly ChatMessage[]): ChatMessa
 
 function parentConfig(directory: string): Record<string, unknown> {
   try {
-    return agentConfigToDocument(parseAgentConfig(parse(readFileSync(join(directory, 'config.yaml'), 'utf8'))));
+    return agentConfigToDocument(
+      parseAgentConfig(loadYaml().parse(readFileSync(join(directory, 'config.yaml'), 'utf8'))),
+    );
   } catch {
     return {};
   }

@@ -1,0 +1,308 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadUserConfig, rhoHome } from '@rho/core';
+import type { TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
+import { EXIT, UsageError } from '../exit-codes.js';
+import type { Terminal } from '../terminal.js';
+import type {
+  QueueConnectionArguments,
+  ResultsArguments,
+  SubmitArguments,
+  TasksArguments,
+  WorkerArguments,
+} from './queue-commands.js';
+
+const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'cancelled', 'expired'];
+
+/**
+ * Where the queue lives: the fleet's PostgreSQL, as `@rho/fleet` resolves it (`--fleet`,
+ * `RHO_FLEET_URL`, `fleet.url` in `$RHO_HOME/config.yaml`, with `${ENV}` references); its schema
+ * from `--queue-schema` or `RHO_QUEUE_SCHEMA` (default `rho_queue`). The fleet's `ssl` mapping is
+ * for its own driver: the queue's (pg) takes TLS from the url (`?sslmode=require`).
+ */
+export async function queueConnection(
+  argv: QueueConnectionArguments,
+  env: NodeJS.ProcessEnv,
+): Promise<{ url: string; schema?: string; fromFlag: boolean }> {
+  const { resolveFleetConfig } = await import('@rho/fleet');
+  const user = loadUserConfig(rhoHome(env));
+  const fleet = resolveFleetConfig({
+    ...(argv.fleet === undefined ? {} : { flag: argv.fleet }),
+    env,
+    ...(user.fleet === undefined ? {} : { userConfig: user.fleet }),
+  });
+  if (fleet === undefined) {
+    throw new UsageError({
+      message:
+        'No queue database: the queue lives in the fleet\'s PostgreSQL. Pass --fleet postgres://user@host/db, set RHO_FLEET_URL, or add "fleet: {url: ...}" to $RHO_HOME/config.yaml.',
+    });
+  }
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+  const schema = text(argv.queueSchema) ?? text(env.RHO_QUEUE_SCHEMA);
+  return { url: fleet.url, ...(schema === undefined ? {} : { schema }), fromFlag: fleet.source === 'flag' };
+}
+
+async function openQueue(argv: QueueConnectionArguments, env: NodeJS.ProcessEnv): Promise<TaskQueue> {
+  const { createTaskQueue } = await import('@rho/queue');
+  const { url, schema } = await queueConnection(argv, env);
+  return createTaskQueue({ url, ...(schema === undefined ? {} : { schema }), ...leaseFrom(undefined, env) });
+}
+
+function leaseFrom(flag: number | undefined, env: NodeJS.ProcessEnv): { leaseSeconds?: number } {
+  const value = flag ?? (env.RHO_QUEUE_LEASE === undefined ? undefined : Number(env.RHO_QUEUE_LEASE));
+  if (value === undefined) return {};
+  if (!Number.isFinite(value) || value < 1)
+    throw new UsageError({ message: `The lease must be a number of seconds, at least 1 (got ${String(value)}).` });
+  return { leaseSeconds: value };
+}
+
+/** `rho submit`: one task from the arguments, or every line of `--file`. */
+export async function submitAction(argv: SubmitArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+  const { parseTaskFile, parseTaskSpec } = await import('@rho/queue');
+  const prompt = (argv.prompt ?? []).join(' ').trim();
+  const fromFlags: Record<string, unknown> = {
+    profile: argv.profile,
+    config: argv.config,
+    model: argv.model,
+    working_dir: argv.workingDir,
+    labels: argv.label,
+    priority: argv.priority,
+    max_turns: argv.maxTurns,
+    max_tokens: argv.maxTokens,
+    max_cost: argv.maxCost,
+    deadline: argv.deadline,
+    max_attempts: argv.maxAttempts,
+    ...(argv.autoApprove === false ? { auto_approve: false } : {}),
+  };
+  let tasks: TaskSpec[];
+  if (argv.file !== undefined) {
+    if (prompt !== '') throw new UsageError({ message: 'Give a prompt or --file, not both.' });
+    let text: string;
+    try {
+      text = argv.file === '-' ? readFileSync(0, 'utf8') : readFileSync(resolve(argv.file), 'utf8');
+    } catch (error) {
+      throw new UsageError({ message: `Cannot read ${argv.file}: ${(error as Error).message}` });
+    }
+    // Flags are defaults for every line; a line's own fields win, and --label adds to its labels.
+    const defaults = Object.fromEntries(Object.entries(fromFlags).filter(([, value]) => value !== undefined));
+    tasks = parseTaskFile(text, argv.file).map((task, index) =>
+      parseTaskSpec(
+        { ...defaults, ...task, labels: [...(argv.label ?? []), ...(task.labels ?? [])] },
+        `${argv.file}:${index + 1}`,
+      ),
+    );
+  } else {
+    if (prompt === '')
+      throw new UsageError({ message: 'Nothing to submit: give a prompt (rho submit "task") or --file tasks.jsonl.' });
+    tasks = [parseTaskSpec({ ...fromFlags, prompt }, 'rho submit')];
+  }
+  const queue = await openQueue(argv, env);
+  try {
+    const ids = await queue.submit(tasks);
+    terminal.stdout.write(argv.json ? `${JSON.stringify(ids)}\n` : `${ids.join('\n')}\n`);
+    if (!argv.json)
+      terminal.stderr.write(`Submitted ${ids.length} task${ids.length === 1 ? '' : 's'}. Follow with: rho tasks\n`);
+    return EXIT.completed;
+  } finally {
+    await queue.close();
+  }
+}
+
+function checkStates(states: readonly string[] | undefined): TaskState[] | undefined {
+  if (states === undefined) return undefined;
+  for (const state of states)
+    if (!STATES.includes(state as TaskState))
+      throw new UsageError({ message: `Unknown task state '${state}': use ${STATES.join(', ')}.` });
+  return states as TaskState[];
+}
+
+/** `rho tasks [IDS]` lists tasks; `rho tasks cancel ID...` cancels them. */
+export async function tasksAction(argv: TasksArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+  const [first, ...rest] = argv.args ?? [];
+  const states = checkStates(argv.state);
+  const queue = await openQueue(argv, env);
+  try {
+    if (first === 'cancel') {
+      if (rest.length === 0) throw new UsageError({ message: 'Which task? Use: rho tasks cancel ID' });
+      const cancelled: TaskRecord[] = [];
+      for (const id of rest) cancelled.push(await queue.cancel(id));
+      if (argv.json) terminal.stdout.write(`${JSON.stringify(cancelled, null, 2)}\n`);
+      else
+        for (const task of cancelled)
+          terminal.stdout.write(
+            task.state === 'cancelled'
+              ? `${task.id}: cancelled${task.host === undefined ? '' : ` (was running on ${task.host})`}\n`
+              : `${task.id}: already ${task.state}, left as it is\n`,
+          );
+      return EXIT.completed;
+    }
+    const ids = first === undefined ? [] : [first, ...rest];
+    const limit = argv.limit ?? (argv.json ? undefined : 50);
+    const tasks = await queue.list({
+      ids,
+      ...(argv.label === undefined ? {} : { labels: argv.label }),
+      ...(states === undefined ? {} : { states }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    if (argv.json) {
+      terminal.stdout.write(`${JSON.stringify(tasks, null, 2)}\n`);
+      return EXIT.completed;
+    }
+    if (tasks.length === 0) {
+      terminal.stderr.write('No tasks. Queue one with: rho submit "task"\n');
+      return EXIT.completed;
+    }
+    const rows = tasks.map((task) => [
+      task.id.slice(0, 8),
+      task.state === 'running' ? `running on ${task.host ?? '?'}` : task.state,
+      String(task.attempt),
+      String(task.priority),
+      task.labels.join(',') || '-',
+      task.session_id?.slice(0, 8) ?? '-',
+      oneLine(task.spec.prompt, 40),
+    ]);
+    terminal.stdout.write(table(['ID', 'STATE', 'TRY', 'PRIO', 'LABELS', 'SESSION', 'PROMPT'], rows));
+    return EXIT.completed;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** `rho results`: answers and statuses; `--wait` until every selected task is final. */
+export async function resultsAction(
+  argv: ResultsArguments,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
+  const queue = await openQueue(argv, env);
+  try {
+    const filter = { ids: argv.ids ?? [], ...(argv.label === undefined ? {} : { labels: argv.label }) };
+    let tasks = await queue.list(filter);
+    while (argv.wait && tasks.some((task) => task.state === 'queued' || task.state === 'running')) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      tasks = await queue.list(filter);
+    }
+    tasks.reverse();
+    if (argv.json) {
+      for (const task of tasks)
+        terminal.stdout.write(
+          `${JSON.stringify({
+            id: task.id,
+            state: task.state,
+            labels: task.labels,
+            attempt: task.attempt,
+            host: task.host ?? null,
+            session_id: task.session_id ?? null,
+            prompt: task.spec.prompt,
+            ...(task.result ?? {}),
+          })}\n`,
+        );
+      return EXIT.completed;
+    }
+    const rows = tasks.map((task) => [
+      task.id.slice(0, 8),
+      task.state,
+      task.host ?? '-',
+      task.result?.cost_usd === undefined ? '-' : `$${task.result.cost_usd.toFixed(4)}`,
+      oneLine(task.result?.answer ?? task.result?.error ?? '', 60),
+    ]);
+    terminal.stdout.write(table(['ID', 'STATE', 'HOST', 'COST', 'ANSWER'], rows));
+    return EXIT.completed;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** `rho worker`: runs tasks until SIGTERM/SIGINT, then drains. */
+export async function workerAction(argv: WorkerArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+  const { createTaskWorker, createCliSessionRunner } = await import('@rho/queue');
+  const { url, schema, fromFlag } = await queueConnection(argv, env);
+  if (!Number.isInteger(argv.concurrency) || argv.concurrency < 1)
+    throw new UsageError({ message: `--concurrency must be a whole number of at least 1 (got ${argv.concurrency}).` });
+  const bin = fileURLToPath(new URL('../bin.js', import.meta.url));
+  const log = (event: WorkerEvent | { type: string; [key: string]: unknown }) => {
+    if (argv.json) terminal.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...event })}\n`);
+    else terminal.stderr.write(`${describe(event as WorkerEvent)}\n`);
+  };
+  const worker = await createTaskWorker({
+    url,
+    ...(schema === undefined ? {} : { schema }),
+    concurrency: argv.concurrency,
+    // A container's host name means little: RHO_WORKER_HOST names the node in `rho tasks`.
+    ...(env.RHO_WORKER_HOST === undefined || env.RHO_WORKER_HOST === '' ? {} : { hostname: env.RHO_WORKER_HOST }),
+    ...(argv.labels === undefined ? {} : { labels: argv.labels }),
+    ...leaseFrom(argv.lease, env),
+    ...(argv.poll === undefined ? {} : { pollSeconds: argv.poll }),
+    runner: createCliSessionRunner({
+      command: [process.execPath, bin],
+      // Sessions register with the same fleet as the worker.
+      env: fromFlag ? { ...env, RHO_FLEET_URL: url } : env,
+    }),
+    onEvent: log,
+    onError: (error) => log({ type: 'worker_error', message: error.message }),
+  });
+  log({
+    type: 'worker_started',
+    worker_id: worker.id,
+    concurrency: argv.concurrency,
+    labels: argv.labels ?? [],
+  });
+  let signals = 0;
+  const onSignal = () => {
+    signals += 1;
+    log({ type: 'worker_draining', running: worker.running(), grace_seconds: signals > 1 ? 0 : argv.grace });
+    void worker.drain(signals > 1 ? 0 : argv.grace);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    await worker.stopped;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+  log({ type: 'worker_stopped', worker_id: worker.id });
+  return EXIT.completed;
+}
+
+function describe(event: WorkerEvent | { type: string; [key: string]: unknown }): string {
+  const e = event as Record<string, unknown>;
+  switch (event.type) {
+    case 'task_started':
+      return `${String(e.task_id)}: started (attempt ${String(e.attempt)}): ${oneLine(String(e.prompt), 60)}`;
+    case 'task_session':
+      return `${String(e.task_id)}: session ${String(e.session_id)}`;
+    case 'task_finished':
+      return `${String(e.task_id)}: ${String(e.state)}`;
+    case 'task_handed_back':
+      return `${String(e.task_id)}: handed back to the queue`;
+    case 'task_skipped':
+      return `${String(e.task_id)}: skipped (${String(e.state)})`;
+    case 'worker_started':
+      return `worker ${String(e.worker_id)} taking tasks (concurrency ${String(e.concurrency)}${(e.labels as string[]).length === 0 ? '' : `, labels ${(e.labels as string[]).join(',')}`})`;
+    case 'worker_draining':
+      return `stopping: no new tasks; ${String(e.running)} running get ${String(e.grace_seconds)}s before they are handed back`;
+    case 'worker_stopped':
+      return `worker ${String(e.worker_id)} stopped`;
+    case 'worker_error':
+      return `worker: ${String(e.message)}`;
+    default:
+      return `${event.type}`;
+  }
+}
+
+function oneLine(text: string, width: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
+}

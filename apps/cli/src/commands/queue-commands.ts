@@ -1,0 +1,217 @@
+import type { Argv } from 'yargs';
+import type { Terminal } from '../terminal.js';
+
+/** Options every queue command takes: where the queue is. */
+export interface QueueConnectionArguments {
+  fleet?: string;
+  queueSchema?: string;
+}
+
+/** Arguments of `rho submit`. */
+export interface SubmitArguments extends QueueConnectionArguments {
+  prompt?: string[];
+  file?: string;
+  profile?: string;
+  config?: string;
+  model?: string;
+  workingDir?: string;
+  label?: string[];
+  priority?: number;
+  maxTurns?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  deadline?: string;
+  maxAttempts?: number;
+  autoApprove: boolean;
+  json: boolean;
+}
+
+/** Arguments of `rho tasks`. */
+export interface TasksArguments extends QueueConnectionArguments {
+  args?: string[];
+  label?: string[];
+  state?: string[];
+  limit?: number;
+  json: boolean;
+}
+
+/** Arguments of `rho worker`. */
+export interface WorkerArguments extends QueueConnectionArguments {
+  concurrency: number;
+  labels?: string[];
+  lease?: number;
+  poll?: number;
+  grace: number;
+  json: boolean;
+}
+
+/** Arguments of `rho results`. */
+export interface ResultsArguments extends QueueConnectionArguments {
+  ids?: string[];
+  label?: string[];
+  json: boolean;
+  wait: boolean;
+}
+
+const connection = {
+  fleet: {
+    type: 'string',
+    describe:
+      'PostgreSQL URL of the fleet, where the queue lives (default: $RHO_FLEET_URL or fleet.url in $RHO_HOME/config.yaml)',
+  },
+  'queue-schema': {
+    type: 'string',
+    describe: "The queue's schema in that database (default: $RHO_QUEUE_SCHEMA or rho_queue)",
+  },
+} as const;
+
+/** A repeatable option that also takes comma-separated values. */
+function list(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  return ([] as unknown[])
+    .concat(value)
+    .flatMap((item) => String(item).split(','))
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/**
+ * Registers the task queue: `rho submit`, `rho tasks` (and `rho tasks cancel ID`), `rho worker`,
+ * `rho results`. `@rho/queue` (and with it pg-boss and the PostgreSQL driver) loads only when one
+ * of them runs.
+ */
+export function registerQueueCommands(
+  parser: Argv,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+  setExit: (code: number) => void,
+): Argv {
+  const actions = () => import('./queue-actions.js');
+  return parser
+    .command(
+      'submit [prompt..]',
+      'Queue a task (or every line of --file tasks.jsonl) for workers on any machine; prints the task ids',
+      (command) =>
+        command
+          .positional('prompt', { type: 'string', array: true, describe: 'The task, in words' })
+          .option('file', {
+            alias: 'f',
+            type: 'string',
+            describe: 'JSONL file, one task a line: {"prompt": ..., "labels": [...], "priority": 1, ...}',
+          })
+          .option('profile', { type: 'string', describe: 'Permission profile on the worker' })
+          .option('config', { alias: 'c', type: 'string', describe: 'Agent configuration YAML (a path on the worker)' })
+          .option('model', { alias: 'm', type: 'string', describe: 'Model name' })
+          .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory on the worker' })
+          .option('label', {
+            alias: 'l',
+            type: 'string',
+            requiresArg: true,
+            describe: 'Label the task (repeatable or comma-separated); workers with --labels take only their labels',
+          })
+          .option('priority', { type: 'number', describe: 'Higher runs first (default 0)' })
+          .option('max-turns', { type: 'number', describe: 'Budget: model calls' })
+          .option('max-tokens', { type: 'number', describe: 'Budget: tokens' })
+          .option('max-cost', { type: 'number', describe: 'Budget: USD' })
+          .option('deadline', {
+            type: 'string',
+            describe: 'Expire the task at this time (ISO-8601) or after this long (30m, 2h)',
+          })
+          .option('max-attempts', { type: 'number', describe: 'Starts allowed when workers die under it (default 3)' })
+          .option('auto-approve', {
+            type: 'boolean',
+            default: true,
+            describe: 'Approve tool calls the profile leaves to approval (--no-auto-approve: do not offer those tools)',
+          })
+          .option('json', { type: 'boolean', default: false, describe: 'Print the ids as a JSON array' })
+          .options(connection),
+      async (argv) => {
+        const { submitAction } = await actions();
+        const args = argv as unknown as SubmitArguments;
+        setExit(await submitAction({ ...args, ...optionalList('label', list(argv.label)) }, terminal, env));
+      },
+    )
+    .command(
+      'tasks [args..]',
+      'List queued tasks with their state (queued, running on HOST, done, failed, cancelled, expired); "rho tasks cancel ID" cancels one',
+      (command) =>
+        command
+          .positional('args', { type: 'string', array: true, describe: 'Task ids or prefixes; or: cancel ID...' })
+          .option('label', { alias: 'l', type: 'string', requiresArg: true, describe: 'Only tasks with this label' })
+          .option('state', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Only tasks in this state (queued, running, done, failed, cancelled, expired)',
+          })
+          .option('limit', { alias: 'n', type: 'number', describe: 'At most this many, newest first (default 50)' })
+          .option('json', { type: 'boolean', default: false, describe: 'Print the tasks as a JSON array' })
+          .options(connection),
+      async (argv) => {
+        const { tasksAction } = await actions();
+        const args = argv as unknown as TasksArguments;
+        setExit(
+          await tasksAction(
+            {
+              ...args,
+              ...optionalList('label', list(argv.label)),
+              ...optionalList('state', list(argv.state)),
+            },
+            terminal,
+            env,
+          ),
+        );
+      },
+    )
+    .command(
+      'worker',
+      'Take queued tasks and run each as a session on this machine until stopped (SIGTERM drains)',
+      (command) =>
+        command
+          .option('concurrency', { alias: 'j', type: 'number', default: 1, describe: 'Tasks at the same time' })
+          .option('labels', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Take only tasks carrying all of these labels (comma-separated or repeated)',
+          })
+          .option('lease', {
+            type: 'number',
+            describe: 'Seconds a task stays ours without a heartbeat (default: $RHO_QUEUE_LEASE or 60)',
+          })
+          .option('poll', {
+            type: 'number',
+            describe: 'Seconds between looks for work when no notice arrives (default 2)',
+          })
+          .option('grace', {
+            type: 'number',
+            default: 60,
+            describe: 'On SIGTERM, seconds running tasks get to finish before they are handed back',
+          })
+          .option('json', { type: 'boolean', default: false, describe: 'Log what the worker does as JSON lines' })
+          .options(connection),
+      async (argv) => {
+        const { workerAction } = await actions();
+        const args = argv as unknown as WorkerArguments;
+        setExit(await workerAction({ ...args, ...optionalList('labels', list(argv.labels)) }, terminal, env));
+      },
+    )
+    .command(
+      'results [ids..]',
+      'Answers and statuses of queued tasks, as a table or JSON lines',
+      (command) =>
+        command
+          .positional('ids', { type: 'string', array: true, describe: 'Task ids or prefixes (default: all)' })
+          .option('label', { alias: 'l', type: 'string', requiresArg: true, describe: 'Only tasks with this label' })
+          .option('json', { type: 'boolean', default: false, describe: 'One JSON object a line' })
+          .option('wait', { type: 'boolean', default: false, describe: 'Wait until every selected task is final' })
+          .options(connection),
+      async (argv) => {
+        const { resultsAction } = await actions();
+        const args = argv as unknown as ResultsArguments;
+        setExit(await resultsAction({ ...args, ...optionalList('label', list(argv.label)) }, terminal, env));
+      },
+    );
+}
+
+function optionalList<K extends string>(key: K, value: string[] | undefined): Partial<Record<K, string[]>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string[]>);
+}

@@ -1,0 +1,194 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import type { Tool, ToolContext, ToolResult } from '@rho/core';
+import { builtinProfile, sandboxWrapper } from '@rho/permissions';
+import { createBashTool, createWriteTool, fsTools, type WritePathCheck } from '@rho/tools-fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSandboxBackend, type SandboxBackend, type SandboxBackendOptions } from './sandbox-backend.js';
+
+// What the sandbox backend promises, each tried and refused: writes outside the working
+// directory (absolute, `..`, through a symlink), rho's environment, the network, a process left
+// behind, and the limits. Each check has its counterpart that succeeds, so the test can fail.
+const available = (await sandboxWrapper()).available;
+
+let root: string;
+let work: string;
+let outside: string;
+let backend: SandboxBackend | undefined;
+
+beforeEach(async () => {
+  root = await realpath(await mkdtemp(join(tmpdir(), 'rho-isolation-')));
+  work = join(root, 'work');
+  await mkdir(work);
+  // Not under /tmp, which the container replaces with a private one: a directory it could reach.
+  outside = await realpath(
+    await mkdtemp(join(existsSync('/var/tmp') ? '/var/tmp' : homedir(), 'rho-isolation-outside-')),
+  );
+  await writeFile(join(outside, 'precious.txt'), 'untouched');
+});
+afterEach(async () => {
+  await backend?.close();
+  backend = undefined;
+  await rm(root, { recursive: true, force: true });
+  await rm(outside, { recursive: true, force: true });
+});
+
+async function start(options: Partial<SandboxBackendOptions> = {}): Promise<SandboxBackend> {
+  backend = await createSandboxBackend({ workingDir: work, ...options });
+  return backend;
+}
+const context = (on: SandboxBackend): ToolContext => ({
+  signal: new AbortController().signal,
+  sessionId: 'isolation',
+  workingDir: work,
+  backend: on,
+});
+const call = <Args>(tool: Tool<Args>, args: Args, on: SandboxBackend): Promise<ToolResult> =>
+  tool.handle({ callId: 'call', toolName: tool.name, arguments: args }, context(on));
+const bash = createBashTool({ mode: 'unrestricted', killGraceSeconds: 0.5 });
+const run = async (on: SandboxBackend, command: string): Promise<string> =>
+  (JSON.parse((await call(bash, { command }, on)).content) as { output: string }).output;
+// The path policy lets everything through: only the container stands in the way.
+const allowEveryPath: WritePathCheck = async (path) => ({ allowed: true, realPath: path });
+const write = createWriteTool({ mode: 'full', checkPath: allowEveryPath });
+
+/** Host processes whose command line contains `marker` (not zombies). */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (commandLine.includes(marker) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+describe.skipIf(!available && process.env['CI'] !== 'true')('sandbox backend isolation', () => {
+  it('writes inside the working directory, and nowhere else: absolute, .., symlink escape', async () => {
+    const sandbox = await start();
+    expect(await call(write, { path: 'inside.txt', content: 'ok' }, sandbox)).toMatchObject({ success: true });
+    expect(await readFile(join(work, 'inside.txt'), 'utf8')).toBe('ok');
+    await symlink(outside, join(work, 'escape'));
+    const dotdot = join(relative(work, outside), 'new.txt');
+    expect(dotdot.startsWith('../')).toBe(true);
+    for (const path of [join(outside, 'new.txt'), dotdot, 'escape/new.txt', 'escape/precious.txt']) {
+      const result = await call(write, { path, content: 'escaped' }, sandbox);
+      expect(result.success, path).toBe(false);
+      expect(result.content, path).toMatch(/Permission denied|read-only file system/i);
+    }
+    expect(
+      await run(
+        sandbox,
+        `echo escaped > ${outside}/shell.txt; echo escaped > ${dotdot}; echo escaped > escape/precious.txt; touch /usr/rho-test 2>&1; echo done`,
+      ),
+    ).toContain('Read-only file system');
+    expect(readdirSync(outside)).toEqual(['precious.txt']);
+    // Next to the working directory, under /tmp: the container's private /tmp takes the write, the host never sees it.
+    await call(write, { path: '../sibling.txt', content: 'private' }, sandbox);
+    expect(readdirSync(root)).toEqual(['work']);
+    expect(await readFile(join(outside, 'precious.txt'), 'utf8')).toBe('untouched');
+    // The private /tmp is writable and gone with the container.
+    expect(await run(sandbox, 'echo scratch > /tmp/scratch && cat /tmp/scratch')).toBe('scratch\n');
+  });
+
+  it('a read-only working directory refuses writes too', async () => {
+    const sandbox = await start({ writable: false });
+    expect((await call(write, { path: 'inside.txt', content: 'no' }, sandbox)).success).toBe(false);
+    expect(await run(sandbox, 'touch x 2>&1')).toContain('Read-only file system');
+    expect(existsSync(join(work, 'inside.txt'))).toBe(false);
+  });
+
+  it("sees nothing of rho's environment or processes", async () => {
+    process.env['RHO_ISOLATION_SECRET'] = 'hunter2-isolation';
+    try {
+      const sandbox = await start({ env: { GIVEN: 'explicitly' } });
+      const output = await run(sandbox, 'env; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"; ps -eo pid,comm');
+      expect(output).not.toContain('hunter2-isolation');
+      expect(output).toContain('GIVEN=explicitly');
+      expect(output).toContain('HOME=/tmp/home');
+      // Only the container's own processes: its init, the server and this command.
+      expect(output).not.toMatch(/\bvitest\b/);
+      expect(await run(sandbox, 'echo $RHO_ISOLATION_SECRET')).toBe('\n');
+    } finally {
+      delete process.env['RHO_ISOLATION_SECRET'];
+    }
+  });
+
+  it('hides the directories it is asked to hide (rho home with its database passwords)', async () => {
+    const home = join(root, 'rho-home');
+    await mkdir(home);
+    await writeFile(join(home, 'databases.yaml'), 'password: hunter2\n');
+    const sandbox = await start({ hide: [home] });
+    expect(await run(sandbox, `ls -A ${home}; cat ${home}/databases.yaml 2>&1 || true`)).toMatch(/No such file/);
+  });
+
+  it('reaches no network unless asked to', async () => {
+    const connections: string[] = [];
+    const server = createServer((socket) => {
+      connections.push('connected');
+      socket.end('hello\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3 || echo refused`;
+    try {
+      const closed = await start();
+      expect(await run(closed, `${probe} 2>&1`)).toContain('refused');
+      expect(connections).toEqual([]);
+      await closed.close();
+      const open = await start({ network: true });
+      expect(await run(open, probe)).toBe('hello\n');
+      expect(connections).toEqual(['connected']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('leaves no process behind once closed, even one that left its process group', async () => {
+    const sandbox = await start();
+    const marker = `8${Math.floor(Math.random() * 9)}.${Date.now() % 100_000}`;
+    await run(sandbox, `setsid sleep ${marker} >/dev/null 2>&1 < /dev/null & echo started`);
+    const deadline = Date.now() + 20_000;
+    while (processesWith(`sleep ${marker}`).length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // It outlived its call (as on the local machine) ...
+    expect(processesWith(`sleep ${marker}`)).toHaveLength(1);
+    await sandbox.close();
+    // ... but not the container.
+    expect(processesWith(`sleep ${marker}`)).toEqual([]);
+    await expect(sandbox.stat(work)).rejects.toThrow(/The sandbox has stopped/);
+  });
+
+  it('limits processes and file size', async () => {
+    const sandbox = await start({ maxProcesses: 24, maxFileBytes: 1024 * 1024 });
+    const big = await run(sandbox, 'head -c 2000000 /dev/zero > big 2>&1; echo "status $?"; stat -c %s big');
+    expect(big).toMatch(/status 153\n1048576\n/);
+    if (sandbox.processLimit === 'none') return;
+    const forks = await run(sandbox, 'for i in $(seq 60); do sleep 5 & done 2>&1 | tail -1; pkill sleep; echo end');
+    expect(forks).toMatch(/fork: (retry: )?(Resource temporarily unavailable|Interrupted system call)/);
+  });
+
+  it('runs the restricted shell of a read-only profile in the container, without a sandbox of its own', async () => {
+    await writeFile(join(work, 'data.txt'), 'a\nb\nc\n');
+    const sandbox = await start({ writable: false });
+    const tools = fsTools({ profile: builtinProfile('readonly')!, workingDir: work, backend: sandbox });
+    const restricted = tools.find((tool) => tool.name === 'bash') as Tool<{ command: string }>;
+    const counted = await call(restricted, { command: 'cat data.txt | grep -c . ; hostname' }, sandbox);
+    expect(JSON.parse(counted.content)).toMatchObject({ output: '3\nrho-sandbox\n' });
+    // `< FILE` is read through the backend too.
+    const redirected = await call(restricted, { command: 'wc -l < data.txt' }, sandbox);
+    expect(JSON.parse(redirected.content)).toMatchObject({ output: '3\n' });
+    const refused = await call(restricted, { command: 'touch x' }, sandbox);
+    expect(refused.success).toBe(false);
+    expect(refused.content).toContain('Command blocked');
+  });
+});

@@ -1,0 +1,161 @@
+import type { OperatorChannel, RawTraceRecord } from '@rho/core';
+
+/** One session as the dashboard lists it (a row of the sessions page). */
+export interface DashboardSession {
+  /** The session id. */
+  id: string;
+  /** Live status (`running`, `paused`, `waiting_approval`, `completed`, `error`, `cancelled`, `limit`, `truncated`, `dead`, `unknown`, `created`). */
+  status: string;
+  /** Why a session is `dead` or `unknown`, for people. */
+  statusReason?: string;
+  /** The model the session runs. */
+  model?: string;
+  /** The permission profile. */
+  profile?: string;
+  /** Host the agent runs on. */
+  hostname?: string;
+  /** UTC ISO-8601 start time. */
+  startedAt: string;
+  /** Last time the session was updated (meta.json or heartbeat). */
+  updatedAt?: string;
+  /** Input tokens of the whole session, as of its last usage record. */
+  inputTokens?: number;
+  /** Output tokens of the whole session, as of its last usage record. */
+  outputTokens?: number;
+  /** Cumulative cost in USD; undefined when unknown. */
+  costUsd?: number;
+  /** The task the session was started with. */
+  firstPrompt?: string;
+  /** The parent session's id, for child agents. */
+  parentId?: string;
+}
+
+/** A sessions page: which rows, in which order (all filtering, sorting and paging is done by the source). */
+export interface SessionQuery {
+  /** Free text searched in id, first prompt, model, profile and host (case-insensitive). */
+  search?: string;
+  /** Only sessions with this status. `active` means running, paused or waiting for approval. */
+  status?: string;
+  /** Only sessions of this model. */
+  model?: string;
+  /** Only sessions of this profile. */
+  profile?: string;
+  /** Sort key (default `startedAt`). */
+  sort?: SessionSortKey;
+  /** Sort direction (default `desc`). */
+  order?: 'asc' | 'desc';
+  /** Rows to skip (default 0). */
+  offset?: number;
+  /** Rows to return (default 100, at most 1000). */
+  limit?: number;
+  /**
+   * Show child agents under their parents (default true): a page then holds root sessions,
+   * each followed by its descendants, and sorting applies among siblings.
+   */
+  tree?: boolean;
+}
+
+/** The columns a sessions page sorts by. */
+export type SessionSortKey = 'startedAt' | 'status' | 'model' | 'profile' | 'hostname' | 'tokens' | 'costUsd' | 'id';
+
+/** One page of sessions. */
+export interface SessionPage {
+  /** The rows of this page, in order. */
+  rows: (DashboardSession & { depth: number })[];
+  /** How many rows match the query in all (every page together). */
+  total: number;
+  /** How many sessions the source has (before filtering). */
+  all: number;
+  /** Distinct models, profiles and statuses among all sessions, for the filter menus. */
+  facets: { models: string[]; profiles: string[]; statuses: string[] };
+}
+
+/** Cost figures of the costs page. */
+export interface CostStats {
+  /** By model (from each model call's `llm_end`). */
+  byModel: CostBucket[];
+  /** By permission profile of the session. */
+  byProfile: CostBucket[];
+  /** By UTC day of the model call (`YYYY-MM-DD`), oldest first. */
+  byDay: CostBucket[];
+  /** Sessions summed. */
+  sessions: number;
+}
+
+/** One bucket of {@link CostStats}. */
+export interface CostBucket {
+  /** The model, profile or day. */
+  key: string;
+  /** Model calls. */
+  calls: number;
+  /** Input tokens. */
+  inputTokens: number;
+  /** Output tokens. */
+  outputTokens: number;
+  /** Known cost in USD (calls without a price add nothing). */
+  costUsd: number;
+  /** Calls without a known price. */
+  unpricedCalls: number;
+}
+
+/** Tool figures of the tools page. */
+export interface ToolStats {
+  /** One row per tool name, most called first. */
+  tools: ToolBucket[];
+  /** Sessions summed. */
+  sessions: number;
+}
+
+/** One tool of {@link ToolStats}. */
+export interface ToolBucket {
+  /** The tool's name. */
+  name: string;
+  /** Calls that ran (`tool_end`). */
+  calls: number;
+  /** Calls that ran and failed (`success: false`). */
+  failures: number;
+  /** Calls refused before running (`tool_blocked`). */
+  blocked: number;
+  /** Median duration in ms. */
+  p50Ms: number;
+  /** Mean duration in ms (undefined when the source does not know it). */
+  meanMs?: number;
+  /** 95th percentile duration in ms (undefined when the source does not know it). */
+  p95Ms?: number;
+  /** Longest duration in ms (undefined when the source does not know it). */
+  maxMs?: number;
+}
+
+/** Options of {@link DashboardSource.follow}. */
+export interface FollowOptions {
+  /** Ends the iteration when aborted. */
+  signal: AbortSignal;
+}
+
+/**
+ * Where the dashboard's sessions come from: session directories ({@link createFileSource}), or
+ * later a fleet database. Everything the server shows goes through this interface, and nothing
+ * else reads sessions, so a source for another store plugs in without touching the server or
+ * the pages.
+ */
+export interface DashboardSource {
+  /** What the source reads, for the page header (`files: /home/me/.config/rho/sessions`). */
+  readonly description: string;
+  /** One page of sessions: filtered, sorted and paged by the source. */
+  listSessions(query: SessionQuery): Promise<SessionPage>;
+  /** One session, or undefined when there is no such session. */
+  getSession(id: string): Promise<DashboardSession | undefined>;
+  /**
+   * The session's trace records from the first, then each new one as it is written, in batches;
+   * ends when the signal aborts. Throws a `SessionNotFoundError` for an unknown id.
+   */
+  follow(id: string, options: FollowOptions): AsyncIterable<RawTraceRecord[]>;
+  /** The control channel of a session (cancel, pause, resume, directive). Throws for an unknown id. */
+  operator(id: string): Promise<OperatorChannel>;
+  /** Costs (by model, profile, day) over every session. */
+  costStats(): Promise<CostStats>;
+  /** Tool calls, failures and latency over every session. */
+  toolStats(): Promise<ToolStats>;
+  /** Releases what the source holds (watchers, connections). */
+  close(): Promise<void>;
+}

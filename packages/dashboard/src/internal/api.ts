@@ -1,0 +1,230 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RhoError, SessionNotFoundError } from '@rho/core';
+import type { DashboardSource, SessionQuery, SessionSortKey } from '../dashboard-source.js';
+import { sameOrigin, tokenMatches } from './access.js';
+import { readJson, sendJson } from './http.js';
+
+/** What the API handlers share. */
+export interface ApiContext {
+  source: DashboardSource;
+  token: string;
+  /** Aborted when the server closes: ends every live stream. */
+  closing: AbortSignal;
+  statusIntervalMs: number;
+}
+
+const SORT_KEYS: ReadonlySet<string> = new Set([
+  'startedAt',
+  'status',
+  'model',
+  'profile',
+  'hostname',
+  'tokens',
+  'costUsd',
+  'id',
+]);
+const ACTIVE = new Set(['running', 'paused', 'waiting_approval']);
+const ACTIONS = new Set(['cancel', 'pause', 'resume', 'directive']);
+/** Session ids are directory names: no separators, no dot-dot. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * The JSON API of the pages (the request is already authenticated):
+ * - `GET /api/sessions?search&status&model&profile&sort&order&offset&limit&tree` one page of sessions;
+ * - `GET /api/sessions/:id` one session;
+ * - `GET /api/sessions/:id/events` server-sent events: `session` (the row, again whenever it
+ *   changes) and `records` (trace records in batches, from the first);
+ * - `GET /api/stats/costs`, `GET /api/stats/tools`;
+ * - `POST /api/sessions/:id/control` `{action: cancel|pause|resume|directive, text?}`.
+ */
+export async function handleApi(
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+  context: ApiContext,
+): Promise<void> {
+  const { source } = context;
+  const path = url.pathname;
+  try {
+    if (request.method === 'GET' && path === '/api/sessions') {
+      sendJson(response, 200, await source.listSessions(parseQuery(url.searchParams)));
+      return;
+    }
+    if (request.method === 'GET' && path === '/api/stats/costs') {
+      sendJson(response, 200, await source.costStats());
+      return;
+    }
+    if (request.method === 'GET' && path === '/api/stats/tools') {
+      sendJson(response, 200, await source.toolStats());
+      return;
+    }
+    const match = /^\/api\/sessions\/([^/]+)(\/events|\/control)?$/.exec(path);
+    if (match === null) {
+      sendJson(response, 404, { error: 'No such API path.' });
+      return;
+    }
+    const id = decodeURIComponent(match[1]!);
+    if (!ID.test(id)) {
+      sendJson(response, 400, { error: 'Not a session id.' });
+      return;
+    }
+    if (request.method === 'GET' && match[2] === undefined) {
+      const session = await source.getSession(id);
+      if (session === undefined) sendJson(response, 404, { error: `No session ${id}.` });
+      else sendJson(response, 200, session);
+      return;
+    }
+    if (request.method === 'GET' && match[2] === '/events') {
+      await streamSession(request, response, id, context);
+      return;
+    }
+    if (request.method === 'POST' && match[2] === '/control') {
+      await control(request, response, id, context);
+      return;
+    }
+    sendJson(response, 405, { error: 'Method not allowed.' });
+  } catch (error) {
+    if (SessionNotFoundError.isInstance(error)) sendJson(response, 404, { error: error.message });
+    else if (RhoError.isInstance(error)) sendJson(response, 400, { error: error.message, code: error.code });
+    else throw error;
+  }
+}
+
+function parseQuery(parameters: URLSearchParams): SessionQuery {
+  const text = (name: string) => parameters.get(name) ?? undefined;
+  const number = (name: string) => {
+    const value = Number(parameters.get(name));
+    return parameters.has(name) && Number.isFinite(value) ? value : undefined;
+  };
+  const sort = text('sort');
+  const order = text('order');
+  const query: SessionQuery = {};
+  for (const name of ['search', 'status', 'model', 'profile'] as const) {
+    const value = text(name);
+    if (value !== undefined) query[name] = value;
+  }
+  if (sort !== undefined && SORT_KEYS.has(sort)) query.sort = sort as SessionSortKey;
+  if (order === 'asc' || order === 'desc') query.order = order;
+  const offset = number('offset');
+  const limit = number('limit');
+  if (offset !== undefined) query.offset = offset;
+  if (limit !== undefined) query.limit = limit;
+  if (parameters.get('tree') === '0') query.tree = false;
+  return query;
+}
+
+async function streamSession(
+  request: IncomingMessage,
+  response: ServerResponse,
+  id: string,
+  context: ApiContext,
+): Promise<void> {
+  const { source } = context;
+  const first = await source.getSession(id);
+  if (first === undefined) {
+    sendJson(response, 404, { error: `No session ${id}.` });
+    return;
+  }
+  const stop = new AbortController();
+  const end = () => stop.abort();
+  request.on('close', end);
+  context.closing.addEventListener('abort', end, { once: true });
+  response.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  response.flushHeaders();
+  const write = (event: string, data: unknown) => {
+    if (!response.writableEnded) response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  let lastSession = JSON.stringify(first);
+  write('session', first);
+  // The status (and tokens, cost) come from the listing, not the trace: sent again when they change.
+  const ticker = setInterval(() => {
+    source.getSession(id).then(
+      (session) => {
+        const text = JSON.stringify(session);
+        if (session !== undefined && text !== lastSession) {
+          lastSession = text;
+          write('session', session);
+        }
+      },
+      () => {},
+    );
+    if (!response.writableEnded) response.write(': keep-alive\n\n');
+  }, context.statusIntervalMs);
+  try {
+    let count = 0;
+    for await (const batch of source.follow(id, { signal: stop.signal })) {
+      count += batch.length;
+      write('records', { from: count - batch.length, records: batch });
+    }
+  } catch (error) {
+    write('failure', { error: error instanceof Error ? error.message : String(error) });
+  } finally {
+    clearInterval(ticker);
+    request.off('close', end);
+    context.closing.removeEventListener('abort', end);
+    response.end();
+  }
+}
+
+async function control(
+  request: IncomingMessage,
+  response: ServerResponse,
+  id: string,
+  context: ApiContext,
+): Promise<void> {
+  // A page of another site cannot send this header without a CORS preflight, which is never
+  // granted; the cookie alone (which a browser might attach) is not enough to change anything.
+  const header = request.headers['x-rho-token'];
+  if (!tokenMatches(context.token, typeof header === 'string' ? header : undefined) || !sameOrigin(request)) {
+    sendJson(response, 403, { error: 'A control request needs the X-Rho-Token header and this origin.' });
+    return;
+  }
+  if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
+    sendJson(response, 415, { error: 'Send the control request as application/json.' });
+    return;
+  }
+  const body = (await readJson(request)) as { action?: unknown; text?: unknown } | undefined;
+  const action = typeof body?.action === 'string' ? body.action : '';
+  if (!ACTIONS.has(action)) {
+    sendJson(response, 400, { error: 'action must be cancel, pause, resume or directive.' });
+    return;
+  }
+  const session = await context.source.getSession(id);
+  if (session === undefined) {
+    sendJson(response, 404, { error: `No session ${id}.` });
+    return;
+  }
+  const channel = await context.source.operator(id);
+  if (action === 'directive') {
+    const text = typeof body?.text === 'string' ? body.text : '';
+    await channel.sendDirective(text);
+    const live = ACTIVE.has(session.status);
+    sendJson(response, 200, {
+      outcome: 'queued',
+      message: live
+        ? `Directive queued for ${id}: the agent reads it before its next model call.`
+        : `Directive queued for ${id} (${session.status}): it is delivered when the session is resumed.`,
+    });
+    return;
+  }
+  // A cancel or pause left in a finished session would stop or hold its next resume (as in rho cancel).
+  if (action !== 'resume' && !ACTIVE.has(session.status)) {
+    sendJson(response, 409, { error: `Session ${id} is ${session.status}, not running: nothing to ${action}.` });
+    return;
+  }
+  const outcome =
+    action === 'cancel'
+      ? await channel.requestCancel()
+      : action === 'pause'
+        ? await channel.requestPause()
+        : await channel.requestResume();
+  sendJson(response, 200, {
+    outcome,
+    message: outcome === 'requested' ? `${action} sent to ${id}.` : `${id}: ${action} was already requested.`,
+  });
+}

@@ -1,0 +1,51 @@
+/** The access token the server put in the page, sent as X-Rho-Token with every control request. */
+export const token = document.querySelector<HTMLMetaElement>('meta[name="rho-token"]')?.content ?? '';
+
+/** One session row, as the server sends it. */
+export interface Session {
+  id: string;
+  status: string;
+  statusReason?: string;
+  model?: string;
+  profile?: string;
+  hostname?: string;
+  startedAt: string;
+  updatedAt?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  firstPrompt?: string;
+  parentId?: string;
+  depth?: number;
+}
+
+/** A page of sessions. */
+export interface SessionPage {
+  rows: Session[];
+  total: number;
+  all: number;
+  facets: { models: string[]; profiles: string[]; statuses: string[] };
+}
+
+/** A trace record (the server checked its shape). */
+export type TraceRecord = { type: string; ts?: string } & Record<string, unknown>;
+
+/** GETs JSON from the API. */
+export async function getJson<T>(path: string): Promise<T> {
+  const response = await fetch(path, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** Sends a control request; resolves to the server's message. */
+export async function sendControl(id: string, action: string, text?: string): Promise<string> {
+  const response = await fetch(`/api/sessions/${encodeURIComponent(id)}/control`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', 'X-Rho-Token': token },
+    body: JSON.stringify(text === undefined ? { action } : { action, text }),
+  });
+  const body = (await response.json()) as { message?: string; error?: string };
+  if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
+  return body.message ?? action;
+}

@@ -1,0 +1,84 @@
+import { ConfigError } from '@rho/core';
+import { describe, expect, it } from 'vitest';
+import { deadlineFrom, parseTaskFile, parseTaskSpec } from './task-spec.js';
+import { sessionArguments } from './session-runner.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+
+describe('task specs', () => {
+  it('accepts a full task, sorting labels and turning a duration deadline into a time', () => {
+    const task = parseTaskSpec(
+      {
+        prompt: 'audit',
+        profile: 'developer',
+        labels: ['b', 'a', 'b'],
+        priority: 3,
+        max_cost: 0.5,
+        max_turns: 10,
+        deadline: '30m',
+        working_dir: '/srv/repo',
+      },
+      'x',
+      now,
+    );
+    expect(task).toMatchObject({ labels: ['a', 'b'], deadline: '2026-01-01T00:30:00.000Z', priority: 3 });
+    expect(sessionArguments(task)).toEqual([
+      '--json',
+      '-p',
+      'audit',
+      '--profile',
+      'developer',
+      '--working-dir',
+      '/srv/repo',
+      '--max-turns',
+      '10',
+      '--max-cost',
+      '0.5',
+      '--auto-approve',
+    ]);
+  });
+
+  it('names the field and what to fix', () => {
+    expect(() => parseTaskSpec({ prompt: '' }, 't:1')).toThrow('t:1: prompt: required, a non-empty string.');
+    expect(() => parseTaskSpec({ prompt: 'x', priorty: 1 }, 't:2')).toThrow(/t:2: priorty: unknown field/);
+    expect(() => parseTaskSpec({ prompt: 'x', max_turns: 1.5 }, 't:3')).toThrow(
+      't:3: max_turns: must be a whole number.',
+    );
+    expect(() => parseTaskSpec({ prompt: 'x', labels: ['a b'] }, 't:4')).toThrow(/t:4: labels: a list of labels/);
+    expect(() => parseTaskSpec({ prompt: 'x', deadline: 'soon' }, 't:5')).toThrow(/t:5: deadline: 'soon'/);
+    expect(() => parseTaskSpec(['x'], 't:6')).toThrow(/t:6: a task is a JSON object/);
+  });
+
+  it('reports every bad line of a tasks file with its number, and returns nothing then', () => {
+    const text = [
+      '{"prompt": "one"}',
+      '',
+      '# a comment',
+      '{"prompt": "two", "priority": "high"}',
+      '{not json',
+      '{"prompt": "three", "labels": ["ok"]}',
+    ].join('\n');
+    let error: unknown;
+    try {
+      parseTaskFile(text, 'tasks.jsonl');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(ConfigError.isInstance(error)).toBe(true);
+    const message = (error as Error).message;
+    expect(message).toContain('2 bad lines in tasks.jsonl; nothing was submitted');
+    expect(message).toContain('tasks.jsonl:4: priority: must be a whole number.');
+    expect(message).toContain('tasks.jsonl:5: not valid JSON');
+    expect(parseTaskFile('{"prompt":"a"}\n\n{"prompt":"b"}\n', 'ok.jsonl').map((task) => task.prompt)).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(() => parseTaskFile('\n# only\n', 'empty.jsonl')).toThrow('empty.jsonl holds no task');
+  });
+
+  it('reads deadlines as ISO times or durations', () => {
+    expect(deadlineFrom('2h', now)?.toISOString()).toBe('2026-01-01T02:00:00.000Z');
+    expect(deadlineFrom('2026-02-01T10:00:00Z', now)?.toISOString()).toBe('2026-02-01T10:00:00.000Z');
+    expect(deadlineFrom('tomorrow', now)).toBeUndefined();
+  });
+});

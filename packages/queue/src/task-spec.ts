@@ -1,0 +1,144 @@
+import { ConfigError } from '@rho/core';
+
+/**
+ * One task to run on a worker: what `rho submit` takes, one JSON object a line in a tasks file.
+ * Field names are snake_case, as in the files users write.
+ */
+export interface TaskSpec {
+  /** The task, in words. */
+  prompt: string;
+  /** Permission profile on the worker (a name, or a YAML path there); default the worker's default. */
+  profile?: string;
+  /** Agent configuration YAML, a path on the worker (`rho --config`). */
+  config?: string;
+  /** Model name (`rho --model`). */
+  model?: string;
+  /** Working directory of the session on the worker; default the worker's own directory. */
+  working_dir?: string;
+  /** Tags: a worker started with `--labels` takes only tasks carrying all of its labels. */
+  labels?: string[];
+  /** Higher runs first (default 0). */
+  priority?: number;
+  /** Budget: stop after this many model calls (`--max-turns`). */
+  max_turns?: number;
+  /** Budget: stop when the session has used this many tokens (`--max-tokens`). */
+  max_tokens?: number;
+  /** Budget: stop when the session has cost this many USD (`--max-cost`). */
+  max_cost?: number;
+  /** Approve every tool call (`-y`); a worker has nobody to ask. Default true. */
+  auto_approve?: boolean;
+  /** When the task expires: an ISO-8601 time, or a duration from submission (`90s`, `30m`, `2h`, `1d`). */
+  deadline?: string;
+  /** How many times the task may be started in all when workers die under it (default 3). */
+  max_attempts?: number;
+}
+
+const KEYS: Record<keyof TaskSpec, 'string' | 'number' | 'integer' | 'boolean' | 'labels'> = {
+  prompt: 'string',
+  profile: 'string',
+  config: 'string',
+  model: 'string',
+  working_dir: 'string',
+  labels: 'labels',
+  priority: 'integer',
+  max_turns: 'integer',
+  max_tokens: 'integer',
+  max_cost: 'number',
+  auto_approve: 'boolean',
+  deadline: 'string',
+  max_attempts: 'integer',
+};
+
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+/** Checks one task object; throws a ConfigError naming `where` (for example `tasks.jsonl:3`) and the field. */
+export function parseTaskSpec(value: unknown, where: string, now: Date = new Date()): TaskSpec {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError({
+      message: `${where}: a task is a JSON object with at least "prompt".`,
+      code: 'task_invalid',
+    });
+  }
+  const fail = (field: string, message: string): never => {
+    throw new ConfigError({ message: `${where}: ${field}: ${message}`, code: 'task_invalid', field });
+  };
+  const record = value as Record<string, unknown>;
+  for (const [key, item] of Object.entries(record)) {
+    const kind = KEYS[key as keyof TaskSpec];
+    if (kind === undefined) fail(key, `unknown field (known: ${Object.keys(KEYS).join(', ')}).`);
+    if (item === undefined || item === null) continue;
+    if (kind === 'labels') {
+      if (!Array.isArray(item) || item.some((label) => typeof label !== 'string' || !LABEL.test(label)))
+        fail(key, 'a list of labels: letters, digits, _ and -, starting with a letter or digit.');
+    } else if (kind === 'integer') {
+      if (typeof item !== 'number' || !Number.isInteger(item)) fail(key, 'must be a whole number.');
+    } else if (typeof item !== (kind === 'number' ? 'number' : kind)) fail(key, `must be a ${kind}.`);
+  }
+  const spec = Object.fromEntries(Object.entries(record).filter(([, item]) => item !== undefined && item !== null));
+  const task = spec as unknown as TaskSpec;
+  if (typeof task.prompt !== 'string' || task.prompt.trim() === '') fail('prompt', 'required, a non-empty string.');
+  for (const key of ['max_turns', 'max_tokens', 'max_attempts'] as const)
+    if (task[key] !== undefined && task[key] < 1) fail(key, 'must be at least 1.');
+  if (task.max_cost !== undefined && !(task.max_cost > 0)) fail('max_cost', 'must be more than 0.');
+  if (task.priority !== undefined && Math.abs(task.priority) > 1_000_000)
+    fail('priority', 'must be between -1000000 and 1000000.');
+  if (task.deadline !== undefined) {
+    const at = deadlineFrom(task.deadline, now);
+    if (at === undefined) fail('deadline', `'${task.deadline}' is neither an ISO-8601 time nor a duration like 30m.`);
+    task.deadline = at!.toISOString();
+  }
+  if (task.labels !== undefined) task.labels = [...new Set(task.labels)].sort();
+  return task;
+}
+
+/** An ISO-8601 time, or a duration (`45s`, `30m`, `2h`, `1d`) counted from `now`. */
+export function deadlineFrom(text: string, now: Date = new Date()): Date | undefined {
+  const duration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(text);
+  if (duration !== null) {
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[duration[2] as 'ms'];
+    return new Date(now.getTime() + Number(duration[1]) * unit);
+  }
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return undefined;
+  const at = new Date(text);
+  return Number.isNaN(at.getTime()) ? undefined : at;
+}
+
+/**
+ * Parses a tasks file: one JSON object a line (blank lines and lines starting with `#` skipped).
+ * Every bad line is reported, with its number, in one ConfigError; nothing is returned then.
+ */
+export function parseTaskFile(text: string, name: string, now: Date = new Date()): TaskSpec[] {
+  const tasks: TaskSpec[] = [];
+  const problems: string[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    const where = `${name}:${index + 1}`;
+    if (line.trim() === '' || line.trimStart().startsWith('#')) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      problems.push(`${where}: not valid JSON (${(error as Error).message}).`);
+      return;
+    }
+    try {
+      tasks.push(parseTaskSpec(value, where, now));
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  });
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 20);
+    throw new ConfigError({
+      message: `${problems.length} bad line${problems.length === 1 ? '' : 's'} in ${name}; nothing was submitted:\n${shown.join('\n')}${problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : ''}`,
+      code: 'task_invalid',
+      file: name,
+    });
+  }
+  if (tasks.length === 0)
+    throw new ConfigError({
+      message: `${name} holds no task (one JSON object a line).`,
+      code: 'task_invalid',
+      file: name,
+    });
+  return tasks;
+}

@@ -1,0 +1,68 @@
+import type { TaskSpec } from './task-spec.js';
+
+/** Where a task stands. `running` tasks name their host; the rest are final but `queued`. */
+export type TaskState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'expired';
+
+/** What a worker reports when a task's session ends. */
+export interface TaskResult {
+  /**
+   * How the session ended: the run's status (`completed`, `error`, `limit`, `cancelled`,
+   * `truncated`), or `expired` (the deadline passed while it ran), `lost` (the worker stopped
+   * answering and no attempt was left), `crashed` (the session process ended without a status).
+   */
+  status: string;
+  /** The session process's exit code (0 completed, 1 failed, 3 limit, 130 cancelled), when it ran. */
+  exit_code?: number | null;
+  /** The final answer. */
+  answer?: string;
+  /** The session's id on the worker (its trace is in that worker's `$RHO_HOME/sessions/<id>`). */
+  session_id?: string;
+  /** Token usage of the run, as in the trace's `run_end`. */
+  usage?: Record<string, number>;
+  /** What the run cost in USD, when the model is priced. */
+  cost_usd?: number;
+  /** Which attempt produced this result, from 1. */
+  attempt?: number;
+  /** The host the session ran on. */
+  host?: string;
+  /** What went wrong, in words (a failed or lost task). */
+  error?: string;
+}
+
+/** A task as `rho tasks` and `rho results` show it. */
+export interface TaskRecord {
+  /** The task id (a UUID). */
+  id: string;
+  state: TaskState;
+  /** Attempts started so far (0 while never started). */
+  attempt: number;
+  /** The host of the worker running it (or that ran its last attempt). */
+  host?: string;
+  /** The worker's id (`host:pid`). */
+  worker_id?: string;
+  /** The fleet/session id of the session running it (or that ran it). */
+  session_id?: string;
+  labels: string[];
+  priority: number;
+  /** What was submitted. */
+  spec: TaskSpec;
+  submitted_at: string;
+  started_at?: string;
+  heartbeat_at?: string;
+  finished_at?: string;
+  deadline?: string;
+  /** Set once the task is final. */
+  result?: TaskResult;
+}
+
+/** Which tasks to list. */
+export interface TaskFilter {
+  /** Task ids or unique id prefixes. */
+  ids?: readonly string[];
+  /** Tasks carrying all of these labels. */
+  labels?: readonly string[];
+  /** Tasks in one of these states. */
+  states?: readonly TaskState[];
+  /** At most this many, newest first. */
+  limit?: number;
+}

@@ -1,0 +1,193 @@
+// The queue and its worker against a real PostgreSQL, with an in-process runner standing in for
+// the rho session (the CLI suite runs real `rho` processes on several simulated hosts).
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTaskQueue, createTaskWorker, parseTaskSpec } from '../src/index.js';
+import type { RunnableTask, TaskQueue, TaskResult, TaskRunner, TaskWorker } from '../src/index.js';
+import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema, waitFor } from './support/postgres.js';
+
+const available = await postgresAvailable();
+const schema = testSchema();
+
+/** A runner whose sessions end when the test says (or when stopped, as cancelled). */
+function scriptedRunner() {
+  const started: RunnableTask[] = [];
+  const finishers = new Map<string, (result: TaskResult) => void>();
+  const runner: TaskRunner = (task, hooks) => {
+    started.push(task);
+    hooks.onSession(`session-${task.id.slice(0, 4)}-${task.attempt}`);
+    let finish!: (result: TaskResult) => void;
+    const result = new Promise<TaskResult>((resolve) => (finish = resolve));
+    finishers.set(task.id, finish);
+    // Answers "auto" tasks at once.
+    if (task.spec.prompt.startsWith('auto'))
+      setImmediate(() => finish({ status: 'completed', exit_code: 0, answer: `did ${task.spec.prompt}` }));
+    return {
+      result,
+      stop: (how) => finish({ status: 'cancelled', exit_code: how === 'kill' ? null : 130 }),
+    };
+  };
+  return {
+    runner,
+    started,
+    complete: (id: string, answer: string) => finishers.get(id)?.({ status: 'completed', exit_code: 0, answer }),
+  };
+}
+
+describe.skipIf(!available)('task queue on PostgreSQL', () => {
+  let queue: TaskQueue;
+  const workers: TaskWorker[] = [];
+  const startWorker = async (runner: TaskRunner, options: { labels?: string[]; concurrency?: number } = {}) => {
+    const worker = await createTaskWorker({
+      url: POSTGRES_URL,
+      schema,
+      runner,
+      leaseSeconds: 2,
+      maintenanceSeconds: 1,
+      pollSeconds: 0.2,
+      killAfterSeconds: 1,
+      ...options,
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  beforeAll(async () => {
+    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 });
+  });
+  afterAll(async () => {
+    for (const worker of workers) await worker.drain(0);
+    await queue?.close();
+    if (available) await dropSchema(schema);
+  });
+
+  it('runs higher priorities first, then the oldest', async () => {
+    const labels = ['prio'];
+    const ids = await queue.submit(
+      [0, 5, 2, 5].map((priority, index) => parseTaskSpec({ prompt: `auto ${index}`, priority, labels }, 'test')),
+    );
+    const script = scriptedRunner();
+    const worker = await startWorker(script.runner, { labels, concurrency: 1 });
+    await waitFor(async () => (await queue.list({ ids })).every((task) => task.state === 'done'), 'four tasks done');
+    await worker.drain(0);
+    expect(script.started.map((task) => task.id)).toEqual([ids[1], ids[3], ids[2], ids[0]]);
+    const [task] = await queue.list({ ids: [ids[1]!] });
+    expect(task).toMatchObject({
+      state: 'done',
+      attempt: 1,
+      session_id: `session-${ids[1]!.slice(0, 4)}-1`,
+      result: { status: 'completed', answer: 'did auto 1' },
+    });
+  });
+
+  it('gives a worker with --labels only the tasks carrying all of them', async () => {
+    const [plain, gpu, both] = await queue.submit([
+      parseTaskSpec({ prompt: 'auto plain', labels: ['lab'] }, 'test'),
+      parseTaskSpec({ prompt: 'auto gpu', labels: ['lab', 'gpu'] }, 'test'),
+      parseTaskSpec({ prompt: 'auto both', labels: ['gpu', 'lab', 'eu'] }, 'test'),
+    ]);
+    const script = scriptedRunner();
+    const worker = await startWorker(script.runner, { labels: ['gpu', 'lab'], concurrency: 2 });
+    await waitFor(
+      async () => (await queue.list({ ids: [gpu!, both!] })).every((task) => task.state === 'done'),
+      'labelled tasks done',
+    );
+    await worker.drain(0);
+    expect(script.started.map((task) => task.id).sort()).toEqual([gpu, both].sort());
+    expect((await queue.list({ ids: [plain!] }))[0]!.state).toBe('queued');
+    await queue.cancel(plain!);
+  });
+
+  it('cancels a queued task (no worker starts it) and a running one (its session is stopped)', async () => {
+    const labels = ['cancel'];
+    const [running, queued] = await queue.submit([
+      parseTaskSpec({ prompt: 'hold', labels, priority: 1 }, 'test'),
+      parseTaskSpec({ prompt: 'auto never', labels }, 'test'),
+    ]);
+    const script = scriptedRunner();
+    const worker = await startWorker(script.runner, { labels, concurrency: 1 });
+    await waitFor(async () => (await queue.list({ ids: [running!] }))[0]!.state === 'running', 'the task running');
+    expect((await queue.cancel(queued!)).state).toBe('cancelled');
+    expect((await queue.cancel(running!.slice(0, 12))).state).toBe('cancelled');
+    const done = await waitFor(async () => (await queue.list({ ids: [running!] }))[0]!.result?.exit_code, 'exit code');
+    expect(done).toBe(130);
+    // The worker is free again, and still does not start the cancelled task.
+    const [after] = await queue.submit([parseTaskSpec({ prompt: 'auto after', labels }, 'test')]);
+    await waitFor(async () => (await queue.list({ ids: [after!] }))[0]!.state === 'done', 'the next task');
+    await worker.drain(0);
+    expect(script.started.map((task) => task.id)).toEqual([running, after]);
+    expect((await queue.list({ ids: [queued!, running!] })).map((task) => task.state)).toEqual([
+      'cancelled',
+      'cancelled',
+    ]);
+  });
+
+  it('expires a task whose deadline passes while queued, and one whose deadline passes while it runs', async () => {
+    const labels = ['deadline'];
+    const [waiting] = await queue.submit([parseTaskSpec({ prompt: 'auto late', labels, deadline: '300ms' }, 'test')]);
+    await waitFor(async () => (await queue.list({ ids: [waiting!] }))[0]!.state === 'expired', 'queued task expired');
+    const [runs] = await queue.submit([parseTaskSpec({ prompt: 'hold long', labels, deadline: '3s' }, 'test')]);
+    const script = scriptedRunner();
+    const worker = await startWorker(script.runner, { labels, concurrency: 1 });
+    const task = await waitFor(async () => {
+      const [row] = await queue.list({ ids: [runs!] });
+      return row!.state === 'expired' ? row : undefined;
+    }, 'running task expired');
+    await worker.drain(0);
+    expect(script.started.map((started) => started.id)).toEqual([runs]);
+    expect(task!.result).toMatchObject({ status: 'expired', attempt: 1 });
+  });
+
+  it('hands running tasks back when a draining worker runs out of grace; another worker starts attempt 2', async () => {
+    const labels = ['drain'];
+    const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
+    const first = scriptedRunner();
+    const worker = await startWorker(first.runner, { labels });
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'running');
+    await worker.drain(0);
+    expect((await queue.list({ ids: [id!] }))[0]).toMatchObject({ state: 'queued', attempt: 1 });
+    const second = scriptedRunner();
+    const next = await startWorker(second.runner, { labels });
+    await waitFor(async () => second.started.length === 1, 'second worker started it');
+    expect(second.started[0]).toMatchObject({ id, attempt: 2 });
+    second.complete(id!, 'finally');
+    const task = await waitFor(async () => {
+      const [row] = await queue.list({ ids: [id!] });
+      return row!.state === 'done' ? row : undefined;
+    }, 'done');
+    await next.drain(0);
+    expect(task).toMatchObject({ attempt: 2, result: { answer: 'finally', attempt: 2 } });
+  });
+
+  it("holds a task on the worker's lease, not the submitter's, from the moment it is taken", async () => {
+    const labels = ['lease'];
+    const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
+    const script = scriptedRunner();
+    const worker = await createTaskWorker({
+      url: POSTGRES_URL,
+      schema,
+      runner: script.runner,
+      labels,
+      leaseSeconds: 600,
+      pollSeconds: 0.2,
+    });
+    workers.push(worker);
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'running');
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const { rows } = await client.query<{ left: number }>(
+      `SELECT extract(epoch FROM started_on + expire_in - now())::float AS left FROM ${schema}.job WHERE id = $1`,
+      [id],
+    );
+    await client.end();
+    // Submitted with a 2 s lease; taken by a worker whose lease is 10 minutes.
+    expect(rows[0]!.left).toBeGreaterThan(60);
+    script.complete(id!, 'ok');
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'done', 'done');
+    await worker.drain(0);
+  });
+
+  it('refuses an unknown or ambiguous task id with a clear error', async () => {
+    await expect(queue.cancel('ffffffff-0000')).rejects.toThrow(/No task with id 'ffffffff-0000'/);
+  });
+});
