@@ -27,7 +27,10 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_CODE_HELP: readonly (readonly [number, string])[] = [
   [EXIT.completed, 'completed'],
   [EXIT.failed, 'the run failed (model API, tool, internal), or every tool call was refused'],
-  [EXIT.badInput, 'bad input or configuration (the message says what to fix)'],
+  [
+    EXIT.badInput,
+    'bad input or configuration (the message says what to fix); a signal for a fleet session that is not live',
+  ],
   [EXIT.limit, 'a budget or turn limit ended the run'],
   [EXIT.cancelled, 'cancelled'],
 ];

@@ -33,6 +33,10 @@ export function describeFailure(error: unknown): { code: number; message: string
   if (error instanceof Error && error.name === 'ArgumentError') return { code: EXIT.badInput, message: error.message };
   if (ConfigError.isInstance(error) || SessionNotFoundError.isInstance(error))
     return { code: EXIT.badInput, message: error.message };
+  // The fleet's refusals (a signal for a session that is not live) and an unmigrated schema are
+  // for the user to fix, as bad input is; @rho/fleet's errors are told by code, without loading it.
+  if (RhoError.isInstance(error) && (error.code === 'fleet_signal_refused' || error.code === 'fleet_schema_outdated'))
+    return { code: EXIT.badInput, message: error.message };
   if (RhoError.isInstance(error)) return { code: EXIT.failed, message: error.message };
   const message = error instanceof Error ? error.message : String(error);
   return {

@@ -14,7 +14,11 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
-  ['RHO_FLEET_URL', 'PostgreSQL of the fleet and the task queue (rho submit, tasks, worker, results)'],
+  [
+    'RHO_FLEET_URL',
+    'PostgreSQL url of the fleet (sessions of every node) and the task queue when --fleet is not given (${VAR} expands)',
+  ],
+  ['RHO_FLEET_HOST', "host name sessions register under in the fleet (default: the machine's)"],
   ['RHO_MARKDOWN', '0: print answers as written, even on a terminal'],
   ['RHO_OTEL_ENDPOINT', 'export OpenTelemetry spans to this OTLP/HTTP collector (as --otel URL)'],
   ['RHO_OTEL_CAPTURE_CONTENT', 'true: export prompts, answers and tool I/O too (as --otel-content)'],
@@ -33,6 +37,8 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --resume latest "and now the docs"', 'continue the newest session with a new task'],
   ['rho ps; rho watch ab12; rho kill ab12', 'list, follow and stop running agents'],
   ['rho --json "list the tables" | jq .type', 'every event as a JSON line, for scripts'],
+  ['rho --fleet postgres://db/rho ps --host node-a', "a fleet: every node's sessions, filtered"],
+  ['rho stats cost --by label', "the fleet's cost and tokens per label"],
   ['rho dashboard', 'sessions, costs and tools in the browser (127.0.0.1, with a token)'],
   ['rho submit -f tasks.jsonl; rho worker -j 4', 'queue tasks; run them on workers anywhere (--fleet URL)'],
 ];

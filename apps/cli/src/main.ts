@@ -8,6 +8,7 @@ import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
 import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
+import { registerFleetCommands } from './commands/fleet-commands.js';
 import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 import { registerQueueCommands } from './commands/queue-commands.js';
@@ -66,6 +67,8 @@ const SUBCOMMANDS = [
   'connect',
   'export',
   'policy',
+  'fleet',
+  'stats',
   'dashboard',
   'submit',
   'tasks',
@@ -109,6 +112,14 @@ function buildParser(
   registerExportCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
   registerMcpCommands(parser, terminal, env, setExit);
+  registerFleetCommands(parser, terminal, env, setExit);
+  parser.option('fleet', {
+    type: 'string',
+    requiresArg: true,
+    global: true,
+    describe:
+      'PostgreSQL url of a fleet: register runs there, and ps/watch/cancel/... see every node (default: $RHO_FLEET_URL, fleet: in the config)',
+  });
   parser.command(
     'dashboard [dir]',
     'Serve a web dashboard of the sessions on 127.0.0.1: live status, timelines, costs, tools, controls (prints the URL with its access token)',
@@ -280,6 +291,11 @@ function buildParser(
             describe:
               "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)",
           })
+          .option('label', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'A label key=value of the session in the fleet, for rho ps --label and rho stats (repeatable)',
+          })
           .option('otel', {
             type: 'string',
             describe:
@@ -304,12 +320,14 @@ function buildParser(
         const vars = rest.var === undefined ? {} : { var: ([] as string[]).concat(rest.var) };
         const packages =
           rest.toolPackage === undefined ? {} : { toolPackage: ([] as string[]).concat(rest.toolPackage) };
+        const labels = rest.label === undefined ? {} : { label: ([] as string[]).concat(rest.label) };
         setExit(
           await runCommand(
             {
               ...rest,
               ...vars,
               ...packages,
+              ...labels,
               ...(words === undefined ? {} : { prompt: words }),
               p: typeof rest.p === 'string' ? rest.p : undefined,
             },

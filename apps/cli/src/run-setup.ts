@@ -29,6 +29,8 @@ import {
   checkVars,
   REASONING_EFFORTS,
 } from './input-checks.js';
+import { fleetSources } from './fleet/fleet-source.js';
+import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
 import { otelSettings, startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
@@ -72,6 +74,10 @@ export interface SetupArguments {
   snapshot?: string;
   /** `--keep-sandbox`: the Daytona sandbox is not deleted on exit. */
   keepSandbox?: boolean;
+  /** `--fleet URL`: register the session in this fleet (an empty value: no fleet for this run). */
+  fleet?: string;
+  /** `--label key=value` (repeatable): labels of the session in the fleet. */
+  label?: string[];
   /** `--otel [ENDPOINT]`: '' when given without an endpoint. */
   otel?: string;
   /** `--otel-content`: export message content too. */
@@ -366,20 +372,84 @@ async function prepareLockedRun(
     },
   });
 
+  const explicit =
+    typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
+  const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
+  // A fleet (--fleet, RHO_FLEET_URL, fleet: in the agent config or $RHO_HOME/config.yaml) is
+  // loaded only when one is configured: without it nothing below touches @rho/fleet or postgres.
+  const sources = fleetSources({ flag: argv.fleet, env, home, agentConfig: config.fleet });
+  const labels = parseLabels(argv.label);
+  let fleet: Awaited<ReturnType<typeof startFleetLink>> | undefined;
+  try {
+    fleet =
+      sources === undefined
+        ? undefined
+        : await startFleetLink(sources, { userConfig: userConfig.fleet, agentConfig: config.fleet }, labels, hooks);
+  } catch (error) {
+    await toolset.close();
+    await localClient?.close();
+    throw error;
+  }
+  if (fleet === undefined && labels !== undefined)
+    hooks.onWarning?.(
+      '--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.',
+    );
+
   let session: Session;
-  if (resumedDirectory !== undefined && lock !== undefined) {
-    const id = readSessionMeta(resumedDirectory)?.id ?? basename(resumedDirectory);
-    session = agent.createSession({ id, directory: resumedDirectory, state: store.loadState(resumedDirectory), lock });
-  } else {
-    const { id, directory } = store.create({
-      config: configDocument(config),
-      model,
-      profile: savedProfileName,
-      workingDir,
-    });
-    lock = SessionLock.acquire(directory);
-    held.lock = lock;
-    session = agent.createSession({ id, directory, lock });
+  try {
+    if (resumedDirectory !== undefined && lock !== undefined) {
+      const meta = readSessionMeta(resumedDirectory);
+      const id = meta?.id ?? basename(resumedDirectory);
+      const state = store.loadState(resumedDirectory);
+      session = agent.createSession({
+        id,
+        directory: resumedDirectory,
+        state,
+        lock,
+        ...(fleet?.sessionOptions(
+          {
+            id,
+            model,
+            profile: savedProfileName,
+            cwd: workingDir,
+            ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
+            ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
+            ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
+          },
+          resumedDirectory,
+        ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
+      });
+    } else {
+      const { id, directory } = store.create({
+        config: configDocument(config),
+        model,
+        profile: savedProfileName,
+        workingDir,
+      });
+      lock = SessionLock.acquire(directory);
+      held.lock = lock;
+      session = agent.createSession({
+        id,
+        directory,
+        lock,
+        ...(fleet?.sessionOptions(
+          {
+            id,
+            model,
+            profile: savedProfileName,
+            cwd: workingDir,
+            ...(prompt === undefined ? {} : { firstPrompt: prompt }),
+          },
+          directory,
+        ) ?? {}),
+      });
+    }
+  } catch (error) {
+    // The session could not be set up: what was started for it stops here (the caller's close never comes).
+    await fleet?.close(0);
+    await toolset.close();
+    await localClient?.close();
+    throw error;
   }
 
   let tracing: Awaited<ReturnType<typeof startOtel>> | undefined;
@@ -389,21 +459,19 @@ async function prepareLockedRun(
         ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
       });
     } catch (error) {
+      await fleet?.close(0);
       await localClient?.close();
       await agent.close();
       throw error;
     }
     tracing.instrument(session, { captureContent: otel.content });
   }
-
-  const explicit =
-    typeof argv.p === 'string' ? argv.p : Array.isArray(argv.prompt) ? argv.prompt.join(' ') : argv.prompt;
-  const prompt = nonEmpty(explicit) ?? (resumedDirectory === undefined ? initialPrompt : undefined);
   const heldLock = lock;
   const close = async () => {
     heldLock.release();
-    // Spans of every way the run ended (answer, error, Ctrl+C, SIGTERM) go out here, within a bounded time.
-    await tracing?.shutdown();
+    // Spans and the fleet's mirror of every way the run ended (answer, error, Ctrl+C, SIGTERM) go
+    // out here, each within a bounded time, side by side.
+    await Promise.all([tracing?.shutdown(), fleet?.close()]);
     await localClient?.close();
     await agent.close();
     forgetBackend();

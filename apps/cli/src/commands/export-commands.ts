@@ -6,6 +6,8 @@ export interface ExportArguments {
   session: string;
   output?: string;
   dir?: string;
+  /** `--fleet URL` (global): a session not on this machine is exported from the fleet's mirror. */
+  fleet?: string;
 }
 
 /**
@@ -59,7 +61,11 @@ export async function exportCommand(
 
   const explicitDir = argv.dir !== undefined && argv.dir !== '';
   const sessionsDir = explicitDir ? resolve(argv.dir!) : join(rhoHome(env), 'sessions');
-  let directory: string;
+  const version = (
+    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  ).version;
+  let directory: string | undefined;
+  let notFound: Error | undefined;
   try {
     const store = new SessionStore(sessionsDir);
     // Without --dir, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are found too.
@@ -68,16 +74,25 @@ export async function exportCommand(
     // A session directory named without a path (`rho export my-session` from its parent) is still a directory.
     const local = resolve(argv.session);
     if (SessionNotFoundError.isInstance(error) && existsSync(join(local, 'trace.jsonl'))) directory = local;
-    else if (SessionNotFoundError.isInstance(error)) return fail(error.message);
+    else if (SessionNotFoundError.isInstance(error)) notFound = error;
     else throw error;
   }
 
   let json: string;
   try {
-    const version = (
-      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-    ).version;
-    json = `${JSON.stringify(sessionToAtif(directory, { agentVersion: version }), null, 2)}\n`;
+    if (directory !== undefined) {
+      // A session of this machine: its own trace is the source of truth.
+      json = `${JSON.stringify(sessionToAtif(directory, { agentVersion: version }), null, 2)}\n`;
+    } else {
+      // Not here: with a fleet configured, from the records it mirrored (from any node).
+      const { operatorFleetConfig } = await import('../fleet/operator-fleet.js');
+      const config = explicitDir ? undefined : await operatorFleetConfig(argv.fleet, env);
+      if (config === undefined) return fail(notFound!.message);
+      const { exportFromFleet } = await import('../fleet/fleet-export.js');
+      const trajectory = await exportFromFleet(config, argv.session, version);
+      if (trajectory === undefined) return fail(notFound!.message);
+      json = `${JSON.stringify(trajectory, null, 2)}\n`;
+    }
   } catch (error) {
     if (TraceError.isInstance(error)) return fail(error.message);
     throw error;

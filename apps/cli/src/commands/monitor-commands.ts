@@ -3,6 +3,8 @@ import type { Terminal } from '../terminal.js';
 
 interface DirArguments {
   dir?: string;
+  /** `--fleet URL` (global). */
+  fleet?: string;
 }
 
 /** The monitor console (`rho monitor`) running these commands: its directory, and what stops a command. */
@@ -11,6 +13,18 @@ export interface MonitorConsole {
   directory: string;
   /** Aborted by Ctrl+C in the console: stops a watch or a coordinator, never an agent. */
   signal: () => AbortSignal;
+  /** `rho monitor --fleet URL`: the fleet the console's commands work on. */
+  fleet?: string;
+}
+
+/** What a command does over a fleet, and on this machine's sessions directory. */
+interface Routes {
+  /** With a fleet configured (and no explicit directory). */
+  fleet: (fleet: import('@rho/fleet').Fleet) => Promise<number>;
+  /** Without a fleet, with an explicit directory, or for a session the fleet does not know that is here. */
+  local: () => Promise<number>;
+  /** The session prefix the command names, to look for locally when the fleet does not know it. */
+  prefix?: string;
 }
 
 /**
@@ -43,8 +57,44 @@ export function registerMonitorCommands(
       explicit === undefined || explicit === ''
         ? (monitorConsole?.directory ?? (await defaultSessionsDir(env)))
         : resolve(explicit);
-    actions.requireDirectory(directory, explicit !== undefined && explicit !== '');
-    return { io: monitorIo(terminal, env), directory, actions };
+    const local = explicit !== undefined && explicit !== '';
+    actions.requireDirectory(directory, local);
+    const io = monitorIo(terminal, env);
+    const flag = (argv as { fleet?: string }).fleet ?? monitorConsole?.fleet;
+    /**
+     * Runs a command over the fleet when one is configured and no directory was named, else on
+     * the directory. A session the fleet does not know but this machine has (it ran without a
+     * fleet) is still found here; a fleet whose database does not answer leaves this machine's
+     * sessions, with a warning.
+     */
+    const route = async (routes: Routes): Promise<number> => {
+      if (local) return routes.local();
+      const { withOperatorFleet } = await import('../fleet/operator-fleet.js');
+      return withOperatorFleet(
+        flag,
+        env,
+        async (fleet) => {
+          try {
+            return await routes.fleet(fleet);
+          } catch (error) {
+            const { SessionNotFoundError, SessionStore } = await import('@rho/core');
+            if (!SessionNotFoundError.isInstance(error) || routes.prefix === undefined) throw error;
+            try {
+              new SessionStore(directory).lookup(routes.prefix);
+            } catch {
+              throw error;
+            }
+            return routes.local();
+          }
+        },
+        routes.local,
+        async (reason) => {
+          io.err(`Warning: fleet: ${reason} Showing this machine's sessions only.\n`);
+          return routes.local();
+        },
+      );
+    };
+    return { io, directory, actions, route };
   };
   if (monitorConsole === undefined) {
     parser.command(
@@ -55,7 +105,11 @@ export function registerMonitorCommands(
       async (argv) => {
         const { io, directory } = await setup({}, argv.dir);
         const { monitorLoop } = await import('./monitor/monitor-loop.js');
-        setExit(await monitorLoop(directory, io, registerMonitorCommands));
+        // A named directory is watched as such; otherwise the configured fleet, if any.
+        const explicit = argv.dir !== undefined && argv.dir !== '';
+        const { operatorFleetConfig } = await import('../fleet/operator-fleet.js');
+        const fleet = explicit ? undefined : await operatorFleetConfig(argv.fleet as string | undefined, env);
+        setExit(await monitorLoop(directory, io, registerMonitorCommands, process.stdin, fleet?.url ?? ''));
       },
     );
   }
@@ -64,10 +118,30 @@ export function registerMonitorCommands(
     const { latestSessionId } = await import('./monitor/latest-session.js');
     return latestSessionId(directory, kind);
   };
+  /** Control commands share their handler: prefix or --all, over the fleet or this machine. */
+  const control = (kind: 'cancel' | 'pause' | 'resume') => async (argv: Record<string, unknown>) => {
+    const { io, directory, actions, route } = await setup(argv as DirArguments);
+    const given = argv.prefix === undefined ? undefined : String(argv.prefix);
+    const all = argv.all === true;
+    setExit(
+      await route({
+        ...(given === undefined || given === 'latest' ? {} : { prefix: given }),
+        fleet: async (fleet) => {
+          const fleetActions = await import('./monitor/fleet-actions.js');
+          const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet, kind) : given;
+          return fleetActions.fleetControlAction(kind, fleet, { ...(prefix === undefined ? {} : { prefix }), all }, io);
+        },
+        local: async () => {
+          const prefix = await resolvePrefix(directory, given, kind);
+          return actions.controlAction(kind, directory, { ...(prefix === undefined ? {} : { prefix }), all }, io);
+        },
+      }),
+    );
+  };
   return parser
     .command(
       'ps [dir]',
-      'List sessions with their live status (running, paused, waiting_approval, dead, ...)',
+      "List sessions with their live status (running, paused, waiting_approval, dead, ...); with a fleet, every node's",
       (command) =>
         command
           .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
@@ -76,31 +150,59 @@ export function registerMonitorCommands(
             alias: 'n',
             type: 'number',
             describe: 'At most this many sessions, newest first (default: 50 in the table, all with --json)',
+          })
+          .option('host', { type: 'string', requiresArg: true, describe: 'Fleet: only sessions of this host (node)' })
+          .option('label', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Fleet: only sessions with this label (key or key=value)',
+          })
+          .option('status', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Fleet: only sessions with this status (running, paused, dead, completed, ...; comma-separated)',
           }),
       async (argv) => {
-        const { io, directory, actions } = await setup({}, argv.dir);
+        const { io, directory, actions, route } = await setup({ fleet: argv.fleet } as DirArguments, argv.dir);
         const json = argv.json === true;
         const limit = typeof argv.limit === 'number' ? argv.limit : json ? undefined : 50;
+        const filters = {
+          ...(typeof argv.host === 'string' ? { host: argv.host } : {}),
+          ...(typeof argv.label === 'string' ? { label: argv.label } : {}),
+          ...(argv.status === undefined ? {} : { status: ([] as string[]).concat(argv.status as string | string[]) }),
+        };
         // Without a DIR, sessions of the Python rho-agent (~/.config/rho-agent/sessions) are listed too, marked.
         const withRhoAgent = argv.dir === undefined || argv.dir === '';
         setExit(
-          actions.psAction(
-            directory,
-            {
-              json,
-              ...(limit === undefined ? {} : { limit }),
-              ...(withRhoAgent
-                ? { rhoAgentDirectory: (await import('@rho/core/internal')).rhoAgentSessionsDir() }
-                : {}),
+          await route({
+            fleet: async (fleet) => {
+              const { fleetPsAction } = await import('./monitor/fleet-actions.js');
+              return fleetPsAction(fleet, { json, ...(limit === undefined ? {} : { limit }), ...filters }, io);
             },
-            io,
-          ),
+            local: async () => {
+              if (Object.keys(filters).length > 0)
+                io.err(
+                  'Warning: --host, --label and --status filter the sessions of a fleet; listing all of them here.\n',
+                );
+              return actions.psAction(
+                directory,
+                {
+                  json,
+                  ...(limit === undefined ? {} : { limit }),
+                  ...(withRhoAgent
+                    ? { rhoAgentDirectory: (await import('@rho/core/internal')).rhoAgentSessionsDir() }
+                    : {}),
+                },
+                io,
+              );
+            },
+          }),
         );
       },
     )
     .command(
       'watch <prefix>',
-      "Show a session's events as they happen; ends when its run ends (--follow keeps watching)",
+      "Show a session's events as they happen (any node's, with a fleet); ends when its run ends (--follow keeps watching)",
       (command) =>
         command
           .positional('prefix', {
@@ -122,15 +224,20 @@ export function registerMonitorCommands(
             describe: 'Replay the trace from the beginning (--no-from-start: only new events)',
           }),
       async (argv) => {
-        const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = String(await resolvePrefix(directory, String(argv.prefix)));
+        const { io, directory, actions, route } = await setup(argv as DirArguments);
+        const given = String(argv.prefix);
+        const options = { json: argv.json === true, follow: argv.follow === true, fromStart: argv.fromStart !== false };
         const watch = (signal: AbortSignal) =>
-          actions.watchAction(
-            directory,
-            prefix,
-            { json: argv.json === true, follow: argv.follow === true, fromStart: argv.fromStart !== false, signal },
-            io,
-          );
+          route({
+            ...(given === 'latest' ? {} : { prefix: given }),
+            fleet: async (fleet) => {
+              const fleetActions = await import('./monitor/fleet-actions.js');
+              const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet) : given;
+              return fleetActions.fleetWatchAction(fleet, prefix, { ...options, signal }, io);
+            },
+            local: async () =>
+              actions.watchAction(directory, String(await resolvePrefix(directory, given)), { ...options, signal }, io),
+          });
         if (monitorConsole !== undefined) {
           setExit(await watch(monitorConsole.signal()));
           return;
@@ -150,64 +257,19 @@ export function registerMonitorCommands(
       ['cancel [prefix]', 'kill'],
       'Stop a running agent (alias: kill; --all: every running agent)',
       (command) => controlOptions(command, dirOption, 'cancel'),
-      async (argv) => {
-        const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = await resolvePrefix(
-          directory,
-          argv.prefix === undefined ? undefined : String(argv.prefix),
-          'cancel',
-        );
-        setExit(
-          await actions.controlAction(
-            'cancel',
-            directory,
-            { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true },
-            io,
-          ),
-        );
-      },
+      control('cancel'),
     )
     .command(
       'pause [prefix]',
       'Hold a running agent before its next model call or tool call',
       (command) => controlOptions(command, dirOption, 'pause'),
-      async (argv) => {
-        const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = await resolvePrefix(
-          directory,
-          argv.prefix === undefined ? undefined : String(argv.prefix),
-          'pause',
-        );
-        setExit(
-          await actions.controlAction(
-            'pause',
-            directory,
-            { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true },
-            io,
-          ),
-        );
-      },
+      control('pause'),
     )
     .command(
       ['resume [prefix]', 'unpause'],
       'Release a paused agent (alias: unpause; to continue a finished session use rho --resume ID)',
       (command) => controlOptions(command, dirOption, 'resume'),
-      async (argv) => {
-        const { io, directory, actions } = await setup(argv as DirArguments);
-        const prefix = await resolvePrefix(
-          directory,
-          argv.prefix === undefined ? undefined : String(argv.prefix),
-          'resume',
-        );
-        setExit(
-          await actions.controlAction(
-            'resume',
-            directory,
-            { ...(prefix === undefined ? {} : { prefix }), all: argv.all === true },
-            io,
-          ),
-        );
-      },
+      control('resume'),
     )
     .command(
       'directive <prefix> <text..>',
@@ -222,15 +284,20 @@ export function registerMonitorCommands(
           .positional('text', { type: 'string', array: true, demandOption: true, describe: 'The instruction' })
           .option('dir', dirOption),
       async (argv) => {
-        const { io, directory, actions } = await setup(argv as DirArguments);
+        const { io, directory, actions, route } = await setup(argv as DirArguments);
         const text = Array.isArray(argv.text) ? argv.text.join(' ') : String(argv.text);
+        const given = String(argv.prefix);
         setExit(
-          await actions.directiveAction(
-            directory,
-            String(await resolvePrefix(directory, String(argv.prefix))),
-            text,
-            io,
-          ),
+          await route({
+            ...(given === 'latest' ? {} : { prefix: given }),
+            fleet: async (fleet) => {
+              const fleetActions = await import('./monitor/fleet-actions.js');
+              const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet) : given;
+              return fleetActions.fleetDirectiveAction(fleet, prefix, text, io);
+            },
+            local: async () =>
+              actions.directiveAction(directory, String(await resolvePrefix(directory, given)), text, io),
+          }),
         );
       },
     )
@@ -248,17 +315,38 @@ export function registerMonitorCommands(
           .option('task', { type: 'string', describe: 'What the coordinator should do with the combined context' })
           .option('dir', dirOption),
       async (argv) => {
-        const { io, directory } = await setup(argv as DirArguments);
+        const { io, directory, route } = await setup(argv as DirArguments);
         const { connectAction } = await import('./monitor/connect-action.js');
         const prefixes = (argv.prefixes as string[]).map(String);
         const task = typeof argv.task === 'string' && argv.task.trim() !== '' ? argv.task : undefined;
         const signal = monitorConsole?.signal();
-        const code = await connectAction(
-          directory,
-          prefixes,
-          { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) },
-          io,
-        );
+        const options = { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) };
+        const code = await route({
+          fleet: async (fleet) => {
+            // Sessions here are read from their directories; the others are copied from the fleet's mirror.
+            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { materializeSession }] =
+              await Promise.all([
+                import('node:fs'),
+                import('node:os'),
+                import('node:path'),
+                import('@rho/core'),
+                import('../fleet/fleet-records.js'),
+              ]);
+            const copies = mkdtempSync(join(tmpdir(), 'rho-connect-'));
+            try {
+              return await connectAction(directory, prefixes, options, io, async (prefix) => {
+                try {
+                  return new SessionStore(directory).lookup(prefix);
+                } catch {
+                  return materializeSession(fleet, await fleet.resolveSession(prefix), copies);
+                }
+              });
+            } finally {
+              rmSync(copies, { recursive: true, force: true });
+            }
+          },
+          local: () => connectAction(directory, prefixes, options, io),
+        });
         if (code !== 0 && monitorConsole !== undefined) io.err(`The coordinator exited with code ${code}.\n`);
         setExit(code);
       },

@@ -32,11 +32,15 @@ export async function connectAction(
   prefixes: string[],
   options: ConnectOptions,
   io: MonitorIo,
+  lookup?: (prefix: string) => Promise<{ id: string; directory: string }>,
 ): Promise<number> {
   if (prefixes.length === 0)
     throw new UsageError({ message: 'connect needs at least one session prefix: connect <prefix> <prefix>...' });
   const store = new SessionStore(directory);
-  const targets = prefixes.map((prefix) => store.lookup(prefix));
+  // Sessions of this directory, or (with a fleet) of any node, copied from the fleet's mirror.
+  const targets = await Promise.all(
+    prefixes.map((prefix) => (lookup === undefined ? store.lookup(prefix) : lookup(prefix))),
+  );
   const unique = [...new Map(targets.map((target) => [target.id, target])).values()];
   const prompt = fittingPrompt(
     unique.map((target) => target.directory),

@@ -43,7 +43,17 @@ export async function monitorLoop(
   io: MonitorIo,
   register: RegisterCommands,
   input: NodeJS.ReadableStream = process.stdin,
+  fleet?: string,
 ): Promise<number> {
+  // Before the line reader exists, so piped commands wait in the stream while the fleet answers.
+  // `fleet`: the console's commands work on the fleet (a url), or never on one (''), whatever the environment says.
+  const viaFleet = fleet !== undefined && fleet !== '';
+  io.out(`rho monitor: ${viaFleet ? 'the fleet' : directory}\nType help for commands.\n\n`);
+  if (!viaFleet) psAction(directory, { json: false, limit: 50 }, io);
+  else
+    await runConsoleLine('ps', { directory, io, register, signal: new AbortController().signal, fleet }).catch(
+      (error: unknown) => io.err(`${error instanceof Error ? error.message : String(error)}\n`),
+    );
   const interactive = (input as { isTTY?: boolean }).isTTY === true;
   const readline = createInterface({
     input,
@@ -67,8 +77,6 @@ export async function monitorLoop(
   };
   readline.on('SIGINT', interrupt);
   process.on('SIGINT', interrupt);
-  io.out(`rho monitor: ${directory}\nType help for commands.\n\n`);
-  psAction(directory, { json: false, limit: 50 }, io);
   readline.setPrompt('monitor> ');
   try {
     prompt();
@@ -78,7 +86,13 @@ export async function monitorLoop(
       if (command !== '') {
         current = new AbortController();
         try {
-          await runConsoleLine(command, { directory, io, register, signal: current.signal });
+          await runConsoleLine(command, {
+            directory,
+            io,
+            register,
+            signal: current.signal,
+            ...(fleet === undefined ? {} : { fleet }),
+          });
         } catch (error) {
           io.err(`${error instanceof Error ? error.message : String(error)}\n`);
         } finally {
@@ -100,7 +114,7 @@ export async function monitorLoop(
  */
 export async function runConsoleLine(
   line: string,
-  context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal },
+  context: { directory: string; io: MonitorIo; register: RegisterCommands; signal: AbortSignal; fleet?: string },
 ): Promise<void> {
   const { io } = context;
   const words = splitWords(line);
@@ -125,8 +139,9 @@ function consoleParser(context: {
   io: MonitorIo;
   register: RegisterCommands;
   signal: AbortSignal;
+  fleet?: string;
 }): Argv {
-  const { directory, io, register, signal } = context;
+  const { directory, io, register, signal, fleet } = context;
   const parser = yargs()
     .scriptName('')
     .usage("Commands (as in rho COMMAND; DIR defaults to this monitor's directory):")
@@ -139,7 +154,11 @@ function consoleParser(context: {
       if (error !== undefined && error !== null) throw error;
       throw new Error(`${message} Type help for the commands.`);
     });
-  register(parser, io.terminal, io.env, () => {}, { directory, signal: () => signal });
+  register(parser, io.terminal, io.env, () => {}, {
+    directory,
+    signal: () => signal,
+    ...(fleet === undefined ? {} : { fleet }),
+  });
   return parser.demandCommand(1, 'Type a command.');
 }
 

@@ -11,6 +11,8 @@ export interface SessionTableOptions {
   now?: number;
   /** Cost shown per session id, where it is known better than meta.json's (a running session's, read from its trace). */
   costs?: ReadonlyMap<string, string>;
+  /** Add a HOST column (sessions of a fleet, on several nodes). */
+  hosts?: boolean;
 }
 
 /** The `rho ps` table: children indented under their parent, one line per session. */
@@ -20,6 +22,7 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
   const rows = flattenSessionTree(groupSessions(sessions)).map(({ session, depth }) => ({
     id: `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${session.id}`,
     status: session.status,
+    host: session.hostname ?? '-',
     model: session.model ?? '-',
     age: age(session.startedAt, now),
     cost:
@@ -31,20 +34,32 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
         : `$${session.costUsd.toFixed(4)}`),
     prompt: oneLine(session.firstPrompt ?? ''),
   }));
-  const header = { id: 'ID', status: 'STATUS', model: 'MODEL', age: 'AGE', cost: 'COST', prompt: 'PROMPT' };
+  const header = {
+    id: 'ID',
+    status: 'STATUS',
+    host: 'HOST',
+    model: 'MODEL',
+    age: 'AGE',
+    cost: 'COST',
+    prompt: 'PROMPT',
+  };
   const widths = {
     id: Math.max(header.id.length, ...rows.map((row) => row.id.length)),
     status: Math.max(header.status.length, ...rows.map((row) => row.status.length)),
+    host:
+      options.hosts === true ? Math.min(24, Math.max(header.host.length, ...rows.map((row) => row.host.length))) : 0,
     model: Math.min(24, Math.max(header.model.length, ...rows.map((row) => row.model.length))),
     age: Math.max(header.age.length, ...rows.map((row) => row.age.length)),
     cost: Math.max(header.cost.length, ...rows.map((row) => row.cost.length)),
   };
-  const fixed = widths.id + widths.status + widths.model + widths.age + widths.cost + 10;
+  const fixed =
+    widths.id + widths.status + widths.model + widths.age + widths.cost + 10 + (widths.host > 0 ? widths.host + 2 : 0);
   const promptWidth = Math.max(20, options.width - fixed);
   const line = (row: typeof header, colour: (text: string) => string) =>
     [
       row.id.padEnd(widths.id),
       colour(row.status.padEnd(widths.status)),
+      ...(widths.host > 0 ? [cut(row.host, widths.host).padEnd(widths.host)] : []),
       cut(row.model, widths.model).padEnd(widths.model),
       row.age.padStart(widths.age),
       row.cost.padStart(widths.cost),

@@ -1,0 +1,98 @@
+import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
+
+/**
+ * The directive cursor is one number (core records it in the trace): the file channel's byte
+ * offset lives in its low 32 bits, the fleet channel's cursor above them. Both stay exact in a
+ * double while the fleet cursor is below 2^21 (two million directives for one session) and the
+ * directives file below 4 GiB.
+ */
+const FILE_SPAN = 2 ** 32;
+const FLEET_LIMIT = 2 ** 21;
+
+/**
+ * A session's control channel when a fleet is configured: the local file channel (session
+ * directory: `rho cancel --dir`, the sentinel files, the Python original's tools) and the fleet's
+ * channel (PostgreSQL: any node), both honoured. Cancel and pause are asked of both (either one
+ * holds or stops the agent); directives are taken from both queues, each exactly once, under one
+ * cursor; heartbeat and status go to both. The fleet's channel may arrive late (the database was
+ * down at start) or fail at any time: its failures are ignored here (the fleet library reconnects
+ * and catches up), so the agent never waits on the database and the file channel always works.
+ */
+export class CompositeControlChannel implements ControlChannel {
+  /**
+   * @param file the session directory's file channel.
+   * @param fleet the fleet's channel once attached (undefined until then).
+   */
+  constructor(
+    private readonly file: ControlChannel,
+    private readonly fleet: () => ControlChannel | undefined,
+  ) {}
+
+  async isCancelRequested(): Promise<boolean> {
+    if (await this.file.isCancelRequested()) return true;
+    return (await quietly(this.fleet()?.isCancelRequested())) === true;
+  }
+
+  async isPauseRequested(): Promise<boolean> {
+    if (await this.file.isPauseRequested()) return true;
+    return (await quietly(this.fleet()?.isPauseRequested())) === true;
+  }
+
+  async takeDirectives(cursor: number): Promise<TakenDirectives> {
+    const { file: fileCursor, fleet: fleetCursor } = splitCursor(cursor);
+    const fromFile = await this.file.takeDirectives(fileCursor);
+    const items: { text: string; cursor: number; refused?: string }[] = (
+      fromFile.items ?? fromFile.texts.map((text) => ({ text, cursor: fromFile.cursor }))
+    ).map((item) => ({ ...item, cursor: joinCursor(item.cursor, fleetCursor) }));
+    let nextFleet = fleetCursor;
+    const fleet = this.fleet();
+    const fromFleet = fleet === undefined ? undefined : await quietly(fleet.takeDirectives(fleetCursor));
+    if (fromFleet !== undefined) {
+      for (const item of fromFleet.items ?? fromFleet.texts.map((text) => ({ text, cursor: fromFleet.cursor })))
+        items.push({ ...item, cursor: joinCursor(fromFile.cursor, item.cursor) });
+      nextFleet = fromFleet.cursor;
+    }
+    return {
+      texts: items.flatMap((item) => (item.refused === undefined ? [item.text] : [])),
+      cursor: joinCursor(fromFile.cursor, nextFleet),
+      items,
+    };
+  }
+
+  async clearCancel(): Promise<void> {
+    await Promise.all([this.file.clearCancel(), quietly(this.fleet()?.clearCancel())]);
+  }
+
+  async heartbeat(): Promise<void> {
+    await Promise.all([quietly(this.file.heartbeat()), quietly(this.fleet()?.heartbeat())]);
+  }
+
+  async reportStatus(status: SessionStatus): Promise<void> {
+    await Promise.all([quietly(this.file.reportStatus(status)), quietly(this.fleet()?.reportStatus(status))]);
+  }
+}
+
+/** The two cursors of a composite cursor (a plain file cursor, from a run without a fleet, has no fleet part). */
+export function splitCursor(cursor: number): { file: number; fleet: number } {
+  if (!Number.isSafeInteger(cursor) || cursor < 0) return { file: 0, fleet: 0 };
+  return { file: cursor % FILE_SPAN, fleet: Math.floor(cursor / FILE_SPAN) };
+}
+
+/** One cursor from the file channel's and the fleet channel's. */
+export function joinCursor(file: number, fleet: number): number {
+  if (fleet >= FLEET_LIMIT || file >= FILE_SPAN)
+    throw new RangeError(
+      `Directive cursor out of range (file ${file}, fleet ${fleet}); the session has more directives than one cursor can count.`,
+    );
+  return fleet * FILE_SPAN + file;
+}
+
+/** A channel call whose failure (the database is away) counts as "nothing". */
+async function quietly<T>(call: Promise<T> | undefined): Promise<T | undefined> {
+  if (call === undefined) return undefined;
+  try {
+    return await call;
+  } catch {
+    return undefined;
+  }
+}
