@@ -1,9 +1,13 @@
 import { resolve } from 'node:path';
+import type { DashboardSource } from '@rho/dashboard';
+import { operatorFleetConfig } from '../fleet/operator-fleet.js';
 import type { Terminal } from '../terminal.js';
 
 /** Arguments of `rho dashboard`. */
 export interface DashboardArguments {
   dir?: string;
+  /** The global `--fleet` (a PostgreSQL url; `''` switches the fleet off). */
+  fleet?: string;
   port?: number;
   host?: string;
 }
@@ -21,29 +25,46 @@ export async function dashboardCommand(
   terminal: Terminal,
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
-  const [{ createFileSource, startDashboard }, { rhoHome }, { requireDirectory }] = await Promise.all([
-    import('@rho/dashboard'),
-    import('@rho/core'),
-    import('./monitor/monitor-actions.js'),
-  ]);
+  const [{ createFileSource, createFleetSource, startDashboard }, { rhoHome }, { requireDirectory }] =
+    await Promise.all([import('@rho/dashboard'), import('@rho/core'), import('./monitor/monitor-actions.js')]);
   const explicit = argv.dir !== undefined && argv.dir !== '';
-  const directory = explicit ? resolve(argv.dir!) : resolve(rhoHome(env), 'sessions');
-  requireDirectory(directory, explicit);
+  // A fleet (--fleet, RHO_FLEET_URL, fleet: in config.yaml) shows every node's sessions, unless a
+  // directory is named: then that directory, as without a fleet.
+  const fleetConfig = explicit ? undefined : await operatorFleetConfig(argv.fleet, env);
+  let source: DashboardSource;
+  let closeFleet = async (): Promise<void> => {};
+  let served: string;
+  if (fleetConfig !== undefined) {
+    const { connectFleet, redactUrl } = await import('@rho/fleet');
+    const fleet = await connectFleet(fleetConfig, { connectTimeoutSeconds: 5 });
+    closeFleet = () => fleet.close().catch(() => {});
+    served = `the fleet at ${redactUrl(fleetConfig.url)} (schema ${fleetConfig.schema})`;
+    source = createFleetSource(fleet, served);
+  } else {
+    const directory = explicit ? resolve(argv.dir!) : resolve(rhoHome(env), 'sessions');
+    requireDirectory(directory, explicit);
+    served = directory;
+    source = createFileSource(directory);
+  }
   const host = argv.host ?? '127.0.0.1';
-  const start = (port: number) =>
-    startDashboard({ source: createFileSource(directory), host, port, allowRemote: argv.host !== undefined });
+  const start = (port: number) => startDashboard({ source, host, port, allowRemote: argv.host !== undefined });
   let server;
-  if (argv.port !== undefined) server = await start(argv.port);
-  else {
-    try {
-      server = await start(DEFAULT_DASHBOARD_PORT);
-    } catch {
-      // The usual port is taken (another dashboard?): any free one will do.
-      server = await start(0);
+  try {
+    if (argv.port !== undefined) server = await start(argv.port);
+    else {
+      try {
+        server = await start(DEFAULT_DASHBOARD_PORT);
+      } catch {
+        // The usual port is taken (another dashboard?): any free one will do.
+        server = await start(0);
+      }
     }
+  } catch (error) {
+    await closeFleet();
+    throw error;
   }
   terminal.stderr.write(
-    `rho dashboard: serving ${directory}\n` +
+    `rho dashboard: serving ${served}\n` +
       (argv.host !== undefined && argv.host !== '127.0.0.1' && argv.host !== 'localhost'
         ? `Warning: listening on ${host}: anyone who can reach it and has the token can cancel and steer your agents.\n`
         : '') +
@@ -61,6 +82,7 @@ export async function dashboardCommand(
     process.on('SIGTERM', stop);
   });
   await server.close();
+  await closeFleet();
   terminal.stderr.write('rho dashboard: stopped.\n');
   return 0;
 }

@@ -1,0 +1,72 @@
+// `rho dashboard` with a fleet configured serves every node's sessions from the fleet's PostgreSQL
+// (a random schema for this file, dropped after), and a named directory still serves that directory.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLoopbackServer } from '@rho/core/testing';
+import type { LoopbackServer } from '@rho/core/testing';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { NodeProcess } from './support/fleet.js';
+import {
+  dropSchema,
+  eventually,
+  fleetHome,
+  freshSchema,
+  probePostgres,
+  runOnNode,
+  startOnNode,
+} from './support/fleet.js';
+import { runRho } from './support/run-rho.js';
+
+const probe = await probePostgres();
+const schema = freshSchema();
+const started: NodeProcess[] = [];
+let server: LoopbackServer | undefined;
+
+afterEach(async () => {
+  for (const node of started.splice(0))
+    if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
+  await server?.close();
+  server = undefined;
+});
+
+afterAll(async () => {
+  if (probe.available) await dropSchema(schema);
+});
+
+describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, () => {
+  it("lists a session that ran on another node, with its host, from the fleet's database", async () => {
+    const operator = { RHO_HOME: fleetHome({ schema }) };
+    expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
+    server = await startLoopbackServer({
+      steps: [{ type: 'response', text: 'Done.', usage: { prompt_tokens: 100, completion_tokens: 5 } }],
+    });
+    const work = mkdtempSync(join(tmpdir(), 'rho-dashboard-fleet-work-'));
+    const run = await runOnNode('node-a', ['--base-url', server.url, '-w', work, '-m', 'gpt-4o-mini', 'say done'], {
+      RHO_HOME: fleetHome({ schema }),
+    });
+    expect(run.code, run.stderr).toBe(0);
+
+    const dashboard = startOnNode('node-c', ['dashboard', '--port', '0'], operator);
+    started.push(dashboard);
+    const url = await eventually(
+      () => /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/.exec(dashboard.stdout())?.[0],
+      'the URL',
+    );
+    expect(dashboard.stderr()).toContain('serving the fleet at postgres://postgres@127.0.0.1:5432/postgres');
+    const origin = new URL(url).origin;
+    expect((await fetch(`${origin}/api/sessions`)).status).toBe(401);
+    const login = await fetch(url, { redirect: 'manual' });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const rows = await eventually(async () => {
+      const page = (await (await fetch(`${origin}/api/sessions`, { headers: { Cookie: cookie } })).json()) as {
+        rows: { id: string; hostname?: string; status: string }[];
+      };
+      return page.rows.length > 0 ? page.rows : undefined;
+    }, 'the fleet session in the listing');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ hostname: 'node-a', status: 'completed' });
+    dashboard.child.kill('SIGINT');
+    expect((await dashboard.done).code).toBe(0);
+  });
+});
