@@ -255,6 +255,16 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
     }, 'the session stopped');
     expect(stopped).toMatchObject({ state: 'cancelled', result: { exit_code: 130, status: 'cancelled' } });
     expect((await task(queued!)).state).toBe('cancelled');
+    // `rho cancel ID` with a task's id (no session has it) cancels the task too.
+    const [another] = await submit('--label', 'nobody', 'quick never again');
+    const byCancel = await rho('cancel', another!.slice(0, 13));
+    expect(byCancel.code, byCancel.stderr).toBe(0);
+    expect(byCancel.stdout).toContain(`cancel: task ${another}`);
+    expect((await task(another!)).state).toBe('cancelled');
+    const unknown = await rho('cancel', 'ffffffff-0000');
+    expect(unknown.code).not.toBe(0);
+    // Neither a session nor a task: the fleet's own error stands (here: its schema was never migrated).
+    expect(unknown.stderr).toMatch(/session|rho fleet migrate/i);
   });
 
   it('expires a task whose deadline passes while it runs, and one that waits past its deadline', async () => {

@@ -123,20 +123,34 @@ export function registerMonitorCommands(
     const { io, directory, actions, route } = await setup(argv as DirArguments);
     const given = argv.prefix === undefined ? undefined : String(argv.prefix);
     const all = argv.all === true;
-    setExit(
-      await route({
-        ...(given === undefined || given === 'latest' ? {} : { prefix: given }),
-        fleet: async (fleet) => {
-          const fleetActions = await import('./monitor/fleet-actions.js');
-          const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet, kind) : given;
-          return fleetActions.fleetControlAction(kind, fleet, { ...(prefix === undefined ? {} : { prefix }), all }, io);
-        },
-        local: async () => {
-          const prefix = await resolvePrefix(directory, given, kind);
-          return actions.controlAction(kind, directory, { ...(prefix === undefined ? {} : { prefix }), all }, io);
-        },
-      }),
-    );
+    const routed = route({
+      ...(given === undefined || given === 'latest' ? {} : { prefix: given }),
+      fleet: async (fleet) => {
+        const fleetActions = await import('./monitor/fleet-actions.js');
+        const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet, kind) : given;
+        return fleetActions.fleetControlAction(kind, fleet, { ...(prefix === undefined ? {} : { prefix }), all }, io);
+      },
+      local: async () => {
+        const prefix = await resolvePrefix(directory, given, kind);
+        return actions.controlAction(kind, directory, { ...(prefix === undefined ? {} : { prefix }), all }, io);
+      },
+    });
+    try {
+      setExit(await routed);
+    } catch (error) {
+      // `rho cancel TASK-ID`: an id that names no session (in the fleet or here) may name a task
+      // of the queue, which lives in the fleet's database.
+      const { SessionNotFoundError } = await import('@rho/core');
+      if (kind !== 'cancel' || given === undefined || given === 'latest' || all) throw error;
+      // A fleet whose schema was never migrated (a queue-only set-up) has no sessions to match either.
+      const noFleetSchema = (error as { code?: unknown } | null)?.code === 'fleet_schema_outdated';
+      if (!noFleetSchema && (!SessionNotFoundError.isInstance(error) || error.candidates.length > 0)) throw error;
+      if (typeof argv.dir === 'string' && argv.dir !== '') throw error;
+      const { cancelTaskInstead } = await import('./queue-actions.js');
+      const code = await cancelTaskInstead(given, argv as { fleet?: string }, env, (text) => io.out(text));
+      if (code === undefined) throw error;
+      setExit(code);
+    }
   };
   return parser
     .command(

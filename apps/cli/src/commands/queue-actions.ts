@@ -117,6 +117,40 @@ function checkStates(states: readonly string[] | undefined): TaskState[] | undef
   return states as TaskState[];
 }
 
+/**
+ * `rho cancel ID` where ID names no session in the fleet: cancels the queued or running task with
+ * that id or prefix (a running task's worker stops its session). Undefined when no task matches
+ * either (or the queue cannot be reached), so the caller reports the session it did not find.
+ */
+export async function cancelTaskInstead(
+  prefix: string,
+  argv: QueueConnectionArguments,
+  env: NodeJS.ProcessEnv,
+  out: (text: string) => void,
+): Promise<number | undefined> {
+  const { TaskNotFoundError } = await import('@rho/queue');
+  let queue: TaskQueue;
+  try {
+    queue = await openQueue(argv, env);
+  } catch {
+    return undefined;
+  }
+  try {
+    const task = await queue.cancel(prefix);
+    out(
+      task.state === 'cancelled'
+        ? `cancel: task ${task.id}${task.host === undefined ? '' : ` (was running on ${task.host})`}\n`
+        : `task ${task.id}: already ${task.state}, left as it is\n`,
+    );
+    return EXIT.completed;
+  } catch (error) {
+    if (error instanceof TaskNotFoundError && error.message.startsWith('No task')) return undefined;
+    throw error;
+  } finally {
+    await queue.close().catch(() => {});
+  }
+}
+
 /** `rho tasks [IDS]` lists tasks; `rho tasks cancel ID...` cancels them. */
 export async function tasksAction(argv: TasksArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const [first, ...rest] = argv.args ?? [];
