@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendUnavailableError, type ExecutionBackend, type FileInfo, type ReadHandle } from '@rho/core';
 import { sandboxWrapper, type SandboxWrapper } from '@rho/permissions';
@@ -82,6 +82,7 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
   const searchPath = options.searchPath ?? process.env['PATH'] ?? '';
   const prlimit = findOnPath('prlimit', searchPath);
   const server = serverScript();
+  const rgPath = await bundledRipgrep();
   const inner = [
     ...(prlimit === undefined ? [] : [prlimit, `--nproc=${maxProcesses}`, `--fsize=${maxFileBytes}`, '--core=0', '--']),
     process.execPath,
@@ -102,6 +103,9 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
     env: environment,
     tmpDirs: [CONTAINER_HOME],
     hide: options.hide ?? [],
+    // Node and the server's packages may live under /tmp (a Node from a tarball, a clone in a
+    // temporary directory), which the container replaces with its own: bound read-only again.
+    readOnlyBinds: [...serverRuntimePaths(server), ...(isAbsolute(rgPath) ? [rgPath] : [])],
   });
   // Root is not bound by RLIMIT_NPROC: a pids cgroup holds the limit where one can be made.
   const cgroup: PidsCgroup | undefined = process.getuid?.() === 0 ? createPidsCgroup(maxProcesses) : undefined;
@@ -225,4 +229,48 @@ function findOnPath(program: string, searchPath: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * What the server needs to start inside the container: the Node executable, the server's package
+ * and the packages it imports (`@rho/core`), each as its real path.
+ */
+function serverRuntimePaths(server: string): string[] {
+  const paths = new Set<string>();
+  const add = (path: string | undefined) => {
+    if (path === undefined) return;
+    try {
+      paths.add(realpathSync(path));
+    } catch {
+      // Not there: nothing to bind.
+    }
+  };
+  add(process.execPath);
+  const serverPackage = packageRoot(server);
+  add(serverPackage);
+  add(findPackage(serverPackage ?? dirname(server), '@rho/core'));
+  return [...paths];
+}
+
+/** The nearest directory at or above `file`'s that holds a package.json. */
+function packageRoot(file: string): string | undefined {
+  let directory = dirname(file);
+  for (;;) {
+    if (existsSync(join(directory, 'package.json'))) return directory;
+    const parent = dirname(directory);
+    if (parent === directory) return undefined;
+    directory = parent;
+  }
+}
+
+/** Where Node's resolution from `from` finds package `name` (its real path), if anywhere. */
+function findPackage(from: string, name: string): string | undefined {
+  let directory = from;
+  for (;;) {
+    const candidate = join(directory, 'node_modules', name);
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(directory);
+    if (parent === directory) return undefined;
+    directory = parent;
+  }
 }

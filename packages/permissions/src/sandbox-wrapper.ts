@@ -30,6 +30,12 @@ export interface SandboxRunOptions {
   hide?: readonly string[];
   /** Directories created (empty) inside the private /tmp before the command starts. */
   tmpDirs?: readonly string[];
+  /**
+   * Files or directories bound read-only again after the private /tmp, the hidden directories and
+   * the working directory: what the command itself needs to start (the Node executable and the
+   * packages of a server run in the container) when it lives under /tmp or another hidden place.
+   */
+  readOnlyBinds?: readonly string[];
 }
 
 /** An operating-system sandbox for restricted commands. */
@@ -113,6 +119,7 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     options.writableCwd === true ? '--bind' : '--ro-bind',
     options.cwd,
     options.cwd,
+    ...(options.readOnlyBinds ?? []).filter(existsSync).flatMap((path) => ['--ro-bind', path, path]),
     // New user, IPC, PID, network, UTS and cgroup namespaces.
     '--unshare-all',
     ...(options.allowNetwork ? ['--share-net'] : []),
