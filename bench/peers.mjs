@@ -8,7 +8,7 @@
 // contestants are interleaved round by round, and request arrival times are taken at the server
 // so every contestant is timed by the same clock.
 //
-// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,agents,ai-sdk] [--compare=<dir>]`;
+// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,rho-cli-read,agents,ai-sdk] [--compare=<dir>]`;
 // --quick: one round, no warm-up (a smoke test); --only: these contestants (and the bare client)
 // only; --compare: also the rho library and CLI of another built checkout, to measure a change.
 import { spawn } from 'node:child_process';
@@ -28,6 +28,7 @@ const TURNS = 200;
 const worker = join(here, 'peers', 'worker.mjs');
 const rssHook = pathToFileURL(join(here, 'peers', 'rss-on-exit.mjs')).href;
 const cliBin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
+const noopToolPackage = join(here, 'peers', 'noop-tool.mjs');
 const onlyFlag = args.find((arg) => arg.startsWith('--only='));
 // --compare=<dir>: another built rho checkout (for example the commit before a change); its rho
 // library and CLI run too, as `rho@compare` and `rho-cli@compare`, interleaved with the rest.
@@ -37,23 +38,26 @@ const CONTESTANTS = [
   'bare',
   ...(onlyFlag
     ? onlyFlag.slice('--only='.length).split(',')
-    : ['rho', 'rho-read', 'rho-cli', 'agents', 'ai-sdk']
+    : ['rho', 'rho-read', 'rho-cli', 'rho-cli-read', 'agents', 'ai-sdk']
   ).filter((name) => name !== 'bare'),
-  ...(compareDir === undefined ? [] : ['rho@compare', 'rho-cli@compare']),
+  ...(compareDir === undefined ? [] : ['rho@compare', 'rho-cli@compare', 'rho-cli-read@compare']),
 ];
 const LABELS = {
   bare: 'bare openai client',
   rho: 'rho library',
   'rho-read': 'rho library, read tool',
   'rho-cli': 'rho CLI',
+  'rho-cli-read': 'rho CLI, read tool',
   agents: '@openai/agents',
   'ai-sdk': 'AI SDK streamText',
   'rho@compare': 'rho library (--compare)',
   'rho-cli@compare': 'rho CLI (--compare)',
+  'rho-cli-read@compare': 'rho CLI, read tool (--compare)',
 };
 
-// The model's side of the script. The CLI has no `noop`, so it reads a small file instead (its
-// cheapest read-only tool); the others get `noop`.
+// The model's side of the script: `noop` where the contestant has it (the CLI gets it from a tool
+// package, bench/peers/noop-tool.mjs), otherwise `read` of a small file (the CLI's cheapest
+// built-in read-only tool, the `*-read` contestants).
 function respond(request) {
   arrivals.push(performance.timeOrigin + performance.now());
   const turn = request.body.messages.filter((message) => message.role === 'assistant').length + 1;
@@ -100,28 +104,29 @@ async function runOnce(contestant, server) {
   writeFileSync(join(scratch, 'notes.txt'), 'alpha\nbeta\ngamma\n');
   const compared = contestant.endsWith('@compare');
   const name = compared ? contestant.slice(0, -'@compare'.length) : contestant;
-  const command =
-    name === 'rho-cli'
-      ? [
-          '--import',
-          rssHook,
-          compared ? join(compareDir, 'apps', 'cli', 'dist', 'bin.js') : cliBin,
-          '--base-url',
-          server.url,
-          '--model',
-          'gpt-4o-mini',
-          '--max-turns',
-          String(TURNS + 5),
-          `Read notes.txt ${TURNS} times.`,
-        ]
-      : [
-          '--import',
-          rssHook,
-          compared ? join(compareDir, 'bench', 'peers', 'worker.mjs') : worker,
-          name,
-          server.url,
-          String(TURNS),
-        ];
+  const cli = name === 'rho-cli' || name === 'rho-cli-read';
+  const command = cli
+    ? [
+        '--import',
+        rssHook,
+        compared ? join(compareDir, 'apps', 'cli', 'dist', 'bin.js') : cliBin,
+        '--base-url',
+        server.url,
+        '--model',
+        'gpt-4o-mini',
+        '--max-turns',
+        String(TURNS + 5),
+        ...(name === 'rho-cli' ? ['--tool-package', noopToolPackage] : []),
+        `Read notes.txt ${TURNS} times.`,
+      ]
+    : [
+        '--import',
+        rssHook,
+        compared ? join(compareDir, 'bench', 'peers', 'worker.mjs') : worker,
+        name,
+        server.url,
+        String(TURNS),
+      ];
   arrivals = [];
   cpuMarks = [];
   const spawned = performance.timeOrigin + performance.now();
@@ -143,7 +148,7 @@ async function runOnce(contestant, server) {
         `${contestant} exited ${code} after ${arrivals.length} of ${TURNS} requests:\n${stderr.slice(-2000)}`,
       );
     // The CLI's clock starts at spawn; the workers report when their run started (worker.mjs).
-    const runStart = name === 'rho-cli' ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
+    const runStart = cli ? spawned : JSON.parse(stdout.trim().split('\n').at(-1)).runStart;
     const gaps = arrivals.slice(1).map((time, index) => time - arrivals[index]);
     return {
       perTurn: (arrivals.at(-1) - arrivals[0]) / (TURNS - 1),

@@ -132,6 +132,40 @@ describe('createEventRenderer (live)', () => {
     ]);
   });
 
+  it('with gatherPerTick writes a turn of the event loop in one write per stream, and flush() writes at once', async () => {
+    const writes: string[] = [];
+    const render = createEventRenderer({
+      mode: 'live',
+      gatherPerTick: true,
+      color: false,
+      out: (text) => writes.push(`out:${text}`),
+      err: (text) => writes.push(`err:${text}`),
+    });
+    render({ type: 'tool_start', tool_call_id: 'c1', tool_name: 'read', tool_args: { path: 'a' }, ts } as SessionEvent);
+    render({ type: 'message', role: 'tool', tool_call_id: 'c1', content: 'one', ts } as SessionEvent);
+    render({
+      type: 'tool_end',
+      tool_call_id: 'c1',
+      tool_name: 'read',
+      success: true,
+      duration_ms: 3,
+      ts,
+    } as SessionEvent);
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(["err:→ read(path='a')\n  ✓ read (3ms)\n    │ one\n"]);
+    // Before writing to the terminal by other means, flush() puts out what was gathered.
+    render({ type: 'tool_start', tool_call_id: 'c2', tool_name: 'read', tool_args: { path: 'b' }, ts } as SessionEvent);
+    render.flush();
+    writes.push('direct');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes.slice(1)).toEqual(["err:→ read(path='b')\n", 'direct']);
+    // finish() leaves nothing behind either.
+    render({ type: 'text', text: 'Done.', ts } as SessionEvent);
+    render.finish();
+    expect(writes.slice(3)).toEqual(['out:Done.\n']);
+  });
+
   it('shows the diff a write made, against the file as it was before the call', () => {
     const directory = mkdtempSync(join(tmpdir(), 'rho-render-'));
     writeFileSync(join(directory, 'f.txt'), 'old\n');

@@ -36,6 +36,12 @@ export interface EventRendererOptions {
   contextWindow?: () => number | undefined;
   /** Width lines are clipped to. */
   width?: number;
+  /**
+   * Live: gather output over a turn of the event loop and write it then (`flush()` before writing
+   * to the same streams by other means). Otherwise what one event writes goes out as it is
+   * rendered, so several renderers sharing a stream (`rho watch` with child sessions) stay in order.
+   */
+  gatherPerTick?: boolean;
 }
 
 /** Renders session events (live) or trace records (replay) for a person. */
@@ -45,7 +51,12 @@ export interface EventRenderer {
   pauseStatus(): void;
   /** Stops the status line and writes what is still pending. */
   finish(): void;
+  /** Writes what is gathered now (before writing to the same terminal by other means). */
+  flush(): void;
 }
+
+/** Output gathered for one write is written at once past this many characters. */
+const OUTPUT_FLUSH_BYTES = 64 * 1024;
 
 /** The phase the status line names. */
 type Phase =
@@ -64,18 +75,39 @@ type Phase =
 export function createEventRenderer(options: EventRendererOptions): EventRenderer {
   const style = styles(options.color);
   const live = options.mode === 'live';
-  // What one event writes goes out in one write per stream, in order (a tool's result line and
-  // its preview are one write(2), not five): each write to a pipe or terminal is a system call,
-  // and they added up to half a millisecond a turn on a loaded machine. Writes between events
-  // (the status line's timer) go out at once.
-  let pending: { to: (text: string) => void; text: string }[] | undefined;
+  // Output goes out in one write per stream, in order, for each event, or with `gatherPerTick`
+  // once per turn of the event loop (setImmediate): each write to a pipe or terminal is a system
+  // call, and a tool turn's three or four events (the turn's usage line, the call, its result and
+  // preview) happen in one turn of the loop. Anything that writes to the terminal by other means
+  // (the approval prompt, run-command's own notices) calls flush() or pauseStatus() first, and
+  // finish() flushes, so nothing is reordered; more than OUTPUT_FLUSH_BYTES gathered is written
+  // at once, so memory stays bounded.
+  const perTick = live && options.gatherPerTick === true;
+  let pending: { to: (text: string) => void; text: string }[] = [];
+  let pendingBytes = 0;
+  let flushScheduled = false;
+  /** Inside render(): writes are gathered; outside (the status line's timer), per tick or at once. */
+  let rendering = 0;
+  const flush = (): void => {
+    flushScheduled = false;
+    if (pending.length === 0) return;
+    const writes = pending;
+    pending = [];
+    pendingBytes = 0;
+    for (const { to, text } of writes) to(text);
+  };
   const batched =
     (to: (text: string) => void) =>
     (text: string): void => {
-      if (pending === undefined) return to(text);
       const last = pending.at(-1);
       if (last?.to === to) last.text += text;
       else pending.push({ to, text });
+      pendingBytes += text.length;
+      if (pendingBytes >= OUTPUT_FLUSH_BYTES || rendering === 0) flush();
+      else if (perTick && !flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
     };
   const out = batched(options.out);
   const err = batched(options.err ?? options.out);
@@ -412,22 +444,24 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
     }
   };
   const render = ((event: SessionEvent | TraceRecord) => {
-    pending = [];
+    rendering += 1;
     try {
       renderEvent(event);
     } finally {
-      const writes = pending;
-      pending = undefined;
-      for (const { to, text } of writes) to(text);
+      rendering -= 1;
+      if (!perTick) flush();
     }
   }) as EventRenderer;
+  render.flush = flush;
   render.pauseStatus = () => {
     stopTimer();
     endAnswerLine();
+    flush();
   };
   render.finish = () => {
     stopTimer();
     endAnswerLine();
+    flush();
   };
   return render;
 }

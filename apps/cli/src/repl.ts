@@ -143,6 +143,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     const current = session;
     renderer = createEventRenderer({
       mode: 'live',
+      gatherPerTick: true,
       color: terminal.color,
       out: (text) => terminal.stdout.write(text),
       err: (text) => terminal.stderr.write(text),
@@ -154,6 +155,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     });
     try {
       const result = await session.run(promptToSend(session, task), { onEvent: renderer });
+      renderer.flush();
       if (result.status === 'error' && result.error !== undefined)
         terminal.stderr.write(
           style.dim(
@@ -335,6 +337,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     });
     readline.on('SIGINT', () => {
       if (running) {
+        renderer?.flush();
         if (interruptsInRun > 0) return exitAfterClosing(EXIT.cancelled);
         interruptsInRun += 1;
         terminal.stderr.write('\nCancelling... (Ctrl+C again to quit)\n');
@@ -356,6 +359,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     readline.on('close', finish);
     // SIGTERM (a supervisor stopping rho): cancel a run under way, release the backend, exit.
     const onTerminate = (): void => {
+      renderer?.flush();
       if (running) session.cancel();
       exitAfterClosing(EXIT.cancelled);
     };

@@ -39,7 +39,16 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.',
     });
   }
-  const onWarning = argv.json ? undefined : (message: string) => terminal.stderr.write(`Warning: ${message}\n`);
+  // The renderer gathers its output per turn of the event loop: what is written to the terminal
+  // directly during a run goes after what it has gathered (flushOutput is the renderer's flush
+  // once there is one).
+  let flushOutput = (): void => {};
+  const onWarning = argv.json
+    ? undefined
+    : (message: string) => {
+        flushOutput();
+        terminal.stderr.write(`Warning: ${message}\n`);
+      };
   // The Markdown renderer loads while the session is set up (only when the answer is rendered).
   const markdown =
     !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0'
@@ -78,6 +87,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     ? undefined
     : createEventRenderer({
         mode: 'live',
+        gatherPerTick: true,
         color: terminal.color,
         out: (text) => terminal.stdout.write(text),
         err: (text) => terminal.stderr.write(text),
@@ -87,6 +97,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         contextWindow: () => session.contextWindow,
         width: terminalWidth(terminal),
       });
+  if (renderer !== undefined) flushOutput = renderer.flush;
   if (autoApprove) {
     session.approver = () => true;
   } else if (canAsk) {
@@ -130,10 +141,12 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   const onInterrupt = () => {
     interrupts += 1;
     if (interrupts === 1) {
+      flushOutput();
       if (!argv.json) terminal.stderr.write('\nCancelling... (Ctrl+C again to quit at once)\n');
       session.cancel();
     } else {
       // Quit at once, but not before the backend's container or remote sandbox is released.
+      flushOutput();
       exitAfterClosing(EXIT.cancelled);
     }
   };
