@@ -36,6 +36,9 @@ const HEAVY = [
   '@modelcontextprotocol/sdk',
   'pg',
   'pg-boss',
+  // Read or written on first use of a YAML file (a profile, an agent or database config); a
+  // session's config.yaml is written without it (core's internal/yaml-emit).
+  'yaml',
   // @rho/backend-daytona: the Daytona SDK and its generated clients load when a sandbox is created.
   '@daytonaio/sdk',
   '@daytona/api-client',

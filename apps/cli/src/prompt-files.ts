@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { parse } from 'yaml';
 import { UsageError } from './exit-codes.js';
 
 /** A declared template variable of a prompt file. */
@@ -41,7 +40,7 @@ export function parseFrontmatter(content: string): { frontmatter: Record<string,
   const yamlText = lines.slice(1, close).join('\n');
   let value: unknown;
   try {
-    value = parse(yamlText);
+    value = yamlParse(yamlText);
   } catch (error) {
     throw new PromptError(`Invalid YAML frontmatter: ${(error as Error).message.split('\n')[0]}`);
   }
@@ -118,7 +117,7 @@ export function loadVarsFile(path: string): Record<string, string> {
   }
   let value: unknown;
   try {
-    value = parse(text);
+    value = yamlParse(text);
   } catch (error) {
     throw new PromptError(`Invalid YAML in vars file ${path}: ${(error as Error).message.split('\n')[0]}`);
   }
@@ -194,4 +193,9 @@ export function preparePrompt(
   return prompt.initialPrompt === undefined
     ? { systemPrompt }
     : { systemPrompt, initialPrompt: renderTemplate(prompt.initialPrompt, vars).trim() };
+}
+
+/** The `yaml` package's parse, loaded on first use: a run without a prompt file or vars file does not load it. */
+function yamlParse(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }

@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { loadYaml } from './internal/yaml.js';
+import { toYamlDocument } from './internal/yaml-emit.js';
 import { ConfigError, SessionNotFoundError, SessionWriteError } from './errors.js';
 import type { SessionMeta } from './session-meta.js';
 import { inspectSessionMeta, updateSessionMeta } from './session-meta.js';
@@ -128,7 +128,7 @@ export class SessionStore {
         throw unusableBaseDir(this.baseDir, error);
       }
       try {
-        writeFileSync(join(directory, 'config.yaml'), loadYaml().stringify(options.config ?? {}));
+        writeFileSync(join(directory, 'config.yaml'), toYamlDocument(options.config ?? {}));
         updateSessionMeta(directory, {
           id,
           status: 'created',

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, rhoHome } from '@rho/core';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { BUILTIN_PROFILES, builtinProfile } from './builtin-profiles.js';
 import { parseProfile, type PermissionProfile } from './permission-profile.js';
 
@@ -73,4 +73,9 @@ export async function loadProfile(nameOrPath: string, options: LoadProfileOption
     message: `Unknown profile: ${nameOrPath}. Use one of ${BUILTIN_PROFILES.join(', ')}, a profile file ${join(directory, `${nameOrPath}.yaml`)}, or a path to a YAML file.`,
     field: 'profile',
   });
+}
+
+/** The `yaml` package's parse, loaded on first use (starting a session without this file type loads nothing). */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }

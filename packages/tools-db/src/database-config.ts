@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, rhoHome } from '@rho/core';
 import * as v from 'valibot';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 
 /** The database engines rho has a tool for; each is also the tool's name. */
 export const DATABASE_TYPES = ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'] as const;
@@ -361,4 +361,9 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
       ...(fromRhoAgent ? { baseDir: process.cwd() } : {}),
     }),
   );
+}
+
+/** The `yaml` package's parse, loaded on first use (starting a session without this file type loads nothing). */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }
