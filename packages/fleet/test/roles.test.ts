@@ -125,6 +125,20 @@ describe.skipIf(!sharedServer.available)(
       await attachment.close({ status: 'completed' });
     });
 
+    it("does not let an agent pass its sessions off as children of another role's session", async () => {
+      const parent = await nodeA.attachSession({ id: randomUUID(), host: 'a' });
+      const child = await nodeA.attachSession({ id: randomUUID(), host: 'a', parentId: parent.id });
+      const forged = await nodeB.attachSession({ id: randomUUID(), host: 'b', parentId: parent.id });
+      try {
+        const listed = new Map((await alice.listSessions()).map((session) => [session.id, session]));
+        expect(listed.get(child.id)?.parentId).toBe(parent.id);
+        expect(listed.get(forged.id)).toBeDefined();
+        expect(listed.get(forged.id)?.parentId).toBeUndefined();
+      } finally {
+        await Promise.all([forged, child, parent].map((attachment) => attachment.close({ status: 'completed' })));
+      }
+    });
+
     it("ignores a NOTIFY forged by another role: only the registry row's flags count", async () => {
       const id = randomUUID();
       const attachment = await nodeA.attachSession({ id, host: 'a' });

@@ -33,6 +33,8 @@ import { PgOperatorChannel } from './pg-operator-channel.js';
 interface RegistryRow {
   session_id: string;
   parent_id: string | null;
+  /** `parent_id` when that session has the same owner (login role), else null: see {@link toFleetSession}. */
+  own_parent_id: string | null;
   host: string;
   pid: number | null;
   cwd: string | null;
@@ -187,7 +189,10 @@ export class PgFleet implements Fleet {
     const label = options.label === undefined ? undefined : splitLabel(options.label);
     const rows = await sql<RegistryRow[]>`
       select * from (
-        select r.*, ${sql.unsafe(LIVE_STATUS_SQL)} as live_status from agent_registry r
+        select r.*, ${sql.unsafe(LIVE_STATUS_SQL)} as live_status,
+          (select p.session_id from agent_registry p
+            where p.session_id = r.parent_id and p.owner_role = r.owner_role) as own_parent_id
+        from agent_registry r
         where true
           ${options.host === undefined ? sql`` : sql`and r.host = ${options.host}`}
           ${options.idPrefix === undefined ? sql`` : sql`and r.session_id like ${`${escapeLike(options.idPrefix)}%`}`}
@@ -434,7 +439,10 @@ function processAlive(pid: number): boolean {
 function toFleetSession(row: RegistryRow): FleetSession {
   return {
     id: row.session_id,
-    ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
+    // A parent is believed only when it was registered by the same login role: an agent role can
+    // write any parent_id into its own rows, and would otherwise pass its sessions (and their
+    // records) off as children of another role's session in rho watch, ps and the dashboard.
+    ...(row.own_parent_id === null ? {} : { parentId: row.own_parent_id }),
     host: row.host,
     ...(row.pid === null ? {} : { pid: row.pid }),
     ...(row.cwd === null ? {} : { cwd: row.cwd }),
