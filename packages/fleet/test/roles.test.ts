@@ -126,14 +126,15 @@ describe.skipIf(!sharedServer.available)(
     });
 
     it("does not let an agent pass its sessions off as children of another role's session", async () => {
-      const parent = await nodeA.attachSession({ id: randomUUID(), host: 'a' });
-      const child = await nodeA.attachSession({ id: randomUUID(), host: 'a', parentId: parent.id });
-      const forged = await nodeB.attachSession({ id: randomUUID(), host: 'b', parentId: parent.id });
+      const [parentId, childId, forgedId] = [randomUUID(), randomUUID(), randomUUID()];
+      const parent = await nodeA.attachSession({ id: parentId, host: 'a' });
+      const child = await nodeA.attachSession({ id: childId, host: 'a', parentId });
+      const forged = await nodeB.attachSession({ id: forgedId, host: 'b', parentId });
       try {
         const listed = new Map((await alice.listSessions()).map((session) => [session.id, session]));
-        expect(listed.get(child.id)?.parentId).toBe(parent.id);
-        expect(listed.get(forged.id)).toBeDefined();
-        expect(listed.get(forged.id)?.parentId).toBeUndefined();
+        expect(listed.get(childId)?.parentId).toBe(parentId);
+        expect(listed.get(forgedId)).toBeDefined();
+        expect(listed.get(forgedId)?.parentId).toBeUndefined();
       } finally {
         await Promise.all([forged, child, parent].map((attachment) => attachment.close({ status: 'completed' })));
       }

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import type { OperatorChannel, SessionStatus, TraceRecord } from '@rho/core';
-import { ConfigError, SessionNotFoundError } from '@rho/core';
+import type { OperatorChannel, SecretRedactor, SessionStatus, TraceRecord } from '@rho/core';
+import { ConfigError, createSecretRedactor, SessionNotFoundError } from '@rho/core';
 import type { Sql } from 'postgres';
 import { FleetUnavailableError } from '../errors.js';
 import type { FleetConfig } from '../fleet-config.js';
@@ -59,6 +59,7 @@ export class PgFleet implements Fleet {
   private readonly signals: NotificationHub;
   private readonly records: NotificationHub;
   private readonly writer: MirrorWriter;
+  private readonly redact: SecretRedactor;
   private timer: NodeJS.Timeout | undefined;
   private lastHeartbeat = 0;
   private schemaChecked = false;
@@ -71,7 +72,9 @@ export class PgFleet implements Fleet {
   ) {
     this.signals = new NotificationHub(sql, channelName(config.schema, 'signals'));
     this.records = new NotificationHub(sql, channelName(config.schema, 'records'));
-    this.writer = new MirrorWriter(sql, this.records.channel);
+    // The fleet url's own password joins the secrets kept out of the tables.
+    this.redact = createSecretRedactor([...(options.redactor?.secrets ?? []), urlPassword(config.url)]);
+    this.writer = new MirrorWriter(sql, this.records.channel, this.redact);
   }
 
   static async connect(config: FleetConfig, options: ConnectFleetOptions): Promise<Fleet> {
@@ -339,6 +342,7 @@ export class PgFleet implements Fleet {
         sql: this.sql,
         signals: this.signals,
         writer: this.writer,
+        redact: this.redact,
         warn: (warning: FleetWarning) => this.options.onWarning?.(warning),
         detach: (item) => this.attachments.delete(item),
       },
@@ -405,6 +409,16 @@ export class PgFleet implements Fleet {
         message: `The fleet schema '${this.config.schema}' at ${redactUrl(this.config.url)} is at version ${version}, this rho needs ${LATEST_SCHEMA_VERSION}: run rho fleet migrate.`,
       });
     this.schemaChecked = true;
+  }
+}
+
+/** The password of a connection url, if it has one. */
+function urlPassword(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password === '' ? undefined : decodeURIComponent(password);
+  } catch {
+    return undefined;
   }
 }
 
