@@ -16,6 +16,7 @@ export type {
   Usage,
 } from '@rho/model-client';
 export {
+  BackendStoppedError,
   BackendUnavailableError,
   ConfigError,
   InternalError,
