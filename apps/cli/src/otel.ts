@@ -1,4 +1,5 @@
 import type { SecretRedactor, UserOtelConfig } from '@rho/core';
+import { createSecretRedactor } from '@rho/core';
 import { UsageError } from './exit-codes.js';
 
 /** Where and how to export spans, once `--otel`, `RHO_OTEL_ENDPOINT` or `otel.endpoint` turned export on. */
@@ -74,6 +75,8 @@ export async function startOtel(
     });
   }
   let warned = false;
+  // A collector URL may carry credentials (https://user:token@...): never printed.
+  const shown = (options.redactor ?? createSecretRedactor()).text(url);
   return otel.createOtlpTracing({
     url,
     headers: { ...environment.headers, ...settings.headers },
@@ -87,7 +90,7 @@ export async function startOtel(
       if (warned) return;
       warned = true;
       options.onWarning?.(
-        `OpenTelemetry export to ${url} failed (${error.message}); the run goes on, its spans are not exported.`,
+        `OpenTelemetry export to ${shown} failed (${error.message}); the run goes on, its spans are not exported.`,
       );
     },
   });
