@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { knownSecretsRedactor } from './known-secrets.js';
 
 describe('knownSecretsRedactor', () => {
-  it("takes secret-named variables, URL passwords and secret settings, and leaves the rest", () => {
+  it('takes secret-named variables, URL passwords and secret settings, and leaves the rest', () => {
     const redactor = knownSecretsRedactor(
       {
         OPENAI_API_KEY: 'sk-env-key-123456',
@@ -19,8 +19,6 @@ describe('knownSecretsRedactor', () => {
     const text = redactor.text(
       'sk-env-key-123456 pg-password-1 url-pass-9 hny-team-key-1 mysql-pass-2 config-pass-3 /home/someone/project',
     );
-    expect(text).toBe(
-      '[REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED] /home/someone/project',
-    );
+    expect(text).toBe('[REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED] /home/someone/project');
   });
 });

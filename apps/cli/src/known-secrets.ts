@@ -2,8 +2,7 @@ import type { SecretRedactor } from '@rho/core';
 import { createSecretRedactor } from '@rho/core';
 
 /** Names of variables and settings that hold a secret (`OPENAI_API_KEY`, `password`, `x-api-token`, ...). */
-const SECRET_NAME =
-  /key|token|secret|password|passwd|credential|dsn|(^|[_.-])(pass|pwd|auth|authorization)($|[_.-])/i;
+const SECRET_NAME = /key|token|secret|password|passwd|credential|dsn|(^|[_.-])(pass|pwd|auth|authorization)($|[_.-])/i;
 /** Variables whose names look like the above but never hold a secret. */
 const NOT_SECRET = new Set(['PWD', 'OLDPWD', 'SSH_AUTH_SOCK']);
 /** Secrets in variables are at least this long (shorter values would be removed from every text). */

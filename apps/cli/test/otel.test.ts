@@ -136,10 +136,13 @@ describe('rho --otel', () => {
     const { home, work } = workspace();
     const port = await closedPort();
     // The collector's URL carries a credential, which the warning does not print.
-    const outcome = await runRho(['--otel', `http://team:tok-4711-secret@127.0.0.1:${port}`, '--base-url', server.url, 'hi'], {
-      env: { RHO_HOME: home },
-      cwd: work,
-    });
+    const outcome = await runRho(
+      ['--otel', `http://team:tok-4711-secret@127.0.0.1:${port}`, '--base-url', server.url, 'hi'],
+      {
+        env: { RHO_HOME: home },
+        cwd: work,
+      },
+    );
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toBe('Fine.\n');
     expect(outcome.stderr).toMatch(

@@ -167,7 +167,11 @@ describe.skipIf(!available && process.env['CI'] !== 'true')('sandbox backend iso
     await mkdir(join(home, 'project'));
     await writeFile(join(home, 'project', 'main.txt'), 'main');
     backend = await create(join(home, 'project'));
-    const inside = await runIn(backend, join(home, 'project'), `cat main.txt; cat ../.aws/credentials ../project.txt 2>&1`);
+    const inside = await runIn(
+      backend,
+      join(home, 'project'),
+      `cat main.txt; cat ../.aws/credentials ../project.txt 2>&1`,
+    );
     expect(inside).toContain('main');
     expect(inside).not.toContain('FROM-THE-HOME');
     expect(inside).not.toContain('code');

@@ -27,6 +27,8 @@ describe('createSecretRedactor', () => {
     expect(text('use postgres://app:hunter2@db.internal:5432/prod and https://u:t0k@h.example/x')).toBe(
       `use postgres://app:${REDACTED}@db.internal:5432/prod and https://u:${REDACTED}@h.example/x`,
     );
-    expect(text('plain https://h.example/a:b@c and user@example.com')).toBe('plain https://h.example/a:b@c and user@example.com');
+    expect(text('plain https://h.example/a:b@c and user@example.com')).toBe(
+      'plain https://h.example/a:b@c and user@example.com',
+    );
   });
 });

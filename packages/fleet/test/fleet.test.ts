@@ -424,7 +424,10 @@ describe.skipIf(!sharedServer.available)(`secrets${skipped}`, () => {
       });
       attachment.mirror.observe(record('run_start', { prompt: `key ${key}` }));
       attachment.mirror.observe(
-        record('tool_start', { tool_name: 'bash', args: { command: `psql postgres://app:hunter2-db@db/prod -c "${key}"` } }),
+        record('tool_start', {
+          tool_name: 'bash',
+          args: { command: `psql postgres://app:hunter2-db@db/prod -c "${key}"` },
+        }),
       );
       expect(await attachment.mirror.flush(10_000)).toBe(true);
       await attachment.close({ status: 'completed' });

@@ -117,16 +117,19 @@ class ReportingExporter implements SpanExporter {
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    this.inner.export(spans.map((span) => redactSpan(span, this.redact)), (result) => {
-      if (result.code !== ExportResultCode.SUCCESS) {
-        try {
-          this.onError?.(result.error ?? new Error('the OTLP export failed'));
-        } catch {
-          // A failing error handler must not break the export pipeline.
+    this.inner.export(
+      spans.map((span) => redactSpan(span, this.redact)),
+      (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) {
+          try {
+            this.onError?.(result.error ?? new Error('the OTLP export failed'));
+          } catch {
+            // A failing error handler must not break the export pipeline.
+          }
         }
-      }
-      resultCallback(result);
-    });
+        resultCallback(result);
+      },
+    );
   }
 
   shutdown(): Promise<void> {

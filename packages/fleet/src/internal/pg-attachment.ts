@@ -57,7 +57,10 @@ export class PgAttachment implements SessionAttachment {
   /** Registers (upsert) and starts the mirror from what the fleet holds. Throws when the database does not answer. */
   async register(): Promise<void> {
     const { sql, redact } = this.context;
-    const info = { ...this.info, ...redact({ cwd: this.info.cwd, labels: this.info.labels, firstPrompt: this.info.firstPrompt }) };
+    const info = {
+      ...this.info,
+      ...redact({ cwd: this.info.cwd, labels: this.info.labels, firstPrompt: this.info.firstPrompt }),
+    };
     const row = await sql.begin(async (tx) => {
       const [registered] = await tx<RegisteredRow[]>`
         insert into agent_registry (session_id, parent_id, host, pid, cwd, model, profile, status, labels,
