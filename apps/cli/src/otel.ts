@@ -1,4 +1,5 @@
-import type { UserOtelConfig } from '@rho/core';
+import type { SecretRedactor, UserOtelConfig } from '@rho/core';
+import { createSecretRedactor } from '@rho/core';
 import { UsageError } from './exit-codes.js';
 
 /** Where and how to export spans, once `--otel`, `RHO_OTEL_ENDPOINT` or `otel.endpoint` turned export on. */
@@ -56,7 +57,7 @@ export function otelSettings(
 export async function startOtel(
   settings: OtelSettings,
   env: NodeJS.ProcessEnv,
-  options: { version?: string; onWarning?: (message: string) => void },
+  options: { version?: string; onWarning?: (message: string) => void; redactor?: SecretRedactor },
 ): Promise<import('@rho/otel').OtlpTracing> {
   const otel = await import('@rho/otel');
   let url: string;
@@ -74,10 +75,13 @@ export async function startOtel(
     });
   }
   let warned = false;
+  // A collector URL may carry credentials (https://user:token@...): never printed.
+  const shown = (options.redactor ?? createSecretRedactor()).text(url);
   return otel.createOtlpTracing({
     url,
     headers: { ...environment.headers, ...settings.headers },
     serviceName: 'rho',
+    ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
     ...(options.version === undefined ? {} : { serviceVersion: options.version }),
     // A collector that does not answer holds the exit up by this much at most.
     timeoutMs: 3000,
@@ -86,7 +90,7 @@ export async function startOtel(
       if (warned) return;
       warned = true;
       options.onWarning?.(
-        `OpenTelemetry export to ${url} failed (${error.message}); the run goes on, its spans are not exported.`,
+        `OpenTelemetry export to ${shown} failed (${error.message}); the run goes on, its spans are not exported.`,
       );
     },
   });

@@ -31,6 +31,7 @@ import {
 } from './input-checks.js';
 import { fleetSources } from './fleet/fleet-source.js';
 import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
+import { knownSecretsRedactor } from './known-secrets.js';
 import { otelSettings, startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
@@ -379,12 +380,21 @@ async function prepareLockedRun(
   // loaded only when one is configured: without it nothing below touches @rho/fleet or postgres.
   const sources = fleetSources({ flag: argv.fleet, env, home, agentConfig: config.fleet });
   const labels = parseLabels(argv.label);
+  // What leaves the machine (the fleet's tables, spans) goes through one redactor of rho's secrets.
+  const redactor =
+    sources === undefined && otel === undefined ? undefined : knownSecretsRedactor(env, [config, userConfig]);
   let fleet: Awaited<ReturnType<typeof startFleetLink>> | undefined;
   try {
     fleet =
       sources === undefined
         ? undefined
-        : await startFleetLink(sources, { userConfig: userConfig.fleet, agentConfig: config.fleet }, labels, hooks);
+        : await startFleetLink(
+            sources,
+            { userConfig: userConfig.fleet, agentConfig: config.fleet },
+            labels,
+            hooks,
+            redactor,
+          );
   } catch (error) {
     await toolset.close();
     await localClient?.close();
@@ -456,6 +466,7 @@ async function prepareLockedRun(
   if (otel !== undefined) {
     try {
       tracing = await startOtel(otel, env, {
+        ...(redactor === undefined ? {} : { redactor }),
         ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
       });
     } catch (error) {

@@ -141,6 +141,28 @@ describe.skipIf(!bubblewrap && process.env['CI'] !== 'true')('the sandbox backen
     expect(toolOutput(server, 3)).toBe('rho-sandbox\n');
   });
 
+  it('fails the run (exit 1) when the container stops under it, instead of going on with every call failing', async () => {
+    const { home, work } = project();
+    server = await startLoopbackServer({
+      steps: [
+        ...bashThenDone('pkill -9 -f sandbox-server; echo killed').slice(0, 1),
+        { type: 'response', toolCalls: [{ name: 'read', arguments: JSON.stringify({ path: 'x.txt' }) }] },
+        { type: 'response', text: 'All good.' },
+      ],
+    });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'unrestricted', '-y', 'go'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stdout).not.toContain('All good.');
+    expect(outcome.stderr).toContain("The sandbox backend's container stopped during the run");
+    // No model call after the container stopped.
+    expect(server.requests).toHaveLength(1);
+    const trace = readFileSync(join(sessionDirectory(home), 'trace.jsonl'), 'utf8');
+    expect(trace).toContain('"code":"backend_stopped"');
+  });
+
   it('is the default of the unrestricted and eval profiles; --backend local and RHO_BACKEND choose', async () => {
     const { home, work } = project();
     server = await startLoopbackServer({

@@ -8,6 +8,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
+import { startOtlpReceiver } from '@rho/otel/testing';
+import postgres from 'postgres';
 import type { LoopbackServer, RecordedRequest } from '@rho/core/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NodeProcess } from './support/fleet.js';
@@ -18,6 +20,7 @@ import {
   freshSchema,
   probePostgres,
   runOnNode,
+  SHARED_URL,
   startOnNode,
 } from './support/fleet.js';
 import { runRho } from './support/run-rho.js';
@@ -480,4 +483,47 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     expect(outcome.stderr).toContain("Showing this machine's sessions only.");
     expect(outcome.stdout).toContain('No sessions in');
   });
+
+  it("keeps rho's secrets (API key, passwords) out of the fleet's tables and the exported spans", async () => {
+    const operator = { RHO_HOME: fleetHome({ schema }) };
+    expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
+    const key = 'sk-audit-0123456789abcdef';
+    const dbPassword = 'pg-pass-4711-xyz';
+    const url = `postgres://app:hunter2-url@db.internal/prod`;
+    server = await startLoopbackServer({
+      steps: [
+        {
+          type: 'response',
+          toolCalls: [{ name: 'list', arguments: JSON.stringify({ path: '.', note: `${key} ${dbPassword} ${url}` }) }],
+        },
+        { type: 'response', text: `Done with ${key}.` },
+      ],
+    });
+    const receiver = await startOtlpReceiver();
+    try {
+      const agentHome = fleetHome({ schema });
+      const run = await runOnNode(
+        'node-a',
+        ['--otel', receiver.url, '--otel-content', '--base-url', server.url, `Use ${key} and ${url}`],
+        { RHO_HOME: agentHome, OPENAI_API_KEY: key, PGPASSWORD: dbPassword },
+      );
+      expect(run.code).toBe(0);
+      const [id] = readdirSync(join(agentHome, 'sessions'));
+      const sql = postgres(SHARED_URL, { max: 1, onnotice: () => undefined });
+      const stored = JSON.stringify([
+        await sql.unsafe(`select * from "${schema}".agent_registry where session_id = $1`, [id!]),
+        await sql.unsafe(`select record from "${schema}".trace_records where session_id = $1`, [id!]),
+      ]);
+      await sql.end({ timeout: 1 });
+      const exported = receiver.bodies.join('\n');
+      for (const sent of [stored, exported]) {
+        expect(sent).toContain('[REDACTED]');
+        for (const secret of [key, dbPassword, 'hunter2-url']) expect(sent).not.toContain(secret);
+      }
+      // The local trace keeps what was said: it is the source of truth, on this machine.
+      expect(traceLines(agentHome, id!).join('\n')).toContain(dbPassword);
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
 });

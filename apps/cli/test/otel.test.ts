@@ -135,13 +135,20 @@ describe('rho --otel', () => {
     const server = await model([{ type: 'response', text: 'Fine.' }]);
     const { home, work } = workspace();
     const port = await closedPort();
-    const outcome = await runRho(['--otel', `http://127.0.0.1:${port}`, '--base-url', server.url, 'hi'], {
-      env: { RHO_HOME: home },
-      cwd: work,
-    });
+    // The collector's URL carries a credential, which the warning does not print.
+    const outcome = await runRho(
+      ['--otel', `http://team:tok-4711-secret@127.0.0.1:${port}`, '--base-url', server.url, 'hi'],
+      {
+        env: { RHO_HOME: home },
+        cwd: work,
+      },
+    );
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toBe('Fine.\n');
-    expect(outcome.stderr).toMatch(/Warning: OpenTelemetry export to http:\/\/127\.0\.0\.1:\d+\/v1\/traces failed/);
+    expect(outcome.stderr).toMatch(
+      /Warning: OpenTelemetry export to http:\/\/team:\[REDACTED\]@127\.0\.0\.1:\d+\/v1\/traces failed/,
+    );
+    expect(outcome.stderr).not.toContain('tok-4711-secret');
   });
 
   it('an endpoint that is not a URL is exit 2 before any model call', async () => {

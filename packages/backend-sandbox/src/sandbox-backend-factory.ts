@@ -1,3 +1,6 @@
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
 import { BackendUnavailableError, rhoHome, type BackendFactory } from '@rho/core';
 import { createSandboxBackend, type SandboxBackendOptions } from './sandbox-backend.js';
 
@@ -60,8 +63,10 @@ export const sandboxBackendFactory: BackendFactory = {
       workingDir: context.workingDir,
       network: network as boolean,
       writable: access === 'read-write',
-      // rho's home holds database passwords and other sessions' traces: never visible to the tools.
-      hide: [rhoHome(context.env), ...((hide as string[] | undefined) ?? [])],
+      // rho's home holds database passwords and other sessions' traces, the user's home their keys
+      // (~/.ssh, ~/.aws, ~/.netrc, ...): never visible to the tools. A working directory inside
+      // the home stays visible; the container's own home is an empty /tmp/home.
+      hide: [rhoHome(context.env), ...userHomes(context.env), ...((hide as string[] | undefined) ?? [])],
       ...(maxProcesses === undefined ? {} : { maxProcesses }),
       ...(maxFileBytes === undefined ? {} : { maxFileBytes }),
       ...(env === undefined ? {} : { env: env as Record<string, string> }),
@@ -70,3 +75,30 @@ export const sandboxBackendFactory: BackendFactory = {
     return createSandboxBackend(sandboxOptions);
   },
 };
+
+/**
+ * The home directories of the user rho runs as (`$HOME` and the account's), never `/`. When the
+ * working directory is the home itself it stays visible, as asked.
+ */
+function userHomes(env: Readonly<Record<string, string | undefined>>): string[] {
+  const homes = new Set<string>();
+  for (const candidate of [env['HOME'], safeHomedir()]) {
+    if (candidate === undefined || candidate === '' || !isAbsolute(candidate)) continue;
+    let home = resolve(candidate);
+    try {
+      home = realpathSync(home);
+    } catch {
+      continue;
+    }
+    if (home !== '/') homes.add(home);
+  }
+  return [...homes];
+}
+
+function safeHomedir(): string | undefined {
+  try {
+    return homedir();
+  } catch {
+    return undefined;
+  }
+}

@@ -2,7 +2,13 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BackendUnavailableError, type ExecutionBackend, type FileInfo, type ReadHandle } from '@rho/core';
+import {
+  BackendStoppedError,
+  BackendUnavailableError,
+  type ExecutionBackend,
+  type FileInfo,
+  type ReadHandle,
+} from '@rho/core';
 import { sandboxWrapper, type SandboxWrapper } from '@rho/permissions';
 import { createPidsCgroup, type PidsCgroup } from './internal/pids-cgroup.js';
 import { ServerConnection } from './internal/server-connection.js';
@@ -146,6 +152,16 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
       network,
       workingDir: writable ? 'read-write' : 'read-only',
       environment,
+    },
+    stopped() {
+      const gone = connection.stoppedBecause;
+      // Closed on purpose (the session ended): not a failure of the run.
+      if (gone === undefined || closing !== undefined) return undefined;
+      return new BackendStoppedError({
+        backend: 'sandbox',
+        message: `The sandbox backend's container stopped during the run (${gone.message}); nothing more can run in it. Resume the session to start a new container.`,
+        cause: gone,
+      });
     },
     spawn: (spawnOptions) => connection.spawn(spawnOptions),
     ripgrepPath: bundledRipgrep,

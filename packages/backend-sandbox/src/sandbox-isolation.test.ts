@@ -8,6 +8,7 @@ import { builtinProfile, sandboxWrapper } from '@rho/permissions';
 import { createBashTool, createWriteTool, fsTools, type WritePathCheck } from '@rho/tools-fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandboxBackend, type SandboxBackend, type SandboxBackendOptions } from './sandbox-backend.js';
+import { sandboxBackendFactory } from './sandbox-backend-factory.js';
 
 // What the sandbox backend promises, each tried and refused: writes outside the working
 // directory (absolute, `..`, through a symlink), rho's environment, the network, a process left
@@ -51,6 +52,11 @@ const call = <Args>(tool: Tool<Args>, args: Args, on: SandboxBackend): Promise<T
 const bash = createBashTool({ mode: 'unrestricted', killGraceSeconds: 0.5 });
 const run = async (on: SandboxBackend, command: string): Promise<string> =>
   (JSON.parse((await call(bash, { command }, on)).content) as { output: string }).output;
+const runIn = async (on: SandboxBackend, workingDir: string, command: string): Promise<string> => {
+  const invocation = { callId: 'call', toolName: bash.name, arguments: { command } };
+  const result = await bash.handle(invocation, { ...context(on), workingDir });
+  return (JSON.parse(result.content) as { output: string }).output;
+};
 // The path policy lets everything through: only the container stands in the way.
 const allowEveryPath: WritePathCheck = async (path) => ({ allowed: true, realPath: path });
 const write = createWriteTool({ mode: 'full', checkPath: allowEveryPath });
@@ -128,6 +134,57 @@ describe.skipIf(!available && process.env['CI'] !== 'true')('sandbox backend iso
     await writeFile(join(home, 'databases.yaml'), 'password: hunter2\n');
     const sandbox = await start({ hide: [home] });
     expect(await run(sandbox, `ls -A ${home}; cat ${home}/databases.yaml 2>&1 || true`)).toMatch(/No such file/);
+  });
+
+  it("hides the user's home (by absolute path, through a symlink planted in the working directory, and under a working directory that contains it)", async () => {
+    // A home outside /tmp (the container's /tmp is private anyway), with the keys people keep there.
+    const home = join(outside, 'home');
+    await mkdir(join(home, '.aws'), { recursive: true });
+    await writeFile(join(home, '.aws', 'credentials'), 'aws_secret_access_key=FROM-THE-HOME\n');
+    await symlink(join(home, '.aws', 'credentials'), join(work, 'creds'));
+    const create = (workingDir: string) =>
+      sandboxBackendFactory.create({
+        workingDir,
+        options: {},
+        access: { workingDir: 'read-only', network: false },
+        env: { HOME: home, RHO_HOME: join(root, 'rho-home') },
+      }) as Promise<SandboxBackend>;
+    backend = await create(work);
+    const probe = `cat ${home}/.aws/credentials creds 2>&1; ls -A ${home} 2>&1; echo end`;
+    const hidden = await run(backend, probe);
+    expect(hidden).not.toContain('FROM-THE-HOME');
+    expect(hidden).toContain('end');
+    await expect(backend.readFile(join(home, '.aws', 'credentials'), { maxBytes: 1000 })).rejects.toThrow();
+    await backend.close();
+    // The working directory holds the home: the home is hidden again under it; the rest is visible.
+    backend = await create(outside);
+    const under = await runIn(backend, outside, `cat home/.aws/credentials 2>&1; cat precious.txt`);
+    expect(under).not.toContain('FROM-THE-HOME');
+    expect(under).toContain('untouched');
+    await backend.close();
+    // A working directory inside the home stays visible (the project is there); the rest is not.
+    await writeFile(join(home, 'project.txt'), 'code');
+    await mkdir(join(home, 'project'));
+    await writeFile(join(home, 'project', 'main.txt'), 'main');
+    backend = await create(join(home, 'project'));
+    const inside = await runIn(
+      backend,
+      join(home, 'project'),
+      `cat main.txt; cat ../.aws/credentials ../project.txt 2>&1`,
+    );
+    expect(inside).toContain('main');
+    expect(inside).not.toContain('FROM-THE-HOME');
+    expect(inside).not.toContain('code');
+    await backend.close();
+    // Writable there too, and the home itself as the working directory is the user's choice: visible.
+    backend = (await sandboxBackendFactory.create({
+      workingDir: home,
+      options: {},
+      access: { workingDir: 'read-write', network: false },
+      env: { HOME: home },
+    })) as SandboxBackend;
+    expect(await runIn(backend, home, 'echo new > made.txt && cat project.txt')).toBe('code');
+    expect(await readFile(join(home, 'made.txt'), 'utf8')).toBe('new\n');
   });
 
   it('reaches no network unless asked to', async () => {

@@ -169,3 +169,23 @@ export class BackendUnavailableError extends ConfigError {
     return RhoError.isInstance(error) && error.name === 'BackendUnavailableError';
   }
 }
+
+/**
+ * The execution backend stopped during a run (its container exited, its remote sandbox is gone):
+ * nothing more can run there, so the run ends with this error instead of going on with every tool
+ * call failing. Exit 1.
+ */
+export class BackendStoppedError extends RhoError {
+  /** The backend that stopped. */
+  readonly backend: string;
+
+  constructor(options: RhoErrorOptions & { backend: string }) {
+    super('backend_stopped', options);
+    this.name = 'BackendStoppedError';
+    this.backend = options.backend;
+  }
+
+  static override isInstance(error: unknown): error is BackendStoppedError {
+    return RhoError.isInstance(error) && error.name === 'BackendStoppedError';
+  }
+}

@@ -1,3 +1,4 @@
+import type { RhoError } from '@rho/model-client';
 import type { Readable } from 'node:stream';
 
 /**
@@ -14,6 +15,13 @@ import type { Readable } from 'node:stream';
 export interface ExecutionBackend {
   /** `local`, or the name of a remote backend. */
   readonly name: string;
+
+  /**
+   * Why the backend can run nothing more (its container exited, its remote sandbox is gone), or
+   * `undefined` while it works. A session checks it after each response's tool calls and ends the
+   * run with this error (a `BackendStoppedError`), rather than going on with every call failing.
+   */
+  stopped?(): RhoError | undefined;
 
   /** Starts a process from an argv (no shell is involved). Spawn failures show in `exited`. */
   spawn(options: SpawnOptions): BackendProcess;

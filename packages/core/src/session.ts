@@ -252,6 +252,9 @@ export class Session implements ChildSession {
           break;
         }
         const toolOutcome = await runToolCalls(scope, outcome.toolCalls);
+        // A backend that stopped under the calls (its container exited) can run nothing more.
+        const stopped = this.agent.backend.stopped?.();
+        if (stopped !== undefined) throw stopped;
         if (toolOutcome === 'cancelled') {
           status = 'cancelled';
           break;

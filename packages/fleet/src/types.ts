@@ -1,4 +1,11 @@
-import type { ControlChannel, OperatorChannel, SessionStatus, StateObserver, TraceRecord } from '@rho/core';
+import type {
+  ControlChannel,
+  OperatorChannel,
+  SecretRedactor,
+  SessionStatus,
+  StateObserver,
+  TraceRecord,
+} from '@rho/core';
 import type { FleetConfig } from './fleet-config.js';
 
 /** What {@link Fleet.migrate} did: the schema version before and after (equal when up to date). */
@@ -298,4 +305,11 @@ export interface ConnectFleetOptions {
   syncIntervalMs?: number;
   /** Receives warnings of every attachment that has no `onWarning` of its own. */
   onWarning?: (warning: FleetWarning) => void;
+  /**
+   * The secrets to keep out of the fleet's tables (core's `createSecretRedactor`, given rho's API
+   * keys, database passwords and the like): applied to every mirrored record and to what a
+   * session registers (first prompt, labels, working directory). Whatever is given, the password
+   * of any URL written in them, and the fleet url's own, are removed too.
+   */
+  redactor?: SecretRedactor;
 }

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, defineTool, SessionNotFoundError } from '@rho/core';
+import { Agent, createSecretRedactor, defineTool, SessionNotFoundError } from '@rho/core';
 import type { TraceRecord } from '@rho/core';
 import { createScriptedModelClient } from '@rho/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -402,5 +402,47 @@ describe.skipIf(!sharedServer.available)(`a session steered through the fleet${s
       'cancel:true',
     ]);
     await expect(operator.requestCancel()).rejects.toSatisfy((error) => FleetSignalRefusedError.isInstance(error));
+  });
+});
+
+describe.skipIf(!sharedServer.available)(`secrets${skipped}`, () => {
+  const config = freshConfig();
+  afterAll(() => dropSchema(config.schema));
+
+  it("keeps the redactor's secrets and any URL's password out of the registry and the mirrored records", async () => {
+    const key = 'sk-audit-0123456789abcdef';
+    const fleet = await connectFleet(config, { redactor: createSecretRedactor([key]) });
+    const sql = admin();
+    try {
+      await fleet.migrate();
+      const id = randomUUID();
+      const attachment = await fleet.attachSession({
+        id,
+        host: 'a',
+        firstPrompt: `use ${key} on postgres://app:hunter2-db@db.internal/prod`,
+        labels: { token: key },
+      });
+      attachment.mirror.observe(record('run_start', { prompt: `key ${key}` }));
+      attachment.mirror.observe(
+        record('tool_start', {
+          tool_name: 'bash',
+          args: { command: `psql postgres://app:hunter2-db@db/prod -c "${key}"` },
+        }),
+      );
+      expect(await attachment.mirror.flush(10_000)).toBe(true);
+      await attachment.close({ status: 'completed' });
+      const stored = JSON.stringify([
+        await sql.unsafe(`select * from "${config.schema}".agent_registry`),
+        await sql.unsafe(`select * from "${config.schema}".trace_records`),
+      ]);
+      expect(stored).toContain('[REDACTED]');
+      expect(stored).toContain('postgres://app:[REDACTED]@db/prod');
+      expect(stored).not.toContain(key);
+      expect(stored).not.toContain('hunter2-db');
+      expect((await fleet.readRecords(id)).length).toBe(2);
+    } finally {
+      await sql.end({ timeout: 1 });
+      await fleet.close();
+    }
   });
 });

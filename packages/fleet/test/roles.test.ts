@@ -124,5 +124,46 @@ describe.skipIf(!sharedServer.available)(
       expect((await attachment.control.takeDirectives(0)).texts).toEqual(['for node a only']);
       await attachment.close({ status: 'completed' });
     });
+
+    it("does not let an agent pass its sessions off as children of another role's session", async () => {
+      const [parentId, childId, forgedId] = [randomUUID(), randomUUID(), randomUUID()];
+      const parent = await nodeA.attachSession({ id: parentId, host: 'a' });
+      const child = await nodeA.attachSession({ id: childId, host: 'a', parentId });
+      const forged = await nodeB.attachSession({ id: forgedId, host: 'b', parentId });
+      try {
+        const listed = new Map((await alice.listSessions()).map((session) => [session.id, session]));
+        expect(listed.get(childId)?.parentId).toBe(parentId);
+        expect(listed.get(forgedId)).toBeDefined();
+        expect(listed.get(forgedId)?.parentId).toBeUndefined();
+      } finally {
+        await Promise.all([forged, child, parent].map((attachment) => attachment.close({ status: 'completed' })));
+      }
+    });
+
+    it("ignores a NOTIFY forged by another role: only the registry row's flags count", async () => {
+      const id = randomUUID();
+      const attachment = await nodeA.attachSession({ id, host: 'a' });
+      const b = admin(as(roles.nodeB).url);
+      const seen: string[] = [];
+      const channel = `${config.schema}.signals`;
+      const { unlisten } = await sql.listen(channel, (payload) => seen.push(payload));
+      try {
+        // NOTIFY needs no privilege: any role that can connect can send one on the fleet's channel.
+        await b`select pg_notify(${channel}, ${`${id} cancel 999`})`;
+        await b`select pg_notify(${channel}, ${`${id} pause 1000`})`;
+        await eventually(() => seen.length >= 2, 'the forged notifications to be delivered');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await attachment.control.isCancelRequested()).toBe(false);
+        expect(await attachment.control.isPauseRequested()).toBe(false);
+        // And a real signal after the forged ones (with their high numbers) still arrives.
+        expect(await alice.operator(id).requestPause()).toBe('requested');
+        await eventually(() => attachment.control.isPauseRequested(), 'the real pause to reach the agent');
+        expect(await attachment.control.isCancelRequested()).toBe(false);
+      } finally {
+        await unlisten();
+        await b.end({ timeout: 1 });
+        await attachment.close({ status: 'completed' });
+      }
+    });
   },
 );

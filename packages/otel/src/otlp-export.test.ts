@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Agent, createDelegateTool, defineTool } from '@rho/core';
+import { Agent, createDelegateTool, createSecretRedactor, defineTool } from '@rho/core';
 import type { LoopbackServer } from '@rho/core/testing';
 import { startLoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -293,6 +293,29 @@ describe('OTLP export of a session', () => {
     expect(JSON.parse(child.attributes['gen_ai.input.messages'] as string)).toEqual([
       { role: 'user', parts: [{ type: 'text', content: 'Look up pear.' }] },
     ]);
+  });
+
+  it("keeps the redactor's secrets and any URL's password out of every span, content captured or not", async () => {
+    const server = await loopback();
+    const collector = await receiver();
+    const tracing = createOtlpTracing({
+      url: otlpTracesUrl(collector.url),
+      redactor: createSecretRedactor([SECRET]),
+    });
+    const session = agentFor(server).createSession();
+    tracing.instrument(session, { captureContent: true });
+    const url = 'postgres://app:hunter2-db@db.internal/prod';
+    expect((await session.run(`Tell me about apples. ${SECRET} ${url}`)).status).toBe('completed');
+    await tracing.shutdown();
+    const bodies = collector.bodies.join('\n');
+    expect(bodies).toContain('[REDACTED]');
+    expect(bodies).toContain('postgres://app:[REDACTED]@db.internal/prod');
+    expect(bodies).not.toContain(SECRET);
+    expect(bodies).not.toContain('hunter2-db');
+    // The spans themselves are intact: names, parentage and the rest of the content.
+    const root = only(collector.spans, 'invoke_agent rho');
+    expect(root.attributes['gen_ai.input.messages']).toContain('Tell me about apples. [REDACTED]');
+    expect(only(collector.spans, 'invoke_agent delegate').parentSpanId).toBeDefined();
   });
 
   it('marks a failed model call with error.type and the run as an error', async () => {

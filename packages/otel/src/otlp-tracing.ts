@@ -6,7 +6,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { SessionObserver } from '@rho/core';
+import type { SecretRedactor, SessionObserver } from '@rho/core';
+import { createSecretRedactor } from '@rho/core';
 import type { SessionSpanOptions } from './session-span-observer.js';
 import { createSessionSpanObserver } from './session-span-observer.js';
 
@@ -30,6 +31,13 @@ export interface OtlpTracingOptions {
    * batch are dropped; the application goes on. Default: failures are ignored.
    */
   onExportError?: (error: Error) => void;
+  /**
+   * The secrets to keep out of the spans (core's `createSecretRedactor`, given rho's API keys,
+   * database passwords and the like): every string attribute, status message and event of every
+   * span goes through it before export, content or not. Whatever is given, the password of any
+   * URL written in them is removed too.
+   */
+  redactor?: SecretRedactor;
 }
 
 /** An OTLP/HTTP exporter of sessions' spans, from {@link createOtlpTracing}. */
@@ -64,6 +72,7 @@ export function createOtlpTracing(options: OtlpTracingOptions): OtlpTracing {
       timeoutMillis: timeoutMs,
     }),
     options.onExportError,
+    options.redactor ?? createSecretRedactor(),
   );
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
@@ -104,19 +113,23 @@ class ReportingExporter implements SpanExporter {
   constructor(
     private readonly inner: SpanExporter,
     private readonly onError: ((error: Error) => void) | undefined,
+    private readonly redact: SecretRedactor,
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    this.inner.export(spans, (result) => {
-      if (result.code !== ExportResultCode.SUCCESS) {
-        try {
-          this.onError?.(result.error ?? new Error('the OTLP export failed'));
-        } catch {
-          // A failing error handler must not break the export pipeline.
+    this.inner.export(
+      spans.map((span) => redactSpan(span, this.redact)),
+      (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) {
+          try {
+            this.onError?.(result.error ?? new Error('the OTLP export failed'));
+          } catch {
+            // A failing error handler must not break the export pipeline.
+          }
         }
-      }
-      resultCallback(result);
-    });
+        resultCallback(result);
+      },
+    );
   }
 
   shutdown(): Promise<void> {
@@ -126,4 +139,34 @@ class ReportingExporter implements SpanExporter {
   forceFlush(): Promise<void> {
     return this.inner.forceFlush?.() ?? Promise.resolve();
   }
+}
+
+/**
+ * The span as exported, with every string of its attributes, status message and events through
+ * `redact`: one place for every attribute the observer sets (content, error messages, names of
+ * tools and models), so no new attribute can carry a secret past it.
+ */
+function redactSpan(span: ReadableSpan, redact: SecretRedactor): ReadableSpan {
+  return {
+    name: redact.text(span.name),
+    kind: span.kind,
+    spanContext: () => span.spanContext(),
+    parentSpanContext: span.parentSpanContext,
+    startTime: span.startTime,
+    endTime: span.endTime,
+    status:
+      span.status.message === undefined ? span.status : { ...span.status, message: redact.text(span.status.message) },
+    attributes: redact(span.attributes),
+    links: span.links,
+    events: span.events.map((event) =>
+      event.attributes === undefined ? event : { ...event, attributes: redact(event.attributes) },
+    ),
+    duration: span.duration,
+    ended: span.ended,
+    resource: span.resource,
+    instrumentationScope: span.instrumentationScope,
+    droppedAttributesCount: span.droppedAttributesCount,
+    droppedEventsCount: span.droppedEventsCount,
+    droppedLinksCount: span.droppedLinksCount,
+  };
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { basename, delimiter, join } from 'node:path';
+import { basename, delimiter, isAbsolute, join, relative } from 'node:path';
 import type { ShellCommand } from './check-shell-command.js';
 import type { PermissionProfile, ProfileSandboxMode } from './permission-profile.js';
 
@@ -94,6 +94,10 @@ function findOnPath(program: string, searchPath: string): string | undefined {
 }
 
 function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunOptions): string[] {
+  // A hidden directory that is the working directory itself stays visible: the user works there.
+  const hidden = (options.hide ?? []).filter(
+    (directory) => existsSync(directory) && relative(directory, options.cwd) !== '',
+  );
   return [
     bwrap,
     '--ro-bind',
@@ -111,15 +115,18 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
     ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
     ...(options.tmpDirs ?? []).flatMap((directory) => ['--dir', directory]),
-    // Hidden before the working directory is bound, so a working directory inside one stays visible.
-    ...(options.hide ?? [])
-      .filter(existsSync)
-      .flatMap((directory) => ['--tmpfs', directory, '--remount-ro', directory]),
+    // Hidden (an empty tmpfs) before the working directory is bound, so a working directory inside
+    // one stays visible; made read-only only at the end, once every mount point in it is made.
+    ...hidden.filter((directory) => !isInside(directory, options.cwd)).flatMap((directory) => ['--tmpfs', directory]),
     // Bound again after the private /tmp, so a working directory under /tmp stays visible.
     options.writableCwd === true ? '--bind' : '--ro-bind',
     options.cwd,
     options.cwd,
+    // A hidden directory inside the working directory (the user's home under a working directory
+    // of /home) is hidden after the working directory is bound, or the bind would show it again.
+    ...hidden.filter((directory) => isInside(directory, options.cwd)).flatMap((directory) => ['--tmpfs', directory]),
     ...(options.readOnlyBinds ?? []).filter(existsSync).flatMap((path) => ['--ro-bind', path, path]),
+    ...hidden.flatMap((directory) => ['--remount-ro', directory]),
     // New user, IPC, PID, network, UTS and cgroup namespaces.
     '--unshare-all',
     ...(options.allowNetwork ? ['--share-net'] : []),
@@ -138,6 +145,12 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     '--',
     ...argv,
   ];
+}
+
+/** Whether `path` lies strictly inside `directory` (both absolute). */
+function isInside(path: string, directory: string): boolean {
+  const relation = relative(directory, path);
+  return relation !== '' && !relation.startsWith('..') && !isAbsolute(relation);
 }
 
 function probe(bwrap: string): Promise<string | undefined> {

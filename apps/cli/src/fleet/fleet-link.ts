@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChildSessionInfo, SessionOptions, SessionStatus, TraceRecord } from '@rho/core';
+import type { ChildSessionInfo, SecretRedactor, SessionOptions, SessionStatus, TraceRecord } from '@rho/core';
 import { FileControlChannel } from '@rho/core/internal';
 import type { Fleet, FleetConfig, FleetWarning, SessionAttachment, SessionRegistration } from '@rho/fleet';
 import { connectFleet, redactUrl } from '@rho/fleet';
@@ -16,6 +16,8 @@ export interface FleetLinkOptions {
   retryMs?: number;
   /** The host name sessions register under (`RHO_FLEET_HOST`); the machine's by default. */
   host?: string;
+  /** The secrets kept out of the fleet's tables (see `knownSecretsRedactor`). */
+  redactor?: SecretRedactor;
 }
 
 /** What a session of this process gives the fleet and gets from it: see {@link FleetLink.sessionOptions}. */
@@ -147,7 +149,10 @@ export class FleetLink {
 
   private connect(): void {
     if (this.stopping || this.connecting !== undefined) return;
-    this.connecting = connectFleet(this.config, { onWarning: (warning) => this.warn(warning) })
+    this.connecting = connectFleet(this.config, {
+      onWarning: (warning) => this.warn(warning),
+      ...(this.options.redactor === undefined ? {} : { redactor: this.options.redactor }),
+    })
       .then(
         (fleet) => {
           if (this.closed) {

@@ -1,4 +1,4 @@
-import type { SessionOptions } from '@rho/core';
+import type { SecretRedactor, SessionOptions } from '@rho/core';
 import { UsageError } from '../exit-codes.js';
 import type { FleetLink } from './fleet-link.js';
 import type { FleetSources } from './fleet-source.js';
@@ -18,6 +18,7 @@ export async function startFleetLink(
   settings: { userConfig?: Record<string, unknown> | undefined; agentConfig?: Record<string, unknown> | undefined },
   labels: Record<string, string> | undefined,
   hooks: { onWarning?: (message: string) => void },
+  redactor?: SecretRedactor,
 ): Promise<FleetLink | undefined> {
   const { resolveFleetConfig } = await import('@rho/fleet');
   const config = resolveFleetConfig({
@@ -33,6 +34,7 @@ export async function startFleetLink(
     ...(host === undefined || host === '' ? {} : { host }),
     ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
     ...(labels === undefined ? {} : { labels }),
+    ...(redactor === undefined ? {} : { redactor }),
   });
 }
 

@@ -71,6 +71,11 @@ export class ServerConnection {
     child.stdin!.on('error', () => {});
   }
 
+  /** Why the server is gone (its container exited), or undefined while it runs. */
+  get stoppedBecause(): Error | undefined {
+    return this.gone;
+  }
+
   /** Calls `op` in the server. */
   call<T>(request: DistributiveOmit<Request, 'id'>): Promise<T> {
     if (this.gone !== undefined) return Promise.reject(this.gone);

@@ -1,4 +1,4 @@
-import type { TraceRecord } from '@rho/core';
+import type { SecretRedactor, TraceRecord } from '@rho/core';
 import type { Sql } from 'postgres';
 import type { UsageRow } from './pg-trace-mirror.js';
 
@@ -32,6 +32,8 @@ export class MirrorWriter {
   constructor(
     private readonly sql: Sql,
     private readonly channel: string,
+    /** Every record is written through it: what the trace holds, with the secrets removed. */
+    private readonly redact: SecretRedactor,
   ) {}
 
   /** Resolves when the batch is committed; rejects (PermanentWriteError for bad data) when not. */
@@ -91,7 +93,7 @@ export class MirrorWriter {
         seqs.push(String(seq));
         types.push(String(record.type));
         times.push(validTime(record.ts));
-        bodies.push(jsonForPostgres(record));
+        bodies.push(jsonForPostgres(this.redact(record)));
       }
     const ids = batches.map((batch) => batch.sessionId);
     const lasts = batches.map((batch) => String(batch.records[batch.records.length - 1]!.seq));

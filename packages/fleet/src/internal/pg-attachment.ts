@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { SessionStatus } from '@rho/core';
+import type { SecretRedactor, SessionStatus } from '@rho/core';
 import type { Sql } from 'postgres';
 import type { AttachOptions, FleetWarning, SessionAttachment, SessionRegistration } from '../types.js';
 import type { MirrorWriter } from './mirror-writer.js';
@@ -17,6 +17,8 @@ export interface AttachmentContext {
   sql: Sql;
   signals: NotificationHub;
   writer: MirrorWriter;
+  /** What is registered goes through it (first prompt, labels, working directory). */
+  redact: SecretRedactor;
   warn: (warning: FleetWarning) => void;
   detach: (attachment: PgAttachment) => void;
 }
@@ -54,8 +56,11 @@ export class PgAttachment implements SessionAttachment {
 
   /** Registers (upsert) and starts the mirror from what the fleet holds. Throws when the database does not answer. */
   async register(): Promise<void> {
-    const { sql } = this.context;
-    const info = this.info;
+    const { sql, redact } = this.context;
+    const info = {
+      ...this.info,
+      ...redact({ cwd: this.info.cwd, labels: this.info.labels, firstPrompt: this.info.firstPrompt }),
+    };
     const row = await sql.begin(async (tx) => {
       const [registered] = await tx<RegisteredRow[]>`
         insert into agent_registry (session_id, parent_id, host, pid, cwd, model, profile, status, labels,

@@ -181,21 +181,12 @@ export class PgControlChannel implements ControlChannel {
 
   /**
    * A notification for this session (`<id> <kind> <seq>`, sent at the operator's commit), or
-   * `undefined` after the listener reconnected. A cancel, pause or resume newer than what was
-   * applied takes effect at once; then the row is read to confirm and acknowledge.
+   * `undefined` after the listener reconnected: a wake-up, nothing more. The flags are read from
+   * the session's registry row, which only an operator can change (grants and row-level
+   * security); the payload is never trusted, since NOTIFY needs no privilege and any role that can
+   * connect to the database can send one on this channel.
    */
-  notified(payload: string | undefined): void {
-    const [, kind, seqText] = (payload ?? '').split(' ');
-    const seq = Number(seqText);
-    if (Number.isFinite(seq) && seq > this.appliedSeq && this.clearing === undefined) {
-      const before = { cancel: this.cancel, pause: this.pause };
-      if (kind === 'cancel') this.cancel = true;
-      else if (kind === 'pause') this.pause = true;
-      else if (kind === 'resume') this.pause = false;
-      if (kind !== 'directive') this.appliedSeq = seq;
-      if (before.cancel !== this.cancel || before.pause !== this.pause)
-        this.onChange?.({ cancel: this.cancel, pause: this.pause });
-    }
+  notified(_payload: string | undefined): void {
     void this.sync();
   }
 

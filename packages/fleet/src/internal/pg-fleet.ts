@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import type { OperatorChannel, SessionStatus, TraceRecord } from '@rho/core';
-import { ConfigError, SessionNotFoundError } from '@rho/core';
+import type { OperatorChannel, SecretRedactor, SessionStatus, TraceRecord } from '@rho/core';
+import { ConfigError, createSecretRedactor, SessionNotFoundError } from '@rho/core';
 import type { Sql } from 'postgres';
 import { FleetUnavailableError } from '../errors.js';
 import type { FleetConfig } from '../fleet-config.js';
@@ -33,6 +33,8 @@ import { PgOperatorChannel } from './pg-operator-channel.js';
 interface RegistryRow {
   session_id: string;
   parent_id: string | null;
+  /** `parent_id` when that session has the same owner (login role), else null: see {@link toFleetSession}. */
+  own_parent_id: string | null;
   host: string;
   pid: number | null;
   cwd: string | null;
@@ -57,6 +59,7 @@ export class PgFleet implements Fleet {
   private readonly signals: NotificationHub;
   private readonly records: NotificationHub;
   private readonly writer: MirrorWriter;
+  private readonly redact: SecretRedactor;
   private timer: NodeJS.Timeout | undefined;
   private lastHeartbeat = 0;
   private schemaChecked = false;
@@ -69,7 +72,9 @@ export class PgFleet implements Fleet {
   ) {
     this.signals = new NotificationHub(sql, channelName(config.schema, 'signals'));
     this.records = new NotificationHub(sql, channelName(config.schema, 'records'));
-    this.writer = new MirrorWriter(sql, this.records.channel);
+    // The fleet url's own password joins the secrets kept out of the tables.
+    this.redact = createSecretRedactor([...(options.redactor?.secrets ?? []), urlPassword(config.url)]);
+    this.writer = new MirrorWriter(sql, this.records.channel, this.redact);
   }
 
   static async connect(config: FleetConfig, options: ConnectFleetOptions): Promise<Fleet> {
@@ -187,7 +192,10 @@ export class PgFleet implements Fleet {
     const label = options.label === undefined ? undefined : splitLabel(options.label);
     const rows = await sql<RegistryRow[]>`
       select * from (
-        select r.*, ${sql.unsafe(LIVE_STATUS_SQL)} as live_status from agent_registry r
+        select r.*, ${sql.unsafe(LIVE_STATUS_SQL)} as live_status,
+          (select p.session_id from agent_registry p
+            where p.session_id = r.parent_id and p.owner_role = r.owner_role) as own_parent_id
+        from agent_registry r
         where true
           ${options.host === undefined ? sql`` : sql`and r.host = ${options.host}`}
           ${options.idPrefix === undefined ? sql`` : sql`and r.session_id like ${`${escapeLike(options.idPrefix)}%`}`}
@@ -334,6 +342,7 @@ export class PgFleet implements Fleet {
         sql: this.sql,
         signals: this.signals,
         writer: this.writer,
+        redact: this.redact,
         warn: (warning: FleetWarning) => this.options.onWarning?.(warning),
         detach: (item) => this.attachments.delete(item),
       },
@@ -403,6 +412,16 @@ export class PgFleet implements Fleet {
   }
 }
 
+/** The password of a connection url, if it has one. */
+function urlPassword(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password === '' ? undefined : decodeURIComponent(password);
+  } catch {
+    return undefined;
+  }
+}
+
 function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
@@ -434,7 +453,10 @@ function processAlive(pid: number): boolean {
 function toFleetSession(row: RegistryRow): FleetSession {
   return {
     id: row.session_id,
-    ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
+    // A parent is believed only when it was registered by the same login role: an agent role can
+    // write any parent_id into its own rows, and would otherwise pass its sessions (and their
+    // records) off as children of another role's session in rho watch, ps and the dashboard.
+    ...(row.own_parent_id === null ? {} : { parentId: row.own_parent_id }),
     host: row.host,
     ...(row.pid === null ? {} : { pid: row.pid }),
     ...(row.cwd === null ? {} : { cwd: row.cwd }),
