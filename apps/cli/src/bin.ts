@@ -2,7 +2,7 @@
 // The entry point stays tiny: `rho --version` and a bare `rho --help` answer without loading
 // yargs, the agent runtime or any tool package, so they start about as fast as Node itself.
 import { readFileSync } from 'node:fs';
-import nodeModule from 'node:module';
+import * as nodeModule from 'node:module';
 
 /** Widths `dist/help-<width>.txt` is rendered at (scripts/render-help.mjs), widest last. */
 const HELP_WIDTHS = [40, 60, 80, 100];
