@@ -187,6 +187,35 @@ describe.skipIf(!available && process.env['CI'] !== 'true')('sandbox backend iso
     expect(await readFile(join(home, 'made.txt'), 'utf8')).toBe('new\n');
   });
 
+  it("starts when rho's home lies inside the user's home, with the working directory outside it or between them", async () => {
+    // ~/.config/rho inside ~: both hidden; the inner one must not be hidden again under the empty
+    // tmpfs of the outer (bubblewrap could not find it and the container did not start).
+    const home = join(outside, 'nested-home');
+    const rhoHome = join(home, '.config', 'rho');
+    await mkdir(rhoHome, { recursive: true });
+    await writeFile(join(rhoHome, 'databases.yaml'), 'password: hunter2\n');
+    await mkdir(join(home, 'project', '.config', 'rho'), { recursive: true });
+    await writeFile(join(home, 'project', '.config', 'rho', 'databases.yaml'), 'password: inner\n');
+    await writeFile(join(home, 'project', 'main.txt'), 'main');
+    const create = (workingDir: string, hiddenRhoHome: string) =>
+      sandboxBackendFactory.create({
+        workingDir,
+        options: {},
+        access: { workingDir: 'read-only', network: false },
+        env: { HOME: home, RHO_HOME: hiddenRhoHome },
+      }) as Promise<SandboxBackend>;
+    backend = await create(work, rhoHome);
+    expect(await run(backend, `cat ${rhoHome}/databases.yaml 2>&1; echo end`)).not.toContain('hunter2');
+    await backend.close();
+    // The working directory between the two: rho's home under it is hidden after the bind.
+    const project = join(home, 'project');
+    backend = await create(project, join(project, '.config', 'rho'));
+    const between = await runIn(backend, project, 'cat main.txt; cat .config/rho/databases.yaml 2>&1; echo end');
+    expect(between).toContain('main');
+    expect(between).not.toContain('inner');
+    await backend.close();
+  });
+
   it('reaches no network unless asked to', async () => {
     const connections: string[] = [];
     const server = createServer((socket) => {

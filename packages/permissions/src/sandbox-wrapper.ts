@@ -95,8 +95,18 @@ function findOnPath(program: string, searchPath: string): string | undefined {
 
 function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunOptions): string[] {
   // A hidden directory that is the working directory itself stays visible: the user works there.
-  const hidden = (options.hide ?? []).filter(
+  const candidates = (options.hide ?? []).filter(
     (directory) => existsSync(directory) && relative(directory, options.cwd) !== '',
+  );
+  // A directory inside another hidden one is hidden with it (it no longer exists under the empty
+  // tmpfs, so hiding it again would fail), unless the working directory lies between them: then
+  // the bind of the working directory shows it again, and it is hidden after that bind.
+  const hidden = candidates.filter(
+    (directory) =>
+      !candidates.some(
+        (outer) =>
+          isInside(directory, outer) && !(isInside(directory, options.cwd) && isInside(options.cwd, outer)),
+      ),
   );
   return [
     bwrap,
