@@ -104,8 +104,7 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
   const hidden = candidates.filter(
     (directory) =>
       !candidates.some(
-        (outer) =>
-          isInside(directory, outer) && !(isInside(directory, options.cwd) && isInside(options.cwd, outer)),
+        (outer) => isInside(directory, outer) && !(isInside(directory, options.cwd) && isInside(options.cwd, outer)),
       ),
   );
   return [

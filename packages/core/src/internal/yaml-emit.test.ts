@@ -139,7 +139,7 @@ describe('toYamlDocument', () => {
       [
         'model: gpt-5-mini',
         'profile: readonly',
-        'working_dir: "/tmp/work dir"',
+        'working_dir: /tmp/work dir',
         'base_url: "http://127.0.0.1:9/v1"',
         'auto_approve: false',
         'max_retries: 0',

@@ -26,8 +26,12 @@ class NotPlain extends Error {}
 const INDENT = '  ';
 /** Words YAML 1.1 or 1.2 reads as booleans or null (case-insensitive). */
 const RESERVED = new Set(['true', 'false', 'null', 'yes', 'no', 'on', 'off', 'y', 'n', '~']);
-/** A string safe as a plain scalar: starts with a letter, `_` or `/`, no spaces, colons or `#`. */
-const PLAIN = /^[A-Za-z_/][A-Za-z0-9_./@+=-]*$/;
+/**
+ * A string safe as a plain scalar: starts with a letter, `_` or `/`; then letters, digits, single
+ * spaces between words and punctuation that means nothing inside a plain scalar (no `:`, `#`,
+ * quotes at the start, or a space at the end).
+ */
+const PLAIN = /^[A-Za-z_/](?:[A-Za-z0-9_./@+=,()!?;'-]| (?! |$))*$/;
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
