@@ -10,30 +10,17 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { postgresRequired, probePostgres as probe, SHARED_POSTGRES_URL } from '@rho/fleet/testing';
 import { bin } from './run-rho.js';
 import type { Outcome } from './run-rho.js';
 
-export const SHARED_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+export const SHARED_URL = SHARED_POSTGRES_URL;
 
 /** Whether CI requires the server (then a missing one is a failure, not a skip). */
-export const serverRequired = process.env.CI === 'true' || process.env.RHO_REQUIRE_DB === '1';
+export const serverRequired = postgresRequired;
 
 /** Whether PostgreSQL answers; throws under CI when it does not. */
-export async function probePostgres(url = SHARED_URL): Promise<{ available: boolean; reason: string }> {
-  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => undefined });
-  try {
-    await sql`select 1`;
-    return { available: true, reason: '' };
-  } catch (error) {
-    if (serverRequired)
-      throw new Error(`PostgreSQL at ${url} is required (CI=true) but does not answer: ${String(error)}`, {
-        cause: error,
-      });
-    return { available: false, reason: `PostgreSQL at ${url} does not answer: ${(error as Error).message}` };
-  } finally {
-    await sql.end({ timeout: 0 }).catch(() => undefined);
-  }
-}
+export const probePostgres = probe;
 
 /** A fresh random schema name for one test file. */
 export function freshSchema(): string {

@@ -5,28 +5,15 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import type { Sql } from 'postgres';
 import type { FleetConfig } from '../../src/fleet-config.js';
+import { probePostgres, postgresRequired, SHARED_POSTGRES_URL } from '../../src/testing/index.js';
 
-export const SHARED_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+export const SHARED_URL = SHARED_POSTGRES_URL;
 
 /** Whether CI requires the server (then a missing one is a failure, not a skip). */
-export const serverRequired = process.env.CI === 'true' || process.env.RHO_REQUIRE_DB === '1';
+export const serverRequired = postgresRequired;
 
 /** Whether PostgreSQL answers at `url`; throws under CI when it does not. */
-export async function probe(url = SHARED_URL): Promise<{ available: boolean; reason: string }> {
-  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => undefined });
-  try {
-    await sql`select 1`;
-    return { available: true, reason: '' };
-  } catch (error) {
-    if (serverRequired)
-      throw new Error(`PostgreSQL at ${url} is required (CI=true) but does not answer: ${String(error)}`, {
-        cause: error,
-      });
-    return { available: false, reason: `PostgreSQL at ${url} does not answer: ${(error as Error).message}` };
-  } finally {
-    await sql.end({ timeout: 0 }).catch(() => undefined);
-  }
-}
+export const probe = probePostgres;
 
 const probed = await probe();
 /** The probe of the shared server, made once per test file. */
