@@ -77,7 +77,9 @@ export interface SqlQuestionSessionOptions {
  * same function runs a question in `rho eval sql` and on a queue worker (`rho eval sql --queue`).
  * Returns `undefined` when `signal` stopped it (not when its own time ran out).
  */
-export async function runSqlQuestionSession(options: SqlQuestionSessionOptions): Promise<SqlSessionOutcome | undefined> {
+export async function runSqlQuestionSession(
+  options: SqlQuestionSessionOptions,
+): Promise<SqlSessionOutcome | undefined> {
   const started = Date.now();
   const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
   const questionTimeoutMs = options.questionTimeoutMs ?? 300_000;
