@@ -118,7 +118,8 @@ export function parseTaskSpec(value: unknown, where: string, now: Date = new Dat
     const kind = KEYS[key as keyof TaskSpec];
     if (kind === undefined) fail(key, `unknown field (known: ${Object.keys(KEYS).join(', ')}).`);
     if (item === undefined || item === null) continue;
-    if (kind === 'sql_eval') checkSqlEval(item, (field, message) => fail(`sql_eval.${field}`, message));
+    if (kind === 'sql_eval')
+      checkSqlEval(item, (field, message) => fail(field === '' ? 'sql_eval' : `sql_eval.${field}`, message));
     else if (kind === 'labels') {
       if (!Array.isArray(item) || item.some((label) => typeof label !== 'string' || !LABEL.test(label)))
         fail(key, 'a list of labels: letters, digits, _ and -, starting with a letter or digit.');
