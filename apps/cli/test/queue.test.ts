@@ -332,4 +332,32 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
     expect((await task(later!)).state).toBe('queued');
     expect(worker.log.some((line) => line.includes(later!))).toBe(false);
   });
+  it("hands its running task back when SIGTERM's grace runs out; another node completes it once, as attempt 2", async () => {
+    const worker = await startWorker('node-h', '--labels', 'handback', '--grace', '1');
+    const [id] = await submit('--label', 'handback', 'hold handback');
+    const first = await waitFor(async () => {
+      const item = await task(id!);
+      return item.session_id !== undefined ? item : undefined;
+    }, 'running');
+    await waitFor(() => heldRequests('handback') === 1, 'its model call');
+    process.kill(worker.child.pid!, 'SIGTERM');
+    // The session is cancelled after the grace second, the task handed back, and the worker exits.
+    expect(await exited(worker.child)).toBe(0);
+    expect(worker.log.some((line) => line.includes('"task_handed_back"') && line.includes(id!))).toBe(true);
+    expect(await task(id!)).toMatchObject({ state: 'queued', attempt: 1 });
+    const trace = readFileSync(join(worker.home, 'sessions', first.session_id!, 'trace.jsonl'), 'utf8');
+    expect(trace).toContain('"status":"cancelled"');
+    await startWorker('node-i', '--labels', 'handback');
+    await waitFor(async () => {
+      const item = await task(id!);
+      return item.attempt === 2 && item.session_id !== undefined;
+    }, 'attempt 2 running');
+    open('handback');
+    const done = await waitFor(async () => {
+      const item = await task(id!);
+      return item.state === 'done' ? item : undefined;
+    }, 'done');
+    expect(done).toMatchObject({ attempt: 2, host: 'node-i', result: { answer: 'answer: hold handback', attempt: 2 } });
+    expect(finishedLines(id!)).toHaveLength(1);
+  });
 });
