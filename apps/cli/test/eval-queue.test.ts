@@ -14,6 +14,7 @@ import type { SqlEvalReport } from '@rho/eval';
 import { loadSqlDataset } from '@rho/eval';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetHome } from './support/fleet.js';
 import { bin, runRho } from './support/run-rho.js';
 
 const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -35,6 +36,8 @@ async function postgresAvailable(): Promise<boolean> {
 const available = await postgresAvailable();
 const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_eval_${randomBytes(5).toString('hex')}`;
+/** The fleet the workers' sessions register with (in $RHO_HOME/config.yaml, the queue's database). */
+const fleetSchema = `rho_fleet_eval_${randomBytes(5).toString('hex')}`;
 const chinook = loadSqlDataset('chinook');
 const byQuestion = new Map(chinook.questions.map((question) => [question.question, question]));
 /** Questions answered wrongly (every third), so the report has failures to compare. */
@@ -58,12 +61,11 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
   const waiting: (() => void)[] = [];
 
   const clientEnv = () => ({
-    RHO_FLEET_URL: POSTGRES_URL,
     RHO_QUEUE_SCHEMA: schema,
-    RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-eval-queue-client-')),
+    RHO_HOME: fleetHome({ schema: fleetSchema, url: POSTGRES_URL }),
   });
   const startWorker = async (host: string, ...args: string[]) => {
-    const home = mkdtempSync(join(tmpdir(), `rho-eval-queue-${host}-`));
+    const home = fleetHome({ schema: fleetSchema, url: POSTGRES_URL });
     const workerArgs = [bin, 'worker', '--json', '--poll', '0.2', ...args];
     const child = spawn(
       uts ? 'unshare' : process.execPath,
@@ -72,8 +74,8 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
-          RHO_FLEET_URL: POSTGRES_URL,
           RHO_QUEUE_SCHEMA: schema,
+          RHO_FLEET_HOST: host,
           RHO_QUEUE_LEASE: '5',
           // The model is the workers' to call: the submitter has no key.
           OPENAI_BASE_URL: server.url,
@@ -99,6 +101,10 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
   };
 
   beforeAll(async () => {
+    if (available) {
+      const migrated = await runRho(['fleet', 'migrate'], { env: clientEnv() });
+      expect(migrated.code, migrated.stderr).toBe(0);
+    }
     server = await startLoopbackServer({
       respond: async (request: RecordedRequest): Promise<LoopbackStep> => {
         const messages = request.body.messages as { role: string; content: string }[];
@@ -138,6 +144,7 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
       const client = new pg.Client({ connectionString: POSTGRES_URL });
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.query(`DROP SCHEMA IF EXISTS ${fleetSchema} CASCADE`);
       await client.end();
     }
   });
@@ -204,6 +211,14 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
         task_attempt: 1,
       });
     }
+    // Each question's session is registered in the fleet by its node, as any task's session is.
+    const ps = await runRho(['ps', '--json'], { env: clientEnv() });
+    expect(ps.code, ps.stderr).toBe(0);
+    const sessions = new Map(
+      (JSON.parse(ps.stdout) as { id: string; host: string; status: string }[]).map((entry) => [entry.id, entry]),
+    );
+    for (const result of results)
+      expect(sessions.get(result.session_id)).toMatchObject({ host: result.host, status: 'completed' });
     // The tasks carry the answer for `rho results` and the outcome the submitter graded.
     const tasks = await runRho(['results', '--label', 'bench', '--json'], { env: clientEnv() });
     const rows = tasks.stdout
@@ -237,5 +252,10 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
     expect((await listed()).map((task) => task.state)).toEqual(['cancelled', 'cancelled', 'cancelled']);
     expect(readFileSync(output, 'utf8').trim().split('\n')).toHaveLength(1);
     expect(existsSync(join(dir, 'run.report.json'))).toBe(true);
+    // Resumed with a label the workers serve, the three questions run and are graded.
+    const resumed = await runRho(['eval', 'sql', '--resume', output, '--queue', '--label', 'bench'], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('overall             3        2     66.7%');
+    expect(readFileSync(output, 'utf8').trim().split('\n')).toHaveLength(4);
   });
 });
