@@ -93,7 +93,7 @@ export function createQueuedSqlRunner(
   settings: QueuedEvalSettings,
   hooks: { onSubmitted?: (ids: string[]) => void; onWarning?: (message: string) => void; pollMs?: number } = {},
 ): QueuedSqlRunner {
-  let batch: { spec: TaskSpec; waiting: Waiting }[] = [];
+  const batch: { spec: TaskSpec; waiting: Waiting }[] = [];
   let flushing: Promise<void> | undefined;
   const following = new Map<string, Waiting>();
   let polling: Promise<void> | undefined;
