@@ -230,6 +230,36 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
     expect(rows.filter((row) => row.output.submitted_sql === 'SELECT 1')).toHaveLength(3);
   });
 
+  it("records a question whose database is not on the worker as the session's failure, with what to do", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rho-eval-queue-'));
+    const outcome = await runRho(
+      [
+        'eval',
+        'sql',
+        '--dataset',
+        'chinook',
+        '--limit',
+        '1',
+        '--queue',
+        '--label',
+        'bench',
+        '--worker-db-dir',
+        join(dir, 'nowhere'),
+        '--output',
+        join(dir, 'run.jsonl'),
+      ],
+      { env: clientEnv() },
+    );
+    // Every question failed in its session: exit 1, and the result says why.
+    expect(outcome.code).toBe(1);
+    const [, line] = readFileSync(join(dir, 'run.jsonl'), 'utf8').trim().split('\n');
+    const result = JSON.parse(line!) as { status: string; detail: string; host: string };
+    expect(result.status).toBe('agent_error');
+    expect(result.detail).toContain(`is not on this worker: ${join(dir, 'nowhere', 'chinook', 'chinook.sqlite')}`);
+    expect(result.detail).toContain('--worker-db-dir');
+    expect(['node-a', 'node-b']).toContain(result.host);
+  });
+
   it('cancels its tasks on Ctrl+C and records nothing, so --resume runs them again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rho-eval-queue-'));
     const env = clientEnv();

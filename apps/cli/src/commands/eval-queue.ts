@@ -208,7 +208,11 @@ function outcomeOf(task: TaskRecord): SqlSessionOutcome {
     return { ...reported, ...(host === undefined ? {} : { host }) };
   // No outcome: the task never ran its session to the end (cancelled, expired, lost, crashed, or
   // a worker that could not start it). A failed session to the grading, so --resume runs it again.
-  const why = result?.error ?? result?.status ?? task.state;
+  const why =
+    result?.error ??
+    (task.state === 'done'
+      ? 'the session ended without an eval outcome (is rho on that worker older than here?)'
+      : (result?.status ?? task.state));
   return {
     session_id: task.session_id ?? result?.session_id ?? '',
     trace_path: '',
