@@ -18,7 +18,7 @@
 // without a server it says so and exits 0.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -212,6 +212,22 @@ try {
   // and, 50 times a second, would load the database the workers are using).
   const taskRow = async (id) =>
     (await watcher.query(`SELECT state, submitted_at, started_at FROM ${schema}.rho_task WHERE id = $1`, [id])).rows[0];
+  // The workers' own CPU (pg-boss, polling, spawning and reading the sessions), per task: what the
+  // queue costs on the worker machines besides the sessions themselves (Linux only).
+  const cpuMs = workers.map((child) => {
+    try {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in ticks of 10 ms
+    } catch {
+      return Number.NaN;
+    }
+  });
+  const workerCpu = cpuMs.reduce((sum, value) => sum + value, 0);
+  if (Number.isFinite(workerCpu))
+    console.log(
+      `queue: the ${WORKERS} worker processes' own CPU over the batch: ${(workerCpu / 1000).toFixed(1)} s, ${(workerCpu / TASKS).toFixed(1)} ms per task`,
+    );
+
   const pickups = [];
   load = loadSampler();
   for (let index = 0; index < PICKUPS; index += 1) {

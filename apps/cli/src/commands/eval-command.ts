@@ -153,11 +153,6 @@ export function registerEvalCommands(
               describe:
                 "With --queue: the databases folder on the workers (default: the same path as here; a bundled dataset: the workers' own copy)",
             })
-            .option('fleet', {
-              type: 'string',
-              describe:
-                'With --queue: PostgreSQL URL of the fleet and its queue (default: $RHO_FLEET_URL or fleet.url)',
-            })
             .option('queue-schema', {
               type: 'string',
               describe: "With --queue: the queue's schema (default: $RHO_QUEUE_SCHEMA or rho_queue)",
