@@ -151,7 +151,7 @@ export function registerMonitorCommands(
       if (code === undefined) throw error;
       if (code === 'none')
         throw new SessionNotFoundError({
-          message: `No session or task with id '${given}'. List them with: rho ps (sessions), rho tasks (queued tasks).`,
+          message: `No session or task with id '${given}'. List them with: rho ps (sessions), rho tasks (queued tasks).${noFleetSchema ? " The fleet's schema was never migrated (rho fleet migrate), so it holds no session yet." : ''}`,
         });
       setExit(code);
     }
