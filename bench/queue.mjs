@@ -18,8 +18,8 @@
 // without a server it says so and exits 0.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -34,6 +34,21 @@ const PICKUPS = QUICK ? 10 : 30;
 const WORKERS = 4;
 const URL_ = process.env.RHO_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const schema = `rho_queue_bench_${randomBytes(4).toString('hex')}`;
+
+// The machine's load average, sampled every 2 s while a phase runs (the machine is shared: the
+// figures mean little without it).
+function loadSampler() {
+  const samples = [];
+  const take = () => samples.push(loadavg()[0]);
+  take();
+  const timer = setInterval(take, 2000);
+  return () => {
+    clearInterval(timer);
+    take();
+    const mean = samples.reduce((sum, value) => sum + value, 0) / samples.length;
+    return `load average (1 min) ${Math.min(...samples).toFixed(1)}-${Math.max(...samples).toFixed(1)}, mean ${mean.toFixed(1)}`;
+  };
+}
 
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -77,11 +92,17 @@ function runDirect(index) {
 async function direct() {
   const started = performance.now();
   let next = 0;
+  let finished = 0;
+  const stop = ticker('direct', () => finished);
   await Promise.all(
     Array.from({ length: WORKERS }, async () => {
-      while (next < TASKS) await runDirect(next++);
+      while (next < TASKS) {
+        await runDirect(next++);
+        finished += 1;
+      }
     }),
   );
+  stop();
   return performance.now() - started;
 }
 
@@ -99,32 +120,67 @@ async function finishedCount() {
 }
 
 const workers = [];
+/** Starts the workers; settles once each has said it takes tasks (connected, queue set up). */
 function startWorkers() {
-  for (let index = 0; index < WORKERS; index += 1) {
-    const child = spawn(process.execPath, [bin, 'worker', '--poll', '1'], { env, cwd: home, stdio: 'ignore' });
-    workers.push(child);
-  }
+  return Promise.all(
+    Array.from(
+      { length: WORKERS },
+      () =>
+        new Promise((resolve, reject) => {
+          const child = spawn(process.execPath, [bin, 'worker', '--json', '--poll', '1'], {
+            env,
+            cwd: home,
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
+          workers.push(child);
+          let seen = '';
+          child.stderr.on('data', (chunk) => {
+            if (seen === undefined) return;
+            seen += chunk.toString();
+            if (seen.includes('"worker_started"')) {
+              seen = undefined;
+              resolve();
+            }
+          });
+          child.on('close', (code) => reject(new Error(`a worker exited (${code}) before it started`)));
+        }),
+    ),
+  );
+}
+
+/** A line every 15 s while a phase runs, so a long run shows it is alive. */
+function ticker(label, done) {
+  const started = performance.now();
+  const timer = setInterval(async () => {
+    const count = await done();
+    console.log(`queue: ... ${label}: ${count}/${TASKS} after ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }, 15_000);
+  return () => clearInterval(timer);
 }
 
 try {
   console.log(`queue: ${TASKS} tasks, ${WORKERS} workers (concurrency 1 each); direct: ${WORKERS} at a time`);
+  let load = loadSampler();
   const directMs = await direct();
   console.log(
-    `queue: direct   ${(directMs / 1000).toFixed(1)} s, ${((TASKS * 1000) / directMs).toFixed(1)} tasks/s, ${(directMs / TASKS).toFixed(1)} ms/task`,
+    `queue: direct   ${(directMs / 1000).toFixed(1)} s, ${((TASKS * 1000) / directMs).toFixed(1)} tasks/s, ${(directMs / TASKS).toFixed(1)} ms/task; ${load()}`,
   );
 
-  startWorkers();
-  // Let the workers connect before the clock starts (their start-up is not the queue's cost per task).
-  await new Promise((resolve) => setTimeout(resolve, 3000));
+  // The workers are up before the clock starts (their start-up is not the queue's cost per task).
+  await startWorkers();
+  load = loadSampler();
   const started = performance.now();
   await queue.submit(Array.from({ length: TASKS }, (_, index) => ({ prompt: `task ${index}`, labels: ['batch'] })));
   let counts;
+  const stopTicker = ticker('queued', async () => (await finishedCount()).finished);
   for (;;) {
     counts = await finishedCount();
     if (counts.finished >= TASKS) break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   const queueMs = performance.now() - started;
+  stopTicker();
+  const queueLoad = load();
   const batch = await queue.list({ labels: ['batch'] });
   // The queue's own work per task on a worker: from one session's end to the next one's start on
   // the same worker (record the result, complete the job, find, fetch and claim the next). Robust
@@ -139,7 +195,7 @@ try {
   }
   const latency = batch.map((task) => Date.parse(task.started_at) - Date.parse(task.submitted_at));
   console.log(
-    `queue: queued   ${(queueMs / 1000).toFixed(1)} s, ${((TASKS * 1000) / queueMs).toFixed(1)} tasks/s, ${(queueMs / TASKS).toFixed(1)} ms/task (${counts.failed} failed)`,
+    `queue: queued   ${(queueMs / 1000).toFixed(1)} s, ${((TASKS * 1000) / queueMs).toFixed(1)} tasks/s, ${(queueMs / TASKS).toFixed(1)} ms/task (${counts.failed} failed); ${queueLoad}`,
   );
   console.log(
     `queue: latency submit->start over the batch p50 ${(percentile(latency, 50) / 1000).toFixed(2)} s, p99 ${(percentile(latency, 99) / 1000).toFixed(2)} s (waiting behind the batch included)`,
@@ -152,21 +208,41 @@ try {
     `queue: worker gap between tasks (result recorded -> next started) p50 ${percentile(gaps, 50).toFixed(0)} ms, p99 ${percentile(gaps, 99).toFixed(0)} ms, vs ${(directMs / TASKS).toFixed(0)} ms/task direct: ${((100 * percentile(gaps, 50)) / ((directMs * WORKERS) / TASKS)).toFixed(1)}% of a session`,
   );
 
+  // One cheap read by key per look (not queue.list, which reconciles the whole table each time
+  // and, 50 times a second, would load the database the workers are using).
+  const taskRow = async (id) =>
+    (await watcher.query(`SELECT state, submitted_at, started_at FROM ${schema}.rho_task WHERE id = $1`, [id])).rows[0];
+  // The workers' own CPU (pg-boss, polling, spawning and reading the sessions), per task: what the
+  // queue costs on the worker machines besides the sessions themselves (Linux only).
+  const cpuMs = workers.map((child) => {
+    try {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in ticks of 10 ms
+    } catch {
+      return Number.NaN;
+    }
+  });
+  const workerCpu = cpuMs.reduce((sum, value) => sum + value, 0);
+  if (Number.isFinite(workerCpu))
+    console.log(
+      `queue: the ${WORKERS} worker processes' own CPU over the batch: ${(workerCpu / 1000).toFixed(1)} s, ${(workerCpu / TASKS).toFixed(1)} ms per task`,
+    );
+
   const pickups = [];
+  load = loadSampler();
   for (let index = 0; index < PICKUPS; index += 1) {
     const [id] = await queue.submit([{ prompt: `single ${index}`, labels: ['single'] }]);
     let task;
     for (;;) {
-      [task] = await queue.list({ ids: [id] });
-      if (task.started_at !== undefined) break;
+      task = await taskRow(id);
+      if (task.started_at !== null) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    pickups.push(Date.parse(task.started_at) - Date.parse(task.submitted_at));
-    while ((await queue.list({ ids: [id] }))[0].state === 'running')
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    pickups.push(task.started_at.getTime() - task.submitted_at.getTime());
+    while ((await taskRow(id)).state === 'running') await new Promise((resolve) => setTimeout(resolve, 50));
   }
   console.log(
-    `queue: pick-up latency, idle workers (${PICKUPS} single tasks): p50 ${percentile(pickups, 50).toFixed(0)} ms, p99 ${percentile(pickups, 99).toFixed(0)} ms`,
+    `queue: pick-up latency, idle workers (${PICKUPS} single tasks): p50 ${percentile(pickups, 50).toFixed(0)} ms, p99 ${percentile(pickups, 99).toFixed(0)} ms; ${load()}`,
   );
 } finally {
   for (const child of workers) child.kill('SIGTERM');

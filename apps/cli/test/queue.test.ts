@@ -263,8 +263,35 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
     expect((await task(another!)).state).toBe('cancelled');
     const unknown = await rho('cancel', 'ffffffff-0000');
     expect(unknown.code).not.toBe(0);
-    // Neither a session nor a task: the fleet's own error stands (here: its schema was never migrated).
-    expect(unknown.stderr).toMatch(/session|rho fleet migrate/i);
+    // Neither a session nor a task.
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("No session or task with id 'ffffffff-0000'");
+  });
+
+  it('rho cancel, rho tasks and rho results never create a queue where none was: cancel says there is no such session or task', async () => {
+    const fresh = `rho_queue_none_${randomBytes(5).toString('hex')}`;
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const exists = async () =>
+      (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [fresh])).rowCount === 1;
+    try {
+      const freshEnv = { ...env(), RHO_QUEUE_SCHEMA: fresh };
+      const cancel = await runRho(['cancel', 'ffffffff-0000'], { env: freshEnv });
+      expect(cancel.code).toBe(2);
+      expect(cancel.stderr).toContain("No session or task with id 'ffffffff-0000'");
+      const listed = await runRho(['tasks', '--json'], { env: freshEnv });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual([]);
+      const results = await runRho(['results', '--json'], { env: freshEnv });
+      expect(results.code, results.stderr).toBe(0);
+      const cancelTask = await runRho(['tasks', 'cancel', 'ffffffff'], { env: freshEnv });
+      expect(cancelTask.code).not.toBe(0);
+      expect(cancelTask.stderr).toContain("No task with id 'ffffffff'");
+      expect(await exists()).toBe(false);
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS ${fresh} CASCADE`);
+      await client.end();
+    }
   });
 
   it('expires a task whose deadline passes while it runs, and one that waits past its deadline', async () => {
@@ -304,5 +331,33 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
     expect(await task(id!)).toMatchObject({ state: 'done', host: 'node-d', result: { answer: 'answer: hold drain' } });
     expect((await task(later!)).state).toBe('queued');
     expect(worker.log.some((line) => line.includes(later!))).toBe(false);
+  });
+  it("hands its running task back when SIGTERM's grace runs out; another node completes it once, as attempt 2", async () => {
+    const worker = await startWorker('node-h', '--labels', 'handback', '--grace', '1');
+    const [id] = await submit('--label', 'handback', 'hold handback');
+    const first = await waitFor(async () => {
+      const item = await task(id!);
+      return item.session_id !== undefined ? item : undefined;
+    }, 'running');
+    await waitFor(() => heldRequests('handback') === 1, 'its model call');
+    process.kill(worker.child.pid!, 'SIGTERM');
+    // The session is cancelled after the grace second, the task handed back, and the worker exits.
+    expect(await exited(worker.child)).toBe(0);
+    expect(worker.log.some((line) => line.includes('"task_handed_back"') && line.includes(id!))).toBe(true);
+    expect(await task(id!)).toMatchObject({ state: 'queued', attempt: 1 });
+    const trace = readFileSync(join(worker.home, 'sessions', first.session_id!, 'trace.jsonl'), 'utf8');
+    expect(trace).toContain('"status":"cancelled"');
+    await startWorker('node-i', '--labels', 'handback');
+    await waitFor(async () => {
+      const item = await task(id!);
+      return item.attempt === 2 && item.session_id !== undefined;
+    }, 'attempt 2 running');
+    open('handback');
+    const done = await waitFor(async () => {
+      const item = await task(id!);
+      return item.state === 'done' ? item : undefined;
+    }, 'done');
+    expect(done).toMatchObject({ attempt: 2, host: 'node-i', result: { answer: 'answer: hold handback', attempt: 2 } });
+    expect(finishedLines(id!)).toHaveLength(1);
   });
 });

@@ -3,8 +3,10 @@ export type { CompareResultSetsOptions, ResultSetComparison, SqlValue } from './
 export { compareSqlEvalReports, formatSqlEvalComparison } from './sql/compare-sql-eval-reports.js';
 export type { SqlAccuracyDelta, SqlEvalComparison, SqlFlip } from './sql/compare-sql-eval-reports.js';
 export { runSqlEval } from './sql/run-sql-eval.js';
-export type { SqlEvalEvent, SqlEvalOptions } from './sql/run-sql-eval.js';
-export { BUNDLED_SQL_DATASETS, loadSqlDataset, SQL_DIFFICULTIES } from './sql/sql-dataset.js';
+export type { SqlEvalEvent, SqlEvalOptions, SqlSessionRunner } from './sql/run-sql-eval.js';
+export { runSqlQuestionSession } from './sql/sql-question-session.js';
+export type { SqlQuestionSessionOptions, SqlSessionOutcome } from './sql/sql-question-session.js';
+export { BUNDLED_SQL_DATASETS, bundledSqlDatasetDir, loadSqlDataset, SQL_DIFFICULTIES } from './sql/sql-dataset.js';
 export type { LoadSqlDatasetOptions, SqlDataset, SqlDifficulty, SqlQuestion } from './sql/sql-dataset.js';
 export {
   buildSqlEvalReport,

@@ -1,5 +1,5 @@
 export { parseTaskSpec, parseTaskFile, deadlineFrom } from './task-spec.js';
-export type { TaskSpec } from './task-spec.js';
+export type { TaskSpec, SqlEvalTask } from './task-spec.js';
 export type { TaskState, TaskResult, TaskRecord, TaskFilter } from './task-types.js';
 export { createTaskQueue, TaskNotFoundError, DEFAULT_LEASE_SECONDS, DEFAULT_QUEUE_SCHEMA } from './task-queue.js';
 export type { TaskQueue, TaskQueueOptions } from './task-queue.js';
@@ -7,4 +7,4 @@ export { createTaskWorker } from './task-worker.js';
 export type { TaskWorker, TaskWorkerOptions, WorkerEvent } from './task-worker.js';
 export { createCliSessionRunner, sessionArguments } from './session-runner.js';
 export type { CliSessionRunnerOptions, RunnableTask, RunningSession, TaskRunner } from './session-runner.js';
-export { QueueUnavailableError } from './internal/queue-store.js';
+export { QueueNotFoundError, QueueUnavailableError } from './internal/queue-store.js';

@@ -35,8 +35,13 @@ export interface CliSessionRunnerOptions {
   extraArgs?: readonly string[];
 }
 
-/** The `rho` arguments that run a task: prompt, profile, config, model, working directory, budgets. */
+/**
+ * The `rho` arguments that run a task: prompt, profile, config, model, working directory, budgets.
+ * An eval question (`sql_eval`) runs as `rho eval sql-task --task JSON` instead, which runs it as
+ * `rho eval sql` runs a question.
+ */
 export function sessionArguments(spec: TaskSpec): string[] {
+  if (spec.sql_eval !== undefined) return ['eval', 'sql-task', '--task', JSON.stringify(spec)];
   const args = ['--json', '-p', spec.prompt];
   const add = (flag: string, value: string | number | undefined) => {
     if (value !== undefined) args.push(flag, String(value));
@@ -93,6 +98,8 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
           );
           if (typeof usage.cost_usd === 'number') outcome.cost_usd = usage.cost_usd;
         }
+      } else if (event.type === 'task_output' && 'output' in event) {
+        outcome.output = event.output;
       } else if (event.type === 'error' && typeof event.content === 'string') {
         outcome.error = event.content;
       }

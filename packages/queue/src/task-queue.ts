@@ -17,6 +17,11 @@ export interface TaskQueueOptions {
   leaseSeconds?: number;
   /** Errors that did not fail a call (a dropped idle connection). */
   onError?: (error: Error) => void;
+  /**
+   * Create the queue's schema when it does not exist (default true). False for a client that only
+   * looks (cancel, list): a missing queue is then a {@link QueueNotFoundError} and nothing is made.
+   */
+  create?: boolean;
 }
 
 /** The queue as a client sees it: submit, list, cancel, collect. */
@@ -43,18 +48,21 @@ export class TaskNotFoundError extends RhoError {
   }
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Default lease of a running task, in seconds. */
 export const DEFAULT_LEASE_SECONDS = 60;
 /** Default schema of the queue. */
 export const DEFAULT_QUEUE_SCHEMA = 'rho_queue';
 
-/** Opens the queue (creating its schema on first use). */
+/** Opens the queue (creating its schema on first use, unless `create: false`). */
 export async function createTaskQueue(options: TaskQueueOptions): Promise<TaskQueue> {
   const store = await QueueStore.open({
     url: options.url,
     schema: options.schema ?? DEFAULT_QUEUE_SCHEMA,
     supervise: false,
     maintenanceSeconds: 60,
+    ...(options.create === undefined ? {} : { create: options.create }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });
   return new PostgresTaskQueue(store, leaseOf(options.leaseSeconds));
@@ -173,8 +181,14 @@ class PostgresTaskQueue implements TaskQueue {
     const where: string[] = [];
     const values: unknown[] = [];
     if (filter.ids !== undefined && filter.ids.length > 0) {
-      values.push(filter.ids.map((id) => `${id.toLowerCase()}%`));
-      where.push(`id::text LIKE ANY($${values.length})`);
+      // Whole ids (a client following its own tasks) use the primary key; prefixes a scan.
+      if (filter.ids.every((id) => UUID.test(id))) {
+        values.push(filter.ids.map((id) => id.toLowerCase()));
+        where.push(`id = ANY($${values.length}::uuid[])`);
+      } else {
+        values.push(filter.ids.map((id) => `${id.toLowerCase()}%`));
+        where.push(`id::text LIKE ANY($${values.length})`);
+      }
     }
     if (filter.labels !== undefined && filter.labels.length > 0) {
       values.push(filter.labels);

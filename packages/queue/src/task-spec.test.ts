@@ -49,6 +49,32 @@ describe('task specs', () => {
     expect(() => parseTaskSpec(['x'], 't:6')).toThrow(/t:6: a task is a JSON object/);
   });
 
+  it('checks an eval question (sql_eval) and runs it as rho eval sql-task with the whole spec', () => {
+    const spec = parseTaskSpec(
+      {
+        prompt: 'Question: how many?',
+        model: 'm',
+        max_turns: 5,
+        sql_eval: { question_id: '7', db_id: 'shop', databases_dir: '/data/dbs', query_timeout: 10, max_retries: 0 },
+      },
+      'x',
+    );
+    expect(sessionArguments(spec)).toEqual(['eval', 'sql-task', '--task', JSON.stringify(spec)]);
+    expect(
+      parseTaskSpec({ prompt: 'q', sql_eval: { question_id: '1', db_id: 'c', dataset: 'chinook' } }, 'x'),
+    ).toBeTruthy();
+    expect(() => parseTaskSpec({ prompt: 'q', sql_eval: { question_id: '1', db_id: 'c' } }, 't:1')).toThrow(
+      't:1: sql_eval.databases_dir: required unless dataset names a bundled dataset.',
+    );
+    expect(() =>
+      parseTaskSpec({ prompt: 'q', sql_eval: { question_id: '1', db_id: 'c', dataset: 'x', query_timeout: 0 } }, 't:2'),
+    ).toThrow('t:2: sql_eval.query_timeout: must be more than 0.');
+    expect(() =>
+      parseTaskSpec({ prompt: 'q', sql_eval: { question_id: '1', db_id: 'c', dataset: 'x', sql: 'x' } }, 't:3'),
+    ).toThrow(/t:3: sql_eval.sql: unknown field/);
+    expect(() => parseTaskSpec({ prompt: 'q', sql_eval: 'chinook' }, 't:4')).toThrow(/t:4: sql_eval: an object/);
+  });
+
   it('reports every bad line of a tasks file with its number, and returns nothing then', () => {
     const text = [
       '{"prompt": "one"}',

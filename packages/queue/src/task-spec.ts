@@ -31,9 +31,59 @@ export interface TaskSpec {
   deadline?: string;
   /** How many times the task may be started in all when workers die under it (default 3). */
   max_attempts?: number;
+  /**
+   * A question of `rho eval sql --queue`: the worker runs it as `rho eval sql` runs a question
+   * (readonly profile, the `sqlite` tool on its database, `submit_sql`) and reports the session's
+   * outcome; the submitter grades it. `prompt` is the question's task text, `model` and the
+   * budgets apply as for any task.
+   */
+  sql_eval?: SqlEvalTask;
 }
 
-const KEYS: Record<keyof TaskSpec, 'string' | 'number' | 'integer' | 'boolean' | 'labels'> = {
+/** What a worker needs to run one eval question; see {@link TaskSpec.sql_eval}. */
+export interface SqlEvalTask {
+  /** The dataset's question id. */
+  question_id: string;
+  /** The database's name (`db_id`). */
+  db_id: string;
+  /** Folder of the databases on the worker (`<dir>/<db_id>/<db_id>.sqlite`). */
+  databases_dir?: string;
+  /** A dataset bundled with rho (`chinook`): the worker's own copy, when `databases_dir` is not given. */
+  dataset?: string;
+  /** The system prompt's text (default the built-in one). */
+  system_prompt?: string;
+  /** Seconds for the question's session (default 300). */
+  question_timeout?: number;
+  /** Seconds for one query of the agent's `sqlite` tool (default 30). */
+  query_timeout?: number;
+  /** OpenAI-compatible endpoint (default the worker's `OPENAI_BASE_URL`); the key is always the worker's. */
+  base_url?: string;
+  /** Reasoning effort for reasoning models. */
+  reasoning_effort?: string;
+  /** Seconds to wait for a model answer to start. */
+  first_byte_timeout?: number;
+  /** Seconds to wait between two chunks of a streamed answer. */
+  idle_timeout?: number;
+  /** Retries of a failed model request. */
+  max_retries?: number;
+}
+
+const SQL_EVAL_KEYS: Record<keyof SqlEvalTask, 'string' | 'number' | 'integer'> = {
+  question_id: 'string',
+  db_id: 'string',
+  databases_dir: 'string',
+  dataset: 'string',
+  system_prompt: 'string',
+  question_timeout: 'number',
+  query_timeout: 'number',
+  base_url: 'string',
+  reasoning_effort: 'string',
+  first_byte_timeout: 'number',
+  idle_timeout: 'number',
+  max_retries: 'integer',
+};
+
+const KEYS: Record<keyof TaskSpec, 'string' | 'number' | 'integer' | 'boolean' | 'labels' | 'sql_eval'> = {
   prompt: 'string',
   profile: 'string',
   config: 'string',
@@ -47,6 +97,7 @@ const KEYS: Record<keyof TaskSpec, 'string' | 'number' | 'integer' | 'boolean' |
   auto_approve: 'boolean',
   deadline: 'string',
   max_attempts: 'integer',
+  sql_eval: 'sql_eval',
 };
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -67,7 +118,9 @@ export function parseTaskSpec(value: unknown, where: string, now: Date = new Dat
     const kind = KEYS[key as keyof TaskSpec];
     if (kind === undefined) fail(key, `unknown field (known: ${Object.keys(KEYS).join(', ')}).`);
     if (item === undefined || item === null) continue;
-    if (kind === 'labels') {
+    if (kind === 'sql_eval')
+      checkSqlEval(item, (field, message) => fail(field === '' ? 'sql_eval' : `sql_eval.${field}`, message));
+    else if (kind === 'labels') {
       if (!Array.isArray(item) || item.some((label) => typeof label !== 'string' || !LABEL.test(label)))
         fail(key, 'a list of labels: letters, digits, _ and -, starting with a letter or digit.');
     } else if (kind === 'integer') {
@@ -89,6 +142,24 @@ export function parseTaskSpec(value: unknown, where: string, now: Date = new Dat
   }
   if (task.labels !== undefined) task.labels = [...new Set(task.labels)].sort();
   return task;
+}
+
+function checkSqlEval(value: unknown, fail: (field: string, message: string) => never): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail('', 'an object with question_id, db_id and databases_dir or dataset.');
+  const record = value as Record<string, unknown>;
+  for (const [key, item] of Object.entries(record)) {
+    const kind = SQL_EVAL_KEYS[key as keyof SqlEvalTask];
+    if (kind === undefined) fail(key, `unknown field (known: ${Object.keys(SQL_EVAL_KEYS).join(', ')}).`);
+    if (item === undefined || item === null) continue;
+    if (kind === 'integer' ? !Number.isInteger(item) || (item as number) < 0 : typeof item !== kind)
+      fail(key, kind === 'integer' ? 'must be a whole number, 0 or more.' : `must be a ${kind}.`);
+    if (kind === 'number' && !((item as number) > 0)) fail(key, 'must be more than 0.');
+  }
+  for (const key of ['question_id', 'db_id'] as const)
+    if (typeof record[key] !== 'string' || record[key] === '') fail(key, 'required, a non-empty string.');
+  if (typeof record.databases_dir !== 'string' && typeof record.dataset !== 'string')
+    fail('databases_dir', 'required unless dataset names a bundled dataset.');
 }
 
 /** An ISO-8601 time, or a duration (`45s`, `30m`, `2h`, `1d`) counted from `now`. */

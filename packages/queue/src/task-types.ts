@@ -27,6 +27,11 @@ export interface TaskResult {
   host?: string;
   /** What went wrong, in words (a failed or lost task). */
   error?: string;
+  /**
+   * Structured output the session reported (a `{"type": "task_output", "output": ...}` line):
+   * an eval question's outcome, which its submitter grades.
+   */
+  output?: unknown;
 }
 
 /** A task as `rho tasks` and `rho results` show it. */

@@ -25,6 +25,12 @@ export interface EvalSqlArguments {
   firstByteTimeout?: number;
   idleTimeout?: number;
   maxRetries?: number;
+  queue: boolean;
+  label?: string[];
+  priority?: number;
+  workerDbDir?: string;
+  fleet?: string;
+  queueSchema?: string;
 }
 
 /**
@@ -127,9 +133,55 @@ export function registerEvalCommands(
             .option('max-retries', {
               type: 'number',
               describe: 'Retries of a failed model request (default: $RHO_MAX_RETRIES or 8)',
+            })
+            .option('queue', {
+              type: 'boolean',
+              default: false,
+              describe:
+                "Spread the questions over the task queue's workers (rho worker on any node): each question is a task labelled eval; graded here as a local run is",
+            })
+            .option('label', {
+              alias: 'l',
+              type: 'string',
+              requiresArg: true,
+              describe:
+                'With --queue: more labels for the tasks (repeatable or comma-separated), to route them to workers',
+            })
+            .option('priority', { type: 'number', describe: 'With --queue: priority of the tasks (higher first)' })
+            .option('worker-db-dir', {
+              type: 'string',
+              describe:
+                "With --queue: the databases folder on the workers (default: the same path as here; a bundled dataset: the workers' own copy)",
+            })
+            .option('queue-schema', {
+              type: 'string',
+              describe: "With --queue: the queue's schema (default: $RHO_QUEUE_SCHEMA or rho_queue)",
             }),
         async (argv) => {
-          setExit(await evalSqlCommand(argv as unknown as EvalSqlArguments, terminal, env));
+          const labels =
+            argv.label === undefined
+              ? undefined
+              : ([] as unknown[])
+                  .concat(argv.label)
+                  .flatMap((item) => String(item).split(','))
+                  .map((item) => item.trim())
+                  .filter((item) => item !== '');
+          setExit(
+            await evalSqlCommand(
+              { ...(argv as unknown as EvalSqlArguments), ...(labels === undefined ? {} : { label: labels }) },
+              terminal,
+              env,
+            ),
+          );
+        },
+      )
+      .command(
+        'sql-task',
+        false,
+        (command) => command.option('task', { type: 'string', demandOption: true }),
+        async (argv) => {
+          const { sqlTaskCommand } = await import('./eval-queue.js');
+          setExit(await sqlTaskCommand({ task: String(argv.task) }, terminal, env));
         },
       )
       .demandCommand(1, 'Use: rho eval sql --dataset chinook|PATH'),
@@ -197,7 +249,19 @@ export async function evalSqlCommand(
     });
   const baseURL = nonEmpty(argv.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL);
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
-  if (baseURL === undefined && apiKey === undefined)
+  const queueOnly = [
+    ['--label', argv.label],
+    ['--priority', argv.priority],
+    ['--worker-db-dir', argv.workerDbDir],
+  ].find(([, value]) => value !== undefined);
+  if (!argv.queue && queueOnly !== undefined)
+    throw new UsageError({
+      message: `${String(queueOnly[0])} goes with --queue (questions run by the queue's workers).`,
+    });
+  if (argv.priority !== undefined && !Number.isInteger(argv.priority))
+    throw new UsageError({ message: `--priority must be a whole number (got ${argv.priority}).` });
+  // Through the queue, the model is called by the workers, with their own key.
+  if (!argv.queue && baseURL === undefined && apiKey === undefined)
     throw new UsageError({
       message:
         'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.',
@@ -245,11 +309,60 @@ export async function evalSqlCommand(
       message: `The folder of ${resultsPath} does not exist. Create it or choose another --output.`,
     });
 
+  const questionTimeout = positive(argv.questionTimeout, '--question-timeout')!;
+  const queryTimeout = positive(argv.queryTimeout, '--query-timeout')!;
+  const budgets = {
+    maxTurns: positive(argv.maxTurns, '--max-turns', true)!,
+    ...(argv.maxTokens === undefined ? {} : { maxTokens: positive(argv.maxTokens, '--max-tokens', true)! }),
+    ...(argv.maxCost === undefined ? {} : { maxCostUsd: positive(argv.maxCost, '--max-cost')! }),
+  };
+  let queued: import('./eval-queue.js').QueuedSqlRunner | undefined;
+  if (argv.queue) {
+    const { createQueuedSqlRunner, openEvalQueue } = await import('./eval-queue.js');
+    const queue = await openEvalQueue(argv, env);
+    const source = argv.dataset ?? (header?.dataset === 'chinook' ? 'chinook' : undefined);
+    queued = createQueuedSqlRunner(
+      queue,
+      {
+        dataset,
+        bundled:
+          source !== undefined &&
+          evaluation.BUNDLED_SQL_DATASETS.includes(source as 'chinook') &&
+          databasesDir === undefined,
+        ...(argv.workerDbDir === undefined ? {} : { workerDatabasesDir: argv.workerDbDir }),
+        model,
+        labels: argv.label ?? [],
+        ...(argv.priority === undefined ? {} : { priority: argv.priority }),
+        maxTurns: budgets.maxTurns,
+        ...(budgets.maxTokens === undefined ? {} : { maxTokens: budgets.maxTokens }),
+        ...(budgets.maxCostUsd === undefined ? {} : { maxCost: budgets.maxCostUsd }),
+        questionTimeoutSeconds: questionTimeout,
+        queryTimeoutSeconds: queryTimeout,
+        ...(systemPrompt === undefined ? {} : { systemPrompt }),
+        ...(nonEmpty(argv.baseUrl) === undefined ? {} : { baseUrl: nonEmpty(argv.baseUrl)! }),
+        ...(argv.reasoningEffort === undefined ? {} : { reasoningEffort: argv.reasoningEffort }),
+        ...(firstByte === undefined ? {} : { firstByteTimeout: firstByte }),
+        ...(idle === undefined ? {} : { idleTimeout: idle }),
+        ...(retriesRaw === undefined ? {} : { maxRetries: retriesRaw }),
+      },
+      {
+        onSubmitted: (ids) => {
+          if (!argv.json)
+            terminal.stderr.write(
+              `Submitted ${ids.length} question${ids.length === 1 ? '' : 's'} as tasks labelled ${['eval', ...(argv.label ?? [])].join(',')}; rho worker processes run them (follow with: rho tasks --label eval).\n`,
+            );
+        },
+        onWarning: (message) => terminal.stderr.write(`rho: ${message}\n`),
+      },
+    );
+  }
+
   const paint = styles(terminal.color);
   const progress = createEvalProgress(terminal, {
     json: argv.json,
     bar: !argv.json && terminal.stderr.isTTY === true,
     paint,
+    queued: argv.queue,
   });
   const controller = new AbortController();
   let interrupts = 0;
@@ -257,7 +370,9 @@ export async function evalSqlCommand(
     interrupts += 1;
     if (interrupts > 1) process.exit(130);
     progress.note(
-      'Stopping: questions in flight are cancelled and will run again on --resume. (Ctrl+C again to quit at once)',
+      argv.queue
+        ? 'Stopping: the tasks not finished are cancelled and will run again on --resume. (Ctrl+C again to quit at once)'
+        : 'Stopping: questions in flight are cancelled and will run again on --resume. (Ctrl+C again to quit at once)',
     );
     controller.abort();
   };
@@ -286,14 +401,12 @@ export async function evalSqlCommand(
       sessionsDir: join(home, 'sessions'),
       ...(limit === undefined ? {} : { limit }),
       ...(argv.difficulty === undefined ? {} : { difficulty: argv.difficulty }),
-      concurrency,
-      questionTimeoutMs: positive(argv.questionTimeout, '--question-timeout')! * 1000,
-      queryTimeoutMs: positive(argv.queryTimeout, '--query-timeout')! * 1000,
-      budgets: {
-        maxTurns: positive(argv.maxTurns, '--max-turns', true)!,
-        ...(argv.maxTokens === undefined ? {} : { maxTokens: positive(argv.maxTokens, '--max-tokens', true)! }),
-        ...(argv.maxCost === undefined ? {} : { maxCostUsd: positive(argv.maxCost, '--max-cost')! }),
-      },
+      // Through the queue every question is submitted at once; the workers set the pace.
+      concurrency: queued === undefined ? concurrency : Math.max(1, dataset.questions.length),
+      questionTimeoutMs: questionTimeout * 1000,
+      queryTimeoutMs: queryTimeout * 1000,
+      budgets,
+      ...(queued === undefined ? {} : { runSession: queued.runSession }),
       signal: controller.signal,
       onEvent: (event) => {
         if (event.type === 'question_end') {
@@ -309,6 +422,7 @@ export async function evalSqlCommand(
   } finally {
     process.off('SIGINT', onInterrupt);
     progress.end();
+    await queued?.close({ cancel: true });
   }
 
   const reportPath = resultsPath.replace(/\.jsonl$/, '') + '.report.json';
@@ -346,7 +460,13 @@ export interface EvalProgress {
 /** Progress on stderr: a redrawn bar on a terminal, one line per question otherwise; JSON lines on stdout with --json. */
 export function createEvalProgress(
   terminal: Terminal,
-  options: { json: boolean; bar: boolean; paint: ReturnType<typeof import('../terminal.js').styles> },
+  options: {
+    json: boolean;
+    bar: boolean;
+    paint: ReturnType<typeof import('../terminal.js').styles>;
+    /** The questions run on the task queue's workers (`--queue`), not here. */
+    queued?: boolean;
+  },
 ): EvalProgress {
   const { paint } = options;
   let drawn = false;
@@ -375,7 +495,7 @@ export function createEvalProgress(
         case 'eval_start':
           state = { done: event.done, total: event.total, correct: event.correct, cost: event.cost_usd, inFlight: 0 };
           terminal.stderr.write(
-            `rho eval sql: ${event.total} questions${event.done > 0 ? ` (${event.done} already done)` : ''}, ${event.concurrency} at a time; results in ${event.results_path}\n`,
+            `rho eval sql: ${event.total} questions${event.done > 0 ? ` (${event.done} already done)` : ''}, ${options.queued === true ? "run by the task queue's workers" : `${event.concurrency} at a time`}; results in ${event.results_path}\n`,
           );
           break;
         case 'question_start':

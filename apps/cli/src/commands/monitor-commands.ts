@@ -149,6 +149,10 @@ export function registerMonitorCommands(
       const { cancelTaskInstead } = await import('./queue-actions.js');
       const code = await cancelTaskInstead(given, argv as { fleet?: string }, env, (text) => io.out(text));
       if (code === undefined) throw error;
+      if (code === 'none')
+        throw new SessionNotFoundError({
+          message: `No session or task with id '${given}'. List them with: rho ps (sessions), rho tasks (queued tasks).${noFleetSchema ? " The fleet's schema was never migrated (rho fleet migrate), so it holds no session yet." : ''}`,
+        });
       setExit(code);
     }
   };

@@ -43,10 +43,34 @@ export async function queueConnection(
   return { url: fleet.url, ...(schema === undefined ? {} : { schema }), fromFlag: fleet.source === 'flag' };
 }
 
-async function openQueue(argv: QueueConnectionArguments, env: NodeJS.ProcessEnv): Promise<TaskQueue> {
-  const { createTaskQueue } = await import('@rho/queue');
+/**
+ * Opens the queue. `create: false` for commands that only look or cancel: they never make the
+ * schema, and return undefined when there is no queue there yet.
+ */
+export async function openQueue(argv: QueueConnectionArguments, env: NodeJS.ProcessEnv): Promise<TaskQueue>;
+export async function openQueue(
+  argv: QueueConnectionArguments,
+  env: NodeJS.ProcessEnv,
+  options: { create: false },
+): Promise<TaskQueue | undefined>;
+export async function openQueue(
+  argv: QueueConnectionArguments,
+  env: NodeJS.ProcessEnv,
+  options: { create?: boolean } = {},
+): Promise<TaskQueue | undefined> {
+  const { createTaskQueue, QueueNotFoundError } = await import('@rho/queue');
   const { url, schema } = await queueConnection(argv, env);
-  return createTaskQueue({ url, ...(schema === undefined ? {} : { schema }), ...leaseFrom(undefined, env) });
+  try {
+    return await createTaskQueue({
+      url,
+      ...(schema === undefined ? {} : { schema }),
+      ...leaseFrom(undefined, env),
+      ...(options.create === false ? { create: false } : {}),
+    });
+  } catch (error) {
+    if (options.create === false && QueueNotFoundError.isInstance(error)) return undefined;
+    throw error;
+  }
 }
 
 function leaseFrom(flag: number | undefined, env: NodeJS.ProcessEnv): { leaseSeconds?: number } {
@@ -119,22 +143,24 @@ function checkStates(states: readonly string[] | undefined): TaskState[] | undef
 
 /**
  * `rho cancel ID` where ID names no session in the fleet: cancels the queued or running task with
- * that id or prefix (a running task's worker stops its session). Undefined when no task matches
- * either (or the queue cannot be reached), so the caller reports the session it did not find.
+ * that id or prefix (a running task's worker stops its session). `'none'` when no task matches
+ * (or there is no queue: it is never created here), undefined when the queue cannot be reached,
+ * so the caller reports what it did not find.
  */
 export async function cancelTaskInstead(
   prefix: string,
   argv: QueueConnectionArguments,
   env: NodeJS.ProcessEnv,
   out: (text: string) => void,
-): Promise<number | undefined> {
+): Promise<number | 'none' | undefined> {
   const { TaskNotFoundError } = await import('@rho/queue');
-  let queue: TaskQueue;
+  let queue: TaskQueue | undefined;
   try {
-    queue = await openQueue(argv, env);
+    queue = await openQueue(argv, env, { create: false });
   } catch {
     return undefined;
   }
+  if (queue === undefined) return 'none';
   try {
     const task = await queue.cancel(prefix);
     out(
@@ -144,7 +170,7 @@ export async function cancelTaskInstead(
     );
     return EXIT.completed;
   } catch (error) {
-    if (error instanceof TaskNotFoundError && error.message.startsWith('No task')) return undefined;
+    if (error instanceof TaskNotFoundError && error.message.startsWith('No task')) return 'none';
     throw error;
   } finally {
     await queue.close().catch(() => {});
@@ -155,7 +181,17 @@ export async function cancelTaskInstead(
 export async function tasksAction(argv: TasksArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const [first, ...rest] = argv.args ?? [];
   const states = checkStates(argv.state);
-  const queue = await openQueue(argv, env);
+  const queue = await openQueue(argv, env, { create: false });
+  if (queue === undefined) {
+    // Nothing was ever submitted to this database: looking does not create the queue.
+    if (first === 'cancel') {
+      const { TaskNotFoundError } = await import('@rho/queue');
+      throw new TaskNotFoundError({ message: `No task with id '${rest[0] ?? ''}': no task was ever submitted here.` });
+    }
+    if (argv.json) terminal.stdout.write('[]\n');
+    else terminal.stderr.write('No tasks. Queue one with: rho submit "task"\n');
+    return EXIT.completed;
+  }
   try {
     if (first === 'cancel') {
       if (rest.length === 0) throw new UsageError({ message: 'Which task? Use: rho tasks cancel ID' });
@@ -209,7 +245,11 @@ export async function resultsAction(
   terminal: Terminal,
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
-  const queue = await openQueue(argv, env);
+  const queue = await openQueue(argv, env, { create: false });
+  if (queue === undefined) {
+    if (!argv.json) terminal.stdout.write(table(['ID', 'STATE', 'HOST', 'COST', 'ANSWER'], []));
+    return EXIT.completed;
+  }
   try {
     const filter = { ids: argv.ids ?? [], ...(argv.label === undefined ? {} : { labels: argv.label }) };
     let tasks = await queue.list(filter);

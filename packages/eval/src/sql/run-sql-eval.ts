@@ -1,17 +1,16 @@
-import { dirname, join } from 'node:path';
-import type { Budgets, ModelClient, ModelClientOptions, RunResult } from '@rho/core';
-import { Agent, ConfigError, SessionStore } from '@rho/core';
-import { builtinProfile } from '@rho/permissions';
-import { closeDbTools, dbTools, parseDatabaseConfig } from '@rho/tools-db';
+import type { Budgets, ModelClient, ModelClientOptions } from '@rho/core';
+import { ConfigError } from '@rho/core';
 import type { CompareResultSetsOptions } from './compare-result-sets.js';
 import { compareResultSets } from './compare-result-sets.js';
-import { createSubmitSqlTool, extractSqlAnswer } from './sql-answer.js';
+import { extractSqlAnswer } from './sql-answer.js';
 import type { SqlDataset, SqlDifficulty, SqlQuestion } from './sql-dataset.js';
 import type { SqlEvalReport } from './sql-eval-report.js';
 import { buildSqlEvalReport } from './sql-eval-report.js';
 import type { SqlExecutor } from './sql-executor.js';
 import { createSqlExecutor } from './sql-executor.js';
-import { SQL_EVAL_SYSTEM_PROMPT, sqlQuestionPrompt } from './sql-eval-prompt.js';
+import { sqlQuestionPrompt } from './sql-eval-prompt.js';
+import type { SqlSessionOutcome } from './sql-question-session.js';
+import { runSqlQuestionSession } from './sql-question-session.js';
 import type { SqlQuestionResult, SqlResultsWriter, SqlRunHeader } from './sql-results-file.js';
 import { createSqlResultsFile, readSqlResults, reopenSqlResultsFile, SQL_RESULTS_FORMAT } from './sql-results-file.js';
 
@@ -100,7 +99,26 @@ export interface SqlEvalOptions {
   signal?: AbortSignal;
   /** Receives progress events. */
   onEvent?: (event: SqlEvalEvent) => void;
+  /**
+   * Runs a question's session somewhere else (`rho eval sql --queue`: a task for the queue's
+   * workers) instead of in this process. It gets the task text and reports how the session
+   * ended; the grading is the same. `undefined` means it was stopped by `signal`.
+   */
+  runSession?: SqlSessionRunner;
 }
+
+/** Runs one question's session and reports its outcome; see {@link SqlEvalOptions.runSession}. */
+export type SqlSessionRunner = (
+  question: SqlQuestion,
+  context: {
+    /** The task text (the question, its hint unless left out, the database). */
+    prompt: string;
+    /** Stops the run: the session is cancelled and the result is `undefined`. */
+    signal?: AbortSignal;
+    /** Call once the session exists (its id is shown as the question's start). */
+    onSession(sessionId: string): void;
+  },
+) => Promise<SqlSessionOutcome | undefined>;
 
 /**
  * Runs a BIRD-style execution-accuracy evaluation. Each question is its own session (profile
@@ -116,7 +134,12 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
     throw new ConfigError({ message: `limit must be a whole number of questions, 1 or more (got ${options.limit}).` });
   // Made first: it fails at once when no SQLite engine is installed, before a results file exists.
-  const executor = createSqlExecutor({ timeoutMs: options.queryTimeoutMs ?? 30_000, maxProcesses: concurrency });
+  // Grading runs a few queries at a time however many questions are in flight (a queued run has
+  // them all in flight at once).
+  const executor = createSqlExecutor({
+    timeoutMs: options.queryTimeoutMs ?? 30_000,
+    maxProcesses: Math.min(concurrency, 8),
+  });
   const { header, finished, writer } = openResults(options);
   // A resumed run keeps the limit it was started with, unless one is given again.
   const limit = options.limit ?? header.limit;
@@ -135,7 +158,6 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
       .map((result) => [result.question_id, result]),
   );
   const pending = selected.filter((question) => !results.has(question.id));
-  const store = new SessionStore(options.sessionsDir);
   const tally = {
     correct: [...results.values()].filter((result) => result.correct).length,
     cost: [...results.values()].reduce((sum, result) => sum + result.usage.cost_usd, 0),
@@ -161,8 +183,10 @@ export async function runSqlEval(options: SqlEvalOptions): Promise<SqlEvalReport
         next += 1;
         if (question === undefined) return;
         let result: SqlQuestionResult | undefined;
+        const onSession = (sessionId: string) =>
+          options.onEvent?.({ type: 'question_start', question_id: question.id, session_id: sessionId });
         try {
-          result = await runQuestion(question, options, store, executor);
+          result = await runQuestion(question, options, executor, onSession);
         } catch (error) {
           fatal ??= { error };
           return;
@@ -236,77 +260,53 @@ function openResults(options: SqlEvalOptions): {
   return { header, finished: [], writer: createSqlResultsFile(options.resultsPath, header) };
 }
 
+/** Runs one question's session (here, or through `runSession`), then grades its answer. */
 async function runQuestion(
   question: SqlQuestion,
   options: SqlEvalOptions,
-  store: SessionStore,
   executor: SqlExecutor,
+  onSession: (sessionId: string) => void,
 ): Promise<SqlQuestionResult | undefined> {
-  const started = Date.now();
-  const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
-  const profile = builtinProfile('readonly')!;
-  const workingDir = dirname(question.databasePath);
-  const systemPrompt = options.systemPrompt ?? SQL_EVAL_SYSTEM_PROMPT;
-  const budgets = options.budgets ?? { maxTurns: 20 };
-  const databaseEntry = {
-    type: 'sqlite',
-    path: question.databasePath,
-    statement_timeout: Math.max(1, Math.ceil(queryTimeoutMs / 1000)),
-  };
-  const { id, directory } = store.create({
-    config: {
-      model: options.model,
-      profile: profile.name,
-      working_dir: workingDir,
-      system_prompt: systemPrompt,
-      databases: { [question.dbId]: databaseEntry },
-      budgets: budgetDocument(budgets),
-    },
-    model: options.model,
-    profile: profile.name,
-    workingDir,
-  });
-  options.onEvent?.({ type: 'question_start', question_id: question.id, session_id: id });
-  const submit = createSubmitSqlTool();
-  const tools = dbTools({ profile, databases: parseDatabaseConfig({ [question.dbId]: databaseEntry }), workingDir });
-  const agent = new Agent({
-    systemPrompt,
-    model: options.model,
-    tools: [...tools, submit.tool],
-    workingDir,
-    budgets,
-    // Unattended, as the original ran BIRD with auto-approve: nobody is there to answer, and the
-    // tools are read-only by construction (the database tool runs every statement in a
-    // read-only connection under the readonly profile; submit_sql only records).
-    approvalPolicy: () => false,
-    ...(options.createClient === undefined ? {} : { client: () => options.createClient!(question) }),
-    ...(options.clientOptions === undefined ? {} : { clientOptions: options.clientOptions }),
-  });
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, options.questionTimeoutMs ?? 300_000);
-  const stop = () => controller.abort();
-  options.signal?.addEventListener('abort', stop, { once: true });
-  let run: RunResult | undefined;
-  let failure: string | undefined;
-  try {
-    // Should a tool still ask for approval of its own, the unattended run grants it.
-    run = await agent
-      .createSession({ id, directory, approver: () => true })
-      .run(sqlQuestionPrompt(question, { evidence: options.useEvidence !== false }), { signal: controller.signal });
-  } catch (error) {
-    failure = error instanceof Error ? error.message : String(error);
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', stop);
-    await closeDbTools(tools);
-  }
-  if (options.signal?.aborted === true && !timedOut) return undefined;
+  const prompt = sqlQuestionPrompt(question, { evidence: options.useEvidence !== false });
+  const outcome =
+    options.runSession === undefined
+      ? await runSqlQuestionSession({
+          questionId: question.id,
+          dbId: question.dbId,
+          databasePath: question.databasePath,
+          prompt,
+          model: options.model,
+          ...(options.clientOptions === undefined ? {} : { clientOptions: options.clientOptions }),
+          ...(options.createClient === undefined ? {} : { createClient: () => options.createClient!(question) }),
+          ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
+          budgets: options.budgets ?? { maxTurns: 20 },
+          questionTimeoutMs: options.questionTimeoutMs ?? 300_000,
+          queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
+          sessionsDir: options.sessionsDir,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          onSession,
+        })
+      : await options.runSession(question, {
+          prompt,
+          onSession,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+        });
+  if (outcome === undefined || (options.signal?.aborted === true && outcome.run_status !== 'timeout')) return undefined;
+  return gradeSqlQuestion(question, outcome, executor, options);
+}
 
-  const usage = run?.usage ?? { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0 };
+/**
+ * Grades a question from its session's outcome, wherever the session ran: the answer is taken by
+ * the convention of {@link extractSqlAnswer}, the gold and predicted queries run read-only with a
+ * timeout, and their rows are compared as BIRD does.
+ */
+async function gradeSqlQuestion(
+  question: SqlQuestion,
+  outcome: SqlSessionOutcome,
+  executor: SqlExecutor,
+  options: Pick<SqlEvalOptions, 'questionTimeoutMs' | 'comparison'>,
+): Promise<SqlQuestionResult> {
+  const started = Date.now();
   const base = {
     type: 'result' as const,
     question_id: question.id,
@@ -314,30 +314,25 @@ async function runQuestion(
     difficulty: question.difficulty,
     question: question.question,
     gold_sql: question.goldSql,
-    session_id: id,
-    trace_path: join(directory, 'trace.jsonl'),
-    run_status: timedOut ? ('timeout' as const) : (run?.status ?? 'error'),
-    usage: {
-      input_tokens: usage.input_tokens,
-      output_tokens: usage.output_tokens,
-      cached_tokens: usage.cached_tokens,
-      reasoning_tokens: usage.reasoning_tokens,
-      cost_usd: usage.cost_usd,
-    },
+    session_id: outcome.session_id,
+    trace_path: outcome.trace_path,
+    ...(outcome.host === undefined ? {} : { host: outcome.host }),
+    run_status: outcome.run_status,
+    usage: outcome.usage,
   };
   const finish = (
     fields: Pick<SqlQuestionResult, 'status' | 'correct' | 'predicted_sql' | 'answer_source'> & { detail?: string },
   ): SqlQuestionResult => ({
     ...base,
     ...fields,
-    duration_ms: Date.now() - started,
+    duration_ms: outcome.duration_ms + (Date.now() - started),
     finished_at: new Date().toISOString(),
   });
 
   // The last submission counts even when the session then ran out of time or budget.
-  const answer = extractSqlAnswer(run?.text ?? '', submit.submitted());
+  const answer = extractSqlAnswer(outcome.text, outcome.submitted_sql);
   if (answer === undefined) {
-    if (timedOut)
+    if (outcome.run_status === 'timeout')
       return finish({
         status: 'agent_timeout',
         correct: false,
@@ -345,21 +340,21 @@ async function runQuestion(
         answer_source: null,
         detail: `no answer within ${(options.questionTimeoutMs ?? 300_000) / 1000} s`,
       });
-    if (failure !== undefined || run?.status === 'error')
+    if (outcome.run_status === 'error')
       return finish({
         status: 'agent_error',
         correct: false,
         predicted_sql: null,
         answer_source: null,
-        detail: failure ?? run?.error?.message ?? 'the session failed',
+        detail: outcome.error ?? 'the session failed',
       });
-    if (run?.status === 'limit')
+    if (outcome.run_status === 'limit')
       return finish({
         status: 'limit',
         correct: false,
         predicted_sql: null,
         answer_source: null,
-        detail: `a budget ended the session before an answer${run.limit === undefined ? '' : ` (${run.limit})`}`,
+        detail: `a budget ended the session before an answer${outcome.limit === undefined ? '' : ` (${outcome.limit})`}`,
       });
     return finish({
       status: 'no_answer',
@@ -390,14 +385,4 @@ async function runQuestion(
   return comparison.equal
     ? finish({ status: 'correct', correct: true, ...answered })
     : finish({ status: 'incorrect', correct: false, ...answered, detail: comparison.reason ?? 'the rows differ' });
-}
-
-function budgetDocument(budgets: Budgets): Record<string, number> {
-  const entries = Object.entries({
-    max_turns: budgets.maxTurns,
-    max_tokens: budgets.maxTokens,
-    max_cost_usd: budgets.maxCostUsd,
-    max_duration_ms: budgets.maxDurationMs,
-  });
-  return Object.fromEntries(entries.filter((entry): entry is [string, number] => entry[1] !== undefined));
 }

@@ -39,6 +39,8 @@ export interface SqlFailure {
   session_id: string;
   /** The session's `trace.jsonl`. */
   trace_path: string;
+  /** The queue worker's host that ran the session, for a question run through the queue. */
+  host?: string;
 }
 
 /** The report of a run: accuracy, cost and failures. */
@@ -132,6 +134,7 @@ export function buildSqlEvalReport(
         gold_sql: result.gold_sql,
         session_id: result.session_id,
         trace_path: result.trace_path,
+        ...(result.host === undefined ? {} : { host: result.host }),
       })),
     questions: results.map((result) => ({
       question_id: result.question_id,
@@ -222,7 +225,9 @@ export function formatSqlEvalReport(report: SqlEvalReport, options: { failures?:
       if (failure.detail !== undefined) lines.push(`    why:       ${oneLine(failure.detail, 160)}`);
       lines.push(`    predicted: ${failure.predicted_sql === null ? '(none)' : oneLine(failure.predicted_sql, 160)}`);
       lines.push(`    gold:      ${oneLine(failure.gold_sql, 160)}`);
-      lines.push(`    session:   ${failure.session_id} (${failure.trace_path})`);
+      lines.push(
+        `    session:   ${failure.session_id} (${failure.host === undefined ? '' : `on ${failure.host}: `}${failure.trace_path})`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

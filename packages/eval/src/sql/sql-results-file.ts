@@ -101,8 +101,10 @@ export interface SqlQuestionResult {
   gold_sql: string;
   /** The question's session: `rho export <id>` turns it into an ATIF trajectory. */
   session_id: string;
-  /** Its `trace.jsonl`. */
+  /** Its `trace.jsonl` (on `host` when the question ran on a queue worker). */
   trace_path: string;
+  /** The queue worker's host that ran the session (`rho eval sql --queue`); absent for a local run. */
+  host?: string;
   /** How the agent's session ended (`timeout` when the question's time ran out). */
   run_status: RunStatus | 'timeout';
   /** Tokens and cost of the session. */

@@ -25,6 +25,8 @@ export interface StoreOptions {
   supervise: boolean;
   /** How often maintenance runs, in seconds. */
   maintenanceSeconds: number;
+  /** Create the schema when it is missing (default true); false: a missing queue is a QueueNotFoundError. */
+  create?: boolean;
   /** pg-boss and pool errors that did not fail a call (a dropped idle connection, a failed maintenance). */
   onError?: (error: Error) => void;
 }
@@ -86,6 +88,25 @@ export class QueueStore {
         message: `Cannot reach the queue's PostgreSQL at ${redact(options.url)}: ${(error as Error).message}. Check --fleet / RHO_FLEET_URL and that the server is running.`,
         cause: error,
       });
+    }
+    if (options.create === false) {
+      // Looking must not create: pg-boss's start would make the schema (`rho cancel ID` on a
+      // database that never had a queue).
+      const { rows } = await pool
+        .query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [`${options.schema}.rho_task`])
+        .catch(async (error: unknown) => {
+          await pool.end().catch(() => undefined);
+          throw new QueueUnavailableError({
+            message: `Cannot read the queue's PostgreSQL at ${redact(options.url)}: ${(error as Error).message}.`,
+            cause: error,
+          });
+        });
+      if (rows[0]?.found === null || rows[0]?.found === undefined) {
+        await pool.end().catch(() => undefined);
+        throw new QueueNotFoundError({
+          message: `No task queue in schema '${options.schema}' at ${redact(options.url)}: nothing was ever submitted there (rho submit creates it).`,
+        });
+      }
     }
     try {
       await boss.start();
@@ -213,6 +234,18 @@ export class QueueStore {
 export class QueueUnavailableError extends RhoError {
   constructor(options: { message: string; cause?: unknown }) {
     super('queue_unavailable', options);
+  }
+}
+
+/** The queue's schema does not exist (and was not to be created). */
+export class QueueNotFoundError extends RhoError {
+  constructor(options: { message: string }) {
+    super('queue_not_found', options);
+    this.name = 'QueueNotFoundError';
+  }
+
+  static override isInstance(error: unknown): error is QueueNotFoundError {
+    return RhoError.isInstance(error) && error.code === 'queue_not_found';
   }
 }
 
