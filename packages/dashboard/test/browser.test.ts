@@ -80,6 +80,39 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await run?.server.close();
   });
 
+  it('shows the page of a route opened before its first effects ran', async () => {
+    // Preact runs effects after the next frame, or after 35 ms without one. Hold that back, set
+    // the hash in the window between the first render and the route listener, then let the
+    // effects run: the page must follow the hash all the same.
+    const context = await browser.newContext();
+    await context.addInitScript(() => {
+      const held: (() => void)[] = [];
+      let holding = true;
+      const later = window.setTimeout.bind(window);
+      const laterFrame = window.requestAnimationFrame.bind(window);
+      (window as unknown as { runHeldEffects: () => void }).runHeldEffects = () => {
+        holding = false;
+        held.splice(0).forEach((run) => run());
+      };
+      window.requestAnimationFrame = (callback) => (holding ? 0 : laterFrame(callback));
+      window.setTimeout = ((callback: () => void, delay?: number, ...rest: unknown[]) => {
+        if (holding && delay === 35) {
+          held.push(callback);
+          return 0;
+        }
+        return later(callback, delay, ...rest);
+      }) as typeof window.setTimeout;
+    });
+    const page = await context.newPage();
+    await page.goto(server.url);
+    await page.evaluate(() => {
+      location.hash = '#/costs';
+    });
+    await page.evaluate(() => (window as unknown as { runHeldEffects: () => void }).runHeldEffects());
+    await page.waitForSelector('h1:text-is("Costs")', { timeout: 5_000 });
+    await context.close();
+  });
+
   it('refuses a browser without the token', async () => {
     const page = await browser.newPage();
     const response = await page.goto(`${server.origin}/`);

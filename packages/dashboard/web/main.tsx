@@ -12,6 +12,9 @@ function useRoute(): string {
   useEffect(() => {
     const onChange = () => setRoute(location.hash.slice(1) || '/');
     addEventListener('hashchange', onChange);
+    // Effects run after the first paint: a hash changed in between (a link followed, or a URL
+    // opened, as soon as the page loaded) fired no event this listener saw, so catch up now.
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return route;
