@@ -44,7 +44,9 @@ function rhoOnFullDisk(
 ): Promise<Outcome & { left: string[] }> {
   const full = mkdtempSync(join(tmpdir(), 'rho-output-full-'));
   directories.push(full);
-  const quoted = args(full).map((argument) => `'${argument.replaceAll("'", "'\\''")}'`).join(' ');
+  const quoted = args(full)
+    .map((argument) => `'${argument.replaceAll("'", "'\\''")}'`)
+    .join(' ');
   const script = [
     `mount -t tmpfs -o size=64k tmpfs "$FULL" || exit 99`,
     ...(options.fill === true ? ['head -c 65536 /dev/zero > "$FULL/fill" 2>/dev/null'] : []),
