@@ -44,7 +44,18 @@ if (only === '--version' || only === '-V') {
     // No cache: the same start as without it.
   }
   const { main } = await import('./main.js');
+  // Nothing left that could settle the command (a package tool's promise that never settles, say):
+  // Node would exit 13 without a word, leaving the session marked running. Say so, and fail.
+  let finished = false;
+  process.on('beforeExit', () => {
+    if (finished) return;
+    process.stderr.write(
+      'rho: stopped: nothing is left that could finish the command (a tool that returned a promise that never settles, for example one of a tool package). A session keeps what was recorded: rho ps lists it, and rho --resume ID continues it.\n',
+    );
+    process.exit(1);
+  });
   let code = await main(args);
+  finished = true;
   const fault = stdoutFault();
   if (fault !== undefined) {
     const { SessionWriteError } = await import('@rho/core');
