@@ -31,6 +31,9 @@ if (only === '--version' || only === '-V') {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
+  // `rho ... > FILE` on a disk that fills up: the output is incomplete, and rho says so.
+  const { guardFileStdout, stdoutFault } = await import('./output-file.js');
+  guardFileStdout();
   // Node 22.1+ keeps V8's compiled code of the modules it loads in a cache on disk (in the
   // system's temporary directory, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it
   // off): a run loads some 440 modules, and their compilation is about a tenth of its start-up.
@@ -41,7 +44,28 @@ if (only === '--version' || only === '-V') {
     // No cache: the same start as without it.
   }
   const { main } = await import('./main.js');
-  const code = await main(args);
+  // Nothing left that could settle the command (a package tool's promise that never settles, say):
+  // Node would exit 13 without a word, leaving the session marked running. Say so, and fail.
+  let finished = false;
+  process.on('beforeExit', () => {
+    if (finished) return;
+    process.stderr.write(
+      'rho: stopped: nothing is left that could finish the command (a tool that returned a promise that never settles, for example one of a tool package). A session keeps what was recorded: rho ps lists it, and rho --resume ID continues it.\n',
+    );
+    process.exit(1);
+  });
+  let code = await main(args);
+  finished = true;
+  const fault = stdoutFault();
+  if (fault !== undefined) {
+    const { SessionWriteError } = await import('@rho/core');
+    const where = fault.path === undefined ? 'the standard output' : `the standard output (${fault.path})`;
+    process.stderr.write(
+      `rho: ${SessionWriteError.from(where, fault.error, 'What rho printed there is incomplete; free space and run the command again.').message}\n`,
+    );
+    const { EXIT } = await import('./exit-code-map.js');
+    if (code === EXIT.completed) code = EXIT.failed;
+  }
   process.exitCode = code;
   // Everything is closed by now; should a stray handle keep the event loop alive, still exit
   // (after stdout had time to drain).

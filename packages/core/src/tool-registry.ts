@@ -5,6 +5,40 @@ import { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from './truncate.js';
 import { validateArguments } from './internal/validate-arguments.js';
 import { oneOf } from './choices.js';
 
+/** Default of {@link ToolRegistry.cancelGraceMs}. */
+export const TOOL_CANCEL_GRACE_MS = 5_000;
+
+const ABANDONED: unique symbol = Symbol('abandoned');
+
+/**
+ * `work`'s outcome; or, once `signal` is aborted and `work` has not settled within `graceMs`,
+ * {@link ABANDONED} (the work goes on unobserved: a promise cannot be stopped).
+ */
+function settleOrAbandon<T>(work: Promise<T>, signal: AbortSignal, graceMs: number): Promise<T | typeof ABANDONED> {
+  return new Promise<T | typeof ABANDONED>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      timer = setTimeout(() => resolve(ABANDONED), graceMs);
+    };
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+    work.then(
+      (value) => {
+        done();
+        resolve(value);
+      },
+      (error: unknown) => {
+        done();
+        reject(error);
+      },
+    );
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** A tool call as the model sent it, before its arguments were parsed. */
 export interface RawToolCall {
   id: string;
@@ -28,6 +62,14 @@ export type PreparedToolCall =
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
   private cachedSpecs: ToolSpec[] | undefined;
+
+  /**
+   * How long a tool may take to stop once the run is cancelled (its `context.signal` aborted)
+   * before the run stops waiting for it: a tool that ignores the signal (a tool package's) would
+   * otherwise keep a cancelled run, and a SIGTERM, waiting for ever. Built-in tools stop well
+   * within it (bash: SIGTERM, then SIGKILL 2 s later).
+   */
+  cancelGraceMs = TOOL_CANCEL_GRACE_MS;
 
   constructor(tools: Iterable<AnyTool> = []) {
     for (const tool of tools) this.register(tool);
@@ -177,10 +219,17 @@ export class ToolRegistry {
   ): Promise<ToolResult> {
     let result: ToolResult;
     try {
-      result = await call.tool.handle(
-        { callId: call.id, toolName: call.tool.name, arguments: call.arguments },
-        context,
-      );
+      const handled = (async () =>
+        call.tool.handle({ callId: call.id, toolName: call.tool.name, arguments: call.arguments }, context))();
+      const settled = await settleOrAbandon(handled, context.signal, this.cancelGraceMs);
+      if (settled === ABANDONED) {
+        return {
+          success: false,
+          content: `Cancelled: the run was stopped while this tool was running, and the tool did not stop within ${this.cancelGraceMs / 1000} s of being asked to; it was abandoned.`,
+          metadata: { error: 'cancelled', abandoned: true },
+        };
+      }
+      result = settled;
       if (typeof result?.content !== 'string' || typeof result.success !== 'boolean') {
         result = {
           success: false,

@@ -49,10 +49,12 @@ export async function exportCommand(
   terminal: Terminal,
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
-  const { existsSync, readFileSync, writeFileSync } = await import('node:fs');
+  const { existsSync, readFileSync } = await import('node:fs');
+  const { isDiskFault, writeNewFileWhole } = await import('../output-file.js');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
-  const { SessionNotFoundError, SessionStore, TraceError, rhoHome, sessionToAtif } = await import('@rho/core');
+  const { SessionNotFoundError, SessionStore, SessionWriteError, TraceError, rhoHome, sessionToAtif } =
+    await import('@rho/core');
   const { resolveSessionWithRhoAgent } = await import('@rho/core/internal');
   const fail = (message: string): number => {
     terminal.stderr.write(`rho: ${message}\n`);
@@ -104,12 +106,19 @@ export async function exportCommand(
   }
   const target = resolve(argv.output);
   try {
-    // Exclusive create: an existing file is never overwritten.
-    writeFileSync(target, json, { flag: 'wx' });
+    // Exclusive create: an existing file is never overwritten; a write that fails leaves no file.
+    writeNewFileWhole(target, json);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST')
       return fail(`${target} already exists; choose another file or remove it first (export never overwrites).`);
+    // A full disk is not a mistake in the command: it failed (exit 1), and nothing is left behind.
+    if (isDiskFault(error)) {
+      terminal.stderr.write(
+        `rho: ${SessionWriteError.from(target, error, 'Nothing was written; free space and export again.').message}\n`,
+      );
+      return EXIT.failed;
+    }
     return fail(
       `Cannot write ${target}: ${(error as Error).message}. Check that its directory exists and is writable.`,
     );

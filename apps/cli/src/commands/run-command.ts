@@ -1,10 +1,11 @@
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { SessionEvent } from '@rho/core';
 import { ConfigError, SessionWriteError } from '@rho/core';
 import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
 import { exitAfterClosing } from '../exit-cleanup.js';
 import { loadMarkdownRenderer } from '../markdown.js';
+import { writeNewFileWhole } from '../output-file.js';
 import { createEventRenderer, createJsonRenderer } from '../render.js';
 import { promptToSend, replayNotes } from '../replay-notes.js';
 import type { SetupArguments } from '../run-setup.js';
@@ -180,8 +181,18 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   }
   if (!argv.json) terminal.stderr.write(`Session: ${session.id} (resume with: rho --resume ${session.id})\n`);
   if (argv.output !== undefined && result.status === 'completed') {
-    writeNewFile(resolve(argv.output), result.text.endsWith('\n') ? result.text : `${result.text}\n`);
-    if (!argv.json) terminal.stderr.write(`Output written to: ${resolve(argv.output)}\n`);
+    const target = resolve(argv.output);
+    try {
+      mkdirSync(dirname(target), { recursive: true });
+      writeNewFileWhole(target, result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+    } catch (error) {
+      // The run completed but its answer is not where it was asked for: not a success. What the
+      // file would hold is in the session's trace, and the file is not left cut off.
+      const hint = `The answer was not saved there; it is in the session: rho export ${session.id}.`;
+      terminal.stderr.write(`rho: ${SessionWriteError.from(target, error, hint).message}\n`);
+      return EXIT.failed;
+    }
+    if (!argv.json) terminal.stderr.write(`Output written to: ${target}\n`);
   } else if (argv.output !== undefined && result.status === 'truncated') {
     // A cut-off answer written to a file would pass for a whole one: it is not written.
     terminal.stderr.write(
@@ -216,14 +227,4 @@ function queuedTask(env: NodeJS.ProcessEnv): { task?: { id: string; attempt: num
 
 function terminalWidth(terminal: Terminal): number {
   return (terminal.stdout as { columns?: number }).columns ?? (terminal.stderr as { columns?: number }).columns ?? 100;
-}
-
-function writeNewFile(path: string, content: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(path, 'wx');
-  try {
-    writeSync(fd, content);
-  } finally {
-    closeSync(fd);
-  }
 }

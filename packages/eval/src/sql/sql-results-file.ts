@@ -1,5 +1,16 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, truncateSync, writeSync } from 'node:fs';
-import { ConfigError } from '@rho/core';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
+import { ConfigError, SessionWriteError } from '@rho/core';
 import type { RunStatus } from '@rho/core';
 import type { SqlAnswerSource } from './sql-answer.js';
 import type { SqlDifficulty } from './sql-dataset.js';
@@ -194,7 +205,7 @@ export function createSqlResultsFile(path: string, header: SqlRunHeader): SqlRes
       cause: error,
     });
   }
-  return writer(descriptor, header);
+  return writer(descriptor, path, header);
 }
 
 /** Opens an existing results file to append to, cutting a torn last line first. */
@@ -205,15 +216,41 @@ export function reopenSqlResultsFile(path: string, wholeLength: number): SqlResu
   const last = Buffer.alloc(1);
   if (wholeLength > 0 && readSync(descriptor, last, 0, 1, wholeLength - 1) === 1 && last[0] !== 0x0a)
     writeSync(descriptor, '\n');
-  return writer(descriptor);
+  return writer(descriptor, path);
 }
 
-function writer(descriptor: number, header?: SqlRunHeader): SqlResultsWriter {
+function writer(descriptor: number, path: string, header?: SqlRunHeader): SqlResultsWriter {
+  // One line, whole or not at all: a disk that fills up takes only part of a write (and one
+  // `writeSync` ignored that, leaving a torn line the next result was appended to), or fails it.
+  // The part written is cut off again, and the failure stops the run with the file's name.
   const write = (record: SqlRunHeader | SqlQuestionResult) => {
-    writeSync(descriptor, `${JSON.stringify(record)}\n`);
-    fsyncSync(descriptor);
+    const bytes = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+    const start = fstatSync(descriptor).size;
+    try {
+      let written = 0;
+      while (written < bytes.length) written += writeSync(descriptor, bytes, written, bytes.length - written);
+      fsyncSync(descriptor);
+    } catch (error) {
+      try {
+        ftruncateSync(descriptor, start);
+      } catch {
+        // Cannot even cut it: the next --resume cuts a torn last line.
+      }
+      throw SessionWriteError.from(
+        path,
+        error,
+        'This result was not recorded; free space and continue with --resume (finished questions are kept).',
+      );
+    }
   };
-  if (header !== undefined) write(header);
+  if (header !== undefined) {
+    try {
+      write(header);
+    } catch (error) {
+      closeSync(descriptor);
+      throw error;
+    }
+  }
   let open = true;
   return {
     append(result) {
