@@ -295,6 +295,9 @@ async function prepareLockedRun(
   // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
   const instructions = findProjectInstructions(workingDir);
   const systemPrompt = `${resolved.systemPrompt}${instructions.text}`;
+  // A package named twice (the resumed session's saved path, and the same --tool-package given
+  // again, relative) is loaded once.
+  const namedPackages = new Set<string>();
   const toolPackages: ToolPackageReference[] = [
     // (A resumed session's config lives in its session directory: names also resolve from the current directory.)
     ...(config.toolPackages ?? []).map((spec) => ({
@@ -305,7 +308,12 @@ async function prepareLockedRun(
     ...(argv.toolPackage ?? [])
       .filter((spec) => spec.trim() !== '')
       .map((spec) => ({ spec: spec.trim(), baseDirs: [process.cwd(), workingDir], origin: '--tool-package' })),
-  ];
+  ].filter((reference) => {
+    const key = absoluteSpec(reference);
+    if (namedPackages.has(key)) return false;
+    namedPackages.add(key);
+    return true;
+  });
   // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).
   // A person at a terminal answers on stdin and reads on stderr; the answer itself may be piped.
   const approvals: ApprovalAvailability =

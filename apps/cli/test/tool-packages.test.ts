@@ -270,6 +270,17 @@ describe('tool packages in the CLI', () => {
     expect(unrestricted.code).toBe(0);
     expect(lastMessage(1)).toMatchObject({ role: 'tool', content: 'stamped' });
     expect(existsSync(join(work, 'STAMP'))).toBe(true);
+    await server.close();
+
+    // Resuming with the same command again: the saved (absolute) paths and the flags' relative
+    // ones name the same packages, loaded once.
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'again' }] });
+    const resumed = await runRho(
+      ['--base-url', server.url, '--profile', 'unrestricted', '-r', 'latest', ...flags, '-p', 'stamp it again'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(toolNames(0).filter((name) => name === 'stamp')).toHaveLength(1);
   });
 
   it('says which package is missing or clashes, exit 2, before any model call', async () => {
