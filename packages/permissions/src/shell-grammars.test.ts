@@ -332,3 +332,31 @@ describe('filter and diff drivers of the repository are switched off', () => {
     rmSync(local, { recursive: true, force: true });
   });
 });
+
+describe('readonly audit, round three: curl request floods', () => {
+  test.each([
+    "curl 'http://127.0.0.1:1/[1-100000000]'",
+    "curl -s 'http://127.0.0.1:1/page[1-1000:1]/[a-z]'",
+    "curl --url 'http://127.0.0.1:1/[0-9]'",
+    'curl --retry 1000000 --retry-delay 0 --retry-all-errors http://127.0.0.1:1/',
+    'curl --retry 11 http://127.0.0.1:1/',
+  ])('%s is refused (one command, a flood of requests)', async (command) => {
+    const decision = await checkShellCommand(command, { cwd: root });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) {
+      expect(decision.rule).toBe('program.curl');
+      expect(decision.reason).toMatch(/-g|--retry 10/);
+    }
+  });
+
+  test.each([
+    "curl -g 'http://127.0.0.1:1/[1-3]'",
+    "curl --globoff 'http://127.0.0.1:1/[1-3]'",
+    "curl 'http://127.0.0.1:1/{a,b}'",
+    "curl 'http://[::1]:8080/x'",
+    'curl --retry 3 http://127.0.0.1:1/',
+  ])('%s is allowed', async (command) => {
+    const decision = await checkShellCommand(command, { cwd: root });
+    expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
+  });
+});

@@ -884,6 +884,24 @@ const curl: Validator = (argv) => {
   if (operands.length === 0 && !options.some((option) => ['--url', '--help', '--version'].includes(option.name)))
     refuse('curl', 'curl needs a URL');
   for (const operand of operands) httpUrl('curl', operand);
+  // One command must not become a flood of requests: curl expands [N-M] ranges in a URL into one
+  // request each (`[1-100000000]`), and --retry with --retry-all-errors repeats a request.
+  const globoff = options.some((option) => option.name === '-g' || option.name === '--globoff');
+  const urls = [...operands, ...options.filter((option) => option.name === '--url').map((option) => option.value ?? '')];
+  for (const url of urls) {
+    if (!globoff && /\[[^\]]*-[^\]]*\]/.test(url)) {
+      refuse(
+        'curl',
+        `curl expands the [N-M] range in ${JSON.stringify(url)} into one request per value, which can flood a server; ` +
+          'name the URLs one by one, or pass -g to send the brackets as they are',
+      );
+    }
+  }
+  for (const option of options) {
+    if (option.name === '--retry' && !(/^\d+$/.test(option.value ?? '') && Number(option.value) <= 10)) {
+      refuse('curl', `curl --retry ${option.value ?? ''} repeats the request that many times; use --retry 10 or fewer`);
+    }
+  }
   return { argv, programIndex: 0, checked: [argv] };
 };
 
