@@ -3,7 +3,15 @@ import { checkReadPath } from './check-read-path.js';
 
 describe('checkReadPath', () => {
   it('refuses /proc by default, with the rule and what to do instead', () => {
-    for (const path of ['/proc', '/proc/', '/proc/self/environ', '/proc/1/cmdline', '/proc/12/fd/3', '/proc/sys/kernel/hostname', '/proc/cpuinfo/../self/environ']) {
+    for (const path of [
+      '/proc',
+      '/proc/',
+      '/proc/self/environ',
+      '/proc/1/cmdline',
+      '/proc/12/fd/3',
+      '/proc/sys/kernel/hostname',
+      '/proc/cpuinfo/../self/environ',
+    ]) {
       const decision = checkReadPath(path);
       expect(decision.allowed, path).toBe(false);
       if (!decision.allowed) {
@@ -14,7 +22,14 @@ describe('checkReadPath', () => {
   });
 
   it('reads the machine-wide files of /proc and everything outside it', () => {
-    for (const path of ['/proc/cpuinfo', '/proc/meminfo', '/proc/loadavg', '/etc/hostname', '/home/me/proc/self/environ', '/procfs/x'])
+    for (const path of [
+      '/proc/cpuinfo',
+      '/proc/meminfo',
+      '/proc/loadavg',
+      '/etc/hostname',
+      '/home/me/proc/self/environ',
+      '/procfs/x',
+    ])
       expect(checkReadPath(path).allowed, path).toBe(true);
   });
 });

@@ -8,9 +8,19 @@ export type ReadPathDecision = { allowed: true } | { allowed: false; rule: 'read
  * part of `/proc` the file tools read.
  */
 export const PROC_READABLE: ReadonlySet<string> = new Set(
-  ['cpuinfo', 'meminfo', 'loadavg', 'uptime', 'version', 'stat', 'vmstat', 'diskstats', 'partitions', 'filesystems', 'swaps'].map(
-    (name) => `/proc/${name}`,
-  ),
+  [
+    'cpuinfo',
+    'meminfo',
+    'loadavg',
+    'uptime',
+    'version',
+    'stat',
+    'vmstat',
+    'diskstats',
+    'partitions',
+    'filesystems',
+    'swaps',
+  ].map((name) => `/proc/${name}`),
 );
 
 /**

@@ -261,7 +261,11 @@ describe('lazy loading', () => {
 
 describe('readonly audit, round three', () => {
   it('refuses LAST_INSERT_ID(expr), which sets session state like :=, and keeps the plain read', async () => {
-    for (const sql of ['SELECT LAST_INSERT_ID(5)', 'SELECT last_insert_id (GenreId) FROM Genre', 'SELECT `LAST_INSERT_ID`(1)']) {
+    for (const sql of [
+      'SELECT LAST_INSERT_ID(5)',
+      'SELECT last_insert_id (GenreId) FROM Genre',
+      'SELECT `LAST_INSERT_ID`(1)',
+    ]) {
       const decision = refused(await checkSql(sql, 'mysql'));
       expect(decision.rule, sql).toBe('sql.variable-assignment');
       expect(decision.reason).toMatch(/LAST_INSERT_ID\(\) without an argument/i);

@@ -887,7 +887,10 @@ const curl: Validator = (argv) => {
   // One command must not become a flood of requests: curl expands [N-M] ranges in a URL into one
   // request each (`[1-100000000]`), and --retry with --retry-all-errors repeats a request.
   const globoff = options.some((option) => option.name === '-g' || option.name === '--globoff');
-  const urls = [...operands, ...options.filter((option) => option.name === '--url').map((option) => option.value ?? '')];
+  const urls = [
+    ...operands,
+    ...options.filter((option) => option.name === '--url').map((option) => option.value ?? ''),
+  ];
   for (const url of urls) {
     if (!globoff && /\[[^\]]*-[^\]]*\]/.test(url)) {
       refuse(
