@@ -360,3 +360,22 @@ describe('readonly audit, round three: curl request floods', () => {
     expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
   });
 });
+
+describe('readonly audit, round three: checking a line takes linear time', () => {
+  test('a pattern with many stars against a long name is decided at once (it took 198 s, the event loop frozen)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rho-glob-redos-'));
+    try {
+      writeFileSync(join(directory, 'a'.repeat(60)), '');
+      for (const pattern of [`${'*a'.repeat(25)}*b`, `${'*'.repeat(40)}b`, `${'?*'.repeat(30)}b`]) {
+        const started = Date.now();
+        const decision = await checkShellCommand(`ls ${pattern}`, { cwd: directory });
+        expect(Date.now() - started, pattern).toBeLessThan(2000);
+        expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]?.argv[1]).toBe(pattern);
+      }
+      const match = await checkShellCommand(`ls ${'*a'.repeat(25)}*`, { cwd: directory });
+      expect(match.allowed && match.plan.steps[0]?.pipeline[0]?.argv[1]).toBe('a'.repeat(60));
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
