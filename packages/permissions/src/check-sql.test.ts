@@ -279,6 +279,13 @@ describe('readonly audit, round three', () => {
     expect(decision.reason).toMatch(/the mysql schema/);
   });
 
+  it('refuses a statement too long or too deep to check instead of throwing', async () => {
+    for (const dialect of ['mysql', 'postgres'] as const) {
+      const decision = refused(await checkSql(`SELECT ${Array(200000).fill('1').join('+')}`, dialect));
+      expect(decision.reason).toMatch(/^Refused: /);
+    }
+  }, 60_000);
+
   it('gives pg_sleep and pg_notify their own reasons (they do not show other sessions)', async () => {
     const sleep = refused(await checkSql('SELECT pg_sleep(1)', 'postgres'));
     expect(sleep.reason).toMatch(/stalls/);
