@@ -372,6 +372,13 @@ describe('readonly audit, round three: checking a line takes linear time', () =>
         expect(Date.now() - started, pattern).toBeLessThan(2000);
         expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]?.argv[1]).toBe(pattern);
       }
+      const started = Date.now();
+      const brackets = await checkShellCommand(`curl http://127.0.0.1:1/${'['.repeat(99_000)}`, { cwd: directory });
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(brackets.allowed).toBe(false);
+      const quoted = await checkShellCommand(`curl 'http://127.0.0.1:1/${'['.repeat(99_000)}'`, { cwd: directory });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(quoted.allowed).toBe(true);
       const match = await checkShellCommand(`ls ${'*a'.repeat(25)}*`, { cwd: directory });
       expect(match.allowed && match.plan.steps[0]?.pipeline[0]?.argv[1]).toBe('a'.repeat(60));
     } finally {

@@ -4,6 +4,8 @@ import { ShellRefusal } from './shell-words.js';
 
 /** More names than this from one pattern is refused: the argv would be unreadable and slow to check. */
 export const MAX_GLOB_MATCHES = 5000;
+/** Longest file name pattern expanded (Linux's PATH_MAX). */
+export const MAX_GLOB_PATTERN = 4096;
 
 function hasMagic(component: string): boolean {
   for (let index = 0; index < component.length; index += 1) {
@@ -191,6 +193,14 @@ function isDirectory(path: string): boolean {
  * value, returned when nothing matches.
  */
 export function expandGlob(pattern: string, literal: string, cwd: string): string[] {
+  // Scanning a bracket expression from each `[` is quadratic on `[[[[...`: 99,000 of them held the
+  // event loop for 30 s. No path is longer than PATH_MAX, so no longer pattern is needed.
+  if (pattern.length > MAX_GLOB_PATTERN) {
+    throw new ShellRefusal(
+      'shell.glob',
+      `a file name pattern longer than ${MAX_GLOB_PATTERN} characters is not expanded in restricted mode; quote the word if it is not a pattern`,
+    );
+  }
   if (pattern.startsWith('/')) {
     throw new ShellRefusal(
       'shell.glob',

@@ -70,6 +70,18 @@ function httpUrl(program: string, value: string): void {
   }
 }
 
+/** Whether a curl URL holds a `[...-...]` range (scanned once: a regular expression is quadratic on `[[[[...`). */
+function hasUrlRange(url: string): boolean {
+  let open = url.indexOf('[');
+  while (open !== -1) {
+    const close = url.indexOf(']', open + 1);
+    if (close === -1) return false;
+    if (url.slice(open + 1, close).includes('-')) return true;
+    open = url.indexOf('[', close + 1);
+  }
+  return false;
+}
+
 // ---------- sed ----------
 const sedSpec: OptionSpec = {
   flags: 'nErsuz',
@@ -892,7 +904,7 @@ const curl: Validator = (argv) => {
     ...options.filter((option) => option.name === '--url').map((option) => option.value ?? ''),
   ];
   for (const url of urls) {
-    if (!globoff && /\[[^\]]*-[^\]]*\]/.test(url)) {
+    if (!globoff && hasUrlRange(url)) {
       refuse(
         'curl',
         `curl expands the [N-M] range in ${JSON.stringify(url)} into one request per value, which can flood a server; ` +
