@@ -379,6 +379,14 @@ describe('readonly audit, round three: checking a line takes linear time', () =>
       const quoted = await checkShellCommand(`curl 'http://127.0.0.1:1/${'['.repeat(99_000)}'`, { cwd: directory });
       expect(Date.now() - started).toBeLessThan(2000);
       expect(quoted.allowed).toBe(true);
+      const colons = Date.now();
+      await checkShellCommand(`ls ${'[[:'.repeat(1300)}`, { cwd: directory });
+      expect(Date.now() - colons).toBeLessThan(1000);
+      for (const line of ['ls' + ' && ls'.repeat(5000), `${'env '.repeat(5000)}ls`, `${'timeout 1 '.repeat(5000)}ls`]) {
+        const deep = await checkShellCommand(line, { cwd: directory });
+        expect(deep.allowed).toBe(false);
+        if (!deep.allowed) expect(deep.rule).toBe('shell.too-complex');
+      }
       const match = await checkShellCommand(`ls ${'*a'.repeat(25)}*`, { cwd: directory });
       expect(match.allowed && match.plan.steps[0]?.pipeline[0]?.argv[1]).toBe('a'.repeat(60));
     } finally {

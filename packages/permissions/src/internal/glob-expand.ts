@@ -22,6 +22,8 @@ function hasMagic(component: string): boolean {
 
 /** Index of the `]` closing the bracket expression opened at `start`, or -1 (then `[` is literal, as in bash). */
 function bracketEnd(pattern: string, start: number): number {
+  // Where the last `:]` is: a `[:` after it cannot open a class, so `[[:[[:...` is not searched again and again.
+  const lastClassEnd = pattern.lastIndexOf(':]');
   let index = start + 1;
   if (pattern[index] === '!' || pattern[index] === '^') index += 1;
   if (pattern[index] === ']') index += 1;
@@ -31,7 +33,7 @@ function bracketEnd(pattern: string, start: number): number {
       index += 1;
       continue;
     }
-    if (character === '[' && pattern[index + 1] === ':') {
+    if (character === '[' && pattern[index + 1] === ':' && index + 2 <= lastClassEnd) {
       const close = pattern.indexOf(':]', index + 2);
       if (close !== -1) {
         index = close + 1;
