@@ -286,6 +286,16 @@ describe('readonly audit, round three', () => {
     }
   }, 60_000);
 
+  it('decides a long dotted name at once (Oracle and SQLite read names token by token)', async () => {
+    for (const dialect of ['oracle', 'sqlite'] as const) {
+      const started = Date.now();
+      await checkSql(`SELECT ${'"a"."b".'.repeat(50000)}c FROM dual`, dialect);
+      expect(Date.now() - started, dialect).toBeLessThan(3000);
+    }
+    const hidden = refused(await checkSql(`SELECT a.b.c.d.e.f.dbms_pipe.send_message('x') FROM dual`, 'oracle'));
+    expect(hidden.rule).toBe('sql.side-effect-function');
+  }, 120_000);
+
   it('gives pg_sleep and pg_notify their own reasons (they do not show other sessions)', async () => {
     const sleep = refused(await checkSql('SELECT pg_sleep(1)', 'postgres'));
     expect(sleep.reason).toMatch(/stalls/);
