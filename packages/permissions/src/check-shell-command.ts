@@ -457,6 +457,15 @@ export async function checkShellCommand(
   } catch (error) {
     if (error instanceof ShellRefusal)
       return { allowed: false, rule: error.rule, reason: error.reason, commands: builder.commands };
+    // The parse tree or the wrappers nest deeper than the checks can follow: not checked, so not run.
+    if (error instanceof RangeError) {
+      return {
+        allowed: false,
+        rule: 'shell.too-complex',
+        reason: `the command is too deeply nested to check (${error.message}); split it into several calls`,
+        commands: builder.commands,
+      };
+    }
     throw error;
   }
 }

@@ -258,3 +258,49 @@ describe('lazy loading', () => {
     });
   });
 });
+
+describe('readonly audit, round three', () => {
+  it('refuses LAST_INSERT_ID(expr), which sets session state like :=, and keeps the plain read', async () => {
+    for (const sql of [
+      'SELECT LAST_INSERT_ID(5)',
+      'SELECT last_insert_id (GenreId) FROM Genre',
+      'SELECT `LAST_INSERT_ID`(1)',
+    ]) {
+      const decision = refused(await checkSql(sql, 'mysql'));
+      expect(decision.rule, sql).toBe('sql.variable-assignment');
+      expect(decision.reason).toMatch(/LAST_INSERT_ID\(\) without an argument/i);
+    }
+    expect((await checkSql('SELECT LAST_INSERT_ID()', 'mysql')).allowed).toBe(true);
+  });
+
+  it('names the schema, not a placeholder, when USE names a secret schema', async () => {
+    const decision = refused(await checkSql('USE mysql', 'mysql'));
+    expect(decision.reason).not.toMatch(/null/);
+    expect(decision.reason).toMatch(/the mysql schema/);
+  });
+
+  it('refuses a statement too long or too deep to check instead of throwing', async () => {
+    for (const dialect of ['mysql', 'postgres'] as const) {
+      const decision = refused(await checkSql(`SELECT ${Array(200000).fill('1').join('+')}`, dialect));
+      expect(decision.reason).toMatch(/^Refused: /);
+    }
+  }, 60_000);
+
+  it('decides a long dotted name at once (Oracle and SQLite read names token by token)', async () => {
+    for (const dialect of ['oracle', 'sqlite'] as const) {
+      const started = Date.now();
+      await checkSql(`SELECT ${'"a"."b".'.repeat(50000)}c FROM dual`, dialect);
+      expect(Date.now() - started, dialect).toBeLessThan(3000);
+    }
+    const hidden = refused(await checkSql(`SELECT a.b.c.d.e.f.dbms_pipe.send_message('x') FROM dual`, 'oracle'));
+    expect(hidden.rule).toBe('sql.side-effect-function');
+  }, 120_000);
+
+  it('gives pg_sleep and pg_notify their own reasons (they do not show other sessions)', async () => {
+    const sleep = refused(await checkSql('SELECT pg_sleep(1)', 'postgres'));
+    expect(sleep.reason).toMatch(/stalls/);
+    expect(sleep.reason).not.toMatch(/other sessions/);
+    const notify = refused(await checkSql("SELECT pg_notify('c', 'x')", 'postgres'));
+    expect(notify.reason).toMatch(/notification/);
+  });
+});

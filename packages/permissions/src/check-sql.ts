@@ -77,6 +77,14 @@ export async function checkSql(sql: string, dialect: SqlDialect, context: SqlSer
         ? { allowed: false, rule: error.rule, reason: error.reason }
         : { allowed: false, rule: error.rule, reason: error.reason, statementType: error.statementType };
     }
+    // A parser or a walk of the tree that runs out of stack: the statement was not checked, so it does not run.
+    if (error instanceof RangeError) {
+      return {
+        allowed: false,
+        rule: 'sql.too-complex',
+        reason: `Refused: the statement is too long or too deeply nested to check (${error.message}). Split it into smaller queries.`,
+      };
+    }
     throw error;
   }
 }

@@ -36,6 +36,8 @@ export type {
 } from './check-shell-command.js';
 export { sandboxStatus, sandboxWrapper } from './sandbox-wrapper.js';
 export type { SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
+export { checkReadPath, PROC_READABLE } from './check-read-path.js';
+export type { ReadPathDecision } from './check-read-path.js';
 export { checkWritePath } from './check-write-path.js';
 export type { CheckWritePathOptions, PathDecision, WriteKind } from './check-write-path.js';
 export { openWriteTarget } from './write-target.js';

@@ -332,3 +332,65 @@ describe('filter and diff drivers of the repository are switched off', () => {
     rmSync(local, { recursive: true, force: true });
   });
 });
+
+describe('readonly audit, round three: curl request floods', () => {
+  test.each([
+    "curl 'http://127.0.0.1:1/[1-100000000]'",
+    "curl -s 'http://127.0.0.1:1/page[1-1000:1]/[a-z]'",
+    "curl --url 'http://127.0.0.1:1/[0-9]'",
+    'curl --retry 1000000 --retry-delay 0 --retry-all-errors http://127.0.0.1:1/',
+    'curl --retry 11 http://127.0.0.1:1/',
+  ])('%s is refused (one command, a flood of requests)', async (command) => {
+    const decision = await checkShellCommand(command, { cwd: root });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) {
+      expect(decision.rule).toBe('program.curl');
+      expect(decision.reason).toMatch(/-g|--retry 10/);
+    }
+  });
+
+  test.each([
+    "curl -g 'http://127.0.0.1:1/[1-3]'",
+    "curl --globoff 'http://127.0.0.1:1/[1-3]'",
+    "curl 'http://127.0.0.1:1/{a,b}'",
+    "curl 'http://[::1]:8080/x'",
+    'curl --retry 3 http://127.0.0.1:1/',
+  ])('%s is allowed', async (command) => {
+    const decision = await checkShellCommand(command, { cwd: root });
+    expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
+  });
+});
+
+describe('readonly audit, round three: checking a line takes linear time', () => {
+  test('a pattern with many stars against a long name is decided at once (it took 198 s, the event loop frozen)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rho-glob-redos-'));
+    try {
+      writeFileSync(join(directory, 'a'.repeat(60)), '');
+      for (const pattern of [`${'*a'.repeat(25)}*b`, `${'*'.repeat(40)}b`, `${'?*'.repeat(30)}b`]) {
+        const started = Date.now();
+        const decision = await checkShellCommand(`ls ${pattern}`, { cwd: directory });
+        expect(Date.now() - started, pattern).toBeLessThan(2000);
+        expect(decision.allowed && decision.plan.steps[0]?.pipeline[0]?.argv[1]).toBe(pattern);
+      }
+      const started = Date.now();
+      const brackets = await checkShellCommand(`curl http://127.0.0.1:1/${'['.repeat(99_000)}`, { cwd: directory });
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(brackets.allowed).toBe(false);
+      const quoted = await checkShellCommand(`curl 'http://127.0.0.1:1/${'['.repeat(99_000)}'`, { cwd: directory });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(quoted.allowed).toBe(true);
+      const colons = Date.now();
+      await checkShellCommand(`ls ${'[[:'.repeat(1300)}`, { cwd: directory });
+      expect(Date.now() - colons).toBeLessThan(1000);
+      for (const line of ['ls' + ' && ls'.repeat(5000), `${'env '.repeat(5000)}ls`, `${'timeout 1 '.repeat(5000)}ls`]) {
+        const deep = await checkShellCommand(line, { cwd: directory });
+        expect(deep.allowed).toBe(false);
+        if (!deep.allowed) expect(deep.rule).toBe('shell.too-complex');
+      }
+      const match = await checkShellCommand(`ls ${'*a'.repeat(25)}*`, { cwd: directory });
+      expect(match.allowed && match.plan.steps[0]?.pipeline[0]?.argv[1]).toBe('a'.repeat(60));
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 30_000);
+});

@@ -8,6 +8,8 @@ import { RIPGREP_MISSING, SKIPPED_DIRECTORY_GLOBS, resolveRipgrep } from './inte
 import { runProcess } from './internal/run-process.js';
 import { ProcessSupervisor } from './internal/supervisor.js';
 import type { FsToolOptions } from './read-tool.js';
+import { readPathRefusal } from './internal/read-path.js';
+import { scrubEnvironment } from '@rho/permissions/internal';
 
 /** Options of the ripgrep-based tools. */
 export interface SearchToolOptions extends FsToolOptions {
@@ -63,6 +65,8 @@ export function createGrepTool(options: SearchToolOptions = {}) {
       if (!args.pattern) return failure('No pattern provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path || '.');
+      const refusal = await readPathRefusal(backend, path);
+      if (refusal !== undefined) return refusal;
       let isDirectory: boolean;
       try {
         isDirectory = (await backend.stat(path)).type === 'directory';
@@ -125,7 +129,14 @@ export function createGrepTool(options: SearchToolOptions = {}) {
       try {
         exit = await runProcess(
           backend,
-          { argv, cwd: context.workingDir, stdin: 'ignore' },
+          {
+            argv,
+            cwd: context.workingDir,
+            stdin: 'ignore',
+            // On the local machine ripgrep would inherit rho's environment (API keys, passwords):
+            // it gets the restricted shell's allowlist. A container backend's own environment has nothing of rho's.
+            ...(backend.isolation === undefined ? { env: scrubEnvironment(process.env) } : {}),
+          },
           { onStdout: (chunk) => splitter.push(chunk), onStderr: (chunk) => stderr.push(chunk) },
           supervisor,
         );

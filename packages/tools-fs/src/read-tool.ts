@@ -3,6 +3,7 @@ import { defineTool, type ExecutionBackend, type ReadHandle } from '@rho/core';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
 import { failure } from './internal/result.js';
 import { capLine } from './internal/cap-line.js';
+import { readPathRefusal } from './internal/read-path.js';
 
 /** Lines shown when `end_line` is not given. */
 export const READ_DEFAULT_LINES = 500;
@@ -75,6 +76,8 @@ export function createReadTool(options: FsToolOptions = {}) {
       if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
+      const refusal = await readPathRefusal(backend, path);
+      if (refusal !== undefined) return refusal;
       try {
         const info = await backend.stat(path);
         if (info.type !== 'file') return failure(`Not a file: ${path}`);

@@ -4,6 +4,8 @@ import { ShellRefusal } from './shell-words.js';
 
 /** More names than this from one pattern is refused: the argv would be unreadable and slow to check. */
 export const MAX_GLOB_MATCHES = 5000;
+/** Longest file name pattern expanded (Linux's PATH_MAX). */
+export const MAX_GLOB_PATTERN = 4096;
 
 function hasMagic(component: string): boolean {
   for (let index = 0; index < component.length; index += 1) {
@@ -20,6 +22,8 @@ function hasMagic(component: string): boolean {
 
 /** Index of the `]` closing the bracket expression opened at `start`, or -1 (then `[` is literal, as in bash). */
 function bracketEnd(pattern: string, start: number): number {
+  // Where the last `:]` is: a `[:` after it cannot open a class, so `[[:[[:...` is not searched again and again.
+  const lastClassEnd = pattern.lastIndexOf(':]');
   let index = start + 1;
   if (pattern[index] === '!' || pattern[index] === '^') index += 1;
   if (pattern[index] === ']') index += 1;
@@ -29,7 +33,7 @@ function bracketEnd(pattern: string, start: number): number {
       index += 1;
       continue;
     }
-    if (character === '[' && pattern[index + 1] === ':') {
+    if (character === '[' && pattern[index + 1] === ':' && index + 2 <= lastClassEnd) {
       const close = pattern.indexOf(':]', index + 2);
       if (close !== -1) {
         index = close + 1;
@@ -61,21 +65,32 @@ function escapeRegExp(character: string): string {
   return character.replace(/[\\^$.*+?()[\]{}|/-]/g, (match) => `\\${match}`);
 }
 
-/** One path component's pattern as a regular expression, with bash's rules (no extglob, no globstar: `**` is `*`). */
-function componentRegExp(component: string): RegExp {
-  let source = '';
+/** One element of a path component's pattern: `*`, or a test of exactly one character. */
+type GlobToken = { star: true } | { star: false; test: (character: string) => boolean };
+
+/**
+ * One path component's pattern as a matcher, with bash's rules (no extglob, no globstar: `**` is
+ * `*`). Not a regular expression: `.*a.*a.*b` against a long name backtracks exponentially (a
+ * 60-character name and 25 stars took 198 s of the event loop). Each token but `*` matches
+ * exactly one character, so the classic wildcard match (go back to the last star on a mismatch)
+ * is exact and takes at most length(pattern) x length(name) steps.
+ */
+function componentMatcher(component: string): (name: string) => boolean {
+  const tokens: GlobToken[] = [];
+  const literal = (expected: string): GlobToken => ({ star: false, test: (character) => character === expected });
   for (let index = 0; index < component.length; index += 1) {
     const character = component[index] as string;
     if (character === '\\') {
       const next = component[index + 1];
-      if (next !== undefined) source += escapeRegExp(next);
+      if (next !== undefined) tokens.push(literal(next));
       index += 1;
-    } else if (character === '*') source += '.*';
-    else if (character === '?') source += '.';
+    } else if (character === '*') {
+      if (tokens.at(-1)?.star !== true) tokens.push({ star: true });
+    } else if (character === '?') tokens.push({ star: false, test: () => true });
     else if (character === '[') {
       const end = bracketEnd(component, index);
       if (end === -1) {
-        source += '\\[';
+        tokens.push(literal('['));
         continue;
       }
       let inner = component.slice(index + 1, end);
@@ -102,11 +117,35 @@ function componentRegExp(component: string): RegExp {
         } else if (member === '-' && position > 0 && position < inner.length - 1) set += '-';
         else set += escapeRegExp(member);
       }
-      source += `[${negate ? '^' : ''}${set}]`;
+      // A one-character class: no quantifier, so no backtracking.
+      const oneCharacter = new RegExp(`^[${negate ? '^' : ''}${set}]$`, 's');
+      tokens.push({ star: false, test: (candidate) => oneCharacter.test(candidate) });
       index = end;
-    } else source += escapeRegExp(character);
+    } else tokens.push(literal(character));
   }
-  return new RegExp(`^${source}$`, 's');
+  return (name) => {
+    let token = 0;
+    let position = 0;
+    let lastStar = -1;
+    let resumeAt = 0;
+    while (position < name.length) {
+      const current = tokens[token];
+      if (current !== undefined && !current.star && current.test(name[position] as string)) {
+        token += 1;
+        position += 1;
+      } else if (current?.star === true) {
+        lastStar = token;
+        resumeAt = position;
+        token += 1;
+      } else if (lastStar !== -1) {
+        token = lastStar + 1;
+        resumeAt += 1;
+        position = resumeAt;
+      } else return false;
+    }
+    while (tokens[token]?.star === true) token += 1;
+    return token === tokens.length;
+  };
 }
 
 function unescape(component: string): string {
@@ -156,6 +195,14 @@ function isDirectory(path: string): boolean {
  * value, returned when nothing matches.
  */
 export function expandGlob(pattern: string, literal: string, cwd: string): string[] {
+  // Scanning a bracket expression from each `[` is quadratic on `[[[[...`: 99,000 of them held the
+  // event loop for 30 s. No path is longer than PATH_MAX, so no longer pattern is needed.
+  if (pattern.length > MAX_GLOB_PATTERN) {
+    throw new ShellRefusal(
+      'shell.glob',
+      `a file name pattern longer than ${MAX_GLOB_PATTERN} characters is not expanded in restricted mode; quote the word if it is not a pattern`,
+    );
+  }
   if (pattern.startsWith('/')) {
     throw new ShellRefusal(
       'shell.glob',
@@ -186,7 +233,7 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
     }
     magic = true;
     // Matched byte by byte, as bash does under LC_ALL=C (the order the matches are sorted in).
-    const matcher = componentRegExp(bytes(component));
+    const matcher = componentMatcher(bytes(component));
     const dotAllowed = component.startsWith('.') || component.startsWith('\\.');
     const next: string[] = [];
     for (const candidate of candidates) {
@@ -200,7 +247,7 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
       for (const name of sortedByBytes(names)) {
         if (name === '.' || name === '..') continue;
         if (name.startsWith('.') && !dotAllowed) continue;
-        if (!matcher.test(bytes(name))) continue;
+        if (!matcher(bytes(name))) continue;
         const path = `${candidate}${name}`;
         if (!last) {
           if (isDirectory(join(cwd, path))) next.push(`${path}/`);

@@ -70,6 +70,18 @@ function httpUrl(program: string, value: string): void {
   }
 }
 
+/** Whether a curl URL holds a `[...-...]` range (scanned once: a regular expression is quadratic on `[[[[...`). */
+function hasUrlRange(url: string): boolean {
+  let open = url.indexOf('[');
+  while (open !== -1) {
+    const close = url.indexOf(']', open + 1);
+    if (close === -1) return false;
+    if (url.slice(open + 1, close).includes('-')) return true;
+    open = url.indexOf('[', close + 1);
+  }
+  return false;
+}
+
 // ---------- sed ----------
 const sedSpec: OptionSpec = {
   flags: 'nErsuz',
@@ -884,6 +896,27 @@ const curl: Validator = (argv) => {
   if (operands.length === 0 && !options.some((option) => ['--url', '--help', '--version'].includes(option.name)))
     refuse('curl', 'curl needs a URL');
   for (const operand of operands) httpUrl('curl', operand);
+  // One command must not become a flood of requests: curl expands [N-M] ranges in a URL into one
+  // request each (`[1-100000000]`), and --retry with --retry-all-errors repeats a request.
+  const globoff = options.some((option) => option.name === '-g' || option.name === '--globoff');
+  const urls = [
+    ...operands,
+    ...options.filter((option) => option.name === '--url').map((option) => option.value ?? ''),
+  ];
+  for (const url of urls) {
+    if (!globoff && hasUrlRange(url)) {
+      refuse(
+        'curl',
+        `curl expands the [N-M] range in ${JSON.stringify(url)} into one request per value, which can flood a server; ` +
+          'name the URLs one by one, or pass -g to send the brackets as they are',
+      );
+    }
+  }
+  for (const option of options) {
+    if (option.name === '--retry' && !(/^\d+$/.test(option.value ?? '') && Number(option.value) <= 10)) {
+      refuse('curl', `curl --retry ${option.value ?? ''} repeats the request that many times; use --retry 10 or fewer`);
+    }
+  }
   return { argv, programIndex: 0, checked: [argv] };
 };
 

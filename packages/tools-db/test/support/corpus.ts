@@ -235,6 +235,9 @@ export function mysqlHostile(dir: string, database: string, sentinelId: number):
     'SELECT * FROM mysql.global_priv',
     'SELECT INFO FROM information_schema.PROCESSLIST',
     'SHOW GRANTS',
+    // Readonly audit, round three: LAST_INSERT_ID(expr) sets session state, as := does.
+    'SELECT LAST_INSERT_ID(5)',
+    'USE mysql',
   ];
 }
 

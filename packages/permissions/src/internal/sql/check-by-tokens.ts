@@ -63,18 +63,26 @@ function isPunct(token: SqlToken | undefined, text: string): boolean {
   return token?.kind === 'punct' && token.text === text;
 }
 
-/** The dotted name ending at `index` (a word or quoted identifier), first component first. */
+/** Components a name is read back to: no dialect has more than database.schema.package.function. */
+const MAX_NAME_PARTS = 4;
+
+/**
+ * The dotted name ending at `index` (a word or quoted identifier), first component first, at most
+ * {@link MAX_NAME_PARTS} components: every word before `.` or `(` is visited as the end of a name,
+ * so a longer chain loses nothing, and `"a"."b"."a"...` (50,000 components) no longer takes
+ * quadratic time per word (it held the event loop for minutes).
+ */
 function qualifiedName(tokens: readonly SqlToken[], index: number): string[] {
   const parts: string[] = [];
   let position = index;
-  while (position >= 0) {
+  while (position >= 0 && parts.length < MAX_NAME_PARTS) {
     const token = tokens[position];
     if (token === undefined || (token.kind !== 'word' && token.kind !== 'quoted')) break;
-    parts.unshift(token.text);
+    parts.push(token.text);
     if (!isPunct(tokens[position - 1], '.')) break;
     position -= 2;
   }
-  return parts;
+  return parts.reverse();
 }
 
 // SQLite keywords that may be followed by `(` without being a function call.

@@ -458,6 +458,24 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
       );
     }
   });
+  // LAST_INSERT_ID(expr) sets the value the session returns for LAST_INSERT_ID(): session state,
+  // as an assignment with := is.
+  tokens.forEach((token, index) => {
+    const open = tokens[index + 1];
+    const close = tokens[index + 2];
+    if (
+      (token.kind === 'word' || token.kind === 'quoted') &&
+      token.text.toLowerCase() === 'last_insert_id' &&
+      open?.kind === 'punct' &&
+      open.text === '(' &&
+      !(close?.kind === 'punct' && close.text === ')')
+    ) {
+      throw new SqlRefusal(
+        'sql.variable-assignment',
+        `Refused: LAST_INSERT_ID(expr) sets the session's last insert id (session state, like :=). Call LAST_INSERT_ID() without an argument to read it. ${allowedInstead('mysql')}`,
+      );
+    }
+  });
   refuseUnknownCalls(tokens);
   refuseSensitiveShow(statements[0] ?? []);
   // SHOW only reads. Without parentheses it calls no function (SHOW ... WHERE f(x) goes through
@@ -532,9 +550,11 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
     const schema = database === undefined || database === 'null' ? context.database : database;
     const secret = sensitiveMysqlTable(schema, table ?? '');
     if (secret !== undefined) {
+      // `USE mysql` lists the schema with the parser's placeholder table name "null".
+      const what = table === undefined || table === 'null' ? `the ${schema ?? ''} schema` : `${schema ?? ''}.${table}`;
       throw new SqlRefusal(
         'sql.sensitive-catalog',
-        `Refused: ${schema ?? ''}.${table ?? ''} exposes ${secret}; it is not readable in readonly mode. ${allowedInstead('mysql')}`,
+        `Refused: ${what} exposes ${secret}; it is not readable in readonly mode. ${allowedInstead('mysql')}`,
       );
     }
   }

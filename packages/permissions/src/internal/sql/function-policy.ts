@@ -174,12 +174,18 @@ const POSTGRES_REFUSED_CLASSES: { why: string; names: readonly string[]; prefixe
       'pg_log_backend_memory_contexts',
       'pg_stat_get_activity',
       'pg_stat_get_backend_activity',
-      'pg_notify',
-      'pg_sleep',
-      'pg_sleep_for',
-      'pg_sleep_until',
     ],
     prefixes: ['pg_stat_statements', 'pg_stat_reset'],
+  },
+  {
+    why: 'it sends a notification to the sessions listening on the channel',
+    names: ['pg_notify'],
+    prefixes: [],
+  },
+  {
+    why: 'it stalls the server: it holds a connection and a snapshot for as long as it is asked to',
+    names: ['pg_sleep', 'pg_sleep_for', 'pg_sleep_until'],
+    prefixes: [],
   },
   {
     why: 'it changes settings or server state',
