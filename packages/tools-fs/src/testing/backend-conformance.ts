@@ -262,8 +262,13 @@ export function runBackendConformance(
       const second = backend.spawn({ argv: ['wc', '-l'], cwd: dir, stdin: first.stdout! });
       const chunks: Buffer[] = [];
       second.stdout!.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const [firstExit, secondExit] = await Promise.all([first.exited, second.exited]);
-      await new Promise((resolve) => setImmediate(resolve));
+      // `exited` settles when the process exits; what it wrote may still be in the pipe then, so
+      // the output is read to its end too (waiting one more tick was not enough on a loaded machine).
+      const ended = new Promise<void>((resolve) => {
+        second.stdout!.once('end', resolve);
+        second.stdout!.once('close', resolve);
+      });
+      const [firstExit, secondExit] = await Promise.all([first.exited, second.exited, ended]);
       expect(firstExit.exitCode).toBe(0);
       expect(secondExit.exitCode).toBe(0);
       expect(Buffer.concat(chunks).toString().trim()).toBe('50000');
