@@ -10,22 +10,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { Agent, defineTool } from '@rho/core';
+import { Agent } from '@rho/core';
 import { startLoopbackServer } from '@rho/core/testing';
 
 const TURNS = 200;
 const ROUNDS = 9;
 const here = dirname(fileURLToPath(import.meta.url));
-
-const noop = defineTool({
-  name: 'noop',
-  description: 'Does nothing.',
-  parameters: { type: 'object', properties: { n: { type: 'integer' } } },
-  annotations: { readOnly: true },
-  async handle({ arguments: { n } }) {
-    return { content: `ok ${n ?? 0}`, success: true };
-  },
-});
+const { default: noop } = await import('./peers/noop-tool.mjs');
 
 function respond(request) {
   const turn = request.body.messages.filter((message) => message.role === 'assistant').length + 1;

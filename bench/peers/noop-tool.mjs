@@ -1,5 +1,6 @@
-// A tool package for the `rho` CLI in bench/peers: the `noop` tool every other contestant has, so
-// the CLI runs the same workload (`--tool-package bench/peers/noop-tool.mjs`). A tool is a plain
+// The `noop` tool of the benchmarks: the rho library's contestants (bench/peers/worker.mjs,
+// bench/loop.mjs) import it, and the `rho` CLI loads it as a tool package (`--tool-package
+// bench/peers/noop-tool.mjs`), so every contestant runs the same tool. A tool is a plain
 // object under the core tool contract; defineTool from @rho/core would return the same, frozen.
 export default Object.freeze({
   name: 'noop',

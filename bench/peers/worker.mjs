@@ -64,18 +64,9 @@ async function bare() {
 }
 
 async function rhoLibrary({ read = false } = {}) {
-  const { Agent, defineTool } = await import('@rho/core');
+  const [{ Agent }, { default: noop }] = await Promise.all([import('@rho/core'), import('./noop-tool.mjs')]);
   const readTool = read ? (await import('@rho/tools-fs')).createReadTool() : undefined;
   runStart = now();
-  const noop = defineTool({
-    name: 'noop',
-    description,
-    parameters: { type: 'object', properties: { n: { type: 'integer' } } },
-    annotations: { readOnly: true },
-    async handle({ arguments: { n } }) {
-      return { content: `ok ${n ?? 0}`, success: true };
-    },
-  });
   const directory = mkdtempSync(join(tmpdir(), 'rho-bench-peers-'));
   try {
     const agent = new Agent({

@@ -13,27 +13,13 @@ import type { LoopbackServer, LoopbackStep, RecordedRequest } from '@rho/core/te
 import type { SqlEvalReport } from '@rho/eval';
 import { loadSqlDataset } from '@rho/eval';
 import pg from 'pg';
+import { probePostgres } from '@rho/fleet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetHome } from './support/fleet.js';
 import { bin, runRho } from './support/run-rho.js';
 
 const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const required = process.env.CI === 'true' || process.env.RHO_REQUIRE_DB === '1';
-
-async function postgresAvailable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    return true;
-  } catch (error) {
-    if (required) throw new Error(`PostgreSQL at ${POSTGRES_URL} is required (CI=true)`, { cause: error });
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const available = await postgresAvailable();
+const { available } = await probePostgres(POSTGRES_URL);
 const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_eval_${randomBytes(5).toString('hex')}`;
 /** The fleet the workers' sessions register with (in $RHO_HOME/config.yaml, the queue's database). */

@@ -11,26 +11,12 @@ import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, RecordedRequest } from '@rho/core/testing';
 import pg from 'pg';
+import { probePostgres } from '@rho/fleet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, runRho } from './support/run-rho.js';
 
 const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const required = process.env.CI === 'true' || process.env.RHO_REQUIRE_DB === '1';
-
-async function postgresAvailable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    return true;
-  } catch (error) {
-    if (required) throw new Error(`PostgreSQL at ${POSTGRES_URL} is required (CI=true)`, { cause: error });
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const available = await postgresAvailable();
+const { available } = await probePostgres(POSTGRES_URL);
 /** Whether this process may give a worker its own host name with a UTS namespace. */
 const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_cli_${randomBytes(5).toString('hex')}`;
