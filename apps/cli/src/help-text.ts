@@ -12,6 +12,8 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_BACKEND', 'where tools run when --backend and the config say nothing: local, sandbox, daytona'],
   ['RHO_FIRST_BYTE_TIMEOUT', 'seconds to wait for an answer to start (default 60)'],
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
+  ['RHO_MAX_ANSWER_TIME', 'seconds one model answer may take in all (default 1200)'],
+  ['RHO_MAX_ANSWER_SIZE', 'characters one model answer may have (default 4194304)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
   [

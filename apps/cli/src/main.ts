@@ -281,6 +281,16 @@ function buildParser(
             type: 'string',
             describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)',
           })
+          .option('max-answer-time', {
+            type: 'string',
+            describe:
+              'Seconds one model answer may take in all, however steadily it streams (default: $RHO_MAX_ANSWER_TIME or 1200)',
+          })
+          .option('max-answer-size', {
+            type: 'string',
+            describe:
+              'Characters of text, reasoning and tool arguments one answer may have (default: $RHO_MAX_ANSWER_SIZE or 4194304)',
+          })
           .option('max-retries', {
             type: 'string',
             describe:

@@ -64,6 +64,9 @@ export interface SetupArguments {
   /** Seconds, as typed (validated here, so the message can say what is wrong). */
   firstByteTimeout?: string;
   idleTimeout?: string;
+  /** `--max-answer-time` (seconds) and `--max-answer-size` (characters), as typed. */
+  maxAnswerTime?: string;
+  maxAnswerSize?: string;
   maxRetries?: string;
   /** `--context-window`: tokens, as typed. */
   contextWindow?: string;
@@ -246,6 +249,12 @@ async function prepareLockedRun(
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
   const idleTimeout = config.idleTimeout ?? seconds(env.RHO_IDLE_TIMEOUT, 'RHO_IDLE_TIMEOUT');
   const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
+  // Bounds on one answer: flags, else the environment, else the model client's defaults.
+  const maxAnswerTime =
+    seconds(argv.maxAnswerTime, '--max-answer-time') ?? seconds(env.RHO_MAX_ANSWER_TIME, 'RHO_MAX_ANSWER_TIME');
+  const maxAnswerSize =
+    tokens(argv.maxAnswerSize, '--max-answer-size', 'characters') ??
+    tokens(env.RHO_MAX_ANSWER_SIZE, 'RHO_MAX_ANSWER_SIZE', 'characters');
   const compaction = compactionOptions(argv, env, config);
   const workingDir = resolve(config.workingDir ?? process.cwd());
   if (!isDirectory(workingDir))
@@ -375,6 +384,8 @@ async function prepareLockedRun(
       ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
       ...(firstByteTimeout === undefined ? {} : { firstByteTimeoutMs: firstByteTimeout * 1000 }),
       ...(idleTimeout === undefined ? {} : { idleTimeoutMs: idleTimeout * 1000 }),
+      ...(maxAnswerTime === undefined ? {} : { maxAnswerMs: maxAnswerTime * 1000 }),
+      ...(maxAnswerSize === undefined ? {} : { maxAnswerBytes: maxAnswerSize }),
       ...(maxRetries === undefined ? {} : { maxRetries }),
       ...(serviceTier === undefined ? {} : { serviceTier: serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
@@ -598,7 +609,11 @@ function compactionOptions(argv: SetupArguments, env: NodeJS.ProcessEnv, config:
 }
 
 /** A number of tokens from a flag or variable: a whole number above 0. */
-function tokens(value: string | number | undefined, name: string): number | undefined {
+function tokens(
+  value: string | number | undefined,
+  name: string,
+  unit: 'tokens' | 'characters' = 'tokens',
+): number | undefined {
   if (value === undefined) return undefined;
   if (String(value).trim() === '') {
     if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
@@ -607,7 +622,7 @@ function tokens(value: string | number | undefined, name: string): number | unde
   const number = Number(String(value).trim().replace(/_/g, ''));
   if (!Number.isInteger(number) || number <= 0)
     throw new UsageError({
-      message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).`,
+      message: `${name} must be a whole number of ${unit}, for example ${unit === 'tokens' ? '32768' : '1048576'} (got ${JSON.stringify(String(value))}).`,
     });
   return number;
 }
