@@ -298,6 +298,15 @@ export interface ConnectFleetOptions {
   /** Seconds to wait for the server (10 by default). */
   connectTimeoutSeconds?: number;
   /**
+   * Longest wait for a lock on the fleet's tables, per statement, in ms (5,000 by default;
+   * PostgreSQL's `lock_timeout`). A command that meets a table locked longer fails with a
+   * {@link FleetUnavailableError} (code `fleet_busy`) that says what it waited for, instead of
+   * waiting as long as the lock is held. Migrations wait without a limit.
+   */
+  lockTimeoutMs?: number;
+  /** Longest time one statement may run, in ms (30,000 by default; `statement_timeout`). */
+  statementTimeoutMs?: number;
+  /**
    * How often the attached sessions' control flags are read without a notification (the safety
    * net under LISTEN/NOTIFY, which delivers in milliseconds), in ms; 2,000 by default. The
    * heartbeat rides on the same query every `heartbeatIntervalMs`.

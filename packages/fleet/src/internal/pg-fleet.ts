@@ -53,6 +53,11 @@ interface RegistryRow {
   records: string;
 }
 
+/** Longest wait for a lock on the fleet's tables, per statement (see ConnectFleetOptions). */
+const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+/** Longest time one statement of the fleet may run. */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
 /** The PostgreSQL fleet (see {@link Fleet}); made by `connectFleet`. */
 export class PgFleet implements Fleet {
   private readonly attachments = new Set<PgAttachment>();
@@ -89,6 +94,10 @@ export class PgFleet implements Fleet {
       ...(config.ssl === undefined ? {} : { ssl: config.ssl as never }),
       connection: {
         application_name: 'rho-fleet',
+        // Every wait is bounded: a lock held on the fleet's tables (a migration elsewhere, a stuck
+        // transaction) fails a command after seconds, saying so, instead of holding it forever.
+        lock_timeout: Math.max(1, Math.round(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS)),
+        statement_timeout: Math.max(1, Math.round(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)),
         search_path: config.schema,
         'rho_fleet.dead_after_ms': String(Math.round(config.deadAfterMs)),
       },
@@ -108,6 +117,9 @@ export class PgFleet implements Fleet {
   async migrate(): Promise<MigrateResult> {
     const schema = this.config.schema;
     const result = await this.sql.begin(async (tx) => {
+      // A migration may wait for sessions to release the tables, and may take long on a big fleet.
+      await tx`set local lock_timeout = 0`;
+      await tx`set local statement_timeout = 0`;
       // Two nodes migrating at once take turns; the second finds the work done.
       await tx`select pg_advisory_xact_lock(hashtext(${`rho_fleet.migrate.${schema}`}))`;
       await tx.unsafe(`create schema if not exists "${schema}"`);

@@ -1,0 +1,62 @@
+// Issue 33: `rho ps` and `rho cancel` over the fleet waited as long as any lock on the fleet's
+// tables was held (a migration elsewhere, a transaction left open), in silence. Every fleet
+// connection now sets a lock and a statement timeout, and the command says what it waited for.
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dropSchema, fleetHome, freshSchema, probePostgres, SHARED_URL } from './support/fleet.js';
+import { runRho } from './support/run-rho.js';
+
+const probe = await probePostgres();
+const schema = freshSchema();
+
+afterAll(async () => {
+  if (probe.available) await dropSchema(schema);
+});
+
+describe.skipIf(!probe.available)('fleet commands against a locked table', () => {
+  it('rho ps and rho cancel fail after the lock timeout, saying a table was locked, instead of waiting forever', async () => {
+    const operator = { RHO_HOME: fleetHome({ schema }) };
+    expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
+    const sql = postgres(SHARED_URL, { max: 1, onnotice: () => undefined });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    // Another transaction holds the registry locked (as an ALTER TABLE of a migration would).
+    const holder = sql.begin(async (tx) => {
+      await tx.unsafe(`lock table "${schema}".agent_registry in access exclusive mode`);
+      locked();
+      await released;
+    });
+    try {
+      await lockTaken;
+      const ps = await runRho(['ps'], { env: operator });
+      expect(ps.code).toBe(1);
+      expect(ps.stderr).toContain("The fleet's database kept a table locked longer than rho waits for a lock");
+      expect(ps.stderr).toContain('lock timeout');
+      const cancel = await runRho(['cancel', '0123456789abcdef'], { env: operator });
+      expect(cancel.code).toBe(1);
+      expect(cancel.stderr).toContain('kept a table locked');
+    } finally {
+      release();
+      await holder;
+      await sql.end({ timeout: 1 });
+    }
+    // Once the lock is gone the same command answers.
+    const after = await runRho(['ps'], { env: operator });
+    expect(after.code).toBe(0);
+  });
+});
+
+describe('a flag without its value', () => {
+  it('is bad input (exit 2) with the parser message, not "a bug in rho"', async () => {
+    const outcome = await runRho(['ps', '--fleet']);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain('Not enough arguments following: fleet');
+    expect(outcome.stderr).not.toContain('bug in rho');
+  });
+});
