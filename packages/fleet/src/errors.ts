@@ -47,3 +47,33 @@ export class FleetUnavailableError extends RhoError {
     return RhoError.isInstance(error) && error.name === 'FleetUnavailableError';
   }
 }
+
+/** SQLSTATEs and driver codes of a connection lost or refused: the server restarted or is down. */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set([
+  '57P01', // admin_shutdown: the server was stopped or restarted
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: the server is starting
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_CLOSED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+]);
+
+/**
+ * Whether an error of the fleet's (or the queue's) database means the connection was lost or
+ * refused, so the same query may succeed once the server is back: a restart, a failover, a
+ * network cut. Lock and statement timeouts, permission errors and bad SQL are not.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && isTransientDatabaseError(cause);
+}

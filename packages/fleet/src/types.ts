@@ -200,6 +200,14 @@ export interface FollowOptions {
   untilFinished?: boolean;
   /** How often to look without a notification (the LISTEN wake-up is the fast path), in ms; 1,000 by default. */
   pollIntervalMs?: number;
+  /**
+   * How long to keep trying when the database goes away mid-follow (a restart, a failover), in
+   * ms; 300,000 by default. The follow resumes after the last record it yielded, so nothing is
+   * repeated or lost; past this it throws the last error.
+   */
+  reconnectForMs?: number;
+  /** Told when the connection is lost (with the error) and when it is back (`undefined`). */
+  onConnectionLost?: (error: unknown | undefined) => void;
 }
 
 /** The telemetry views ({@link Fleet.stats}); each is an SQL view in the fleet schema of the same name. */

@@ -253,9 +253,23 @@ export async function resultsAction(
   try {
     const filter = { ids: argv.ids ?? [], ...(argv.label === undefined ? {} : { labels: argv.label }) };
     let tasks = await queue.list(filter);
+    const { isTransientDatabaseError } = await import('@rho/fleet');
+    let lost = false;
     while (argv.wait && tasks.some((task) => task.state === 'queued' || task.state === 'running')) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      tasks = await queue.list(filter);
+      try {
+        tasks = await queue.list(filter);
+        if (lost) terminal.stderr.write("The queue's database answers again; waiting on.\n");
+        lost = false;
+      } catch (error) {
+        // A restart of the database is waited out: --wait waits for the tasks, whatever happens between.
+        if (!isTransientDatabaseError(error)) throw error;
+        if (!lost)
+          terminal.stderr.write(
+            `The queue's database went away (${error instanceof Error ? error.message : String(error)}); waiting for it to answer again (Ctrl+C stops waiting).\n`,
+          );
+        lost = true;
+      }
     }
     tasks.reverse();
     if (argv.json) {

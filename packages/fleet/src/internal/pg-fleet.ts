@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { OperatorChannel, SecretRedactor, SessionStatus, TraceRecord } from '@rho/core';
 import { ConfigError, createSecretRedactor, SessionNotFoundError } from '@rho/core';
 import type { Sql } from 'postgres';
-import { FleetUnavailableError } from '../errors.js';
+import { FleetUnavailableError, isTransientDatabaseError } from '../errors.js';
 import type { FleetConfig } from '../fleet-config.js';
 import { redactUrl } from '../fleet-config.js';
 import { LATEST_SCHEMA_VERSION, LIVE_STATUS_SQL, LIVE_STATUSES, MIGRATIONS } from '../migrations.js';
@@ -257,11 +257,48 @@ export class PgFleet implements Fleet {
     });
     const onAbort = () => wake?.();
     options.signal?.addEventListener('abort', onAbort);
+    // A database that goes away mid-follow (a restart) is waited for, within reconnectForMs: every
+    // query below is retried from the same cursor, so no record is repeated or lost.
+    const reconnectForMs = options.reconnectForMs ?? 300_000;
+    let lostAt: number | undefined;
+    let backoff = 250;
+    const retrying = async <T>(query: () => Promise<T>): Promise<T> => {
+      for (;;) {
+        try {
+          const value = await query();
+          if (lostAt !== undefined) {
+            lostAt = undefined;
+            backoff = 250;
+            options.onConnectionLost?.(undefined);
+          }
+          return value;
+        } catch (error) {
+          if (!isTransientDatabaseError(error) || isAborted(options.signal)) throw error;
+          const now = Date.now();
+          if (lostAt === undefined) {
+            lostAt = now;
+            options.onConnectionLost?.(error);
+          }
+          if (now - lostAt > reconnectForMs) throw error;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, backoff);
+            function done() {
+              clearTimeout(timer);
+              wake = undefined;
+              resolve();
+            }
+            wake = done;
+          });
+          if (isAborted(options.signal)) throw error;
+          backoff = Math.min(backoff * 2, 5_000);
+        }
+      }
+    };
     try {
       await this.records.ready();
       while (options.signal?.aborted !== true) {
         woken = false;
-        const batch = await this.readRecords(sessionId, cursor);
+        const batch = await retrying(() => this.readRecords(sessionId, cursor));
         for (const item of batch) {
           cursor = item.seq;
           yield item;
@@ -269,13 +306,15 @@ export class PgFleet implements Fleet {
         }
         if (batch.length > 0) continue;
         if (untilFinished) {
-          const [row] = await this.sql<{ live_status: string; records: string }[]>`
+          const [row] = await retrying(
+            () => this.sql<{ live_status: string; records: string }[]>`
             select ${this.sql.unsafe(LIVE_STATUS_SQL)} as live_status, r.records
-            from agent_registry r where r.session_id = ${sessionId}`;
+            from agent_registry r where r.session_id = ${sessionId}`,
+          );
           const live = row !== undefined && (LIVE_STATUSES as readonly string[]).includes(row.live_status);
           if (!live && (row === undefined || Number(row.records) <= cursor)) {
             // One more read: records may have landed between the two queries.
-            const rest = await this.readRecords(sessionId, cursor);
+            const rest = await retrying(() => this.readRecords(sessionId, cursor));
             for (const item of rest) yield item;
             return;
           }

@@ -173,6 +173,17 @@ export async function fleetWatchAction(
     afterSeq: options.fromStart ? 0 : target.records,
     follow: options.follow,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onConnectionLost: (error) => {
+      const text =
+        error === undefined
+          ? "The fleet's database answers again; watching on.\n"
+          : `The fleet's database went away (${error instanceof Error ? error.message : String(error)}); reconnecting (for up to 5 minutes)...\n`;
+      if (options.json)
+        io.out(
+          `${JSON.stringify({ type: 'warning', ts: new Date().toISOString(), message: text.trim(), source: 'fleet' })}\n`,
+        );
+      else io.err(text);
+    },
   })) {
     if (options.json)
       io.out(`${JSON.stringify(childId === undefined ? record : { ...record, child_session_id: childId })}\n`);
