@@ -60,3 +60,47 @@ describe('a flag without its value', () => {
     expect(outcome.stderr).not.toContain('bug in rho');
   });
 });
+
+describe('warnings with --json', () => {
+  it('the "fleet does not answer" warning is a JSON line on stderr; stdout keeps only the records', async () => {
+    const { startLoopbackServer } = await import('@rho/core/testing');
+    // The model answers once the warning is out (or after 30 s), so the run cannot end before it.
+    let warned!: () => void;
+    const warning = new Promise<void>((resolve) => {
+      warned = resolve;
+      setTimeout(resolve, 30_000).unref();
+    });
+    const model = await startLoopbackServer({
+      respond: async () => {
+        await warning;
+        return { type: 'response', text: 'done' };
+      },
+    });
+    try {
+      // Nothing listens on port 1: the fleet is down for this run.
+      const home = fleetHome({ schema, url: 'postgres://postgres@127.0.0.1:1/postgres' });
+      const outcome = await runRho(['--json', '--base-url', model.url, 'hello'], {
+        env: { RHO_HOME: home },
+        onSpawn: (child) => {
+          let text = '';
+          child.stderr?.on('data', (chunk: Buffer) => {
+            text += chunk.toString();
+            if (text.includes('does not answer')) warned();
+          });
+        },
+      });
+      expect(outcome.code).toBe(0);
+      const warnings = outcome.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { type: string; message: string });
+      expect(warnings.some((warning) => warning.type === 'warning' && /does not answer/.test(warning.message))).toBe(
+        true,
+      );
+      for (const line of outcome.stdout.split('\n').filter((text) => text !== ''))
+        expect((JSON.parse(line) as { type: string }).type).not.toBe('warning');
+    } finally {
+      await model.close();
+    }
+  });
+});
