@@ -137,6 +137,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   if (!argv.json && setup.resumed) {
     terminal.stderr.write(`Resuming session: ${session.id}\n`);
     for (const note of replayNotes(session)) terminal.stderr.write(`${note}\n`);
+  } else if (setup.resumed) {
+    // With --json the notes (skipped or torn lines, interrupted calls) are warnings too.
+    for (const note of replayNotes(session)) onWarning(note.replace(/^Note: /, ''));
   }
   let interrupts = 0;
   const onInterrupt = () => {
