@@ -104,3 +104,15 @@ describe('warnings with --json', () => {
     }
   });
 });
+
+describe('a signal while the fleet is down', () => {
+  it('for a session not on this machine says the fleet did not answer and nothing was sent (exit 1)', async () => {
+    const home = fleetHome({ schema, url: 'postgres://postgres@127.0.0.1:1/postgres' });
+    const outcome = await runRho(['directive', '0123abcd', 'use the staging database'], { env: { RHO_HOME: home } });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain('Looking for 0123abcd on this machine only.');
+    expect(outcome.stderr).toContain(
+      "Session 0123abcd is not on this machine, and the fleet's database, which may know it, does not answer: nothing was sent.",
+    );
+  });
+});
