@@ -48,6 +48,36 @@ export class FleetUnavailableError extends RhoError {
   }
 }
 
+/**
+ * A session id that is live in the fleet under another process: its registry row is owned by
+ * that process (host, pid and run token), whose heartbeat is fresh. One session runs in one
+ * process at a time; the second is refused instead of taking the row over (a session directory
+ * restored from a backup on another node, or copied, must not mix its run into the first's).
+ */
+export class FleetSessionTakenError extends RhoError {
+  readonly sessionId: string;
+  readonly host: string;
+  readonly pid: number | undefined;
+
+  constructor(options: { sessionId: string; host: string; pid: number | undefined; heartbeatAgeSeconds: number }) {
+    super('fleet_session_taken', {
+      message:
+        `Session ${options.sessionId} is live on ${options.host}${options.pid === undefined ? '' : ` (pid ${options.pid})`}, ` +
+        `which sent a heartbeat ${Math.round(options.heartbeatAgeSeconds)} s ago: a session runs in one process at a time, ` +
+        'so this process was not registered and mirrors nothing. Stop the other run (rho cancel ' +
+        `${options.sessionId}) or wait until it ends, or start a new session instead of copying this one.`,
+    });
+    this.name = 'FleetSessionTakenError';
+    this.sessionId = options.sessionId;
+    this.host = options.host;
+    this.pid = options.pid;
+  }
+
+  static override isInstance(error: unknown): error is FleetSessionTakenError {
+    return RhoError.isInstance(error) && error.code === 'fleet_session_taken';
+  }
+}
+
 /** SQLSTATEs and driver codes of a connection lost or refused: the server restarted or is down. */
 const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   '57P01', // admin_shutdown: the server was stopped or restarted

@@ -62,8 +62,19 @@ export interface SessionRegistration {
 
 /** Something the fleet wants the caller to show: the mirror fell behind or caught up, the database went away or came back. */
 export interface FleetWarning {
-  /** Stable code: `mirror_behind`, `mirror_caught_up`, `database_unreachable`, `database_reconnected`. */
-  code: 'mirror_behind' | 'mirror_caught_up' | 'database_unreachable' | 'database_reconnected';
+  /**
+   * Stable code: `mirror_behind`, `mirror_caught_up`, `database_unreachable`,
+   * `database_reconnected`; `session_taken` (another process owns the session: this one was not
+   * registered) and `session_lost` (another process took the session over after this one's
+   * heartbeat stopped: this one's writes change nothing, and its control channel asks it to stop).
+   */
+  code:
+    | 'mirror_behind'
+    | 'mirror_caught_up'
+    | 'database_unreachable'
+    | 'database_reconnected'
+    | 'session_taken'
+    | 'session_lost';
   /** One sentence for people (the url is never in it). */
   message: string;
   /** The session it concerns. */

@@ -423,13 +423,22 @@ export class PgFleet implements Fleet {
     const ids = attachments.map((attachment) => attachment.id);
     const generations = new Map(attachments.map((attachment) => [attachment.id, attachment.control.currentGeneration]));
     const beat = Date.now() - this.lastHeartbeat >= this.config.heartbeatIntervalMs - 50;
+    const tokens = attachments.map((attachment) => attachment.runToken);
     try {
+      // One round trip. The heartbeat is fenced: only rows that still hold this process's run
+      // token are touched. The flags are read for every attached session with the token the row
+      // holds, so a session another process took over learns it here.
       const rows = beat
         ? await this.sql<(ControlRow & { session_id: string })[]>`
-            update agent_registry set heartbeat_at = now() where session_id in ${this.sql(ids)}
-            returning session_id, cancel_requested, pause_requested, signal_seq`
+            with beat as (
+              update agent_registry r set heartbeat_at = now()
+              from unnest(${ids}::text[], ${tokens}::text[]) as u(session_id, token)
+              where r.session_id = u.session_id and r.run_token = u.token
+              returning r.session_id)
+            select session_id, cancel_requested, pause_requested, signal_seq, run_token from agent_registry
+            where session_id in ${this.sql(ids)}`
         : await this.sql<(ControlRow & { session_id: string })[]>`
-            select session_id, cancel_requested, pause_requested, signal_seq from agent_registry
+            select session_id, cancel_requested, pause_requested, signal_seq, run_token from agent_registry
             where session_id in ${this.sql(ids)}`;
       if (beat) this.lastHeartbeat = Date.now();
       const byId = new Map(attachments.map((attachment) => [attachment.id, attachment]));

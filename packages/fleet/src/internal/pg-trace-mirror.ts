@@ -20,6 +20,8 @@ export interface PgTraceMirrorOptions {
   /** Writes the batches of every session of the fleet in shared transactions. */
   writer: MirrorWriter;
   sessionId: string;
+  /** The attachment's run token (fencing of every write). */
+  runToken?: string;
   /** Records already in the trace (the next one observed is `recordsBefore + 1`). */
   recordsBefore: number;
   /** The highest sequence number the fleet holds for the session. */
@@ -233,6 +235,7 @@ export class PgTraceMirror implements TraceMirror {
     // before its last records are there (usage may run ahead: it only grows).
     return this.options.writer.write({
       sessionId: this.options.sessionId,
+      ...(this.options.runToken === undefined ? {} : { runToken: this.options.runToken }),
       records: batch,
       status: batchStatus(batch.map((item) => item.record)),
       usage: { ...this.usage },
