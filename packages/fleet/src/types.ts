@@ -173,6 +173,8 @@ export interface FleetSession {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** Model calls without a known price: their cost is not in `costUsd` (all unpriced: the cost is unknown). */
+  unpricedCalls: number;
   /** Records mirrored so far (the highest sequence number). */
   records: number;
 }

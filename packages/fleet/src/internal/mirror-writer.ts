@@ -119,11 +119,13 @@ export class MirrorWriter {
       await tx`update agent_registry r set records = greatest(r.records, u.last),
           status = coalesce(u.status, r.status),
           input_tokens = u.input_tokens, output_tokens = u.output_tokens, cached_tokens = u.cached_tokens,
-          reasoning_tokens = u.reasoning_tokens, cost_usd = u.cost_usd, updated_at = now()
+          reasoning_tokens = u.reasoning_tokens, cost_usd = u.cost_usd, unpriced_calls = u.unpriced_calls,
+          updated_at = now()
         from unnest(${ids}::text[], ${lasts}::bigint[], ${statuses}::text[], ${usage('input_tokens')}::bigint[],
           ${usage('output_tokens')}::bigint[], ${usage('cached_tokens')}::bigint[], ${usage('reasoning_tokens')}::bigint[],
-          ${usage('cost_usd')}::float8[], ${idTokens}::text[])
-          as u(session_id, last, status, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, token)
+          ${usage('cost_usd')}::float8[], ${usage('unpriced_calls')}::bigint[], ${idTokens}::text[])
+          as u(session_id, last, status, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd,
+            unpriced_calls, token)
         where r.session_id = u.session_id and (u.token is null or r.run_token = u.token)`;
       for (const payload of notices) await tx`select pg_notify(${this.channel}, ${payload})`;
     });

@@ -95,7 +95,7 @@ export class PgAttachment implements SessionAttachment {
         where r.run_token is not distinct from excluded.run_token
           or (r.host = excluded.host and r.pid is not distinct from excluded.pid)
           or (${tx.unsafe(LIVE_STATUS_SQL)}) not in ${tx(LIVE_STATUSES)}
-        returning records, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd`;
+        returning records, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, unpriced_calls`;
       if (registered === undefined) {
         const [owner] = await tx<{ host: string; pid: number | null; age: number }[]>`
           select host, pid, extract(epoch from now() - heartbeat_at)::float8 as age
@@ -174,6 +174,7 @@ export class PgAttachment implements SessionAttachment {
         cached_tokens: Number(row?.cached_tokens ?? 0),
         reasoning_tokens: Number(row?.reasoning_tokens ?? 0),
         cost_usd: Number(row?.cost_usd ?? 0),
+        unpriced_calls: Number(row?.unpriced_calls ?? 0),
       },
       tracePath,
       bufferLimit: this.options.bufferLimit ?? 10_000,

@@ -50,6 +50,7 @@ interface RegistryRow {
   input_tokens: string;
   output_tokens: string;
   cost_usd: number;
+  unpriced_calls: string;
   records: string;
 }
 
@@ -532,6 +533,7 @@ function toFleetSession(row: RegistryRow): FleetSession {
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
     costUsd: Number(row.cost_usd),
+    unpricedCalls: Number(row.unpriced_calls ?? 0),
     records: Number(row.records),
   };
 }

@@ -13,6 +13,8 @@ export interface UsageRow {
   cached_tokens: number;
   reasoning_tokens: number;
   cost_usd: number;
+  /** Model calls without a known price (their cost is not in `cost_usd`). */
+  unpriced_calls: number;
 }
 
 /** What a {@link PgTraceMirror} needs. */
@@ -277,6 +279,7 @@ export class PgTraceMirror implements TraceMirror {
         this.usage.cached_tokens += number('cache_read_tokens');
         this.usage.reasoning_tokens += number('reasoning_tokens');
         this.usage.cost_usd += number('cost_usd');
+        if (typeof value.cost_usd !== 'number') this.usage.unpriced_calls += 1;
         break;
       case 'run_end': {
         const usage = value.usage;
@@ -287,6 +290,7 @@ export class PgTraceMirror implements TraceMirror {
           this.usage.cached_tokens = number('cached_tokens', totals);
           this.usage.reasoning_tokens = number('reasoning_tokens', totals);
           this.usage.cost_usd = number('cost_usd', totals);
+          this.usage.unpriced_calls = number('unpriced_calls', totals);
         }
         break;
       }
