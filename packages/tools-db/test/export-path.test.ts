@@ -52,7 +52,8 @@ describe('export_query without database exports (the readonly profile)', () => {
   it('is not offered, is refused when called anyway, writes nothing, and policy check says the same', async () => {
     const work = await scratch('off');
     const tool = sqliteTool(work, profile('readonly'));
-    const operation = (tool.parameters as { properties: { operation: { enum: string[] } } }).properties.operation;
+    const operation = (tool.parameters as unknown as { properties: { operation: { enum: string[] } } }).properties
+      .operation;
     expect(operation.enum).toEqual(['query', 'list_tables', 'describe']);
     expect(tool.description).toContain("No 'export_query'");
     const result = await call(tool, { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: 'a.csv' }, work);
