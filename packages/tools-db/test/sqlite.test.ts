@@ -157,6 +157,9 @@ describe('sqlite tool on Chinook', () => {
     const unknown = await call(tools('readonly'), { operation: 'drop_everything' });
     expect(unknown).toMatchObject({
       success: false,
+      content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe" (got "drop_everything")`,
+    });
+    expect(await call(tools('readonly-exports'), { operation: 'drop_everything' })).toMatchObject({
       content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe", "export_query" (got "drop_everything")`,
     });
     const second = await copySqliteChinook();
