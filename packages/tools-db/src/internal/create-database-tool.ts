@@ -121,10 +121,10 @@ export function createDatabaseTool(
     `Query ${driver.label} databases [${aliases.length === 0 ? 'none configured' : aliases.join(', ')}]. Operations: ` +
     "'list_tables' lists tables and views (table_pattern: SQL LIKE pattern, default %; schema optional), " +
     "'describe' shows a table's columns, primary key, foreign keys and indexes (table_name, schema optional), " +
-    `'query' runs one SQL statement and shows up to row_limit rows (default ${DEFAULT_ROW_LIMIT}, at most ${MAX_ROW_LIMIT}) with the exact count of rows left out, ` +
+    `'query' runs one SQL statement and shows up to row_limit rows (default ${DEFAULT_ROW_LIMIT}, at most ${MAX_ROW_LIMIT}) with the exact count of rows left out${exportsEnabled ? ',' : '.'} ` +
     (exportsEnabled
       ? "'export_query' streams every row of one query to a new CSV file at export_path, which must end in .csv (or .tsv for tab-separated) and not exist yet. "
-      : `(No 'export_query': the '${settings.profile.name}' profile does not allow database exports.) `) +
+      : `No 'export_query': the '${settings.profile.name}' profile does not allow database exports. `) +
     `Access: ${accessText}.`;
 
   const parameters = {
