@@ -87,8 +87,13 @@ export class SqliteProcess {
       this.waiting = undefined;
       waiting?.({ type: 'error', name: 'StatementError', message: this.exited.message });
     });
+    // The process could not start (or be signalled): no `exit` may follow, so answer here.
     child.on('error', (error) => {
+      live.delete(child);
       this.exited ??= new StatementError(`the SQLite process failed: ${error.message}`);
+      const waiting = this.waiting;
+      this.waiting = undefined;
+      waiting?.({ type: 'error', name: 'StatementError', message: this.exited.message });
     });
     this.idle();
   }
