@@ -42,6 +42,7 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --fleet postgres://db/rho ps --host node-a', "a fleet: every node's sessions, filtered"],
   ['rho stats cost --by label', "the fleet's cost and tokens per label"],
   ['rho dashboard', 'sessions, costs and tools in the browser (127.0.0.1, with a token)'],
+  ['rho db check warehouse', "what the alias's account can do beyond reading, with a GRANT script"],
   ['rho submit -f tasks.jsonl; rho worker -j 4', 'queue tasks; run them on workers anywhere (--fleet URL)'],
 ];
 

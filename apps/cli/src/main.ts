@@ -67,6 +67,7 @@ const SUBCOMMANDS = [
   'connect',
   'export',
   'policy',
+  'db',
   'fleet',
   'stats',
   'dashboard',
@@ -182,6 +183,32 @@ function buildParser(
         },
       )
       .demandCommand(1, 'Use: rho policy check --shell "CMD" | --write PATH | --sql "SQL" --dialect D'),
+  );
+  parser.command('db', 'Check the configured database accounts', (db) =>
+    db
+      .command(
+        'check <alias>',
+        "What an alias's configured account can do that it should not for read-only use, with a GRANT script for a least-privilege read account (exit 0 fit, 1 too powerful)",
+        (check) =>
+          check
+            .positional('alias', { type: 'string', demandOption: true, describe: 'Database alias of databases.yaml' })
+            .option('db-config', {
+              type: 'string',
+              describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)',
+            })
+            .option('role', {
+              type: 'string',
+              describe: 'Name of the read account in the GRANT script (default: rho_reader)',
+            })
+            .option('json', { type: 'boolean', default: false, describe: 'Print the report as JSON' }),
+        async (argv) => {
+          const { dbCheckCommand } = await import('./commands/db-command.js');
+          setExit(
+            await dbCheckCommand(argv as unknown as import('./commands/db-command.js').DbCheckArguments, terminal, env),
+          );
+        },
+      )
+      .demandCommand(1, 'Use: rho db check ALIAS [--json]'),
   );
   return parser
     .scriptName('rho')

@@ -1,6 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
+import { databaseExportsEnabled } from './permission-profile.js';
 import type { PermissionProfile } from './permission-profile.js';
 
 /**
@@ -187,6 +188,12 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
     return deny(
       'file_write.edit',
       `Editing files needs file_write mode full; the '${profile.name}' profile has ${profile.fileWrite}.`,
+    );
+  }
+  if (writer === 'export' && !databaseExportsEnabled(profile)) {
+    return deny(
+      'database_exports.off',
+      `export_query writes a file, which the '${profile.name}' profile does not allow: it has database_exports off${profile.databaseExports === undefined ? ' (the default when file_write is off)' : ''}. Show the rows with the query operation instead, or use a profile with database_exports: on.`,
     );
   }
   const createOnly = writer === 'export' || profile.fileWrite === 'create-only';

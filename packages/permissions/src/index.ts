@@ -9,6 +9,7 @@ export {
   FILE_WRITE_MODES,
   SANDBOX_MODES,
   SHELL_MODES,
+  databaseExportsEnabled,
   parseProfile,
 } from './permission-profile.js';
 export type {

@@ -88,6 +88,19 @@ export interface PermissionProfile {
   sandbox?: ProfileSandboxMode;
   /** Decisions for MCP tools (YAML `mcp`); absent: every MCP tool asks (none under `approval: none`). */
   mcp?: McpPermissions;
+  /**
+   * Whether `export_query` may write CSV files (YAML `database_exports: on|off`). Absent: on when
+   * the profile writes files (`fileWrite` is not `off`), off otherwise; see {@link databaseExportsEnabled}.
+   */
+  databaseExports?: boolean;
+}
+
+/**
+ * Whether the profile lets `export_query` write a file: `database_exports` when the profile says,
+ * otherwise only when it lets the file tools write (so `readonly` never writes one, `-y` or not).
+ */
+export function databaseExportsEnabled(profile: PermissionProfile): boolean {
+  return profile.databaseExports ?? profile.fileWrite !== 'off';
 }
 
 function modeField<const T extends string>(field: string, allowed: readonly T[]) {
@@ -160,6 +173,14 @@ const topLevelEntries = {
   shell_working_dir: v.optional(v.nullable(v.string('shell_working_dir must be a string'))),
   bash_only: v.optional(v.boolean('bash_only must be true or false')),
   sandbox: v.optional(modeField('sandbox', SANDBOX_MODES)),
+  database_exports: v.optional(
+    v.pipe(
+      v.unknown(),
+      // YAML 1.1 readers turn on/off into true/false: accept both spellings.
+      v.transform((value) => (value === true ? 'on' : value === false ? 'off' : value)),
+      v.picklist(['on', 'off'], (issue) => `database_exports must be on or off (got ${JSON.stringify(issue.input)})`),
+    ),
+  ),
   mcp: v.optional(
     v.strictObject(
       {
@@ -224,6 +245,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
   };
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
   if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
+  if (data.database_exports !== undefined) profile.databaseExports = data.database_exports === 'on';
   if (data.mcp !== undefined) {
     profile.mcp = {
       allow: [...(data.mcp.allow ?? [])],
@@ -255,6 +277,7 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
     ...(profile.shellWorkingDir ? { shell_working_dir: profile.shellWorkingDir } : {}),
     bash_only: profile.bashOnly,
     ...(profile.sandbox === undefined ? {} : { sandbox: profile.sandbox }),
+    ...(profile.databaseExports === undefined ? {} : { database_exports: profile.databaseExports ? 'on' : 'off' }),
     ...(profile.mcp === undefined
       ? {}
       : {
