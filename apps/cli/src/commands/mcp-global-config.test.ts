@@ -144,7 +144,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toBe('notes  http: https://notes.example/mcp\n');
     expect(list.stderr).toContain(
-      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet).\n`,
+      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet, worker).\n`,
     );
     expect(list.stderr).toContain(
       `Warning: ${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,
