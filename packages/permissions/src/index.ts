@@ -46,5 +46,12 @@ export { checkSql } from './check-sql.js';
 export type { SqlDecision, SqlDialect } from './check-sql.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
 export type { PolicyExplanation, PolicyRequest, WriteTool } from './explain-policy.js';
-export { declaredMcpIdentity, MCP_DECISIONS, mcpPatternProblem, mcpToolRuling } from './mcp-rules.js';
+export {
+  declaredMcpIdentity,
+  MCP_DECISIONS,
+  mcpPatternProblem,
+  mcpReadOnlyProblem,
+  mcpToolRuling,
+  promisesNoChanges,
+} from './mcp-rules.js';
 export type { McpDecision, McpPermissions, McpToolIdentity, McpToolRuling } from './mcp-rules.js';
