@@ -55,3 +55,5 @@ export {
   promisesNoChanges,
 } from './mcp-rules.js';
 export type { McpDecision, McpPermissions, McpToolIdentity, McpToolRuling } from './mcp-rules.js';
+export { LOCAL_FILES } from './file-lookup.js';
+export type { EntryKind, FileLookup } from './file-lookup.js';
