@@ -50,8 +50,12 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
     RHO_HOME: join(root, 'client-home'),
     ...extra,
   });
-  const startWorker = async (host: string, ...args: string[]) => {
+  const startWorker = async (host: string, ...args: string[]) => startWorkerWith(host, undefined, ...args);
+  /** Starts `rho worker` as node `host`, its `$RHO_HOME/config.yaml` holding `config` when given. */
+  const startWorkerWith = async (host: string, config: string | undefined, ...args: string[]) => {
     const log: string[] = [];
+    const home = mkdtempSync(join(root, `home-${host}-`));
+    if (config !== undefined) writeFileSync(join(home, 'config.yaml'), config);
     const child = spawn(process.execPath, [bin, 'worker', '--json', '--poll', '0.2', ...args], {
       cwd: workDir,
       env: {
@@ -59,7 +63,7 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
         HOME: process.env.HOME,
         RHO_FLEET_URL: POSTGRES_URL,
         RHO_QUEUE_SCHEMA: schema,
-        RHO_HOME: mkdtempSync(join(root, `home-${host}-`)),
+        RHO_HOME: home,
         RHO_WORKER_HOST: host,
         OPENAI_BASE_URL: own.url,
         OPENAI_API_KEY: WORKER_KEY,
@@ -163,5 +167,33 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
     // Allowed by the worker's operator: the request arrives there, with the worker's key.
     expect(foreign.requests.length).toBeGreaterThan(0);
     expect(foreign.requests[0]!.headers.authorization).toBe(`Bearer ${WORKER_KEY}`);
+  });
+
+  it('reads its allowlists from worker: in $RHO_HOME/config.yaml, flags replacing a key', async () => {
+    const log = await startWorkerWith(
+      'node-config',
+      `worker:\n  allow_profiles: [readonly, developer]\n  allow_endpoints: [${foreign.url}]\n`,
+      '--labels',
+      'configured',
+      '--allow-profile',
+      'readonly',
+    );
+    const started = JSON.parse(log.find((line) => line.includes('"worker_started"'))!) as {
+      allow: { profiles: string[]; dirs: string[]; endpoints: string[] };
+    };
+    expect(started.allow).toEqual({ profiles: ['readonly'], dirs: [workDir], endpoints: [foreign.url] });
+    const [id] = await submitFile([{ prompt: 'hello dev', labels: ['configured'], profile: 'developer' }]);
+    const tasks = await final([id!]);
+    expect(tasks.get(id!)!.result!.error).toContain("profile 'developer' is not allowed on this worker");
+  });
+
+  it('rho tasks roles prints the GRANT script for the queue schema, without connecting', async () => {
+    const roles = await runRho(['tasks', 'roles', '--worker-role', 'nodes'], { env: { RHO_QUEUE_SCHEMA: 'jobs' } });
+    expect(roles.code, roles.stderr).toBe(0);
+    expect(roles.stdout).toContain('grant usage on schema jobs to rho_queue_submitter, nodes;');
+    expect(roles.stdout).toContain('create policy submitter_update on jobs.rho_task');
+    const bad = await runRho(['tasks', 'roles', '--submitter-role', 'x; drop table y']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('is not a lower-case SQL identifier');
   });
 });
