@@ -47,10 +47,10 @@ $$;
 grant usage on schema ${schema} to ${submitter}, ${worker};
 
 -- pg-boss's tables, as pg-boss uses them: both read; submitters add and cancel jobs, workers take,
--- renew, complete and archive them.
+-- renew, complete and archive them (pg-boss fails or retries a job by deleting and re-inserting it).
 grant select on all tables in schema ${schema} to ${submitter}, ${worker};
 grant insert, update on ${schema}.job to ${submitter};
-grant update, delete on ${schema}.job to ${worker};
+grant insert, update, delete on ${schema}.job to ${worker};
 grant update on ${schema}.version to ${worker};
 do $$
 begin

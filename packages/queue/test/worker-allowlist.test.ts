@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTaskQueue, createTaskWorker, parseTaskSpec, queueRolesSql, taskAllowlist } from '../src/index.js';
-import type { RunnableTask, TaskQueue, TaskRunner, TaskWorker } from '../src/index.js';
+import type { RunnableTask, TaskQueue, TaskResult, TaskRunner, TaskWorker } from '../src/index.js';
 import { dropSchema, POSTGRES_URL, postgresAvailable, testSchema, waitFor } from './support/postgres.js';
 
 const available = await postgresAvailable();
@@ -186,6 +186,8 @@ describe.skipIf(!available)('queue roles: submitters and workers are separate da
   it('lets a submitter submit (a new label set too) and read results, and a worker run the task', async () => {
     const [id] = await submitter.submit([parseTaskSpec({ prompt: 'via roles', labels: ['fresh'] }, 'test')]);
     const script = recordingRunner();
+    const errors: Error[] = [];
+    const before = await admin.query<{ at: Date | null }>(`select maintained_on as at from ${schema}.version`);
     const worker = await createTaskWorker({
       url: as(roles.node),
       schema,
@@ -194,6 +196,7 @@ describe.skipIf(!available)('queue roles: submitters and workers are separate da
       leaseSeconds: 2,
       maintenanceSeconds: 1,
       pollSeconds: 0.2,
+      onError: (error) => errors.push(error),
     });
     workers.push(worker);
     const task = await waitFor(async () => {
@@ -202,6 +205,35 @@ describe.skipIf(!available)('queue roles: submitters and workers are separate da
     }, 'the task done');
     expect(task.result).toMatchObject({ status: 'completed', answer: 'ran' });
     expect(script.started.map((started) => started.id)).toEqual([id]);
+    // pg-boss's maintenance (lease expiry, archiving) runs as the worker role too, without an error.
+    await waitFor(async () => {
+      const { rows } = await admin.query<{ at: Date | null }>(`select maintained_on as at from ${schema}.version`);
+      return rows[0]?.at !== null && rows[0]?.at?.getTime() !== before.rows[0]?.at?.getTime();
+    }, "a maintenance run by the worker's role");
+    expect(errors.map((error) => error.message)).toEqual([]);
+    // A task still running when the worker drains is handed back (pg-boss fails and re-inserts it).
+    const [held] = await submitter.submit([parseTaskSpec({ prompt: 'held', labels: ['held'] }, 'test')]);
+    const holding = await createTaskWorker({
+      url: as(roles.node),
+      schema,
+      labels: ['held'],
+      leaseSeconds: 2,
+      pollSeconds: 0.2,
+      onError: (error) => errors.push(error),
+      runner: () => {
+        let stop!: () => void;
+        const result = new Promise<TaskResult>((resolve) => (stop = () => resolve({ status: 'cancelled' })));
+        return { result, stop: () => stop() };
+      },
+    });
+    await waitFor(
+      async () => (await submitter.list({ ids: [held!] }))[0]?.state === 'running',
+      'the held task running',
+    );
+    await holding.drain(0);
+    expect((await submitter.list({ ids: [held!] }))[0]).toMatchObject({ state: 'queued', attempt: 1 });
+    expect(errors.map((error) => error.message)).toEqual([]);
+    await submitter.cancel(held!);
     // A submitter cancels its queued task.
     const [later] = await submitter.submit([parseTaskSpec({ prompt: 'later', labels: ['nobody'] }, 'test')]);
     expect((await submitter.cancel(later!)).state).toBe('cancelled');
