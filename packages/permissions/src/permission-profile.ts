@@ -1,6 +1,6 @@
 import { ConfigError } from '@rho/core';
 import * as v from 'valibot';
-import { MCP_DECISIONS, mcpPatternProblem, type McpPermissions } from './mcp-rules.js';
+import { MCP_DECISIONS, mcpPatternProblem, mcpReadOnlyProblem, type McpPermissions } from './mcp-rules.js';
 
 /** How the `bash` tool runs: `restricted` checks every command against the shell policy. */
 export type ShellMode = 'restricted' | 'unrestricted';
@@ -188,11 +188,23 @@ const topLevelEntries = {
         allow: v.optional(mcpPatterns('mcp.allow')),
         ask: v.optional(mcpPatterns('mcp.ask')),
         deny: v.optional(mcpPatterns('mcp.deny')),
+        read_only: v.optional(
+          v.pipe(
+            stringList('mcp.read_only'),
+            v.check(
+              (entries) => entries.every((entry) => mcpReadOnlyProblem(entry) === undefined),
+              (issue) => {
+                const bad = (issue.input as string[]).find((entry) => mcpReadOnlyProblem(entry) !== undefined) ?? '';
+                return `mcp.read_only entry ${JSON.stringify(bad)} ${mcpReadOnlyProblem(bad) ?? ''}`;
+              },
+            ),
+          ),
+        ),
       },
       (issue) =>
         issue.path?.length
-          ? unknownKeyMessage('mcp', issue, ['default', 'allow', 'ask', 'deny'])
-          : 'mcp must be a mapping with default, allow, ask and deny',
+          ? unknownKeyMessage('mcp', issue, ['default', 'allow', 'ask', 'deny', 'read_only'])
+          : 'mcp must be a mapping with default, allow, ask, deny and read_only',
     ),
   ),
 };
@@ -253,6 +265,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
       deny: [...(data.mcp.deny ?? [])],
     };
     if (data.mcp.default !== undefined) profile.mcp.default = data.mcp.default;
+    if (data.mcp.read_only !== undefined) profile.mcp.readOnly = [...data.mcp.read_only];
   }
   return profile;
 }
@@ -286,6 +299,7 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
             allow: profile.mcp.allow,
             ask: profile.mcp.ask,
             deny: profile.mcp.deny,
+            ...(profile.mcp.readOnly === undefined ? {} : { read_only: profile.mcp.readOnly }),
           },
         }),
   };

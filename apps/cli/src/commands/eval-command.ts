@@ -325,10 +325,13 @@ export async function evalSqlCommand(
       queue,
       {
         dataset,
+        // A resumed bundled run names rho's own copy of the databases: each worker uses its own
+        // copy (a path of this machine is a directory the worker need not allow).
         bundled:
           source !== undefined &&
           evaluation.BUNDLED_SQL_DATASETS.includes(source as 'chinook') &&
-          databasesDir === undefined,
+          (databasesDir === undefined ||
+            resolve(databasesDir) === join(evaluation.bundledSqlDatasetDir(source as 'chinook'), 'dev_databases')),
         ...(argv.workerDbDir === undefined ? {} : { workerDatabasesDir: argv.workerDbDir }),
         model,
         labels: argv.label ?? [],
