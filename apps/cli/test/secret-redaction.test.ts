@@ -1,0 +1,153 @@
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startLoopbackServer } from '@rho/core/testing';
+import type { LoopbackServer } from '@rho/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runRho } from './support/run-rho.js';
+
+// Known secrets never reach the model, the trace or an export: a tool that prints rho's API key,
+// a database password of $RHO_HOME/databases.yaml or an MCP server's env value is redacted before
+// the next model request is made and before the trace is written.
+
+const here = dirname(fileURLToPath(import.meta.url));
+const everythingServer = join(
+  here,
+  '..',
+  'node_modules',
+  '@modelcontextprotocol',
+  'server-everything',
+  'dist',
+  'index.js',
+);
+
+let server: LoopbackServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function project(): { home: string; work: string } {
+  return {
+    home: mkdtempSync(join(tmpdir(), 'rho-redact-home-')),
+    work: realpathSync(mkdtempSync(join(tmpdir(), 'rho-redact-work-'))),
+  };
+}
+
+/** A model that calls `tool` with `args`, then answers `done`. */
+function callThenDone(tool: string, args: Record<string, unknown>) {
+  return [
+    { type: 'response' as const, toolCalls: [{ name: tool, arguments: JSON.stringify(args) }] },
+    { type: 'response' as const, text: 'done' },
+  ];
+}
+
+/**
+ * Every file of the session's directory (trace, meta.json, config.yaml, control files) read
+ * whole, but secrets.json: the owner-only file that keeps what config.yaml must not.
+ */
+function sessionFiles(home: string): { id: string; text: string; names: string[] } {
+  const [id] = readdirSync(join(home, 'sessions'));
+  const directory = join(home, 'sessions', id!);
+  const names = readdirSync(directory).filter((name) => statSync(join(directory, name)).isFile());
+  const text = names
+    .filter((name) => name !== 'secrets.json')
+    .map((name) => readFileSync(join(directory, name), 'utf8'))
+    .join('\n');
+  return { id: id!, names, text };
+}
+
+/** The tool result the model was sent in its second request. */
+function toolResult(loopback: LoopbackServer): string {
+  const messages = loopback.requests[1]?.body.messages as { role: string; content: string }[];
+  return messages.findLast((message) => message.role === 'tool')?.content ?? '';
+}
+
+async function checkNowhere(secret: string, home: string, loopback: LoopbackServer): Promise<string> {
+  const result = toolResult(loopback);
+  expect(JSON.stringify(loopback.requests.map((request) => request.body))).not.toContain(secret);
+  const { id, text, names } = sessionFiles(home);
+  expect(names).toContain('trace.jsonl');
+  expect(text).not.toContain(secret);
+  const exported = await runRho(['export', id], { env: { RHO_HOME: home } });
+  expect(exported.code).toBe(0);
+  expect(exported.stdout).not.toContain(secret);
+  return result;
+}
+
+describe('known secrets never reach the model (through the real CLI)', () => {
+  it('redacts the model API key a bash command prints, split across two writes, from the next request, the trace and the export', async () => {
+    const { home, work } = project();
+    const key = 'sk-proj-Zq81nV0cR4t7Kp2Lm9Xw';
+    writeFileSync(join(work, 'notes.txt'), `the key: ${key}\n`);
+    server = await startLoopbackServer({
+      steps: callThenDone('bash', {
+        command: `printf '%s' "\${OPENAI_API_KEY:0:12}"; sleep 0.3; printf '%s\\n' "\${OPENAI_API_KEY:12}"; cat notes.txt`,
+      }),
+    });
+    const run = await runRho(['--base-url', server.url, '--profile', 'unrestricted', '-y', 'print the key'], {
+      env: { RHO_HOME: home, OPENAI_API_KEY: key },
+      cwd: work,
+    });
+    expect(run.stderr).not.toContain(key);
+    expect(run.code).toBe(0);
+    const result = await checkNowhere(key, home, server);
+    expect(result).toContain('[REDACTED:OPENAI_API_KEY]');
+    expect(result).toContain('the key: [REDACTED:OPENAI_API_KEY]');
+    // No piece of the key is left where the two writes met.
+    expect(result).not.toContain(key.slice(0, 12));
+  }, 60_000);
+
+  it('redacts a database password of $RHO_HOME/databases.yaml that a tool prints', async () => {
+    const { home, work } = project();
+    const password = 'pg-Secret-4411-kestrel';
+    writeFileSync(
+      join(home, 'databases.yaml'),
+      `databases:\n  shop:\n    type: postgres\n    host: 127.0.0.1\n    user: postgres\n    password: ${password}\n    database: postgres\n`,
+    );
+    server = await startLoopbackServer({
+      steps: callThenDone('bash', { command: `cat ${JSON.stringify(join(home, 'databases.yaml'))}` }),
+    });
+    // Run on this machine, where $RHO_HOME can be read (a sandbox may hide it).
+    const run = await runRho(
+      ['--base-url', server.url, '--profile', 'unrestricted', '--backend', 'local', '-y', 'show the config'],
+      {
+        env: { RHO_HOME: home, OPENAI_API_KEY: 'sk-test-0000' },
+        cwd: work,
+      },
+    );
+    expect(run.code).toBe(0);
+    const result = await checkNowhere(password, home, server);
+    expect(result).toContain('password: [REDACTED:databases.shop.password]');
+  }, 60_000);
+
+  it("redacts an MCP server's env value that its tool prints, and keeps it out of the saved config.yaml", async () => {
+    const { home, work } = project();
+    const token = 'mcp-tok-7Hq2Wz91Lx';
+    const config = join(work, 'agent.yaml');
+    writeFileSync(
+      config,
+      [
+        'mcp_servers:',
+        '  everything:',
+        `    command: ${JSON.stringify(process.execPath)}`,
+        `    args: [${JSON.stringify(everythingServer)}, stdio]`,
+        '    env:',
+        `      SERVICE_TOKEN: ${token}`,
+        '',
+      ].join('\n'),
+    );
+    server = await startLoopbackServer({ steps: callThenDone('everything__get-env', {}) });
+    const run = await runRho(
+      ['--base-url', server.url, '--config', config, '--profile', 'unrestricted', '-y', 'show the env'],
+      { env: { RHO_HOME: home, OPENAI_API_KEY: 'sk-test-0000' }, cwd: work },
+    );
+    expect(run.code).toBe(0);
+    const result = await checkNowhere(token, home, server);
+    expect(result).toContain('[REDACTED:mcp_servers.everything.env.SERVICE_TOKEN]');
+    const { names } = sessionFiles(home);
+    // What config.yaml lost waits, readable by its owner only, for a resume.
+    expect(names).toContain('secrets.json');
+  }, 60_000);
+});
