@@ -152,3 +152,46 @@ function urlPassword(value: string, take: (value: string) => void): void {
     // Not a URL.
   }
 }
+
+/**
+ * {@link knownSecretsRedactor} for commands that run no agent (`rho export`, `rho eval`): the
+ * environment, `$RHO_HOME/config.yaml` (its MCP servers resolved), and the database aliases of
+ * `--db-config`/`RHO_DB_CONFIG`/`$RHO_HOME/databases.yaml`. A file that cannot be read adds
+ * nothing (the command reports its own errors).
+ */
+export async function processSecretsRedactor(
+  env: NodeJS.ProcessEnv,
+  home: string,
+  options: { dbConfigPath?: string } = {},
+): Promise<SecretRedactor> {
+  const [{ loadUserConfig }, { resolveDatabaseConfig }, { parseMcpServerSources }] = await Promise.all([
+    import('@rho/core'),
+    import('@rho/tools-db'),
+    import('@rho/tools-mcp'),
+  ]);
+  const documents: unknown[] = [];
+  const more: MoreKnownSecrets = {};
+  try {
+    const userConfig = loadUserConfig(home);
+    documents.push(userConfig);
+    try {
+      more.mcpServers = parseMcpServerSources([{ origin: userConfig.path, servers: userConfig.mcpServers }], { env });
+    } catch {
+      // A server whose ${VAR} is unset: its written settings are still in the document.
+    }
+  } catch {
+    // No readable config.yaml.
+  }
+  try {
+    more.databases = (
+      await resolveDatabaseConfig({
+        env,
+        rhoHome: home,
+        ...(options.dbConfigPath === undefined ? {} : { path: options.dbConfigPath }),
+      })
+    ).databases;
+  } catch {
+    // No readable databases.yaml.
+  }
+  return knownSecretsRedactor(env, documents, more);
+}

@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startLoopbackServer } from '@rho/core/testing';
+import { Agent, defineTool } from '@rho/core';
+import { createScriptedModelClient, startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';
@@ -146,8 +147,44 @@ describe('known secrets never reach the model (through the real CLI)', () => {
     expect(run.code).toBe(0);
     const result = await checkNowhere(token, home, server);
     expect(result).toContain('[REDACTED:mcp_servers.everything.env.SERVICE_TOKEN]');
-    const { names } = sessionFiles(home);
+    const { id, names } = sessionFiles(home);
     // What config.yaml lost waits, readable by its owner only, for a resume.
     expect(names).toContain('secrets.json');
+    expect(statSync(join(home, 'sessions', id, 'secrets.json')).mode & 0o077).toBe(0);
+
+    // A resume starts the server from the saved config with its token put back, and redacts again.
+    await server.close();
+    server = await startLoopbackServer({ steps: callThenDone('everything__get-env', {}) });
+    const resumed = await runRho(['--base-url', server.url, '--resume', id, '-y', 'again'], {
+      env: { RHO_HOME: home, OPENAI_API_KEY: 'sk-test-0000' },
+      cwd: work,
+    });
+    expect(resumed.stderr).not.toContain(token);
+    expect(resumed.code).toBe(0);
+    expect(await checkNowhere(token, home, server)).toContain('[REDACTED:mcp_servers.everything.env.SERVICE_TOKEN]');
   }, 60_000);
+
+  it('rho export redacts a trace written before rho redacted its records', async () => {
+    const { home, work } = project();
+    const key = 'sk-old-trace-5Tz8Qa2Wm';
+    const directory = join(home, 'sessions', 'old12345');
+    mkdirSync(directory, { recursive: true });
+    const client = createScriptedModelClient({
+      steps: [{ toolCalls: [{ id: 'c1', name: 'env', arguments: {} }] }, { text: `The key is ${key}.` }],
+    });
+    const env = defineTool({
+      name: 'env',
+      description: 'Prints the environment.',
+      parameters: { type: 'object', properties: {} },
+      async handle() {
+        return { content: `OPENAI_API_KEY=${key}`, success: true };
+      },
+    });
+    await new Agent({ tools: [env], client }).createSession({ id: 'old12345', directory }).run(`Use ${key}`);
+    expect(readFileSync(join(directory, 'trace.jsonl'), 'utf8')).toContain(key);
+    const exported = await runRho(['export', 'old12345'], { env: { RHO_HOME: home, OPENAI_API_KEY: key }, cwd: work });
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).not.toContain(key);
+    expect(exported.stdout).toContain('[REDACTED:OPENAI_API_KEY]');
+  });
 });
