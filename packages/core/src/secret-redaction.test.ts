@@ -82,3 +82,15 @@ describe('createSecretRedactor: named secrets, overlaps, many secrets', () => {
     expect(out.startsWith('start [REDACTED] middle ')).toBe(true);
   });
 });
+
+describe('createSecretRedactor: few secrets and many give the same text', () => {
+  it('replaces overlapping and repeated secrets alike whether it searches each or scans once', () => {
+    const few = ['abcdef12', 'ef12345678', 'zz-token-99'];
+    const filler = Array.from({ length: 200 }, (_, index) => `filler-secret-${index}-qq`);
+    const text = 'x abcdef12345678 y zz-token-99zz-token-99 abcdef12 ef1234567 ef12345678';
+    const searched = createSecretRedactor(few).text(text);
+    const scanned = createSecretRedactor([...few, ...filler]).text(text);
+    expect(scanned).toBe(searched);
+    expect(searched).toBe('x [REDACTED] y [REDACTED][REDACTED] [REDACTED] ef1234567 [REDACTED]');
+  });
+});

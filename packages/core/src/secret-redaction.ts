@@ -47,9 +47,10 @@ const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@'"]*:)([^\s/?#@'"]+)@/gi
  * than six characters are not taken as secrets. Where secrets overlap in a text, the whole
  * overlapping stretch is replaced (so no part of either is left).
  *
- * The cost does not grow with the number of secrets: a text is scanned once, with a rolling hash
- * of a window as long as the shortest secret (a table lookup per character); only a window whose
- * hash is a secret's is compared.
+ * The cost does not grow with the number of secrets: beyond a few (where the engine's own string
+ * search, once per secret, is quicker), a text is scanned once, with a rolling hash of a window as
+ * long as the shortest secret (a table lookup per character); only a window whose hash is a
+ * secret's is compared.
  */
 export function createSecretRedactor(secrets: Iterable<SecretInput> = []): SecretRedactor {
   const named: NamedSecret[] = [];
@@ -65,7 +66,12 @@ export function createSecretRedactor(secrets: Iterable<SecretInput> = []): Secre
     for (const form of formsOf(secret.value)) if (!markers.has(form)) markers.set(form, marker);
   }
   const list = [...markers.keys()].sort((left, right) => right.length - left.length);
-  const replaceKnown = list.length === 0 ? (value: string) => value : knownSecretMatcher(markers);
+  const replaceKnown =
+    list.length === 0
+      ? (value: string) => value
+      : list.length <= FEW_SECRETS
+        ? fewSecretsMatcher(list, markers)
+        : knownSecretMatcher(markers);
   const text = (value: string): string => {
     const result = replaceKnown(value);
     if (!result.includes('://')) return result;
@@ -101,6 +107,42 @@ function formsOf(value: string): string[] {
   const escaped = JSON.stringify(value).slice(1, -1);
   if (escaped !== value) forms.push(escaped);
   return forms;
+}
+
+/** Up to this many forms of secrets, each is searched for on its own (native search beats one JS pass). */
+const FEW_SECRETS = 24;
+
+/** Replaces each secret found by a search of its own; overlapping finds become one stretch. */
+function fewSecretsMatcher(
+  secrets: readonly string[],
+  markers: ReadonlyMap<string, string>,
+): (value: string) => string {
+  return (text: string): string => {
+    let finds: { start: number; end: number; marker: string }[] | undefined;
+    for (const secret of secrets) {
+      for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1))
+        (finds ??= []).push({ start: at, end: at + secret.length, marker: markers.get(secret)! });
+    }
+    if (finds === undefined) return text;
+    // By start, the longest first at one start: its marker names the stretch.
+    finds.sort((left, right) => left.start - right.start || right.end - left.end);
+    const parts: string[] = [];
+    let copied = 0;
+    let index = 0;
+    while (index < finds.length) {
+      const { start, marker } = finds[index]!;
+      let end = finds[index]!.end;
+      index += 1;
+      while (index < finds.length && finds[index]!.start < end) {
+        end = Math.max(end, finds[index]!.end);
+        index += 1;
+      }
+      parts.push(text.slice(copied, start), marker);
+      copied = end;
+    }
+    parts.push(text.slice(copied));
+    return parts.join('');
+  };
 }
 
 const HASH_BASE = 31;
@@ -189,13 +231,20 @@ function redactValue(value: unknown, text: (value: string) => string): unknown {
     }
     return copy ?? value;
   }
-  const entries = Object.entries(value);
-  let changed = false;
-  const redacted = entries.map(([key, item]): [string, unknown] => {
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  let copy: Record<string, unknown> | undefined;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    const item = record[key];
     const newKey = text(key);
     const newItem = redactValue(item, text);
-    if (newKey !== key || newItem !== item) changed = true;
-    return [newKey, newItem];
-  });
-  return changed ? Object.fromEntries(redacted) : value;
+    if (copy === undefined && (newKey !== key || newItem !== item)) {
+      // The first change: the entries before it are copied as they are.
+      copy = {};
+      for (let before = 0; before < index; before += 1) copy[keys[before]!] = record[keys[before]!];
+    }
+    if (copy !== undefined) copy[newKey] = newItem;
+  }
+  return copy ?? value;
 }
