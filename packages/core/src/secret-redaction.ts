@@ -10,7 +10,7 @@ export interface NamedSecret {
 }
 
 /** What {@link createSecretRedactor} takes: secrets, named or not (empty and missing ones are skipped). */
-export type SecretInput = string | NamedSecret | undefined | null;
+export type SecretInput = string | { name: string; value: string | undefined } | undefined | null;
 
 /**
  * The one gate secrets do not pass: what the model and the trace see (every tool result and trace
