@@ -100,6 +100,19 @@ describe('known secrets never reach the model (through the real CLI)', () => {
     expect(result).not.toContain(key.slice(0, 12));
   }, 60_000);
 
+  it('redacts the key rho loaded from .env when a readonly tool reads that file', async () => {
+    const { home, work } = project();
+    const key = 'sk-dotenv-Hq3Lm8Zt2Vx61';
+    writeFileSync(join(work, '.env'), `OPENAI_API_KEY=${key}\n`);
+    server = await startLoopbackServer({ steps: callThenDone('read', { path: '.env' }) });
+    const run = await runRho(['--base-url', server.url, 'read .env'], { env: { RHO_HOME: home }, cwd: work });
+    expect(run.code).toBe(0);
+    // The key did reach the model server as the client's credential (rho loaded it from .env)...
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
+    // ...but never as content.
+    await checkNowhere(key, home, server);
+  }, 60_000);
+
   it('redacts a database password of $RHO_HOME/databases.yaml that a tool prints', async () => {
     const { home, work } = project();
     const password = 'pg-Secret-4411-kestrel';
