@@ -146,13 +146,12 @@ function fewSecretsMatcher(
 }
 
 const HASH_BASE = 31;
-const TABLE_BITS = 16;
-const TABLE_MASK = (1 << TABLE_BITS) - 1;
 
 /**
  * Replaces every known secret of `markers` (secret → marker) in one pass. A rolling hash of a
- * window of the shortest secret's length marks, in a 64 K table, the windows that start a secret;
- * only those positions are compared with the secrets of that hash (longest first).
+ * window of the shortest secret's length marks, in a bit table about 64 times larger than the
+ * number of secrets (so few other windows hit one), the windows that start a secret; only those
+ * positions are compared with the secrets of that hash (longest first).
  */
 function knownSecretMatcher(markers: ReadonlyMap<string, string>): (value: string) => string {
   const secrets = [...markers.keys()].sort((left, right) => right.length - left.length);
@@ -165,12 +164,15 @@ function knownSecretMatcher(markers: ReadonlyMap<string, string>): (value: strin
       hash = (Math.imul(hash, HASH_BASE) + text.charCodeAt(start + index)) | 0;
     return hash;
   };
-  const slot = (hash: number): number => (hash ^ (hash >>> TABLE_BITS)) & TABLE_MASK;
-  const table = new Uint8Array(1 << TABLE_BITS);
+  const bits = Math.min(24, Math.max(16, Math.ceil(Math.log2(secrets.length * 64))));
+  const mask = (1 << bits) - 1;
+  const slot = (hash: number): number => (hash ^ (hash >>> bits)) & mask;
+  const table = new Uint32Array(1 << (bits - 5));
   const buckets = new Map<number, { secret: string; marker: string }[]>();
   for (const secret of secrets) {
     const hash = hashAt(secret, 0);
-    table[slot(hash)] = 1;
+    const at = slot(hash);
+    table[at >>> 5]! |= 1 << (at & 31);
     let bucket = buckets.get(hash);
     if (bucket === undefined) buckets.set(hash, (bucket = []));
     bucket.push({ secret, marker: markers.get(secret)! });
@@ -186,7 +188,8 @@ function knownSecretMatcher(markers: ReadonlyMap<string, string>): (value: strin
     let spanMarker = '';
     let hash = hashAt(text, 0);
     for (let position = 0; ; position += 1) {
-      if (table[slot(hash)] === 1) {
+      const at = slot(hash);
+      if ((table[at >>> 5]! & (1 << (at & 31))) !== 0) {
         const bucket = buckets.get(hash);
         if (bucket !== undefined) {
           for (const candidate of bucket) {
