@@ -53,3 +53,12 @@ describe('knownSecretsRedactor', () => {
     );
   });
 });
+
+describe('knownSecretsRedactor: words are not secrets', () => {
+  it("does not take a default password that is a plain word (it would rename the postgres tool in the model's history)", () => {
+    const redactor = knownSecretsRedactor({ PGPASSWORD: 'postgres', DB_PASSWORD: 'changeme' }, [], {
+      databases: [{ alias: 'local', password: 'postgres' }],
+    });
+    expect(redactor.text('called postgres with changeme')).toBe('called postgres with changeme');
+  });
+});

@@ -11,6 +11,12 @@ const MIN_LENGTH = 8;
 const OTEL_HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'];
 /** A reference to a variable, as written in a config (`${GITHUB_TOKEN}`): not a value. */
 const REFERENCE = /^\$\{[^}]*\}$/;
+/**
+ * A short word of lower-case letters (`postgres`, `changeme`, `password`): a default, not a
+ * secret worth its cost. Taken, it would replace a tool's name (`postgres`), a setting or a word
+ * everywhere in what the model reads.
+ */
+const WORD = /^[a-z]{1,12}$/;
 
 /** Secrets rho was configured with beyond the environment and the config documents. */
 export interface MoreKnownSecrets {
@@ -34,7 +40,8 @@ export interface MoreKnownSecrets {
  * (fleet url, database connections), every setting whose key names a secret (`password:`,
  * `api_key:`, `headers:`) in the agent config and `$RHO_HOME/config.yaml`, the passwords of the
  * database aliases, and the credentials of the MCP servers (`headers`, and `env` values that are
- * secret-named or look like a credential). Each is replaced with `[REDACTED:NAME]`, NAME saying
+ * secret-named or look like a credential). Short words of lower-case letters (`postgres`) are not
+ * taken. Each is replaced with `[REDACTED:NAME]`, NAME saying
  * where it came from (`OPENAI_API_KEY`, `databases.main.password`); a URL's password with
  * `[REDACTED]`.
  */
@@ -45,7 +52,7 @@ export function knownSecretsRedactor(
 ): SecretRedactor {
   const secrets: NamedSecret[] = [];
   const take = (name: string, value: string, minimum = MIN_LENGTH) => {
-    if (value.length >= minimum && !REFERENCE.test(value)) secrets.push({ name, value });
+    if (value.length >= minimum && !REFERENCE.test(value) && !WORD.test(value)) secrets.push({ name, value });
   };
   // A URL's password is a secret whatever its length (the redactor still ignores the very shortest).
   const password = (value: string) => secrets.push({ name: '', value });
