@@ -32,6 +32,7 @@ import {
 import { fleetSources } from './fleet/fleet-source.js';
 import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
 import { knownSecretsRedactor } from './known-secrets.js';
+import { loadSessionConfig, redactSessionConfig, writeSessionSecrets } from './session-secrets.js';
 import { otelSettings, startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
@@ -171,7 +172,8 @@ async function prepareLockedRun(
     lock = SessionLock.acquire(resumedDirectory);
     held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');
-    if (existsSync(saved)) config = loadAgentConfig(saved);
+    // With the secrets the first run kept out of config.yaml put back (secrets.json).
+    if (existsSync(saved)) config = loadSessionConfig(resumedDirectory);
     configDir = resumedDirectory;
     configOrigin = saved;
   } else if (argv.config !== undefined) {
@@ -334,6 +336,14 @@ async function prepareLockedRun(
         : 'none');
   // Tools withheld for want of an approver are named by the caller in one line with what to do
   // (run-command's notice, from `withheld`), not by the toolset's generic warning.
+  // The agent config's servers win by name over $RHO_HOME/config.yaml's.
+  const mcpServers = parseMcpServerSources(
+    [
+      { origin: userConfig.path, servers: userConfig.mcpServers },
+      { origin: configOrigin, servers: config.mcpServers },
+    ],
+    { env },
+  );
   const toolset = await buildToolset({
     profile,
     workingDir,
@@ -351,14 +361,14 @@ async function prepareLockedRun(
         }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
-    // The agent config's servers win by name over $RHO_HOME/config.yaml's.
-    mcpServers: parseMcpServerSources(
-      [
-        { origin: userConfig.path, servers: userConfig.mcpServers },
-        { origin: configOrigin, servers: config.mcpServers },
-      ],
-      { env },
-    ),
+    mcpServers,
+  });
+  // Every secret rho knows, kept from the model, the trace and what leaves the machine (the
+  // fleet's tables, spans) by one redactor: the key of every tool result and record is replaced.
+  const redactor = knownSecretsRedactor(env, [config, userConfig], {
+    databases: toolset.databases,
+    mcpServers,
+    urls: [argv.fleet, argv.baseUrl, baseURL, argv.otel],
   });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
@@ -372,6 +382,7 @@ async function prepareLockedRun(
   // The profile's tools and its approval policy (the one decision of which calls need approval).
   const agent = new Agent({
     toolset,
+    redactor,
     systemPrompt,
     model,
     budgets: config.budgets,
@@ -399,9 +410,6 @@ async function prepareLockedRun(
   // loaded only when one is configured: without it nothing below touches @rho/fleet or postgres.
   const sources = fleetSources({ flag: argv.fleet, env, home, agentConfig: config.fleet });
   const labels = parseLabels(argv.label);
-  // What leaves the machine (the fleet's tables, spans) goes through one redactor of rho's secrets.
-  const redactor =
-    sources === undefined && otel === undefined ? undefined : knownSecretsRedactor(env, [config, userConfig]);
   let fleet: Awaited<ReturnType<typeof startFleetLink>> | undefined;
   try {
     fleet =
@@ -449,14 +457,17 @@ async function prepareLockedRun(
         ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
       });
     } else {
+      // config.yaml keeps no secret: what was redacted out of it waits in secrets.json for a resume.
+      const saved = redactSessionConfig(configDocument(config), redactor);
       const { id, directory } = store.create({
-        config: configDocument(config),
+        config: saved.document,
         model,
         profile: savedProfileName,
         workingDir,
       });
       lock = SessionLock.acquire(directory);
       held.lock = lock;
+      writeSessionSecrets(directory, saved.secrets);
       session = agent.createSession({
         id,
         directory,
@@ -485,7 +496,7 @@ async function prepareLockedRun(
   if (otel !== undefined) {
     try {
       tracing = await startOtel(otel, env, {
-        ...(redactor === undefined ? {} : { redactor }),
+        redactor,
         ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
       });
     } catch (error) {

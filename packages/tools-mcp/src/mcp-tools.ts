@@ -167,7 +167,10 @@ export class McpServers {
               : `[binary resource ${item.uri}${item.mimeType ? ` (${item.mimeType})` : ''}, not shown]`,
           );
           return {
-            content: truncateOutput(content.join('\n') || '(the resource is empty)'),
+            content: truncateOutput(
+              context.redactor?.text(content.join('\n') || '(the resource is empty)') ??
+                (content.join('\n') || '(the resource is empty)'),
+            ),
             success: true,
             metadata: { mcp: { server, tool: READ_RESOURCE }, uri },
           };
@@ -209,7 +212,7 @@ export class McpServers {
             invocation.arguments as Record<string, unknown>,
             context.signal,
           );
-          const mapped = mapCallToolResult(result, { server, tool: tool.name });
+          const mapped = mapCallToolResult(result, { server, tool: tool.name, redactor: context.redactor });
           return { ...mapped, metadata: { ...mapped.metadata, durationMs: Date.now() - started } };
         } catch (error) {
           if (context.signal.aborted)

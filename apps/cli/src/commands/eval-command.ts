@@ -409,6 +409,10 @@ export async function evalSqlCommand(
       questionTimeoutMs: questionTimeout * 1000,
       queryTimeoutMs: queryTimeout * 1000,
       budgets,
+      // The sessions run here keep every secret rho knows from the model and their traces.
+      ...(queued === undefined
+        ? { redactor: await (await import('../known-secrets.js')).processSecretsRedactor(env, home) }
+        : {}),
       ...(queued === undefined ? {} : { runSession: queued.runSession }),
       signal: controller.signal,
       onEvent: (event) => {

@@ -324,6 +324,7 @@ export async function sqlTaskCommand(
   let outcome: SqlSessionOutcome | undefined;
   try {
     outcome = await evaluation.runSqlQuestionSession({
+      redactor: await (await import('../known-secrets.js')).processSecretsRedactor(env, home),
       questionId: task.question_id,
       dbId: task.db_id,
       databasePath,

@@ -78,8 +78,11 @@ export class PgFleet implements Fleet {
   ) {
     this.signals = new NotificationHub(sql, channelName(config.schema, 'signals'));
     this.records = new NotificationHub(sql, channelName(config.schema, 'records'));
-    // The fleet url's own password joins the secrets kept out of the tables.
-    this.redact = createSecretRedactor([...(options.redactor?.secrets ?? []), urlPassword(config.url)]);
+    // The fleet url's own password joins the secrets kept out of the tables (named ones keep their names).
+    this.redact = createSecretRedactor([
+      ...(options.redactor?.named ?? options.redactor?.secrets ?? []),
+      urlPassword(config.url),
+    ]);
     this.writer = new MirrorWriter(sql, this.records.channel, this.redact);
   }
 
