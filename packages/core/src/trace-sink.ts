@@ -64,7 +64,7 @@ export class JsonlTraceSink implements TraceSink {
    */
   append(record: TraceRecord): void {
     const fd = this.open();
-    let bytes = Buffer.from(`${JSON.stringify(record)}\n`);
+    let bytes: Buffer = Buffer.from(`${JSON.stringify(record)}\n`);
     if (bytes.length > this.maxRecordBytes) bytes = this.bounded(record, bytes);
     let written = 0;
     try {
