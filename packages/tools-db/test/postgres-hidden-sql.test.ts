@@ -220,14 +220,29 @@ describe.skipIf(!probe.available)(
       });
     });
 
-    it('a user-defined VOLATILE function is refused with the live catalog; a STABLE one runs', async () => {
+    it('user-defined functions are refused with the live catalog whatever their label; one the profile names runs', async () => {
       await admin.unsafe(`
       CREATE OR REPLACE FUNCTION probe_stable(x int) RETURNS int LANGUAGE sql STABLE AS 'SELECT x + 1';
       CREATE OR REPLACE FUNCTION probe_volatile_read() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT count(*) FROM artist';`);
       const readonlyTool = tool({ skipSqlPolicy: false });
+      // Issue 32: a STABLE label is the author's claim, not what the body calls.
       const stable = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_stable(41) AS answer' });
-      expect(stable.success, stable.content).toBe(true);
-      expect(stable.content).toContain('42');
+      expect(stable.success, stable.content).toBe(false);
+      expect(stable.content).toMatch(
+        /user-defined function .*declared STABLE.*database\.functions: \[public\.probe_stable\]/,
+      );
+      const trusting = createDbTools({
+        profile: { ...profile('readonly'), databaseFunctions: ['public.probe_stable'] },
+        databases: [config],
+        workingDir: hostileDir,
+      });
+      opened.push(trusting);
+      const named = await call(toolNamed(trusting, 'postgres'), {
+        operation: 'query',
+        sql: 'SELECT probe_stable(41) AS answer',
+      });
+      expect(named.success, named.content).toBe(true);
+      expect(named.content).toContain('42');
       const volatile = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_volatile_read()' });
       expect(volatile.success).toBe(false);
       expect(volatile.content).toMatch(/VOLATILE/);

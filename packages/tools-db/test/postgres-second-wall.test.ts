@@ -114,7 +114,9 @@ describe.skipIf(!probe.available)(
           return `SELECT ${expression(pid)}`;
         },
         happened: async () => {
-          const [row] = await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
+          const [row] = await admin<
+            { n: number }[]
+          >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
           return row?.n === 0;
         },
         undo: async () => {
@@ -158,7 +160,8 @@ describe.skipIf(!probe.available)(
         name: 'a view over a view that calls a VOLATILE writer',
         sql: () => 'SELECT * FROM wall_outer',
         ...written('via nested view'),
-        reason: /view public\.wall_outer, whose query uses the view public\.wall_inner, whose query uses wall_write\(\) may not be called/,
+        reason:
+          /view public\.wall_outer, whose query uses the view public\.wall_inner, whose query uses wall_write\(\) may not be called/,
         rule: 'sql.user-function',
       },
       {
@@ -185,7 +188,8 @@ describe.skipIf(!probe.available)(
         name: "a view over pg_db_role_setting shows another role's settings",
         sql: () => 'SELECT setconfig FROM wall_settings',
         happened: async (result) => result.success && result.content.includes('wall-secret-setting'),
-        reason: /view public\.wall_settings, whose query uses pg_db_role_setting exposes other roles' and databases' settings/,
+        reason:
+          /view public\.wall_settings, whose query uses pg_db_role_setting exposes other roles' and databases' settings/,
         rule: 'sql.sensitive-catalog',
       },
     ];
@@ -220,7 +224,10 @@ describe.skipIf(!probe.available)(
       expect(add.success, add.content).toBe(true);
       expect(add.content).toContain('42');
       // Not named: refused with the profile key that would allow it.
-      const untrusted = await call(tool({ skipSqlPolicy: false }), { operation: 'query', sql: 'SELECT wall_add(40, 2)' });
+      const untrusted = await call(tool({ skipSqlPolicy: false }), {
+        operation: 'query',
+        sql: 'SELECT wall_add(40, 2)',
+      });
       expect(untrusted.success).toBe(false);
       expect(untrusted.content).toMatch(/database\.functions: \[public\.wall_add\]/);
       const victim = await postgresAdmin(DATABASE);

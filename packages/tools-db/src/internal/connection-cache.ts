@@ -112,12 +112,18 @@ export class AliasConnection {
    * that it changed (a function or view created by another session mid-session is judged too).
    */
   serverContext(): Promise<SqlServerContext> {
-    return this.use(async (connection) => {
-      const known = this.contexts.get(connection);
-      if (known !== undefined && !(await connection.serverContextChanged?.())) return known;
-      const context = (await connection.serverContext?.()) ?? {};
-      this.contexts.set(connection, context);
-      return context;
+    const attempt = (): Promise<SqlServerContext> =>
+      this.use(async (connection) => {
+        const known = this.contexts.get(connection);
+        if (known !== undefined && !(await connection.serverContextChanged?.())) return known;
+        const context = (await connection.serverContext?.()) ?? {};
+        this.contexts.set(connection, context);
+        return context;
+      });
+    // Reading changes nothing: a connection the server closed while idle is replaced, once.
+    return attempt().catch((error: unknown) => {
+      if (!isConnectionError(error)) throw error;
+      return attempt();
     });
   }
 

@@ -6,7 +6,6 @@ import {
   judgeVerticaFunction,
 } from './function-policy.js';
 import type {
-  FunctionRefusal,
   PostgresObjects,
   PostgresTypeRow,
   SqlFunctionCatalog,
@@ -97,7 +96,10 @@ function operatorFinding(objects: PostgresObjects, oid: number): Finding | null 
     for (const fn of operator.functions) {
       const inner = functionFinding(fn);
       if (inner !== null) {
-        finding = { rule: inner.rule, text: `the operator ${operator.schema}.${operator.name}, which runs ${inner.text}` };
+        finding = {
+          rule: inner.rule,
+          text: `the operator ${operator.schema}.${operator.name}, which runs ${inner.text}`,
+        };
         break;
       }
     }
@@ -115,7 +117,12 @@ function resolvable<T extends { schema: string }>(rows: readonly T[] | undefined
 }
 
 /** A cast to the type (any source) or the domain's constraints may run a refused function. */
-function typeFinding(objects: PostgresObjects, schema: string | undefined, name: string, dialect: SqlDialect): Finding | null {
+function typeFinding(
+  objects: PostgresObjects,
+  schema: string | undefined,
+  name: string,
+  dialect: SqlDialect,
+): Finding | null {
   for (const type of resolvable(objects.typesByName.get(name), schema)) {
     const finding = typeRowFinding(type, dialect);
     if (finding !== null) return finding;
@@ -206,7 +213,12 @@ function definitionFinding(key: string, definition: string | undefined, dialect:
   return finding;
 }
 
-const RELATION_KINDS: Record<string, string> = { v: 'the view', f: 'the foreign table', r: 'the table', p: 'the table' };
+const RELATION_KINDS: Record<string, string> = {
+  v: 'the view',
+  f: 'the foreign table',
+  r: 'the table',
+  p: 'the table',
+};
 
 /** What reading the relation runs: a view's query (expanded through the views it reads), a foreign table, RLS policies. */
 function relationFinding(objects: PostgresObjects, oid: number, dialect: SqlDialect): Finding | null {
@@ -227,7 +239,10 @@ function relationFinding(objects: PostgresObjects, oid: number, dialect: SqlDial
 
 function refuseFinding(finding: Finding | null, dialect: SqlDialect): void {
   if (finding === null) return;
-  throw new SqlRefusal(finding.rule, `Refused: the statement uses ${finding.text}. Query without it. ${allowedInstead(dialect)}`);
+  throw new SqlRefusal(
+    finding.rule,
+    `Refused: the statement uses ${finding.text}. Query without it. ${allowedInstead(dialect)}`,
+  );
 }
 
 /** Judges every operator named `parts` (an unqualified name: every one on the search path). */

@@ -31,7 +31,17 @@ const FUNCTION_BODY = `CASE WHEN p.prosrc <> '' OR pg_catalog.current_setting('s
 // (xmin): creating, replacing or altering a function, operator, cast, type, domain constraint,
 // view, policy or schema changes it, as does a change of the search path.
 const CATALOG_FINGERPRINT = `SELECT pg_catalog.concat_ws(',', pg_catalog.array_to_string(pg_catalog.current_schemas(true), ' '),
-  ${['pg_proc', 'pg_operator', 'pg_cast', 'pg_type', 'pg_class', 'pg_rewrite', 'pg_policy', 'pg_constraint', 'pg_namespace']
+  ${[
+    'pg_proc',
+    'pg_operator',
+    'pg_cast',
+    'pg_type',
+    'pg_class',
+    'pg_rewrite',
+    'pg_policy',
+    'pg_constraint',
+    'pg_namespace',
+  ]
     .map((table) => `(SELECT count(*) || ':' || COALESCE(sum(xmin::text::int8), 0) FROM pg_catalog.${table})`)
     .join(',\n  ')})`;
 
