@@ -185,6 +185,20 @@ describe.skipIf(!probe.available)(
         rule: 'sql.sensitive-catalog',
       },
       {
+        name: "pg_roles.rolconfig shows another role's settings",
+        sql: () => 'SELECT rolname, rolconfig FROM pg_roles',
+        happened: async (result) => result.success && result.content.includes('wall-secret-setting'),
+        reason: /the column rolconfig shows other roles' settings/,
+        rule: 'sql.sensitive-catalog',
+      },
+      {
+        name: "SELECT * FROM pg_roles shows another role's settings",
+        sql: () => `SELECT * FROM pg_roles WHERE rolname = '${OTHER_ROLE}'`,
+        happened: async (result) => result.success && result.content.includes('wall-secret-setting'),
+        reason: /\* over pg_roles shows other roles' settings/,
+        rule: 'sql.sensitive-catalog',
+      },
+      {
         name: "a view over pg_db_role_setting shows another role's settings",
         sql: () => 'SELECT setconfig FROM wall_settings',
         happened: async (result) => result.success && result.content.includes('wall-secret-setting'),
@@ -242,6 +256,37 @@ describe.skipIf(!probe.available)(
         }
       } finally {
         await victim.end({ timeout: 0 }).catch(() => undefined);
+      }
+    });
+
+    it('a table whose row-level security policy calls the writer, and a foreign table, are refused', async () => {
+      await admin.unsafe(`
+        CREATE TABLE wall_rls (id int);
+        INSERT INTO wall_rls VALUES (1);
+        ALTER TABLE wall_rls ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY wall_policy ON wall_rls FOR SELECT USING (wall_write('via policy'));
+        CREATE EXTENSION IF NOT EXISTS postgres_fdw;
+        CREATE SERVER wall_remote FOREIGN DATA WRAPPER postgres_fdw
+          OPTIONS (host '${POSTGRES_SERVER.host}', port '${POSTGRES_SERVER.port}', dbname '${DATABASE}');
+        CREATE USER MAPPING FOR CURRENT_USER SERVER wall_remote OPTIONS (user '${POSTGRES_SERVER.user}');
+        CREATE FOREIGN TABLE wall_foreign (note text) SERVER wall_remote OPTIONS (table_name 'probe_log');`);
+      try {
+        const readonlyTool = tool({ skipSqlPolicy: false });
+        const rls = await call(readonlyTool, { operation: 'query', sql: 'SELECT id FROM wall_rls' });
+        expect(rls.success, rls.content).toBe(false);
+        expect(rls.content).toMatch(/table public\.wall_rls, whose row-level security policies use wall_write\(\)/);
+        // The foreign table reads the database again through a second connection.
+        const real = await call(tool({ skipSqlPolicy: true }), {
+          operation: 'query',
+          sql: 'SELECT note FROM wall_foreign',
+        });
+        expect(real.success, real.content).toBe(true);
+        expect(real.content).toContain('first');
+        const foreign = await call(readonlyTool, { operation: 'query', sql: 'SELECT note FROM wall_foreign' });
+        expect(foreign.success, foreign.content).toBe(false);
+        expect(foreign.content).toMatch(/foreign table public\.wall_foreign, which reaches outside this database/);
+      } finally {
+        await admin.unsafe('DROP TABLE wall_rls; DROP SERVER wall_remote CASCADE');
       }
     });
 

@@ -5,12 +5,7 @@ import {
   judgePostgresRow,
   judgeVerticaFunction,
 } from './function-policy.js';
-import type {
-  PostgresObjects,
-  PostgresTypeRow,
-  SqlFunctionCatalog,
-  SqlServerContext,
-} from './function-policy.js';
+import type { PostgresObjects, PostgresTypeRow, SqlFunctionCatalog, SqlServerContext } from './function-policy.js';
 import { sensitivePostgresRelation } from './sensitive-relations.js';
 import { SqlRefusal, allowedInstead, excerpt } from './sql-refusal.js';
 
@@ -191,7 +186,7 @@ function definitionFinding(key: string, definition: string | undefined, dialect:
     expansionDepth += 1;
     try {
       const statements = (loadedParser as PgParser).parseSync(definition).stmts ?? [];
-      for (const statement of statements) inspectRead(statement.stmt, dialect);
+      for (const statement of statements) inspectSelect(statement.stmt, dialect);
     } catch (error) {
       if (error instanceof SqlRefusal) {
         const suffix = ` ${allowedInstead(dialect)}`;
@@ -439,6 +434,77 @@ function inspectKey(key: string, value: unknown, dialect: SqlDialect): void {
   }
 }
 
+// Role views whose settings column shows other roles' settings (pg_db_role_setting's rows).
+const ROLE_VIEWS = new Set(['pg_roles', 'pg_user']);
+const ROLE_SETTINGS = new Set(['rolconfig', 'useconfig']);
+
+/**
+ * A read with pg_roles or pg_user may not show their settings column: not by name, not through
+ * `*`, not as a whole row (`SELECT r FROM pg_roles r`, `row_to_json(r)`). Other columns stay readable.
+ */
+function refuseRoleSettings(tree: unknown, dialect: SqlDialect): void {
+  const names = new Set<string>();
+  const collect = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) collect(item);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const key in node as PgNode) {
+      const value = (node as PgNode)[key];
+      if (key === 'RangeVar') {
+        const relation = value as { relname?: string; schemaname?: string; alias?: { aliasname?: string } };
+        const name = relation.relname ?? '';
+        if (ROLE_VIEWS.has(name) && (relation.schemaname === undefined || relation.schemaname === 'pg_catalog')) {
+          names.add(name);
+          if (relation.alias?.aliasname !== undefined) names.add(relation.alias.aliasname);
+        }
+      }
+      if (value !== null && typeof value === 'object') collect(value);
+    }
+  };
+  collect(tree);
+  if (names.size === 0) return;
+  const refuse = (what: string): never => {
+    throw new SqlRefusal(
+      'sql.sensitive-catalog',
+      `Refused: ${what} shows other roles' settings (rolconfig/useconfig, which may hold secrets); it is not readable in readonly mode. Name the columns you need, without rolconfig. ${allowedInstead(dialect)}`,
+    );
+  };
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const key in node as PgNode) {
+      const value = (node as PgNode)[key];
+      if (key === 'String') {
+        const text = (value as { sval?: string }).sval ?? '';
+        if (ROLE_SETTINGS.has(text)) refuse(`the column ${text}`);
+      }
+      if (key === 'ColumnRef') {
+        const fields = (value as { fields?: unknown[] }).fields ?? [];
+        const only = fields.length === 1 ? (fields[0] as { String?: { sval?: string } }).String?.sval : undefined;
+        if (only !== undefined && names.has(only)) refuse(`the whole row of ${only}`);
+        // `*`, or `name.*` of a role view; `other.*` names another relation's columns.
+        const star = fields.findIndex((field) => (field as { A_Star?: unknown }).A_Star !== undefined);
+        const qualifier = star > 0 ? (fields[star - 1] as { String?: { sval?: string } }).String?.sval : undefined;
+        if (star === 0 || (qualifier !== undefined && names.has(qualifier)))
+          refuse(`* over ${[...names].filter((name) => ROLE_VIEWS.has(name)).join(', ')}`);
+      }
+      if (value !== null && typeof value === 'object') walk(value);
+    }
+  };
+  walk(tree);
+}
+
+/** Checks a read: the walk for hidden writes and refused calls, then the role settings. */
+function inspectSelect(node: unknown, dialect: SqlDialect): void {
+  inspectRead(node, dialect);
+  refuseRoleSettings(node, dialect);
+}
+
 /**
  * libpg-query reads strings with standard_conforming_strings on. When the server has it off
  * (or it is unknown), a backslash in a plain '...' string ends or continues the string
@@ -528,7 +594,7 @@ export async function checkPostgres(
   if ((key === 'SelectStmt' || key === 'ExplainStmt') && context.objects !== undefined)
     refuseFinding(implicitCastFinding(context.objects, dialect), dialect);
   if (key === 'SelectStmt') {
-    inspectRead(node, dialect);
+    inspectSelect(node, dialect);
     return { allowed: true, rule: 'sql.read', statementType: readType(node) };
   }
   if (key === 'VariableShowStmt') return { allowed: true, rule: 'sql.read', statementType: 'SHOW' };
@@ -545,7 +611,7 @@ export async function checkPostgres(
         'EXPLAIN',
       );
     }
-    inspectRead(innerBody, dialect);
+    inspectSelect(innerBody, dialect);
     inspectRead(node.options, dialect);
     return { allowed: true, rule: 'sql.read', statementType: analyze ? 'EXPLAIN ANALYZE' : 'EXPLAIN' };
   }

@@ -28,8 +28,10 @@ const FUNCTION_BODY = `CASE WHEN p.prosrc <> '' OR pg_catalog.current_setting('s
   ELSE pg_catalog.pg_get_function_sqlbody(p.oid) END`;
 
 // The catalogs whose rows decide what a statement runs, as row counts and sums of row versions
-// (xmin): creating, replacing or altering a function, operator, cast, type, domain constraint,
-// view, policy or schema changes it, as does a change of the search path.
+// (xmin) of the objects created after initdb (oid 16384 and up, FirstNormalObjectId, read
+// through each catalog's oid index): creating, replacing or altering a function, operator,
+// cast, type, domain constraint, view, policy or schema changes it, as does a change of the
+// search path. Objects of initdb itself change only by a superuser's hand.
 const CATALOG_FINGERPRINT = `SELECT pg_catalog.concat_ws(',', pg_catalog.array_to_string(pg_catalog.current_schemas(true), ' '),
   ${[
     'pg_proc',
@@ -42,7 +44,10 @@ const CATALOG_FINGERPRINT = `SELECT pg_catalog.concat_ws(',', pg_catalog.array_t
     'pg_constraint',
     'pg_namespace',
   ]
-    .map((table) => `(SELECT count(*) || ':' || COALESCE(sum(xmin::text::int8), 0) FROM pg_catalog.${table})`)
+    .map(
+      (table) =>
+        `(SELECT count(*) || ':' || COALESCE(sum(xmin::text::int8), 0) FROM pg_catalog.${table} WHERE oid >= 16384)`,
+    )
     .join(',\n  ')})`;
 
 // Casts whose function is not a non-volatile pg_catalog one, and the CHECK constraints of
