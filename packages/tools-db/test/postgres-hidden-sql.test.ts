@@ -140,11 +140,16 @@ describe.skipIf(!probe.available)(
             pid = row?.pid ?? 0;
             return viaTsStat(`pg_terminate_backend(${pid})`);
           },
+          // A terminated backend leaves pg_stat_activity a moment later on a loaded machine: wait up to 2 s.
           happened: async () => {
-            const [row] = await admin<
-              { n: number }[]
-            >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
-            return row?.n === 0;
+            for (let attempt = 0; attempt < 20; attempt += 1) {
+              const [row] = await admin<
+                { n: number }[]
+              >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
+              if (row?.n === 0) return true;
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return false;
           },
           undo: async () => {
             await victim?.end({ timeout: 0 }).catch(() => undefined);
