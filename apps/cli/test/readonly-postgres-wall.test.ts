@@ -1,5 +1,5 @@
 // Issue 32's PostgreSQL holes through the real CLI: under a readonly profile file that names one
-// trusted function (`database.functions`), a scripted model calls the postgres tool with a
+// trusted function (`database_functions`), a scripted model calls the postgres tool with a
 // user-defined operator whose STABLE-labelled function writes through dblink_exec and with an
 // IMMUTABLE-labelled wrapper of pg_terminate_backend. Both are refused, no row is written and
 // the other session lives; the named function runs.
@@ -61,7 +61,7 @@ describe.skipIf(!available)(
       );
       writeFileSync(
         join(work, 'analyst.yaml'),
-        'profile: analyst\ndatabase:\n  mode: readonly\n  functions: [public.wall_add]\napproval: none\n',
+        'profile: analyst\ndatabase: readonly\ndatabase_functions: [public.wall_add]\napproval: none\n',
       );
       const victim = connect(DATABASE);
       try {

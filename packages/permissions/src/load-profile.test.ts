@@ -115,23 +115,23 @@ describe('YAML profiles', () => {
     expect(() => parseProfile(['a'])).toThrow(/must be a YAML mapping/);
   });
 
-  test('database.functions names the PostgreSQL functions a readonly query may call, validated', async () => {
+  test('database_functions names the PostgreSQL functions a readonly query may call, validated', async () => {
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
     const path = join(home, 'analyst.yaml');
     await writeFile(
       path,
-      'profile: analyst\ndatabase:\n  mode: readonly\n  functions: [public.safe_total, report_day]\n',
+      'profile: analyst\ndatabase: readonly\ndatabase_functions: [public.safe_total, report_day]\n',
     );
     const loaded = await loadProfile(path);
     expect(loaded.databaseFunctions).toEqual(['public.safe_total', 'report_day']);
     expect(loaded.database).toBe('readonly');
     expect(parseProfile(profileToDocument(loaded))).toEqual(loaded);
-    expect(() => parseProfile({ database: { functions: ['public.f(int)'] } }, 'x.yaml')).toThrow(
-      /database\.functions entry "public\.f\(int\)" must be a function name or schema\.name/,
+    expect(() => parseProfile({ database_functions: ['public.f(int)'] }, 'x.yaml')).toThrow(
+      /database_functions entry "public\.f\(int\)" must be a function name or schema\.name/,
     );
-    expect(() => parseProfile({ database: { functions: ['a.b.c'] } })).toThrow(/database\.functions entry "a\.b\.c"/);
-    expect(() => parseProfile({ database: { functions: 'public.f' } })).toThrow(
-      /database\.functions must be a list of strings/,
+    expect(() => parseProfile({ database_functions: ['a.b.c'] })).toThrow(/database_functions entry "a\.b\.c"/);
+    expect(() => parseProfile({ database_functions: 'public.f' })).toThrow(
+      /database_functions must be a list of strings/,
     );
   });
 

@@ -72,7 +72,7 @@ export interface PermissionProfile {
   database: DatabaseMode;
   /**
    * PostgreSQL user-defined functions that readonly queries may call, directly or through
-   * operators, casts and views (YAML `database.functions`): `name` or `schema.name`.
+   * operators, casts and views (YAML `database_functions`): `name` or `schema.name`.
    */
   databaseFunctions?: string[];
   /** Approval mode. */
@@ -150,20 +150,16 @@ const topLevelEntries = {
       roots: v.optional(stringList('file_write.roots')),
     }),
   ),
-  database: v.optional(
-    section('database', {
-      mode: v.optional(modeField('database.mode', DATABASE_MODES)),
-      functions: v.optional(
-        v.pipe(
-          stringList('database.functions'),
-          v.check(
-            (names) => names.every((name) => FUNCTION_NAME.test(name)),
-            (issue) =>
-              `database.functions entry ${JSON.stringify((issue.input as string[]).find((name) => !FUNCTION_NAME.test(name)))} must be a function name or schema.name, as stored in the catalog (unquoted names in lower case), without arguments or spaces`,
-          ),
-        ),
+  database: v.optional(section('database', { mode: v.optional(modeField('database.mode', DATABASE_MODES)) })),
+  database_functions: v.optional(
+    v.pipe(
+      stringList('database_functions'),
+      v.check(
+        (names) => names.every((name) => FUNCTION_NAME.test(name)),
+        (issue) =>
+          `database_functions entry ${JSON.stringify((issue.input as string[]).find((name) => !FUNCTION_NAME.test(name)))} must be a function name or schema.name, as stored in the catalog (unquoted names in lower case), without arguments or spaces`,
       ),
-    }),
+    ),
   ),
   approval: v.optional(
     section('approval', {
@@ -245,7 +241,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
     writeRoots: [...(fileWrite?.roots ?? [])],
   };
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
-  if (data.database?.functions !== undefined) profile.databaseFunctions = [...data.database.functions];
+  if (data.database_functions !== undefined) profile.databaseFunctions = [...data.database_functions];
   if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
   if (data.mcp !== undefined) {
     profile.mcp = {
@@ -268,10 +264,8 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
       profile.writeRoots.length > 0
         ? { mode: profile.fileWrite, roots: profile.writeRoots }
         : { mode: profile.fileWrite },
-    database:
-      profile.databaseFunctions === undefined
-        ? { mode: profile.database }
-        : { mode: profile.database, functions: profile.databaseFunctions },
+    database: { mode: profile.database },
+    ...(profile.databaseFunctions === undefined ? {} : { database_functions: profile.databaseFunctions }),
     approval: {
       mode: profile.approval,
       required_tools: profile.requiredTools,

@@ -234,7 +234,7 @@ describe.skipIf(!probe.available)(
       const stable = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_stable(41) AS answer' });
       expect(stable.success, stable.content).toBe(false);
       expect(stable.content).toMatch(
-        /user-defined function .*declared STABLE.*database\.functions: \[public\.probe_stable\]/,
+        /user-defined function .*declared STABLE.*database_functions: \[public\.probe_stable\]/,
       );
       const trusting = createDbTools({
         profile: { ...profile('readonly'), databaseFunctions: ['public.probe_stable'] },

@@ -248,7 +248,7 @@ describe.skipIf(!probe.available)(
         sql: 'SELECT wall_add(40, 2)',
       });
       expect(untrusted.success).toBe(false);
-      expect(untrusted.content).toMatch(/database\.functions: \[public\.wall_add\]/);
+      expect(untrusted.content).toMatch(/database_functions: \[public\.wall_add\]/);
       const victim = await postgresAdmin(DATABASE);
       try {
         const [row] = await victim<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;

@@ -25,7 +25,7 @@ export interface SqlFunctionRow {
   /**
    * PostgreSQL: where the function comes from. `builtin` (pg_catalog) and `extension` (a member
    * of an installed extension) are judged by their volatility label; a `user` function (anything
-   * else) runs only when the profile names it (`database.functions`), whatever its label says.
+   * else) runs only when the profile names it (`database_functions`), whatever its label says.
    * Absent: judged by the label, as a catalog without this field always was.
    */
   origin?: 'builtin' | 'extension' | 'user';
@@ -53,7 +53,7 @@ export interface SqlServerContext {
    */
   objects?: PostgresObjects;
   /**
-   * PostgreSQL: user-defined functions the profile allows by name (`database.functions`), as
+   * PostgreSQL: user-defined functions the profile allows by name (`database_functions`), as
    * `name` (any schema) or `schema.name`, exactly as stored (unquoted names are lower case).
    */
   allowedFunctions?: readonly string[];
@@ -376,7 +376,7 @@ const reaches = (word: string): boolean =>
 
 const VOLATILITY_NAMES = { i: 'IMMUTABLE', s: 'STABLE', v: 'VOLATILE' } as const;
 
-/** Whether the profile's `database.functions` names this function (`name` or `schema.name`). */
+/** Whether the profile's `database_functions` names this function (`name` or `schema.name`). */
 function allowedByProfile(row: SqlFunctionRow, allowed: readonly string[] | undefined): boolean {
   return allowed !== undefined && (allowed.includes(row.name) || allowed.includes(`${row.schema}.${row.name}`));
 }
@@ -424,7 +424,7 @@ export function judgePostgresRow(
     if (!allowedByProfile(row, allowed)) {
       return {
         rule: 'sql.user-function',
-        why: `${row.schema}.${row.name} is a user-defined function (LANGUAGE ${row.language}, declared ${VOLATILITY_NAMES[row.volatility]}), and a label does not show what its body calls; user-defined functions run only when the profile names them (database.functions: [${row.schema}.${row.name}])`,
+        why: `${row.schema}.${row.name} is a user-defined function (LANGUAGE ${row.language}, declared ${VOLATILITY_NAMES[row.volatility]}), and a label does not show what its body calls; user-defined functions run only when the profile names them (database_functions: [${row.schema}.${row.name}])`,
       };
     }
     const reach = bodyReach(row, catalog);
