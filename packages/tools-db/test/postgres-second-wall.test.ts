@@ -274,7 +274,9 @@ describe.skipIf(!probe.available)(
         CREATE SERVER wall_remote FOREIGN DATA WRAPPER postgres_fdw
           OPTIONS (host '${POSTGRES_SERVER.host}', port '${POSTGRES_SERVER.port}', dbname '${DATABASE}');
         CREATE USER MAPPING FOR CURRENT_USER SERVER wall_remote OPTIONS (user '${POSTGRES_SERVER.user}');
-        CREATE FOREIGN TABLE wall_foreign (note text) SERVER wall_remote OPTIONS (table_name 'probe_log');`);
+        CREATE FOREIGN TABLE wall_foreign (note text) SERVER wall_remote OPTIONS (table_name 'probe_log');
+        CREATE TABLE wall_parent (note text);
+        CREATE FOREIGN TABLE wall_foreign_child () INHERITS (wall_parent) SERVER wall_remote OPTIONS (table_name 'probe_log');`);
       try {
         const readonlyTool = tool({ skipSqlPolicy: false });
         const rls = await call(readonlyTool, { operation: 'query', sql: 'SELECT id FROM wall_rls' });
@@ -290,8 +292,19 @@ describe.skipIf(!probe.available)(
         const foreign = await call(readonlyTool, { operation: 'query', sql: 'SELECT note FROM wall_foreign' });
         expect(foreign.success, foreign.content).toBe(false);
         expect(foreign.content).toMatch(/foreign table public\.wall_foreign, which reaches outside this database/);
+        // Reading the parent reads its foreign child: the same server reached without naming it.
+        const viaParent = await call(tool({ skipSqlPolicy: true }), {
+          operation: 'query',
+          sql: 'SELECT note FROM wall_parent',
+        });
+        expect(viaParent.content).toContain('first');
+        const parent = await call(readonlyTool, { operation: 'query', sql: 'SELECT note FROM wall_parent' });
+        expect(parent.success, parent.content).toBe(false);
+        expect(parent.content).toMatch(
+          /table public\.wall_parent, which has a foreign table among its partitions or children/,
+        );
       } finally {
-        await admin.unsafe('DROP TABLE wall_rls; DROP SERVER wall_remote CASCADE');
+        await admin.unsafe('DROP TABLE wall_rls; DROP SERVER wall_remote CASCADE; DROP TABLE wall_parent');
       }
     });
 

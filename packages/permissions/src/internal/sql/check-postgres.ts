@@ -211,6 +211,7 @@ function definitionFinding(key: string, definition: string | undefined, dialect:
 const RELATION_KINDS: Record<string, string> = {
   v: 'the view',
   f: 'the foreign table',
+  F: 'the table',
   r: 'the table',
   p: 'the table',
 };
@@ -220,10 +221,10 @@ function relationFinding(objects: PostgresObjects, oid: number, dialect: SqlDial
   const relation = objects.relationsByOid.get(oid);
   if (relation === undefined) return null;
   const what = `${RELATION_KINDS[relation.kind] ?? 'the relation'} ${relation.schema}.${relation.name}`;
-  if (relation.kind === 'f') {
+  if (relation.kind === 'f' || relation.kind === 'F') {
     return {
       rule: 'sql.foreign-table',
-      text: `${what}, which reaches outside this database (another server, a file or a program through a foreign-data wrapper)`,
+      text: `${relation.kind === 'F' ? `${what}, which has a foreign table among its partitions or children, which` : `${what}, which`} reaches outside this database (another server, a file or a program through a foreign-data wrapper)`,
     };
   }
   const inner = definitionFinding(`relation:${oid}`, relation.definition, dialect);

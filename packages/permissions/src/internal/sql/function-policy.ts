@@ -92,7 +92,7 @@ export interface PostgresRelationRow {
   oid: number;
   schema: string;
   name: string;
-  /** pg_class.relkind: `v` view, `f` foreign table, `r`/`p` table with policies. */
+  /** pg_class.relkind: `v` view, `f` foreign table, `r`/`p` table with policies; `F` a table with a foreign partition or child. */
   kind: string;
   /**
    * What reading it runs, as a query the server printed: a view's definition

@@ -74,9 +74,17 @@ const TYPES_WITH_FUNCTIONS = `WITH RECURSIVE chain(domain, member) AS (
     JOIN checks k ON k.domain = t.oid
     WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')`;
 
-// Views (outside pg_catalog and information_schema) with their definitions, foreign tables, and
-// tables with row-level security policies with the policies that apply to reads.
-const RELATIONS_THAT_RUN_CODE = `SELECT c.oid::int8, n.nspname, c.relname, c.relkind::text,
+// Views (outside pg_catalog and information_schema) with their definitions, foreign tables,
+// tables with a foreign table among their partitions or children (kind `F`: reading the parent
+// reads them), and tables with row-level security policies with the policies that apply to reads.
+const RELATIONS_THAT_RUN_CODE = `WITH RECURSIVE below(parent, child) AS (
+    SELECT inhparent, inhrelid FROM pg_catalog.pg_inherits
+    UNION
+    SELECT b.parent, i.inhrelid FROM below b JOIN pg_catalog.pg_inherits i ON i.inhparent = b.child),
+  foreign_parents AS (
+    SELECT DISTINCT b.parent FROM below b JOIN pg_catalog.pg_class f ON f.oid = b.child WHERE f.relkind = 'f')
+  SELECT c.oid::int8, n.nspname, c.relname,
+    CASE WHEN c.relkind IN ('r', 'p') AND c.oid IN (SELECT parent FROM foreign_parents) THEN 'F' ELSE c.relkind::text END,
     CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid)
       WHEN c.relkind IN ('r', 'p') THEN (
         SELECT 'SELECT ' || pg_catalog.string_agg('(' || pg_catalog.pg_get_expr(p.polqual, p.polrelid) || ')', ', ')
@@ -84,6 +92,7 @@ const RELATIONS_THAT_RUN_CODE = `SELECT c.oid::int8, n.nspname, c.relname, c.rel
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
     AND (c.relkind IN ('v', 'f')
+      OR c.oid IN (SELECT parent FROM foreign_parents)
       OR (c.relkind IN ('r', 'p') AND c.relrowsecurity AND EXISTS (SELECT 1 FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid)))`;
 
 /**
