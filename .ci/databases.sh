@@ -33,6 +33,12 @@ if ! psql -h 127.0.0.1 -U postgres -d postgres -Atqc 'select 1' >/dev/null 2>&1;
   runuser -u postgres -- psql -Atqc 'select pg_reload_conf()' >/dev/null
   sleep 1
 fi
+# The readonly tests plant dblink and postgres_fdw objects: contrib ships inside postgresql-NN on
+# Debian, as a separate package elsewhere.
+if ! psql -h 127.0.0.1 -U postgres -d postgres -Atqc "select 1 from pg_available_extensions where name = 'dblink'" | grep -q 1; then
+  echo "databases: installing PostgreSQL contrib (dblink, postgres_fdw)"
+  apt_install postgresql-contrib
+fi
 psql -h 127.0.0.1 -U postgres -d postgres -Atqc "select 1 from pg_database where datname = 'test'" | grep -q 1 \
   || psql -h 127.0.0.1 -U postgres -d postgres -qc 'create database test' >/dev/null
 

@@ -131,6 +131,26 @@ describe('YAML profiles', () => {
     expect(parseProfile(profileToDocument(loaded))).toEqual(loaded);
   });
 
+  test('database_functions names the PostgreSQL functions a readonly query may call, validated', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
+    const path = join(home, 'analyst.yaml');
+    await writeFile(
+      path,
+      'profile: analyst\ndatabase: readonly\ndatabase_functions: [public.safe_total, report_day]\n',
+    );
+    const loaded = await loadProfile(path);
+    expect(loaded.databaseFunctions).toEqual(['public.safe_total', 'report_day']);
+    expect(loaded.database).toBe('readonly');
+    expect(parseProfile(profileToDocument(loaded))).toEqual(loaded);
+    expect(() => parseProfile({ database_functions: ['public.f(int)'] }, 'x.yaml')).toThrow(
+      /database_functions entry "public\.f\(int\)" must be a function name or schema\.name/,
+    );
+    expect(() => parseProfile({ database_functions: ['a.b.c'] })).toThrow(/database_functions entry "a\.b\.c"/);
+    expect(() => parseProfile({ database_functions: 'public.f' })).toThrow(
+      /database_functions must be a list of strings/,
+    );
+  });
+
   test('unknown names say what is accepted', async () => {
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
     await expect(loadProfile('nope', { rhoHome: home })).rejects.toThrow(

@@ -70,6 +70,11 @@ export interface PermissionProfile {
   fileWrite: FileWriteMode;
   /** Mode of the database tools. */
   database: DatabaseMode;
+  /**
+   * PostgreSQL user-defined functions that readonly queries may call, directly or through
+   * operators, casts and views (YAML `database_functions`): `name` or `schema.name`.
+   */
+  databaseFunctions?: string[];
   /** Approval mode. */
   approval: ApprovalMode;
   /** Tools needing approval under the `granular` mode (YAML `approval.required_tools`). */
@@ -129,6 +134,9 @@ function unknownKeyMessage(section: string, issue: v.BaseIssue<unknown>, allowed
   return `unknown key ${section ? `${section}.` : ''}${String(key)}; allowed keys: ${allowed.join(', ')}`;
 }
 
+// `name` or `schema.name`: no spaces, parentheses, quotes or further dots.
+const FUNCTION_NAME = /^[^\s.()"']+(?:\.[^\s.()"']+)?$/;
+
 const stringList = (field: string) =>
   v.array(v.string(`${field} must be a list of strings`), `${field} must be a list of strings`);
 
@@ -156,6 +164,16 @@ const topLevelEntries = {
     }),
   ),
   database: v.optional(section('database', { mode: v.optional(modeField('database.mode', DATABASE_MODES)) })),
+  database_functions: v.optional(
+    v.pipe(
+      stringList('database_functions'),
+      v.check(
+        (names) => names.every((name) => FUNCTION_NAME.test(name)),
+        (issue) =>
+          `database_functions entry ${JSON.stringify((issue.input as string[]).find((name) => !FUNCTION_NAME.test(name)))} must be a function name or schema.name, as stored in the catalog (unquoted names in lower case), without arguments or spaces`,
+      ),
+    ),
+  ),
   approval: v.optional(
     section('approval', {
       mode: v.optional(modeField('approval.mode', APPROVAL_MODES)),
@@ -256,6 +274,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
     writeRoots: [...(fileWrite?.roots ?? [])],
   };
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
+  if (data.database_functions !== undefined) profile.databaseFunctions = [...data.database_functions];
   if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
   if (data.database_exports !== undefined) profile.databaseExports = data.database_exports === 'on';
   if (data.mcp !== undefined) {
@@ -281,6 +300,7 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
         ? { mode: profile.fileWrite, roots: profile.writeRoots }
         : { mode: profile.fileWrite },
     database: { mode: profile.database },
+    ...(profile.databaseFunctions === undefined ? {} : { database_functions: profile.databaseFunctions }),
     approval: {
       mode: profile.approval,
       required_tools: profile.requiredTools,

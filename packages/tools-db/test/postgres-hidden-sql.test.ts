@@ -140,11 +140,16 @@ describe.skipIf(!probe.available)(
             pid = row?.pid ?? 0;
             return viaTsStat(`pg_terminate_backend(${pid})`);
           },
+          // A terminated backend leaves pg_stat_activity a moment later on a loaded machine: wait up to 2 s.
           happened: async () => {
-            const [row] = await admin<
-              { n: number }[]
-            >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
-            return row?.n === 0;
+            for (let attempt = 0; attempt < 20; attempt += 1) {
+              const [row] = await admin<
+                { n: number }[]
+              >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
+              if (row?.n === 0) return true;
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return false;
           },
           undo: async () => {
             await victim?.end({ timeout: 0 }).catch(() => undefined);
@@ -220,14 +225,29 @@ describe.skipIf(!probe.available)(
       });
     });
 
-    it('a user-defined VOLATILE function is refused with the live catalog; a STABLE one runs', async () => {
+    it('user-defined functions are refused with the live catalog whatever their label; one the profile names runs', async () => {
       await admin.unsafe(`
       CREATE OR REPLACE FUNCTION probe_stable(x int) RETURNS int LANGUAGE sql STABLE AS 'SELECT x + 1';
       CREATE OR REPLACE FUNCTION probe_volatile_read() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT count(*) FROM artist';`);
       const readonlyTool = tool({ skipSqlPolicy: false });
+      // Issue 32: a STABLE label is the author's claim, not what the body calls.
       const stable = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_stable(41) AS answer' });
-      expect(stable.success, stable.content).toBe(true);
-      expect(stable.content).toContain('42');
+      expect(stable.success, stable.content).toBe(false);
+      expect(stable.content).toMatch(
+        /user-defined function .*declared STABLE.*database_functions: \[public\.probe_stable\]/,
+      );
+      const trusting = createDbTools({
+        profile: { ...profile('readonly'), databaseFunctions: ['public.probe_stable'] },
+        databases: [config],
+        workingDir: hostileDir,
+      });
+      opened.push(trusting);
+      const named = await call(toolNamed(trusting, 'postgres'), {
+        operation: 'query',
+        sql: 'SELECT probe_stable(41) AS answer',
+      });
+      expect(named.success, named.content).toBe(true);
+      expect(named.content).toContain('42');
       const volatile = await call(readonlyTool, { operation: 'query', sql: 'SELECT probe_volatile_read()' });
       expect(volatile.success).toBe(false);
       expect(volatile.content).toMatch(/VOLATILE/);

@@ -9,7 +9,15 @@ export { hardenPlan, scrubEnvironment } from '../harden-plan.js';
 export type { HardenedPlan } from '../harden-plan.js';
 export { commandNeedsNetwork, sandboxModeOf, sandboxOffWarning } from '../sandbox-wrapper.js';
 export type { SandboxLookupOptions } from '../sandbox-wrapper.js';
-export { buildFunctionCatalog } from './sql/function-policy.js';
-export type { SqlFunctionCatalog, SqlFunctionRow, SqlServerContext } from './sql/function-policy.js';
+export { buildFunctionCatalog, buildPostgresObjects } from './sql/function-policy.js';
+export type {
+  PostgresObjects,
+  PostgresOperatorRow,
+  PostgresRelationRow,
+  PostgresTypeRow,
+  SqlFunctionCatalog,
+  SqlFunctionRow,
+  SqlServerContext,
+} from './sql/function-policy.js';
 export { readSql } from '../sql-reading.js';
 export type { SqlReading, SqlSpan } from '../sql-reading.js';

@@ -108,15 +108,22 @@ export class AliasConnection {
 
   /**
    * What the SQL policy needs to know about the server, read once per connection (the catalog
-   * read costs one round trip when a connection opens; later calls reuse it).
+   * read costs one round trip when a connection opens) and again whenever the driver reports
+   * that it changed (a function or view created by another session mid-session is judged too).
    */
   serverContext(): Promise<SqlServerContext> {
-    return this.use(async (connection) => {
-      const known = this.contexts.get(connection);
-      if (known !== undefined) return known;
-      const context = (await connection.serverContext?.()) ?? {};
-      this.contexts.set(connection, context);
-      return context;
+    const attempt = (): Promise<SqlServerContext> =>
+      this.use(async (connection) => {
+        const known = this.contexts.get(connection);
+        if (known !== undefined && !(await connection.serverContextChanged?.())) return known;
+        const context = (await connection.serverContext?.()) ?? {};
+        this.contexts.set(connection, context);
+        return context;
+      });
+    // Reading changes nothing: a connection the server closed while idle is replaced, once.
+    return attempt().catch((error: unknown) => {
+      if (!isConnectionError(error)) throw error;
+      return attempt();
     });
   }
 

@@ -5,6 +5,7 @@ import { mustBeOneOf, requiredOneOf } from '@rho/core/internal';
 import type { Tool, ToolResult } from '@rho/core';
 import { checkSql, checkWritePath, databaseExportsEnabled, openWriteTarget } from '@rho/permissions';
 import type { PermissionProfile, WriteTarget } from '@rho/permissions';
+import type { SqlServerContext } from '@rho/permissions/internal';
 import type { DatabaseConfig, DatabaseType } from '../database-config.js';
 import { AliasConnection } from './connection-cache.js';
 import { CsvWriter } from './csv-writer.js';
@@ -163,13 +164,27 @@ export function createDatabaseTool(
 
   const errorPrefix = `${driver.label} error`;
   const decisions = new DecisionCache();
+  // The server context with the profile's trusted functions added, one object per context read
+  // (so that decisions stay cached per context).
+  const allowedFunctions = settings.profile.databaseFunctions ?? [];
+  const withProfile = new WeakMap<object, SqlServerContext>();
+  const profileContext = (context: SqlServerContext): SqlServerContext => {
+    if (allowedFunctions.length === 0) return context;
+    let merged = withProfile.get(context);
+    if (merged === undefined) {
+      merged = { ...context, allowedFunctions };
+      withProfile.set(context, merged);
+    }
+    return merged;
+  };
 
   // The one SQL decision of @rho/permissions, given what was read from this alias's server
   // (its function catalog and lexical settings, once per connection).
   // A statement sent again is not judged again (see DecisionCache).
   async function policy(alias: AliasConnection, sql: string): Promise<string | undefined> {
     if (!readonly || settings.skipSqlPolicy) return undefined;
-    const context = driver.readsServerContext === true ? await alias.serverContext() : NO_SERVER_CONTEXT;
+    const context =
+      driver.readsServerContext === true ? profileContext(await alias.serverContext()) : NO_SERVER_CONTEXT;
     let decision = decisions.get(context, sql);
     if (decision === undefined) {
       decision = await checkSql(sql, driver.type, context);

@@ -58,6 +58,12 @@ export interface DriverConnection {
    * the current database. Dialects without anything to read leave it out.
    */
   serverContext?(): Promise<SqlServerContext>;
+  /**
+   * Whether what `serverContext` read may be out of date (PostgreSQL: a function, operator,
+   * cast, type, view or policy was created or changed since). Asked before every readonly
+   * decision; when true, the context is read again. Dialects whose context cannot change leave it out.
+   */
+  serverContextChanged?(): Promise<boolean>;
   /** Closes the connection; never throws. */
   close(): Promise<void>;
 }

@@ -2,7 +2,7 @@ import type { SqlDecision } from '../../check-sql.js';
 import { judgeMysqlFunction } from './function-policy.js';
 import type { SqlServerContext } from './function-policy.js';
 import { canonicalMysql, lexMysql } from './mysql-lexer.js';
-import type { MysqlLexMode, MysqlLexResult } from './mysql-lexer.js';
+import type { MysqlLexMode, MysqlLexResult, MysqlToken } from './mysql-lexer.js';
 import { sensitiveMysqlTable } from './sensitive-relations.js';
 import { isSideEffectFunction } from './side-effect-functions.js';
 import { SqlLexError, keyword, splitStatements } from './sql-lexer.js';
@@ -212,6 +212,9 @@ const NOT_CALLS = new Set([
   'UNBOUNDED',
   'CURRENT',
   'SQL_CALC_FOUND_ROWS',
+  // FOR SYSTEM_TIME AS OF (...), FROM ... TO (...).
+  'OF',
+  'TO',
   // Type names with a length or precision (CAST(x AS DECIMAL(10, 2)), JSON_TABLE columns).
   'DECIMAL',
   'DEC',
@@ -423,6 +426,182 @@ function serverTokens(sql: string, sqlMode: string | undefined): MysqlLexResult 
   return first;
 }
 
+// Words that end a FOR SYSTEM_TIME expression when they stand outside parentheses.
+const SYSTEM_TIME_STOP = new Set([
+  'AS',
+  'WHERE',
+  'JOIN',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'CROSS',
+  'STRAIGHT_JOIN',
+  'NATURAL',
+  'FULL',
+  'ON',
+  'USING',
+  'GROUP',
+  'ORDER',
+  'LIMIT',
+  'HAVING',
+  'WINDOW',
+  'UNION',
+  'EXCEPT',
+  'INTERSECT',
+  'FOR',
+  'LOCK',
+  'INTO',
+  'PROCEDURE',
+  'USE',
+  'IGNORE',
+  'FORCE',
+  'PARTITION',
+  'RETURNING',
+]);
+
+const isPunct = (token: MysqlToken | undefined, text: string): boolean =>
+  token?.kind === 'punct' && token.text === text;
+
+/** Index of the `)` closing the `(` at `open`, or -1. */
+function closing(tokens: readonly MysqlToken[], open: number): number {
+  let depth = 0;
+  for (let index = open; index < tokens.length; index += 1) {
+    if (isPunct(tokens[index], '(')) depth += 1;
+    if (isPunct(tokens[index], ')')) {
+      depth -= 1;
+      if (depth === 0) return index;
+    }
+  }
+  return -1;
+}
+
+/** A token the grammar reads as a keyword, placed apart from its neighbours in the canonical text. */
+const synthetic = (kind: MysqlToken['kind'], text: string): MysqlToken => ({ kind, text, start: -2, end: -1 });
+
+/**
+ * MariaDB read syntax that node-sql-parser's grammars lack, rewritten into forms they parse:
+ * `EXPLAIN FORMAT=JSON` (the format dropped), `t PARTITION (p0, p1)` (the partition names
+ * dropped), `t FOR SYSTEM_TIME AS OF|BETWEEN|FROM ... | ALL` (the clause dropped, its
+ * expressions returned to be checked on their own), and `JSON_TABLE(expr, path COLUMNS (...))`
+ * (replaced by the derived table `(SELECT expr)`: the path and column definitions name types
+ * and JSON paths, and every call among them was judged on the server's tokens already).
+ */
+function rewriteForGrammar(tokens: readonly MysqlToken[]): { tokens: MysqlToken[]; expressions: MysqlToken[][] } {
+  const out: MysqlToken[] = [];
+  const expressions: MysqlToken[][] = [];
+  let index = 0;
+  if (keyword(tokens[0]) === 'EXPLAIN') {
+    out.push(tokens[0] as MysqlToken);
+    index = 1;
+    if (
+      keyword(tokens[1]) === 'FORMAT' &&
+      isPunct(tokens[2], '=') &&
+      ['JSON', 'TRADITIONAL'].includes(keyword(tokens[3]) ?? '')
+    )
+      index = 4;
+    else if (keyword(tokens[1]) === 'EXTENDED' || keyword(tokens[1]) === 'PARTITIONS') index = 2;
+  }
+  while (index < tokens.length) {
+    const token = tokens[index] as MysqlToken;
+    const word = keyword(token);
+    if (word === 'PARTITION' && isPunct(tokens[index + 1], '(')) {
+      const end = closing(tokens, index + 1);
+      const names = tokens.slice(index + 2, end);
+      if (
+        end !== -1 &&
+        names.length > 0 &&
+        names.every((name, at) => (at % 2 === 0 ? name.kind === 'word' || name.kind === 'quoted' : isPunct(name, ',')))
+      ) {
+        index = end + 1;
+        continue;
+      }
+    }
+    if (word === 'FOR' && keyword(tokens[index + 1]) === 'SYSTEM_TIME') {
+      let at = index + 2;
+      const form = keyword(tokens[at]);
+      if (form === 'ALL') {
+        index = at + 1;
+        continue;
+      }
+      if (form === 'AS' && keyword(tokens[at + 1]) === 'OF') at += 2;
+      else if (form === 'BETWEEN' || form === 'FROM') at += 1;
+      else {
+        out.push(token);
+        index += 1;
+        continue;
+      }
+      // The expression (or the two of BETWEEN ... AND ... and FROM ... TO ...) ends at a clause
+      // keyword, a comma or a closing parenthesis outside parentheses.
+      const parts: MysqlToken[][] = [[]];
+      let depth = 0;
+      for (; at < tokens.length; at += 1) {
+        const current = tokens[at] as MysqlToken;
+        if (isPunct(current, '(')) depth += 1;
+        if (isPunct(current, ')')) {
+          if (depth === 0) break;
+          depth -= 1;
+        }
+        if (
+          depth === 0 &&
+          (isPunct(current, ',') || isPunct(current, ';') || SYSTEM_TIME_STOP.has(keyword(current) ?? ''))
+        )
+          break;
+        if (depth === 0 && form === 'FROM' && keyword(current) === 'TO') {
+          parts.push([]);
+          continue;
+        }
+        (parts[parts.length - 1] as MysqlToken[]).push(current);
+      }
+      for (const part of parts) {
+        // TIMESTAMP and TRANSACTION say what the value is; TIMESTAMP 'literal' is a value itself.
+        const body = part.filter(
+          (current, position) =>
+            !(
+              (keyword(current) === 'TRANSACTION' ||
+                (keyword(current) === 'TIMESTAMP' && part[position + 1]?.kind !== 'string')) &&
+              (position === 0 || keyword(part[position - 1]) === 'AND')
+            ),
+        );
+        if (body.length === 0) return { tokens: [...tokens], expressions: [] };
+        expressions.push(body);
+      }
+      index = at;
+      continue;
+    }
+    if (word === 'JSON_TABLE' && isPunct(tokens[index + 1], '(') && !isPunct(tokens[index - 1], '.')) {
+      const end = closing(tokens, index + 1);
+      let comma = -1;
+      let depth = 0;
+      for (let at = index + 1; at < end; at += 1) {
+        if (isPunct(tokens[at], '(')) depth += 1;
+        if (isPunct(tokens[at], ')')) depth -= 1;
+        if (depth === 1 && isPunct(tokens[at], ',')) {
+          comma = at;
+          break;
+        }
+      }
+      const rest = tokens.slice(comma + 1, end);
+      if (
+        end !== -1 &&
+        comma !== -1 &&
+        !rest.some((current) => ['SELECT', 'WITH', 'VALUES', 'TABLE'].includes(keyword(current) ?? ''))
+      ) {
+        out.push(
+          synthetic('punct', '('),
+          synthetic('word', 'SELECT'),
+          ...tokens.slice(index + 2, comma),
+          synthetic('punct', ')'),
+        );
+        index = end + 1;
+        continue;
+      }
+    }
+    out.push(token);
+    index += 1;
+  }
+  return { tokens: out, expressions };
+}
+
 /** Checks MySQL/MariaDB: MariaDB's own lexical rules, then node-sql-parser's grammars on the canonical text. */
 export async function checkMysql(sql: string, context: SqlServerContext = {}): Promise<SqlDecision> {
   // Executable comments run their content on MySQL/MariaDB while every parser skips them as
@@ -483,25 +662,41 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
   if (keyword(tokens[0]) === 'SHOW' && !tokens.some((token) => token.kind === 'punct' && token.text === '(')) {
     return { allowed: true, rule: 'sql.read', statementType: 'SHOW' };
   }
-  const canonical = canonicalMysql(tokens);
+  const rewritten = rewriteForGrammar(tokens);
+  const canonical = canonicalMysql(rewritten.tokens);
   const first = keyword(statements[0]?.[0]);
 
   const parsers = await loadParsers();
-  let ast: unknown;
-  let tableList: string[] = [];
-  let failure = '';
-  for (const { name, parser } of parsers) {
-    try {
-      ({ ast, tableList } = parser.parse(canonical, { database: name }));
-      break;
-    } catch (error) {
-      failure ||= error instanceof Error ? error.message : String(error);
+  const parse = (text: string): { ast: unknown; tableList: string[]; failure: string } => {
+    let failure = '';
+    for (const { name, parser } of parsers) {
+      try {
+        return { ...parser.parse(text, { database: name }), failure };
+      } catch (error) {
+        failure ||= error instanceof Error ? error.message : String(error);
+      }
     }
+    return { ast: undefined, tableList: [], failure };
+  };
+  let { ast, tableList, failure } = parse(canonical);
+  // The FOR SYSTEM_TIME expressions taken out for the grammar: each must parse and pass as a
+  // select list of its own (a subquery in one is walked like any other).
+  const extraSelects: unknown[] = [];
+  for (const expression of ast === undefined ? [] : rewritten.expressions) {
+    const extra = parse(`SELECT ${canonicalMysql(expression)}`);
+    if (extra.ast === undefined) {
+      ast = undefined;
+      failure = extra.failure;
+      break;
+    }
+    extraSelects.push(extra.ast);
+    tableList = [...tableList, ...extra.tableList];
   }
   if (ast === undefined) {
     // The grammars lack some refusable constructs; name them rather than the parser's complaint.
     const statement = statements[0] ?? [];
-    const second = keyword(statement[1]);
+    // After EXPLAIN FORMAT=JSON, the statement explained.
+    const second = keyword(first === 'EXPLAIN' ? rewritten.tokens[1] : statement[1]);
     if (first === 'EXPLAIN' && second === 'ANALYZE') {
       throw new SqlRefusal(
         'sql.unparseable',
@@ -561,6 +756,7 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
   switch (root.type) {
     case 'select':
       inspectRead(root);
+      inspectRead(extraSelects);
       return { allowed: true, rule: 'sql.read', statementType: 'SELECT' };
     case 'show':
       return { allowed: true, rule: 'sql.read', statementType: 'SHOW' };
@@ -576,6 +772,7 @@ export async function checkMysql(sql: string, context: SqlServerContext = {}): P
         );
       }
       inspectRead(inner);
+      inspectRead(extraSelects);
       return { allowed: true, rule: 'sql.read', statementType: 'EXPLAIN' };
     }
     default: {

@@ -20,6 +20,17 @@ export interface SqlFunctionRow {
   language: string;
   /** Whether the language is trusted (`pg_language.lanpltrusted`); internal and c count as trusted. */
   trusted: boolean;
+  /** PostgreSQL: the function's oid (operators, casts and views refer to functions by oid). */
+  oid?: number;
+  /**
+   * PostgreSQL: where the function comes from. `builtin` (pg_catalog) and `extension` (a member
+   * of an installed extension) are judged by their volatility label; a `user` function (anything
+   * else) runs only when the profile names it (`database_functions`), whatever its label says.
+   * Absent: judged by the label, as a catalog without this field always was.
+   */
+  origin?: 'builtin' | 'extension' | 'user';
+  /** PostgreSQL `user` functions: the body (prosrc, or the SQL-standard body), scanned for refused calls. */
+  body?: string;
 }
 
 /** What rho read about a database server at connection time; the SQL policy decides with it. */
@@ -36,6 +47,92 @@ export interface SqlServerContext {
   sqlMode?: string;
   /** MySQL/MariaDB current database (unqualified table names resolve there). */
   database?: string;
+  /**
+   * PostgreSQL: the operators, casts, domains and relations (views, foreign tables, tables with
+   * row-level security policies) whose functions the policy must judge, read with `functions`.
+   */
+  objects?: PostgresObjects;
+  /**
+   * PostgreSQL: user-defined functions the profile allows by name (`database_functions`), as
+   * `name` (any schema) or `schema.name`, exactly as stored (unquoted names are lower case).
+   */
+  allowedFunctions?: readonly string[];
+}
+
+/** An operator (pg_operator) and the functions that may run for it. */
+export interface PostgresOperatorRow {
+  oid: number;
+  schema: string;
+  name: string;
+  /** Its function (oprcode), and those of its commutator and negator, which the planner may use instead. */
+  functions: readonly number[];
+}
+
+/** A cast (pg_cast) with a function, or a domain with CHECK constraints. */
+export interface PostgresTypeRow {
+  /** The target type (cast) or the domain. */
+  schema: string;
+  name: string;
+  /** `cast` with its context (`i` implicit, `a` assignment, `e` explicit), or `domain`. */
+  kind: 'cast' | 'domain';
+  context?: 'i' | 'a' | 'e';
+  /** For a cast: the source type, for messages. */
+  source?: string;
+  /** For a cast: its function. */
+  functions: readonly number[];
+  /**
+   * For a domain: its CHECK constraints (and its base domains'), as one query the server
+   * printed, `SELECT (check), ...` (pg_get_expr), judged like the statement.
+   */
+  definition?: string;
+}
+
+/** A relation whose reading runs something: a view's query, a foreign table, row-level security policies. */
+export interface PostgresRelationRow {
+  oid: number;
+  schema: string;
+  name: string;
+  /** pg_class.relkind: `v` view, `f` foreign table, `r`/`p` table with policies; `F` a table with a foreign partition or child. */
+  kind: string;
+  /**
+   * What reading it runs, as a query the server printed: a view's definition
+   * (pg_get_viewdef), or `SELECT (policy), ...` for the row-level security policies that
+   * apply to reads (pg_get_expr). Judged like the statement, views inside it expanded in turn.
+   */
+  definition?: string;
+}
+
+/** What the PostgreSQL driver reads besides the functions, indexed for the policy. */
+export interface PostgresObjects {
+  readonly operatorsByName: ReadonlyMap<string, readonly PostgresOperatorRow[]>;
+  readonly operatorsByOid: ReadonlyMap<number, PostgresOperatorRow>;
+  readonly typesByName: ReadonlyMap<string, readonly PostgresTypeRow[]>;
+  readonly relationsByName: ReadonlyMap<string, readonly PostgresRelationRow[]>;
+  readonly relationsByOid: ReadonlyMap<number, PostgresRelationRow>;
+}
+
+/** Indexes what the PostgreSQL driver read about operators, casts, domains and relations. */
+export function buildPostgresObjects(
+  operators: readonly PostgresOperatorRow[],
+  types: readonly PostgresTypeRow[],
+  relations: readonly PostgresRelationRow[],
+): PostgresObjects {
+  const group = <T extends { name: string }>(rows: readonly T[]): Map<string, T[]> => {
+    const map = new Map<string, T[]>();
+    for (const row of rows) {
+      const list = map.get(row.name);
+      if (list === undefined) map.set(row.name, [row]);
+      else list.push(row);
+    }
+    return map;
+  };
+  return {
+    operatorsByName: group(operators),
+    operatorsByOid: new Map(operators.map((row) => [row.oid, row])),
+    typesByName: group(types),
+    relationsByName: group(relations),
+    relationsByOid: new Map(relations.map((row) => [row.oid, row])),
+  };
 }
 
 /** A function catalog indexed for the policy; build it once per connection with `buildFunctionCatalog`. */
@@ -44,6 +141,8 @@ export interface SqlFunctionCatalog {
   readonly searchPath: readonly string[];
   /** Rows by function name. */
   readonly byName: ReadonlyMap<string, readonly SqlFunctionRow[]>;
+  /** Rows by oid (PostgreSQL, when the rows carry one). */
+  readonly byOid: ReadonlyMap<number, SqlFunctionRow>;
 }
 
 /** Indexes the rows a driver read from the server's catalog. */
@@ -52,14 +151,16 @@ export function buildFunctionCatalog(
   searchPath: readonly string[],
 ): SqlFunctionCatalog {
   const byName = new Map<string, SqlFunctionRow[]>();
+  const byOid = new Map<number, SqlFunctionRow>();
   for (const row of rows) {
     const list = byName.get(row.name);
     if (list === undefined) byName.set(row.name, [row]);
     else list.push(row);
+    if (row.oid !== undefined) byOid.set(row.oid, row);
   }
   // pg_catalog is always searched first when the path does not name it.
   const path = searchPath.includes('pg_catalog') ? [...searchPath] : ['pg_catalog', ...searchPath];
-  return { searchPath: path, byName };
+  return { searchPath: path, byName, byOid };
 }
 
 let builtinPostgres: SqlFunctionCatalog | undefined;
@@ -171,6 +272,7 @@ const POSTGRES_REFUSED_CLASSES: { why: string; names: readonly string[]; prefixe
     names: [
       'pg_terminate_backend',
       'pg_cancel_backend',
+      'pg_signal_backend',
       'pg_log_backend_memory_contexts',
       'pg_stat_get_activity',
       'pg_stat_get_backend_activity',
@@ -248,14 +350,117 @@ function refusedClass(lower: string): string | undefined {
 
 /** Why a function may not be called, or undefined when it may. */
 export interface FunctionRefusal {
-  rule: 'sql.side-effect-function' | 'sql.unknown-function' | 'sql.volatile-function';
+  rule: 'sql.side-effect-function' | 'sql.unknown-function' | 'sql.volatile-function' | 'sql.user-function';
   why: string;
 }
 
-/** Judges one PostgreSQL function call by its (possibly qualified) name. */
+// What a function the profile trusts by name must still not call where its body shows it: other
+// connections, signals to other sessions, server files. Refused whatever wraps them.
+const REACH_PREFIXES = ['dblink', 'postgres_fdw'];
+const REACH_NAMES = new Set([
+  'pg_terminate_backend',
+  'pg_cancel_backend',
+  'pg_signal_backend',
+  'pg_reload_conf',
+  'pg_rotate_logfile',
+  'pg_log_backend_memory_contexts',
+  'pg_promote',
+  'lo_export',
+  'lo_import',
+  'pg_file_write',
+  'pg_file_rename',
+  'pg_file_unlink',
+]);
+const reaches = (word: string): boolean =>
+  REACH_NAMES.has(word) || REACH_PREFIXES.some((prefix) => word.startsWith(prefix));
+
+const VOLATILITY_NAMES = { i: 'IMMUTABLE', s: 'STABLE', v: 'VOLATILE' } as const;
+
+/** Whether the profile's `database_functions` names this function (`name` or `schema.name`). */
+function allowedByProfile(row: SqlFunctionRow, allowed: readonly string[] | undefined): boolean {
+  return allowed !== undefined && (allowed.includes(row.name) || allowed.includes(`${row.schema}.${row.name}`));
+}
+
+// The refused call a user function's body shows, followed through the user functions it names.
+const bodyReachCache = new WeakMap<SqlFunctionRow, string | null>();
+function bodyReach(row: SqlFunctionRow, catalog: SqlFunctionCatalog, seen = new Set<SqlFunctionRow>()): string | null {
+  const known = bodyReachCache.get(row);
+  if (known !== undefined) return known;
+  if (seen.has(row)) return null;
+  seen.add(row);
+  let found: string | null = null;
+  for (const word of new Set((row.body ?? '').toLowerCase().match(/[a-z_][a-z0-9_$]*/g) ?? [])) {
+    if (reaches(word)) {
+      found = word;
+      break;
+    }
+    for (const callee of catalog.byName.get(word) ?? []) {
+      if (callee.origin !== 'user' || callee === row) continue;
+      const deeper = bodyReach(callee, catalog, seen);
+      if (deeper !== null) {
+        found = `${deeper} (through ${callee.schema}.${callee.name})`;
+        break;
+      }
+    }
+    if (found !== null) break;
+  }
+  bodyReachCache.set(row, found);
+  return found;
+}
+
+/**
+ * Judges one PostgreSQL function (a row of the catalog): the refused classes by name; a
+ * user-defined function only when the profile names it (and its body shows no refused call);
+ * built-in and extension functions by their volatility label and language.
+ */
+export function judgePostgresRow(
+  row: SqlFunctionRow,
+  catalog: SqlFunctionCatalog,
+  allowed: readonly string[] | undefined,
+): FunctionRefusal | undefined {
+  const refused = refusedClass(row.name.toLowerCase());
+  if (refused !== undefined) return { rule: 'sql.side-effect-function', why: refused };
+  if (row.origin === 'user') {
+    if (!allowedByProfile(row, allowed)) {
+      return {
+        rule: 'sql.user-function',
+        why: `${row.schema}.${row.name} is a user-defined function (LANGUAGE ${row.language}, declared ${VOLATILITY_NAMES[row.volatility]}), and a label does not show what its body calls; user-defined functions run only when the profile names them (database_functions: [${row.schema}.${row.name}])`,
+      };
+    }
+    const reach = bodyReach(row, catalog);
+    if (reach !== null) {
+      return {
+        rule: 'sql.side-effect-function',
+        why: `${row.schema}.${row.name} is allowed by the profile, but its body calls ${reach}, which reaches other connections, other sessions or server files; that is refused whatever wraps it`,
+      };
+    }
+    return undefined;
+  }
+  if (row.volatility === 'v') {
+    const harmless =
+      row.schema === 'pg_catalog'
+        ? POSTGRES_HARMLESS_VOLATILE.has(row.name)
+        : POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA.has(row.name);
+    if (!harmless)
+      return {
+        rule: 'sql.volatile-function',
+        why: 'it is declared VOLATILE (it may change something), and it is not on the list of harmless volatile functions',
+      };
+  }
+  if (!row.trusted && !['internal', 'c', 'sql', 'plpgsql'].includes(row.language)) {
+    return {
+      rule: 'sql.volatile-function',
+      why: `it is written in the untrusted language ${row.language}, which can do anything whatever its declared volatility`,
+    };
+  }
+  return undefined;
+}
+
+/** Judges one PostgreSQL function call by its (possibly qualified) name: every overload it may resolve to. */
 export function judgePostgresFunction(
   nameParts: readonly string[],
   catalog: SqlFunctionCatalog,
+  allowed?: readonly string[],
 ): FunctionRefusal | undefined {
   const name = nameParts[nameParts.length - 1] ?? '';
   const lower = name.toLowerCase();
@@ -274,23 +479,8 @@ export function judgePostgresFunction(
     };
   }
   for (const row of rows) {
-    if (row.volatility === 'v') {
-      const harmless =
-        row.schema === 'pg_catalog'
-          ? POSTGRES_HARMLESS_VOLATILE.has(row.name)
-          : POSTGRES_HARMLESS_VOLATILE_ANY_SCHEMA.has(row.name);
-      if (!harmless)
-        return {
-          rule: 'sql.volatile-function',
-          why: 'it is declared VOLATILE (it may change something), and it is not on the list of harmless volatile functions',
-        };
-    }
-    if (!row.trusted && !['internal', 'c', 'sql', 'plpgsql'].includes(row.language)) {
-      return {
-        rule: 'sql.volatile-function',
-        why: `it is written in the untrusted language ${row.language}, which can do anything whatever its declared volatility`,
-      };
-    }
+    const refusal = judgePostgresRow(row, catalog, allowed);
+    if (refusal !== undefined) return refusal;
   }
   return undefined;
 }

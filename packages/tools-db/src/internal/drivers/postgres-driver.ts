@@ -1,6 +1,12 @@
 import type { Sql } from 'postgres';
-import { buildFunctionCatalog } from '@rho/permissions/internal';
-import type { SqlFunctionRow, SqlServerContext } from '@rho/permissions/internal';
+import { buildFunctionCatalog, buildPostgresObjects } from '@rho/permissions/internal';
+import type {
+  PostgresOperatorRow,
+  PostgresRelationRow,
+  PostgresTypeRow,
+  SqlFunctionRow,
+  SqlServerContext,
+} from '@rho/permissions/internal';
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
 import { loadDriver } from '../load-driver.js';
@@ -16,6 +22,78 @@ const DATE_TIME_OIDS = [1082, 1083, 1114, 1184, 1266];
 // extended protocol makes the server reject multi-statement text ("cannot insert multiple
 // commands into a prepared statement"); the simple protocol would run `commit; insert ...`.
 const EXTENDED_PROTOCOL = { simple: false } as unknown as Parameters<Sql['unsafe']>[2];
+
+// A user-defined function's body: its source text, or (PostgreSQL 14 and later) its SQL-standard body.
+const FUNCTION_BODY = `CASE WHEN p.prosrc <> '' OR pg_catalog.current_setting('server_version_num')::int < 140000 THEN p.prosrc
+  ELSE pg_catalog.pg_get_function_sqlbody(p.oid) END`;
+
+// The catalogs whose rows decide what a statement runs, as row counts and sums of row versions
+// (xmin) of the objects created after initdb (oid 16384 and up, FirstNormalObjectId, read
+// through each catalog's oid index): creating, replacing or altering a function, operator,
+// cast, type, domain constraint, view, policy or schema changes it, as does a change of the
+// search path. Objects of initdb itself change only by a superuser's hand.
+const CATALOG_FINGERPRINT = `SELECT pg_catalog.concat_ws(',', pg_catalog.array_to_string(pg_catalog.current_schemas(true), ' '),
+  ${[
+    'pg_proc',
+    'pg_operator',
+    'pg_cast',
+    'pg_type',
+    'pg_class',
+    'pg_rewrite',
+    'pg_policy',
+    'pg_constraint',
+    'pg_namespace',
+  ]
+    .map(
+      (table) =>
+        `(SELECT count(*) || ':' || COALESCE(sum(xmin::text::int8), 0) FROM pg_catalog.${table} WHERE oid >= 16384)`,
+    )
+    .join(',\n  ')})`;
+
+// Casts whose function is not a non-volatile pg_catalog one, and the CHECK constraints of
+// domains (their own and their base domains') outside pg_catalog and information_schema, printed
+// as one query.
+const TYPES_WITH_FUNCTIONS = `WITH RECURSIVE chain(domain, member) AS (
+    SELECT oid, oid FROM pg_catalog.pg_type WHERE typtype = 'd'
+    UNION ALL
+    SELECT c.domain, b.oid FROM chain c JOIN pg_catalog.pg_type t ON t.oid = c.member
+      JOIN pg_catalog.pg_type b ON b.oid = t.typbasetype WHERE b.typtype = 'd'),
+  checks AS (
+    SELECT c.domain, 'SELECT ' || pg_catalog.string_agg('(' || pg_catalog.pg_get_expr(k.conbin, 0) || ')', ', ') AS definition
+      FROM chain c JOIN pg_catalog.pg_constraint k ON k.contypid = c.member AND k.contype = 'c' AND k.conbin IS NOT NULL
+      GROUP BY c.domain)
+  SELECT 'cast', tn.nspname, t.typname, c.castcontext::text, pg_catalog.format_type(c.castsource, NULL),
+      ARRAY[c.castfunc::oid::int8], NULL
+    FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_type t ON t.oid = c.casttarget
+    JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
+    JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+    WHERE c.castfunc <> 0 AND (pn.nspname <> 'pg_catalog' OR p.provolatile = 'v')
+  UNION ALL
+  SELECT 'domain', n.nspname, t.typname, NULL, NULL, '{}'::int8[], k.definition
+    FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+    JOIN checks k ON k.domain = t.oid
+    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')`;
+
+// Views (outside pg_catalog and information_schema) with their definitions, foreign tables,
+// tables with a foreign table among their partitions or children (kind `F`: reading the parent
+// reads them), and tables with row-level security policies with the policies that apply to reads.
+const RELATIONS_THAT_RUN_CODE = `WITH RECURSIVE below(parent, child) AS (
+    SELECT inhparent, inhrelid FROM pg_catalog.pg_inherits
+    UNION
+    SELECT b.parent, i.inhrelid FROM below b JOIN pg_catalog.pg_inherits i ON i.inhparent = b.child),
+  foreign_parents AS (
+    SELECT DISTINCT b.parent FROM below b JOIN pg_catalog.pg_class f ON f.oid = b.child WHERE f.relkind = 'f')
+  SELECT c.oid::int8, n.nspname, c.relname,
+    CASE WHEN c.relkind IN ('r', 'p') AND c.oid IN (SELECT parent FROM foreign_parents) THEN 'F' ELSE c.relkind::text END,
+    CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid)
+      WHEN c.relkind IN ('r', 'p') THEN (
+        SELECT 'SELECT ' || pg_catalog.string_agg('(' || pg_catalog.pg_get_expr(p.polqual, p.polrelid) || ')', ', ')
+          FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid AND p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL) END
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+    AND (c.relkind IN ('v', 'f')
+      OR c.oid IN (SELECT parent FROM foreign_parents)
+      OR (c.relkind IN ('r', 'p') AND c.relrowsecurity AND EXISTS (SELECT 1 FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid)))`;
 
 /**
  * A connection of the tools: one server session, used by one call at a time (the alias cache
@@ -146,20 +224,38 @@ class PostgresConnection implements DriverConnection {
     await this.sql.unsafe('SELECT 1');
   }
 
-  /** The function catalog (every pg_proc row with its volatility and language), the search path and standard_conforming_strings. */
+  /** The catalog fingerprint the last server context was read under (see serverContextChanged). */
+  private fingerprint: string | undefined;
+
+  /**
+   * What the SQL policy judges a statement against: every pg_proc row (volatility, language,
+   * origin: pg_catalog, an extension's or user-defined, with the body of user-defined ones),
+   * every operator with the functions it may run, the casts and domains that run functions, the
+   * relations whose reading runs something (views, foreign tables, tables with row-level
+   * security policies) with what they depend on, the search path and standard_conforming_strings.
+   */
   async serverContext(): Promise<SqlServerContext> {
     await this.reset;
     if (this.broken !== undefined) throw this.broken;
-    const [functions, settings] = await Promise.all([
+    // The fingerprint is read first: a change committed while the rest is read shows as a
+    // different fingerprint at the next statement, which then reads everything again.
+    const [fingerprint, functions, operators, types, relations, settings] = await Promise.all([
+      this.sql.unsafe(CATALOG_FINGERPRINT).values(),
       // An aggregate is always marked immutable, whatever its support functions are: it takes
       // the worst volatility of its transition, final, combine and (de)serial functions
       // ('i' < 's' < 'v', so the greatest letter is the worst).
       this.sql
         .unsafe(
-          `SELECT n.nspname, p.proname, GREATEST(p.provolatile::text, COALESCE(agg.vol, 'i')), l.lanname, l.lanpltrusted
+          `SELECT p.oid::int8, n.nspname, p.proname, GREATEST(p.provolatile::text, COALESCE(agg.vol, 'i')), l.lanname, l.lanpltrusted,
+            CASE WHEN n.nspname IN ('pg_catalog', 'information_schema') THEN 'builtin'
+                 WHEN ext.objid IS NOT NULL THEN 'extension' ELSE 'user' END,
+            CASE WHEN n.nspname NOT IN ('pg_catalog', 'information_schema') AND ext.objid IS NULL
+                 THEN ${FUNCTION_BODY} END
         FROM pg_catalog.pg_proc p
         JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
         JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+        LEFT JOIN (SELECT DISTINCT objid FROM pg_catalog.pg_depend
+            WHERE classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND deptype = 'e') ext ON ext.objid = p.oid
         LEFT JOIN (SELECT a.aggfnoid, max(f.provolatile::text) AS vol FROM pg_catalog.pg_aggregate a
             CROSS JOIN LATERAL unnest(ARRAY[a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn, a.aggdeserialfn,
               a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::oid[]) AS s(fn)
@@ -167,29 +263,84 @@ class PostgresConnection implements DriverConnection {
             GROUP BY a.aggfnoid) agg ON agg.aggfnoid = p.oid`,
         )
         .values(),
+      // Every operator with its function and those of its commutator and negator (the planner
+      // may swap an operator for either).
+      this.sql
+        .unsafe(
+          `SELECT o.oid::int8, n.nspname, o.oprname,
+            ARRAY(SELECT f::int8 FROM unnest(ARRAY[o.oprcode::oid, c.oprcode::oid, g.oprcode::oid]) AS u(f)
+              WHERE f IS NOT NULL AND f <> 0)
+          FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+          LEFT JOIN pg_catalog.pg_operator c ON c.oid = o.oprcom
+          LEFT JOIN pg_catalog.pg_operator g ON g.oid = o.oprnegate`,
+        )
+        .values(),
+      this.sql.unsafe(TYPES_WITH_FUNCTIONS).values(),
+      this.sql.unsafe(RELATIONS_THAT_RUN_CODE).values(),
       this.sql
         .unsafe(
           `SELECT pg_catalog.array_to_string(pg_catalog.current_schemas(true), ','), pg_catalog.current_setting('standard_conforming_strings')`,
         )
         .values(),
     ]);
-    const rows: SqlFunctionRow[] = (functions as unknown as [string, string, string, string, boolean][]).map(
-      ([schema, name, volatility, language, trusted]) => ({
-        schema,
-        name,
-        volatility: volatility === 'i' || volatility === 's' ? volatility : 'v',
-        language,
-        trusted,
-      }),
+    const rows: SqlFunctionRow[] = (
+      functions as unknown as [string, string, string, string, string, boolean, string, string | null][]
+    ).map(([oid, schema, name, volatility, language, trusted, origin, body]) => ({
+      oid: Number(oid),
+      schema,
+      name,
+      volatility: volatility === 'i' || volatility === 's' ? volatility : 'v',
+      language,
+      trusted,
+      origin: origin === 'builtin' || origin === 'extension' ? origin : 'user',
+      ...(body === null ? {} : { body }),
+    }));
+    const operatorRows: PostgresOperatorRow[] = (operators as unknown as [string, string, string, string[]][]).map(
+      ([oid, schema, name, fns]) => ({ oid: Number(oid), schema, name, functions: fns.map(Number) }),
     );
+    const typeRows: PostgresTypeRow[] = (
+      types as unknown as [string, string, string, string | null, string | null, string[], string | null][]
+    ).map(([kind, schema, name, context, source, fns, definition]) => ({
+      kind: kind === 'cast' ? 'cast' : 'domain',
+      schema,
+      name,
+      ...(context === 'i' || context === 'a' || context === 'e' ? { context } : {}),
+      ...(source === null ? {} : { source }),
+      functions: fns.map(Number),
+      ...(definition === null ? {} : { definition }),
+    }));
+    const relationRows: PostgresRelationRow[] = (
+      relations as unknown as [string, string, string, string, string | null][]
+    ).map(([oid, schema, name, kind, definition]) => ({
+      oid: Number(oid),
+      schema,
+      name,
+      kind,
+      ...(definition === null ? {} : { definition }),
+    }));
     const [path, conforming] = (settings as unknown as [string, string][])[0] ?? ['', 'off'];
+    this.fingerprint = String((fingerprint as unknown as [string][])[0]?.[0] ?? '');
     return {
       functions: buildFunctionCatalog(
         rows,
         path.split(',').filter((schema) => schema !== ''),
       ),
+      objects: buildPostgresObjects(operatorRows, typeRows, relationRows),
       standardConformingStrings: conforming === 'on',
     };
+  }
+
+  /**
+   * Whether the catalog changed since the server context was read (a function, operator, cast,
+   * type, view, policy or schema created, replaced or altered by any session): one query over
+   * the catalogs' row versions, run before every readonly decision.
+   */
+  async serverContextChanged(): Promise<boolean> {
+    await this.reset;
+    if (this.broken !== undefined) throw this.broken;
+    if (this.fingerprint === undefined) return true;
+    const [row] = await this.sql.unsafe(CATALOG_FINGERPRINT).values();
+    return String((row as unknown as [string] | undefined)?.[0] ?? '') !== this.fingerprint;
   }
 
   async writeAccess(): Promise<string | undefined> {
