@@ -1,0 +1,199 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChatMessage } from '@rho/core';
+import { startLoopbackServer, type LoopbackServer } from '@rho/core/testing';
+import { sandboxWrapper } from '@rho/permissions';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runRho } from './support/run-rho.js';
+
+// Issue 32's resource findings, through the real CLI: one readonly line started 300 processes
+// (`xargs -P 0`), `jq` grew until the timeout, a curl brace list made hundreds of requests, the
+// sandbox backend let a tool use gigabytes of host memory and its /tmp was half the host's RAM.
+
+const bubblewrap = (await sandboxWrapper()).available;
+if (!bubblewrap && process.env['CI'] === 'true') throw new Error('CI must run the sandbox limit tests');
+
+let server: LoopbackServer | undefined;
+let target: Server | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await new Promise<void>((resolve) => (target === undefined ? resolve() : target.close(() => resolve())));
+  target = undefined;
+});
+
+function workspace(): { home: string; work: string } {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'rho-cli-limits-')));
+  const work = join(root, 'work');
+  mkdirSync(work);
+  return { home: join(root, 'rho-home'), work };
+}
+
+function bash(command: string, timeout?: number) {
+  return {
+    type: 'response' as const,
+    toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command, ...(timeout === undefined ? {} : { timeout }) }) }],
+  };
+}
+
+function toolResults(): { output: string }[] {
+  const last = server!.requests.at(-1)!.body as { messages: ChatMessage[] };
+  return last.messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => {
+      const content = String(message.content);
+      try {
+        return JSON.parse(content) as { output: string };
+      } catch {
+        return { output: content };
+      }
+    });
+}
+
+/** How many processes of the host have `marker` in their command line, now. */
+function processesWith(marker: string): number {
+  const listing = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+  return listing.split('\n').filter((line) => line.includes(marker) && !line.includes('ps -eo')).length;
+}
+
+/** Runs rho while sampling the number of processes with `marker`; resolves the outcome and the most seen at once. */
+async function runCounting(marker: string, ...args: Parameters<typeof runRho>) {
+  let most = 0;
+  const sampler = setInterval(() => {
+    most = Math.max(most, processesWith(marker));
+  }, 100);
+  try {
+    const outcome = await runRho(...args);
+    return { outcome, most };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+describe.skipIf(!bubblewrap)('resource limits of the restricted shell, through the real CLI', () => {
+  it('xargs -P 0 is refused with the reason and starts nothing (it started 300 host processes)', async () => {
+    const { home, work } = workspace();
+    const marker = `rho-xargs-${process.pid}-${Date.now()}`;
+    server = await startLoopbackServer({
+      steps: [bash(`seq 1 300 | xargs -P 0 -n 1 tail -f /dev/null ${marker}`, 4), { type: 'response', text: 'Done.' }],
+    });
+    const { outcome, most } = await runCounting(
+      marker,
+      ['--base-url', server.url, '--profile', 'readonly', '-y', 'Go.'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(most).toBe(0);
+    const [result] = toolResults();
+    expect(result!.output).toMatch(/xargs -P 0 .*-P 8 or fewer/);
+  });
+
+  it('the pids limit holds the processes of one line, and the result names it', async () => {
+    const { home, work } = workspace();
+    writeFileSync(join(work, 'few.yaml'), 'profile: few-processes\nlimits:\n  pids: 12\n');
+    const marker = `rho-pids-${process.pid}-${Date.now()}`;
+    server = await startLoopbackServer({
+      steps: [bash(`seq 1 40 | xargs -P 8 -n 1 tail -f /dev/null ${marker}`, 4), { type: 'response', text: 'Done.' }],
+    });
+    const { outcome, most } = await runCounting(marker, ['--base-url', server.url, '--profile', 'few.yaml', '-y', 'Go.'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    // Each sandboxed process brings bubblewrap's own: far fewer than the 8 tails xargs asked for.
+    expect(most).toBeLessThan(8);
+    const [result] = toolResults();
+    expect(result!.output).toContain('process limit reached (pids 12)');
+  });
+
+  it('a jq memory bomb is stopped by the memory limit, and the result names the limit', async () => {
+    const { home, work } = workspace();
+    writeFileSync(join(work, 'small.yaml'), 'profile: small-memory\nlimits:\n  memory: 128M\n');
+    server = await startLoopbackServer({
+      steps: [bash(`jq -n '[range(1e10)] | length'`, 100), { type: 'response', text: 'Done.' }],
+    });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'small.yaml', '-y', 'Go.'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const [result] = toolResults();
+    expect(result!.output).toContain('memory limit reached (128 MiB)');
+    expect(result!.output).not.toContain('timed out');
+  });
+
+  it('a curl brace list is refused before any request (it made hundreds)', async () => {
+    const { home, work } = workspace();
+    let requests = 0;
+    target = createServer((_request, response) => {
+      requests += 1;
+      response.end('ok\n');
+    });
+    await new Promise<void>((resolve) => target!.listen(0, '127.0.0.1', resolve));
+    const port = (target.address() as AddressInfo).port;
+    server = await startLoopbackServer({
+      steps: [
+        bash(`curl -s 'http://127.0.0.1:${port}/{a,b,c,d,e}{0,1,2,3,4,5,6,7,8,9}'`),
+        bash(`curl -s 'http://127.0.0.1:${port}/{a,b}'`),
+        { type: 'response', text: 'Done.' },
+      ],
+    });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'readonly', '-y', 'Go.'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const [flood, pair] = toolResults();
+    expect(flood!.output).toMatch(/curl expands .* into 50 requests/);
+    // Two URLs are fine: the second line made exactly its two requests.
+    expect(pair!.output).toBe('ok\nok\n');
+    expect(requests).toBe(2);
+  });
+
+  it("the restricted shell's /tmp is bounded (it was a tmpfs of half the host's memory)", async () => {
+    const { home, work } = workspace();
+    server = await startLoopbackServer({
+      steps: [bash('df -B1 --output=size /tmp'), { type: 'response', text: 'Done.' }],
+    });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'readonly', '-y', 'Go.'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const [result] = toolResults();
+    expect(result!.output.trim().split('\n').at(-1)?.trim()).toBe(String(128 * 1024 * 1024));
+  });
+});
+
+describe.skipIf(!bubblewrap)('resource limits of the sandbox backend, through the real CLI', () => {
+  it('a tool cannot allocate beyond the memory limit, and /tmp is bounded', async () => {
+    const { home, work } = workspace();
+    writeFileSync(
+      join(work, 'agent.yaml'),
+      'backend:\n  name: sandbox\n  max_memory: 256M\n  tmp_size: 32M\n',
+    );
+    // 1 GiB touched byte by byte (it touched 4 GiB of host RAM), then 64 MiB written to /tmp.
+    const allocate = `${process.execPath} -e 'const b = Buffer.alloc(1024 ** 3, 1); console.log("allocated", b.length)'`;
+    server = await startLoopbackServer({
+      steps: [
+        bash(allocate, 100),
+        bash('head -c 67108864 /dev/zero > /tmp/big; echo "exit $?"; df -B1 --output=size /tmp'),
+        { type: 'response', text: 'Done.' },
+      ],
+    });
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'unrestricted', '-c', 'agent.yaml', '-y', 'Go.'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const [allocation, tmp] = toolResults();
+    expect(allocation!.output).not.toContain('allocated');
+    expect(allocation!.output).toContain('memory limit reached (256 MiB)');
+    expect(tmp!.output).toContain('No space left on device');
+    expect(tmp!.output).toContain(String(32 * 1024 * 1024));
+  });
+});
