@@ -10,7 +10,13 @@ import {
   type BackendProcess,
   type ReadHandle,
 } from '@rho/core';
-import { createLimitCgroup, formatBytes, sandboxWrapper, type LimitCgroup, type SandboxWrapper } from '@rho/permissions';
+import {
+  createLimitCgroup,
+  formatBytes,
+  sandboxWrapper,
+  type LimitCgroup,
+  type SandboxWrapper,
+} from '@rho/permissions';
 import { bubblewrapBoundsTmpfs } from '@rho/permissions/internal';
 import { ServerConnection } from './internal/server-connection.js';
 
@@ -144,7 +150,8 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
               ...cgroup.procsFiles,
               '--',
             ],
-      tmpfs: wrapper.program !== undefined && bubblewrapBoundsTmpfs(wrapper.program) ? ['--size', String(tmpBytes)] : [],
+      tmpfs:
+        wrapper.program !== undefined && bubblewrapBoundsTmpfs(wrapper.program) ? ['--size', String(tmpBytes)] : [],
       inner: [],
     },
   });

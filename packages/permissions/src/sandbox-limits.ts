@@ -119,7 +119,8 @@ function cgroupMounts(): CgroupMount[] {
     const mountPoint = fields[4];
     if (root === undefined || mountPoint === undefined) continue;
     if (fsType === 'cgroup2') mounts.push({ mountPoint, root, version: 2, controllers: [] });
-    else if (fsType === 'cgroup') mounts.push({ mountPoint, root, version: 1, controllers: (superOptions ?? '').split(',') });
+    else if (fsType === 'cgroup')
+      mounts.push({ mountPoint, root, version: 1, controllers: (superOptions ?? '').split(',') });
   }
   return mounts;
 }
@@ -247,7 +248,9 @@ export function createLimitCgroup(limits: { pids?: number; memoryBytes?: number 
       ['memory', 'memory.limit_in_bytes', limits.memoryBytes],
     ] as const) {
       if (value === undefined) continue;
-      for (const mount of mounts.filter((candidate) => candidate.version === 1 && candidate.controllers.includes(controller))) {
+      for (const mount of mounts.filter(
+        (candidate) => candidate.version === 1 && candidate.controllers.includes(controller),
+      )) {
         const own = ownDirectory(mount, memberships);
         if (own === undefined) continue;
         const path = makeChild(own, { [file]: String(value) });
