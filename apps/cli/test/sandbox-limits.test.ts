@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ChatMessage } from '@rho/core';
 import { startLoopbackServer, type LoopbackServer } from '@rho/core/testing';
 import { sandboxWrapper } from '@rho/permissions';
@@ -116,6 +116,34 @@ describe.skipIf(!bubblewrap)('resource limits of the restricted shell, through t
     const [result] = toolResults();
     expect(result!.output).toContain('process limit reached (pids 8)');
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as another user (no cgroup to make), RLIMIT_NPROC inside the sandbox holds the line',
+    async () => {
+      const { home, work } = workspace();
+      writeFileSync(join(work, 'few.yaml'), 'profile: few-processes\nlimits:\n  pids: 6\n');
+      // The user nobody owns the working directory and rho's home, and has a process of its own on the host.
+      mkdirSync(home);
+      for (const path of [dirname(work), work, home, join(work, 'few.yaml')]) chownSync(path, 65534, 65534);
+      const marker = `rho-nproc-${process.pid}-${Date.now()}`;
+      server = await startLoopbackServer({
+        steps: [bash(`seq 1 40 | xargs -P 8 -n 1 tail -f /dev/null ${marker}`, 8), { type: 'response', text: 'Done.' }],
+      });
+      const { outcome, most } = await runCounting(
+        marker,
+        ['--base-url', server.url, '--profile', 'few.yaml', '-y', 'Go.'],
+        { env: { RHO_HOME: home, HOME: home }, cwd: work, uid: 65534, gid: 65534 },
+      );
+      expect(outcome.code, outcome.stderr).toBe(0);
+      // xargs's sandbox holds bubblewrap's init, xargs and at most 4 tails. GNU xargs waits and
+      // retries a fork refused by RLIMIT_NPROC without a word, so there is nothing to name here
+      // (a cgroup counts refused forks; RLIMIT_NPROC does not).
+      expect(most).toBeGreaterThan(0);
+      expect(most).toBeLessThanOrEqual(4);
+      const [result] = toolResults();
+      expect(result!.output).toContain('[Command timed out after 8s and was killed]');
+    },
+  );
 
   it('a jq memory bomb is stopped by the memory limit, and the result names the limit', async () => {
     const { home, work } = workspace();
