@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, join, relative, isAbsolute } from 'node:path';
 
 /**
@@ -87,7 +96,7 @@ export interface LimitCgroup {
   memory: boolean;
   /** What the kernel counted: forks refused at the process limit, processes killed at the memory limit. */
   events(): { forksRefused: number; oomKills: number };
-  /** Removes the cgroup once its processes are gone (retried for a second). */
+  /** Removes the cgroup once its processes are gone (retried for ten seconds). */
   remove(): Promise<void>;
 }
 
@@ -153,8 +162,34 @@ function readNumber(file: string, key: string): number {
 }
 
 let counter = 0;
+const swept = new Set<string>();
+
+/**
+ * Removes the empty cgroups a rho that died (SIGKILL, a crash) left under `parent`: those named
+ * for a process that no longer exists. Once per parent and process.
+ */
+function sweep(parent: string): void {
+  if (swept.has(parent)) return;
+  swept.add(parent);
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const owner = /^rho-limits-(\d+)-\d+$/.exec(entry)?.[1];
+    if (owner === undefined || owner === String(process.pid) || existsSync(`/proc/${owner}`)) continue;
+    try {
+      rmdirSync(join(parent, entry));
+    } catch {
+      // Still holds processes, or not ours to remove.
+    }
+  }
+}
 
 function makeChild(parent: string, files: Record<string, string>): string | undefined {
+  sweep(parent);
   counter += 1;
   const path = join(parent, `rho-limits-${process.pid}-${counter}`);
   try {
@@ -285,13 +320,17 @@ export function createLimitCgroup(limits: { pids?: number; memoryBytes?: number 
     },
     async remove() {
       for (const directory of directories) {
-        for (let attempt = 0; attempt < 50 && existsSync(directory); attempt += 1) {
+        // Processes still leaving (EBUSY) after a kill, on a loaded machine, can take seconds:
+        // retried with growing pauses for ten seconds (a cgroup left behind, by a rho killed
+        // meanwhile, is removed by the next one's sweep).
+        let pause = 5;
+        for (let waited = 0; waited < 10_000 && existsSync(directory); waited += pause) {
           try {
             rmdirSync(directory);
             break;
           } catch {
-            // Processes still leaving (EBUSY): wait for the kernel to reap them.
-            await new Promise((resolve) => setTimeout(resolve, 20));
+            await new Promise((resolve) => setTimeout(resolve, pause));
+            pause = Math.min(pause * 2, 500);
           }
         }
       }

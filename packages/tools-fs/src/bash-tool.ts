@@ -198,7 +198,8 @@ export function createBashTool(options: BashToolOptions) {
       if (gated?.allowed && gated.limits !== undefined) {
         // Read before the release: the cgroup's counters go with it.
         const hits = gated.limits.hits({ statuses, stderr: err });
-        await gated.limits.release();
+        // Not awaited: a killed line's last processes may take a moment to leave the cgroup.
+        void gated.limits.release();
         notes.push(...hits.map((hit) => `[${hit.message}; the profile's limits.${hit.limit} sets it]`));
         if (hits.length > 0) metadata['limits_reached'] = hits.map((hit) => hit.limit);
       }
