@@ -189,18 +189,36 @@ describe.skipIf(!bubblewrap)('resource limits of the restricted shell, through t
     expect(requests).toBe(2);
   });
 
-  it("the restricted shell's /tmp is bounded (it was a tmpfs of half the host's memory)", async () => {
+  it("the restricted shell's /tmp is on disk, not in RAM: sort spills there past the memory limit, each file bounded", async () => {
     const { home, work } = workspace();
+    // About 28 MB of numbers: more than the 16 MiB of memory the profiles grant a line.
+    writeFileSync(join(work, 'numbers.txt'), Array.from({ length: 3_500_000 }, (_, index) => `${index}\n`).join(''));
+    writeFileSync(join(work, 'small.yaml'), 'profile: small-memory\nlimits:\n  memory: 16M\n');
+    writeFileSync(join(work, 'tiny-files.yaml'), 'profile: tiny-files\nlimits:\n  memory: 16M\n  tmp_size: 1M\n');
     server = await startLoopbackServer({
-      steps: [bash('df -B1 --output=size /tmp'), { type: 'response', text: 'Done.' }],
+      steps: [bash('stat -f -c %T /tmp'), bash('sort -rn numbers.txt | tail -1'), { type: 'response', text: 'Done.' }],
     });
-    const outcome = await runRho(['--base-url', server.url, '--profile', 'readonly', '-y', 'Go.'], {
+    const outcome = await runRho(['--base-url', server.url, '--profile', 'small.yaml', '-y', 'Go.'], {
       env: { RHO_HOME: home },
       cwd: work,
     });
     expect(outcome.code, outcome.stderr).toBe(0);
-    const [result] = toolResults();
-    expect(result!.output.trim().split('\n').at(-1)?.trim()).toBe(String(128 * 1024 * 1024));
+    const [type, sorted] = toolResults();
+    // It was a tmpfs of half the host's memory; now the file system of /var/tmp.
+    expect(type!.output.trim()).toBe(execFileSync('stat', ['-f', '-c', '%T', '/var/tmp'], { encoding: 'utf8' }).trim());
+    expect(type!.output.trim()).not.toBe('tmpfs');
+    expect(sorted!.output).toBe('0\n');
+    await server.close();
+    server = await startLoopbackServer({
+      steps: [bash('sort -rn numbers.txt | tail -1'), { type: 'response', text: 'Done.' }],
+    });
+    const tiny = await runRho(['--base-url', server.url, '--profile', 'tiny-files.yaml', '-y', 'Go.'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(tiny.code, tiny.stderr).toBe(0);
+    const [bounded] = toolResults();
+    expect(bounded!.output).toContain('file size limit (tmp_size 1 MiB)');
   });
 });
 

@@ -150,8 +150,14 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
               ...cgroup.procsFiles,
               '--',
             ],
-      tmpfs:
-        wrapper.program !== undefined && bubblewrapBoundsTmpfs(wrapper.program) ? ['--size', String(tmpBytes)] : [],
+      // The container's /tmp: a tmpfs of tmp_size, counted in the container's memory cgroup.
+      tmp: [
+        ...(wrapper.program !== undefined && bubblewrapBoundsTmpfs(wrapper.program)
+          ? ['--size', String(tmpBytes)]
+          : []),
+        '--tmpfs',
+        '/tmp',
+      ],
       inner: [],
     },
   });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '@rho/core';
@@ -58,7 +58,7 @@ async function limited(
   wrapper: SandboxWrapper,
   argv: string[],
   limits: Partial<SandboxLimits>,
-  options: { noCgroup?: boolean } = {},
+  options: { noCgroup?: boolean; tmpParent?: string } = {},
 ) {
   const limitRun = new SandboxLimitRun(resolveSandboxLimits(limits), {
     ...(wrapper.program === undefined ? {} : { bwrap: wrapper.program }),
@@ -170,21 +170,40 @@ describe('limits inside the sandbox', () => {
     ]);
   });
 
-  test('/tmp is a tmpfs of the size asked for: writing past it fails, and the limit is named', async (context) => {
+  test('/tmp is a directory on disk made for the run: a file past tmp_size fails, the limit is named, the directory goes', async (context) => {
     const wrapper = await sandbox(context);
     const size = 4 * 1024 * 1024;
-    const result = await limited(
-      wrapper,
-      ['bash', '-c', 'df -B1 --output=size /tmp | tail -1; head -c 8388608 /dev/zero > /tmp/big; ls -l /tmp/big'],
-      { tmpBytes: size },
-    );
-    if (result.enforcement.tmp === 'none') return;
-    expect(result.stdout.split('\n')[0]?.trim()).toBe(String(size));
-    expect(result.stdout).toContain(` ${size} `);
-    expect(result.stderr).toContain('No space left on device');
-    expect(result.hits.map((hit) => hit.message)).toEqual([
-      '/tmp is full (tmp_size 4 MiB): the private /tmp holds no more',
-    ]);
+    const parent = mkdtempSync(join(tmpdir(), 'rho-limits-parent-'));
+    try {
+      const result = await limited(
+        wrapper,
+        ['bash', '-c', 'head -c 2097152 /dev/zero > /tmp/fits; head -c 8388608 /dev/zero > /tmp/big; ls -l /tmp'],
+        { tmpBytes: size },
+        { tmpParent: parent },
+      );
+      if (result.enforcement.tmp === 'none') return;
+      expect(result.enforcement.tmp).toBe('disk');
+      expect(result.stdout).toMatch(/ 2097152 .* fits/);
+      expect(result.stdout).toMatch(new RegExp(` ${size} .* big`));
+      expect(result.stderr).toContain('File size limit exceeded');
+      expect(result.hits.map((hit) => hit.message)).toEqual([
+        'file size limit (tmp_size 4 MiB): a process wrote a file as large as a file may be',
+      ]);
+      // Made under the parent asked for, and removed with the run.
+      expect(readdirSync(parent)).toEqual([]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  test('sort past the memory limit spills to the disk /tmp and finishes', async (context) => {
+    const wrapper = await sandbox(context);
+    writeFileSync(join(scratch, 'numbers.txt'), Array.from({ length: 3_500_000 }, (_, index) => `${index}\n`).join(''));
+    const result = await limited(wrapper, ['bash', '-c', 'sort -rn numbers.txt | tail -1'], {
+      memoryBytes: 16 * 1024 * 1024,
+    });
+    expect(result.stdout).toBe('0\n');
+    expect(result.hits).toEqual([]);
   });
 
   test('ordinary work reaches no limit, and the cgroup is gone afterwards', async (context) => {

@@ -4,11 +4,14 @@ import {
   constants,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmdirSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join, relative, isAbsolute } from 'node:path';
 
 /**
@@ -22,7 +25,7 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** Most CPU time of each process, in seconds (YAML `limits.cpu_seconds`). */
   cpuSeconds: number;
-  /** Size of the private /tmp in bytes (YAML `limits.tmp_size`). */
+  /** Largest file in the private /tmp, in bytes (YAML `limits.tmp_size`). */
   tmpBytes: number;
 }
 
@@ -346,16 +349,16 @@ export interface LimitEnforcement {
   memory: 'cgroup' | 'rlimit' | 'none';
   /** RLIMIT_CPU per process, or nothing (no `prlimit`). */
   cpu: 'rlimit' | 'none';
-  /** A tmpfs of bounded size (bubblewrap 0.8 and later), or an unbounded one. */
-  tmp: 'tmpfs-size' | 'none';
+  /** A directory on disk made for the run, each file bounded by RLIMIT_FSIZE; or bubblewrap's own tmpfs. */
+  tmp: 'disk' | 'none';
 }
 
 /** The arguments a run's limits add to the sandbox's argv (see `SandboxRunOptions.limits`). */
 export interface SandboxLimitArguments {
   /** Before bubblewrap: joins the run's cgroup, then execs the rest. */
   outer: readonly string[];
-  /** Right before the `--tmpfs /tmp` of bubblewrap: its size. */
-  tmpfs: readonly string[];
+  /** What bubblewrap mounts at /tmp (`--bind DIR /tmp`, `--size N --tmpfs /tmp`); empty: its own tmpfs. */
+  tmp: readonly string[];
   /** Inside the sandbox, before the program: `prlimit` with the per-process limits, then the program. */
   inner: readonly string[];
 }
@@ -380,13 +383,49 @@ export interface LimitOutcome {
 export interface SandboxLimitOptions {
   /** `PATH`-style directories to search for `prlimit`; defaults to `process.env.PATH`. */
   searchPath?: string;
-  /** The bubblewrap executable (to learn whether it bounds a tmpfs's size). */
+  /** The bubblewrap executable. */
   bwrap?: string;
+  /** Where the run's /tmp is made on disk; default /var/tmp where writable, else the system's temporary directory. */
+  tmpParent?: string;
   /** Make no cgroup (as on a host where none can be made); the rlimits then hold what they can. */
   noCgroup?: boolean;
 }
 
 const SIGXCPU_STATUS = 128 + 24;
+const SIGXFSZ_STATUS = 128 + 25;
+
+const sweptTmp = new Set<string>();
+
+/** Removes the runs' /tmp directories a rho that died left under `parent` (named for a process that no longer exists). */
+function sweepTmp(parent: string): void {
+  if (sweptTmp.has(parent)) return;
+  sweptTmp.add(parent);
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const owner = /^rho-sandbox-tmp-(\d+)-/.exec(entry)?.[1];
+    if (owner === undefined || owner === String(process.pid) || existsSync(`/proc/${owner}`)) continue;
+    try {
+      rmSync(join(parent, entry), { recursive: true, force: true });
+    } catch {
+      // Not ours to remove.
+    }
+  }
+}
+
+/** A disk-backed parent for the runs' /tmp: /var/tmp (disk on the usual systems, where /tmp may be RAM), else tmpdir(). */
+function defaultTmpParent(): string {
+  try {
+    accessSync('/var/tmp', constants.W_OK | constants.X_OK);
+    return '/var/tmp';
+  } catch {
+    return tmpdir();
+  }
+}
 
 /** The `sh` script that joins the cgroups named before `--`, then runs the rest. */
 const JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
@@ -433,6 +472,7 @@ export class SandboxLimitRun {
   /** What to add to each sandbox of the run. */
   readonly arguments: SandboxLimitArguments;
   private readonly cgroup: LimitCgroup | undefined;
+  private readonly tmpDirectory: string | undefined;
 
   constructor(limits: Readonly<SandboxLimits>, options: SandboxLimitOptions = {}) {
     this.limits = limits;
@@ -445,7 +485,20 @@ export class SandboxLimitRun {
     // processes (set outside, it counts every process of the user on the host); root is exempt.
     const pids = cgroup?.pids === true ? 'cgroup' : prlimit !== undefined && !root ? 'rlimit' : 'none';
     const memory = cgroup?.memory === true ? 'cgroup' : prlimit !== undefined ? 'rlimit' : 'none';
-    const tmp = options.bwrap !== undefined && bubblewrapBoundsTmpfs(options.bwrap) ? 'tmpfs-size' : 'none';
+    // /tmp on disk, not in RAM: a directory made for the run, bound at /tmp in each of its
+    // sandboxes (shared by the line's processes), each file bounded by RLIMIT_FSIZE, removed after.
+    let tmpDirectory: string | undefined;
+    if (prlimit !== undefined) {
+      try {
+        const parent = options.tmpParent ?? defaultTmpParent();
+        sweepTmp(parent);
+        tmpDirectory = mkdtempSync(join(parent, `rho-sandbox-tmp-${process.pid}-`));
+      } catch {
+        tmpDirectory = undefined;
+      }
+    }
+    this.tmpDirectory = tmpDirectory;
+    const tmp = tmpDirectory === undefined ? 'none' : 'disk';
     this.enforcement = { pids, memory, cpu: prlimit === undefined ? 'none' : 'rlimit', tmp };
     const rlimits =
       prlimit === undefined
@@ -454,13 +507,18 @@ export class SandboxLimitRun {
             prlimit,
             `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
             '--core=0',
+            ...(tmp === 'disk' ? [`--fsize=${limits.tmpBytes}`] : []),
+            // The kernel ignores RLIMIT_RSS; GNU sort reads it to size its buffer (else it sizes
+            // it from the host's memory, grows past the memory limit and is killed) and spills the
+            // rest to /tmp.
+            `--rss=${Math.floor(limits.memoryBytes / 4)}`,
             ...(pids === 'rlimit' ? [`--nproc=${limits.pids}`] : []),
             ...(memory === 'rlimit' ? [`--as=${limits.memoryBytes}`] : []),
             '--',
           ];
     this.arguments = {
       outer: cgroup === undefined ? [] : ['/bin/sh', '-c', JOIN_SCRIPT, 'rho-limits', ...cgroup.procsFiles, '--'],
-      tmpfs: tmp === 'tmpfs-size' ? ['--size', String(limits.tmpBytes)] : [],
+      tmp: tmpDirectory === undefined ? [] : ['--bind', tmpDirectory, '/tmp'],
       inner: rlimits,
     };
   }
@@ -495,17 +553,27 @@ export class SandboxLimitRun {
         message: `CPU time limit (${cpuSeconds} s): a process was stopped after ${cpuSeconds} s of CPU time`,
       });
     }
-    if (this.enforcement.tmp === 'tmpfs-size' && /No space left on device/i.test(outcome.stderr)) {
+    if (
+      this.enforcement.tmp === 'disk' &&
+      (outcome.statuses.includes(SIGXFSZ_STATUS) || /File too large|File size limit exceeded/i.test(outcome.stderr))
+    ) {
       hits.push({
         limit: 'tmp_size',
-        message: `/tmp is full (tmp_size ${formatBytes(tmpBytes)}): the private /tmp holds no more`,
+        message: `file size limit (tmp_size ${formatBytes(tmpBytes)}): a process wrote a file as large as a file may be`,
       });
     }
     return hits;
   }
 
-  /** Removes the run's cgroup (after its processes are gone). */
+  /** Removes the run's /tmp and its cgroup (after its processes are gone). */
   release(): Promise<void> {
+    if (this.tmpDirectory !== undefined) {
+      try {
+        rmSync(this.tmpDirectory, { recursive: true, force: true });
+      } catch {
+        // A file still open by a process that is leaving: the directory is gone with the next sweep of the system's temporary files.
+      }
+    }
     return this.cgroup?.remove() ?? Promise.resolve();
   }
 }

@@ -125,9 +125,7 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     '--proc',
     '/proc',
     // A private, empty /tmp: programs that need scratch space (sort) still work, nothing persists.
-    ...(options.limits?.tmpfs ?? []),
-    '--tmpfs',
-    '/tmp',
+    ...(options.limits?.tmp ?? ['--tmpfs', '/tmp']),
     // Without the network, nothing under /run is needed; its Unix sockets (docker, dbus, database
     // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
     ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
