@@ -460,9 +460,10 @@ export function bubblewrapBoundsTmpfs(bwrap: string): boolean {
 /**
  * The limits of one sandboxed run (one `bash` call): a cgroup made for it where one can be
  * (processes and memory), `prlimit` inside the sandbox for what the cgroup does not hold (CPU
- * time; RLIMIT_NPROC and RLIMIT_AS when there is no cgroup), a bounded /tmp. Pass
- * {@link SandboxLimitRun.arguments} as `limits` of every `wrap` of the run, then ask
- * {@link SandboxLimitRun.hits} what was reached, and {@link SandboxLimitRun.release} the cgroup.
+ * time; RLIMIT_NPROC and RLIMIT_AS when there is no cgroup), a /tmp on disk made for it whose
+ * files RLIMIT_FSIZE bounds. Pass {@link SandboxLimitRun.arguments} as `limits` of every `wrap`
+ * of the run, then ask {@link SandboxLimitRun.hits} what was reached, and
+ * {@link SandboxLimitRun.release} the cgroup and the /tmp directory.
  */
 export class SandboxLimitRun {
   /** The limits of the run. */

@@ -39,7 +39,7 @@ export interface SandboxRunOptions {
   readOnlyBinds?: readonly string[];
   /**
    * The resource limits of the run (`SandboxLimitRun.arguments` of sandbox-limits.ts): the cgroup
-   * joined before bubblewrap starts, the size of the private /tmp, `prlimit` before the program.
+   * joined before bubblewrap starts, what is mounted at /tmp, `prlimit` before the program.
    */
   limits?: SandboxLimitArguments;
 }

@@ -36,7 +36,7 @@ export type ShellGate = (
 export interface ShellRunLimits {
   /** The limits the run reached, each a sentence naming the limit and its value. */
   hits(outcome: { statuses: readonly number[]; stderr: string }): { limit: string; message: string }[];
-  /** Frees what holds the limits (a cgroup), once the run's processes are gone. */
+  /** Frees what holds the limits (a cgroup, the run's /tmp directory), once the run's processes are gone. */
   release(): Promise<void>;
 }
 
