@@ -2,16 +2,28 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { BackendUnavailableError, rhoHome, type BackendFactory } from '@rho/core';
+import { parseByteSize } from '@rho/permissions';
 import { createSandboxBackend, type SandboxBackendOptions } from './sandbox-backend.js';
 
 /** The options `backend: {name: sandbox, ...}` takes in an agent config, as written in YAML. */
-const OPTION_KEYS = ['network', 'working_dir', 'max_processes', 'max_file_bytes', 'env', 'hide'] as const;
+const OPTION_KEYS = [
+  'network',
+  'working_dir',
+  'max_processes',
+  'max_file_bytes',
+  'max_memory',
+  'tmp_size',
+  'env',
+  'hide',
+] as const;
 
 /**
  * The `sandbox` backend's factory, for a backend registry. Options (YAML, all optional):
  * `network` (true/false, default: what the profile grants, which is none), `working_dir`
  * (`read-write` or `read-only`, default: read-write when the profile may change files),
- * `max_processes` (default 256), `max_file_bytes` (default 1 GiB), `env` (variables added to the
+ * `max_processes` (default 256), `max_file_bytes` (default 1 GiB), `max_memory` (the whole
+ * container's memory, /tmp included: bytes or `512M`, `2G`; default 2 GiB), `tmp_size` (the
+ * private /tmp; default 256 MiB), `env` (variables added to the
  * clean environment), `hide` (more directories to hide; rho's home always is).
  */
 export const sandboxBackendFactory: BackendFactory = {
@@ -47,6 +59,15 @@ export const sandboxBackendFactory: BackendFactory = {
     };
     const maxProcesses = limit('max_processes');
     const maxFileBytes = limit('max_file_bytes');
+    const size = (key: string): number | undefined => {
+      const value = options[key];
+      if (value === undefined) return undefined;
+      const bytes = parseByteSize(value);
+      if (bytes === undefined) fail(key, 'a size: bytes, or a number with K, M, G or T such as 512M');
+      return bytes;
+    };
+    const maxMemoryBytes = size('max_memory');
+    const tmpBytes = size('tmp_size');
     const env = options['env'];
     if (
       env !== undefined &&
@@ -69,6 +90,8 @@ export const sandboxBackendFactory: BackendFactory = {
       hide: [rhoHome(context.env), ...userHomes(context.env), ...((hide as string[] | undefined) ?? [])],
       ...(maxProcesses === undefined ? {} : { maxProcesses }),
       ...(maxFileBytes === undefined ? {} : { maxFileBytes }),
+      ...(maxMemoryBytes === undefined ? {} : { maxMemoryBytes }),
+      ...(tmpBytes === undefined ? {} : { tmpBytes }),
       ...(env === undefined ? {} : { env: env as Record<string, string> }),
       ...(context.env['PATH'] === undefined ? {} : { searchPath: context.env['PATH'] }),
     };

@@ -31,7 +31,10 @@ const context = (options: Record<string, unknown>, env: Record<string, string | 
 describe('sandbox backend factory', () => {
   it('rejects unknown options and wrong types, saying what it takes', async () => {
     await expect(sandboxBackendFactory.create(context({ netwrk: true }))).rejects.toThrow(
-      "Backend 'sandbox' (agent.yaml) has no option 'netwrk': it takes network, working_dir, max_processes, max_file_bytes, env, hide.",
+      "Backend 'sandbox' (agent.yaml) has no option 'netwrk': it takes network, working_dir, max_processes, max_file_bytes, max_memory, tmp_size, env, hide.",
+    );
+    await expect(sandboxBackendFactory.create(context({ max_memory: 'lots' }))).rejects.toThrow(
+      "Backend 'sandbox' (agent.yaml): 'max_memory' must be a size: bytes, or a number with K, M, G or T such as 512M (got \"lots\").",
     );
     const error = await sandboxBackendFactory.create(context({ max_processes: -1 })).catch((caught: unknown) => caught);
     expect(BackendUnavailableError.isInstance(error)).toBe(true);

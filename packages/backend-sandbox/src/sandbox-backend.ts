@@ -7,10 +7,17 @@ import {
   BackendUnavailableError,
   type ExecutionBackend,
   type FileInfo,
+  type BackendProcess,
   type ReadHandle,
 } from '@rho/core';
-import { sandboxWrapper, type SandboxWrapper } from '@rho/permissions';
-import { createPidsCgroup, type PidsCgroup } from './internal/pids-cgroup.js';
+import {
+  createLimitCgroup,
+  formatBytes,
+  sandboxWrapper,
+  type LimitCgroup,
+  type SandboxWrapper,
+} from '@rho/permissions';
+import { bubblewrapBoundsTmpfs } from '@rho/permissions/internal';
 import { ServerConnection } from './internal/server-connection.js';
 
 /** Options of {@link createSandboxBackend}. */
@@ -25,6 +32,13 @@ export interface SandboxBackendOptions {
   maxProcesses?: number;
   /** Largest file a process may write, in bytes (RLIMIT_FSIZE; default 1 GiB). */
   maxFileBytes?: number;
+  /**
+   * Most memory of the whole container, the server and /tmp included, in bytes (default 2 GiB): a
+   * memory cgroup where one can be made, else RLIMIT_AS on each process the tools start.
+   */
+  maxMemoryBytes?: number;
+  /** Size of the container's private /tmp (a tmpfs, counted in the memory limit), in bytes (default 256 MiB). */
+  tmpBytes?: number;
   /**
    * Variables added to the container's clean environment (which has only `PATH`, `HOME`, `LANG`,
    * `TMPDIR` and `TERM`); nothing of rho's own environment is passed.
@@ -44,6 +58,8 @@ export interface SandboxBackend extends ExecutionBackend {
   readonly name: 'sandbox';
   /** What holds the process limit: a pids cgroup, RLIMIT_NPROC (not binding for root), or nothing. */
   readonly processLimit: 'cgroup' | 'rlimit' | 'none';
+  /** What holds the memory limit: a memory cgroup (the whole container), RLIMIT_AS (each tool's process), or nothing. */
+  readonly memoryLimit: 'cgroup' | 'rlimit' | 'none';
   close(): Promise<void>;
 }
 
@@ -83,16 +99,26 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
   }
   const maxProcesses = options.maxProcesses ?? 256;
   const maxFileBytes = options.maxFileBytes ?? 1024 ** 3;
+  const maxMemoryBytes = options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES;
+  const tmpBytes = options.tmpBytes ?? DEFAULT_TMP_BYTES;
   const network = options.network ?? false;
   const writable = options.writable ?? true;
   const searchPath = options.searchPath ?? process.env['PATH'] ?? '';
   const prlimit = findOnPath('prlimit', searchPath);
   const server = serverScript();
   const rgPath = await bundledRipgrep();
+  // A cgroup holds the processes (RLIMIT_NPROC does not bind root) and the memory of the whole
+  // container, /tmp included, where one can be made.
+  const cgroup: LimitCgroup | undefined = createLimitCgroup({ pids: maxProcesses, memoryBytes: maxMemoryBytes });
+  // Without a memory cgroup, each process a tool starts gets RLIMIT_AS (not the server: Node
+  // reserves more address space than it uses).
+  const processPrefix =
+    cgroup?.memory !== true && prlimit !== undefined ? [prlimit, `--as=${maxMemoryBytes}`, '--'] : [];
   const inner = [
     ...(prlimit === undefined ? [] : [prlimit, `--nproc=${maxProcesses}`, `--fsize=${maxFileBytes}`, '--core=0', '--']),
     process.execPath,
     server,
+    ...(processPrefix.length === 0 ? [] : [JSON.stringify(processPrefix)]),
   ];
   const environment: Record<string, string> = {
     PATH: CONTAINER_PATH,
@@ -112,11 +138,30 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
     // Node and the server's packages may live under /tmp (a Node from a tarball, a clone in a
     // temporary directory), which the container replaces with its own: bound read-only again.
     readOnlyBinds: [...serverRuntimePaths(server), ...(isAbsolute(rgPath) ? [rgPath] : [])],
+    limits: {
+      outer:
+        cgroup === undefined
+          ? []
+          : [
+              '/bin/sh',
+              '-c',
+              'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"',
+              'rho-limits',
+              ...cgroup.procsFiles,
+              '--',
+            ],
+      // The container's /tmp: a tmpfs of tmp_size, counted in the container's memory cgroup.
+      tmp: [
+        ...(wrapper.program !== undefined && bubblewrapBoundsTmpfs(wrapper.program)
+          ? ['--size', String(tmpBytes)]
+          : []),
+        '--tmpfs',
+        '/tmp',
+      ],
+      inner: [],
+    },
   });
-  // Root is not bound by RLIMIT_NPROC: a pids cgroup holds the limit where one can be made.
-  const cgroup: PidsCgroup | undefined = process.getuid?.() === 0 ? createPidsCgroup(maxProcesses) : undefined;
-  const command =
-    cgroup === undefined ? argv : ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup.path, ...argv];
+  const command = argv;
   // An empty environment for bubblewrap itself too: it is the container's init (PID 1), whose
   // /proc/1/environ every process inside can read.
   const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
@@ -146,7 +191,8 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
   const backend: SandboxBackend = {
     name: 'sandbox',
     processLimit:
-      cgroup !== undefined ? 'cgroup' : prlimit !== undefined && process.getuid?.() !== 0 ? 'rlimit' : 'none',
+      cgroup?.pids === true ? 'cgroup' : prlimit !== undefined && process.getuid?.() !== 0 ? 'rlimit' : 'none',
+    memoryLimit: cgroup?.memory === true ? 'cgroup' : processPrefix.length > 0 ? 'rlimit' : 'none',
     isolation: {
       description: `bubblewrap container (${wrapper.description})`,
       network,
@@ -163,7 +209,10 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
         cause: gone,
       });
     },
-    spawn: (spawnOptions) => connection.spawn(spawnOptions),
+    spawn: (spawnOptions) => {
+      const started = connection.spawn(spawnOptions);
+      return cgroup?.memory === true ? reportingMemory(started, cgroup, maxMemoryBytes) : started;
+    },
     ripgrepPath: bundledRipgrep,
     stat: (path) => call<FileInfo>({ op: 'stat', path }),
     lstat: (path) => call<FileInfo>({ op: 'lstat', path }),
@@ -210,6 +259,38 @@ export async function createSandboxBackend(options: SandboxBackendOptions): Prom
     },
   };
   return backend;
+}
+
+/** The container's memory limit when the options set none. */
+const DEFAULT_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
+/** The size of the container's /tmp when the options set none. */
+const DEFAULT_TMP_BYTES = 256 * 1024 ** 2;
+
+/**
+ * The process with its exit saying so when the container's memory cgroup killed a process while
+ * it ran (the kernel's OOM killer chooses the largest process: the one that grew).
+ */
+function reportingMemory(started: BackendProcess, cgroup: LimitCgroup, maxMemoryBytes: number): BackendProcess {
+  const before = cgroup.events().oomKills;
+  const exited = started.exited.then((exit) =>
+    cgroup.events().oomKills > before
+      ? {
+          ...exit,
+          limitReached: `memory limit reached (${formatBytes(maxMemoryBytes)}): a process of the sandbox was killed; the backend's max_memory sets it`,
+        }
+      : exit,
+  );
+  const process: BackendProcess = {
+    get pid() {
+      return started.pid;
+    },
+    stdout: started.stdout,
+    stderr: started.stderr,
+    exited,
+    kill: (signal) => started.kill(signal),
+    ...(started.groupAlive === undefined ? {} : { groupAlive: () => started.groupAlive?.() ?? false }),
+  };
+  return process;
 }
 
 /**

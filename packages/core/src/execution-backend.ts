@@ -142,6 +142,11 @@ export interface ProcessExit {
   signal: string | null;
   /** Why it could not be started (for example `ENOENT` for an unknown program). */
   spawnError?: NodeJS.ErrnoException;
+  /**
+   * Set when a resource limit of the backend ended it or one of its processes (`memory limit
+   * reached (2 GiB): ...`): a sentence for the model and the user, naming the limit.
+   */
+  limitReached?: string;
 }
 
 /** What `stat`/`lstat` report. */

@@ -36,6 +36,24 @@ export type {
   ShellPlan,
 } from './check-shell-command.js';
 export { sandboxStatus, sandboxWrapper } from './sandbox-wrapper.js';
+export {
+  createLimitCgroup,
+  DEFAULT_SANDBOX_LIMITS,
+  formatBytes,
+  parseByteSize,
+  resolveSandboxLimits,
+  SANDBOX_LIMIT_KEYS,
+  SandboxLimitRun,
+} from './sandbox-limits.js';
+export type {
+  LimitCgroup,
+  LimitEnforcement,
+  LimitHit,
+  LimitOutcome,
+  SandboxLimitArguments,
+  SandboxLimitOptions,
+  SandboxLimits,
+} from './sandbox-limits.js';
 export type { SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
 export { checkReadPath, PROC_READABLE } from './check-read-path.js';
 export type { ReadPathDecision } from './check-read-path.js';

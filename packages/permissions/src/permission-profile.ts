@@ -1,6 +1,7 @@
 import { ConfigError } from '@rho/core';
 import * as v from 'valibot';
 import { MCP_DECISIONS, mcpPatternProblem, mcpReadOnlyProblem, type McpPermissions } from './mcp-rules.js';
+import { formatBytes, parseByteSize, SANDBOX_LIMIT_KEYS, type SandboxLimits } from './sandbox-limits.js';
 
 /** How the `bash` tool runs: `restricted` checks every command against the shell policy. */
 export type ShellMode = 'restricted' | 'unrestricted';
@@ -94,6 +95,11 @@ export interface PermissionProfile {
   /** Decisions for MCP tools (YAML `mcp`); absent: every MCP tool asks (none under `approval: none`). */
   mcp?: McpPermissions;
   /**
+   * Resource limits of each sandboxed command line (YAML `limits`: `pids`, `memory`, `cpu_seconds`,
+   * `tmp_size`); what it does not set takes `DEFAULT_SANDBOX_LIMITS`.
+   */
+  limits?: Partial<SandboxLimits>;
+  /**
    * Whether `export_query` may write CSV files (YAML `database_exports: on|off`). Absent: on when
    * the profile writes files (`fileWrite` is not `off`), off otherwise; see {@link databaseExportsEnabled}.
    */
@@ -152,6 +158,25 @@ const mcpPatterns = (field: string) =>
     ),
   );
 
+const wholeNumber = (field: string, max: number) =>
+  v.pipe(
+    v.number(`${field} must be a whole number`),
+    v.integer(`${field} must be a whole number`),
+    v.minValue(1, `${field} must be at least 1`),
+    v.maxValue(max, `${field} must be at most ${max}`),
+  );
+
+const byteSize = (field: string, min: number) =>
+  v.pipe(
+    v.unknown(),
+    v.transform((value) => parseByteSize(value) ?? value),
+    v.number(
+      (issue) =>
+        `${field} must be a size: bytes, or a number with K, M, G or T (binary units), such as 512M (got ${JSON.stringify(issue.input)})`,
+    ),
+    v.minValue(min, `${field} must be at least ${formatBytes(min)}`),
+  );
+
 const topLevelEntries = {
   profile: v.optional(v.string('profile must be a string')),
   name: v.optional(v.string('name must be a string')),
@@ -191,6 +216,20 @@ const topLevelEntries = {
   shell_working_dir: v.optional(v.nullable(v.string('shell_working_dir must be a string'))),
   bash_only: v.optional(v.boolean('bash_only must be true or false')),
   sandbox: v.optional(modeField('sandbox', SANDBOX_MODES)),
+  limits: v.optional(
+    v.strictObject(
+      {
+        pids: v.optional(wholeNumber('limits.pids', 1_000_000)),
+        memory: v.optional(byteSize('limits.memory', 16 * 1024 * 1024)),
+        cpu_seconds: v.optional(wholeNumber('limits.cpu_seconds', 86_400)),
+        tmp_size: v.optional(byteSize('limits.tmp_size', 1024 * 1024)),
+      },
+      (issue) =>
+        issue.path?.length
+          ? unknownKeyMessage('limits', issue, [...SANDBOX_LIMIT_KEYS])
+          : `limits must be a mapping with ${SANDBOX_LIMIT_KEYS.join(', ')}`,
+    ),
+  ),
   database_exports: v.optional(
     v.pipe(
       v.unknown(),
@@ -276,6 +315,14 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
   if (data.database_functions !== undefined) profile.databaseFunctions = [...data.database_functions];
   if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
+  if (data.limits !== undefined) {
+    const limits: Partial<SandboxLimits> = {};
+    if (data.limits.pids !== undefined) limits.pids = data.limits.pids;
+    if (data.limits.memory !== undefined) limits.memoryBytes = data.limits.memory;
+    if (data.limits.cpu_seconds !== undefined) limits.cpuSeconds = data.limits.cpu_seconds;
+    if (data.limits.tmp_size !== undefined) limits.tmpBytes = data.limits.tmp_size;
+    profile.limits = limits;
+  }
   if (data.database_exports !== undefined) profile.databaseExports = data.database_exports === 'on';
   if (data.mcp !== undefined) {
     profile.mcp = {
@@ -310,6 +357,16 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
     ...(profile.shellWorkingDir ? { shell_working_dir: profile.shellWorkingDir } : {}),
     bash_only: profile.bashOnly,
     ...(profile.sandbox === undefined ? {} : { sandbox: profile.sandbox }),
+    ...(profile.limits === undefined
+      ? {}
+      : {
+          limits: {
+            ...(profile.limits.pids === undefined ? {} : { pids: profile.limits.pids }),
+            ...(profile.limits.memoryBytes === undefined ? {} : { memory: profile.limits.memoryBytes }),
+            ...(profile.limits.cpuSeconds === undefined ? {} : { cpu_seconds: profile.limits.cpuSeconds }),
+            ...(profile.limits.tmpBytes === undefined ? {} : { tmp_size: profile.limits.tmpBytes }),
+          },
+        }),
     ...(profile.databaseExports === undefined ? {} : { database_exports: profile.databaseExports ? 'on' : 'off' }),
     ...(profile.mcp === undefined
       ? {}

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, relative } from 'node:path';
 import type { ShellCommand } from './check-shell-command.js';
+import type { SandboxLimitArguments } from './sandbox-limits.js';
 import type { PermissionProfile, ProfileSandboxMode } from './permission-profile.js';
 
 /**
@@ -36,6 +37,11 @@ export interface SandboxRunOptions {
    * packages of a server run in the container) when it lives under /tmp or another hidden place.
    */
   readOnlyBinds?: readonly string[];
+  /**
+   * The resource limits of the run (`SandboxLimitRun.arguments` of sandbox-limits.ts): the cgroup
+   * joined before bubblewrap starts, what is mounted at /tmp, `prlimit` before the program.
+   */
+  limits?: SandboxLimitArguments;
 }
 
 /** An operating-system sandbox for restricted commands. */
@@ -108,6 +114,7 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
       ),
   );
   return [
+    ...(options.limits?.outer ?? []),
     bwrap,
     '--ro-bind',
     '/',
@@ -118,8 +125,7 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     '--proc',
     '/proc',
     // A private, empty /tmp: programs that need scratch space (sort) still work, nothing persists.
-    '--tmpfs',
-    '/tmp',
+    ...(options.limits?.tmp ?? ['--tmpfs', '/tmp']),
     // Without the network, nothing under /run is needed; its Unix sockets (docker, dbus, database
     // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
     ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
@@ -152,6 +158,7 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     '--chdir',
     options.cwd,
     '--',
+    ...(options.limits?.inner ?? []),
     ...argv,
   ];
 }

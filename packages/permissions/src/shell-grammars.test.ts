@@ -387,3 +387,55 @@ describe('readonly audit, round three: checking a line takes linear time', () =>
     }
   }, 30_000);
 });
+
+describe('issue 32: one line, bounded processes and requests', () => {
+  test.each([
+    ['ls | xargs -P 0 -n 1 wc', /xargs -P 0 runs as many processes at once as it can; use -P 8 or fewer/],
+    ['ls | xargs -P0 wc', /xargs -P 0 runs as many/],
+    ['ls | xargs --max-procs=0 wc', /xargs -P 0 runs as many/],
+    ['ls | xargs -P 9 -n 1 wc', /xargs -P 9 runs 9 processes at once; use -P 8 or fewer/],
+    ['ls | xargs -P 300 -n 1 wc', /xargs -P 300 runs 300 processes/],
+    ["curl -s 'http://127.0.0.1:1/{a,b,c,d,e}{0,1,2,3,4,5,6,7,8,9}'", /into 50 requests, more than the 10/],
+    ["curl 'http://127.0.0.1:1/{a,b,c}/{d,e,f}/{g,h}'", /into 18 requests/],
+    ["curl 'http://127.0.0.1:1/{a,b,c,d,e,f}' 'http://127.0.0.1:1/{a,b,c,d,e}'", /into 11 requests/],
+    ['curl -o page.html http://127.0.0.1:1/', /only -o \/dev\/null \(to discard it\) is allowed/],
+    ['curl --output=/etc/passwd http://127.0.0.1:1/', /only -o \/dev\/null/],
+    ['find . -exec rm {} +', /find -exec runs its command with file names nobody checked; .* not rm/],
+    ['find . -execdir sed -i s/a/b/ {} \\;', /not sed/],
+    ['find . -exec sh -c "id" \\;', /not sh/],
+    ['find . -exec wc -l {}', /find -exec needs a command ended by/],
+    ['find . -exec {} \\;', /find -exec needs a command/],
+    ['find . -ok cat {} \\;', /find -ok runs a command for each file/],
+  ])('%s is refused with the reason', async (command, reason) => {
+    const decision = await checkShellCommand(command, { cwd: root });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.reason).toMatch(reason);
+  });
+
+  test.each([
+    'ls | xargs -P 8 -n 1 wc -l',
+    'ls | xargs -P 2 wc -l',
+    "curl 'http://127.0.0.1:1/{a,b}'",
+    "curl 'http://127.0.0.1:1/{a,b}{0..9}'",
+    "curl -g 'http://127.0.0.1:1/{a,b,c,d,e}{0,1,2,3,4,5,6,7,8,9}'",
+    "curl -o /dev/null -w '%{http_code}' http://127.0.0.1:1/",
+    "curl -s --output /dev/null -w '%{http_code}\\n' http://127.0.0.1:1/",
+    'find . -exec wc -l {} +',
+    "find . -name '*.ts' -exec grep -n TODO {} \\;",
+    'find . -type f -execdir head -1 {} +',
+    "bc <<< '1+2'",
+    'echo 2^10 | bc -l',
+    'git rev-parse HEAD',
+    'git rev-parse --show-toplevel',
+    'git rev-parse --abbrev-ref HEAD',
+    'cat {}',
+  ])('%s is allowed', async (command) => {
+    const decision = await checkShellCommand(command, { cwd: root });
+    expect(decision.allowed, decision.allowed ? '' : decision.reason).toBe(true);
+  });
+
+  test('{} is a word of its own; a brace list still is not expanded', async () => {
+    expect(await argvOf('find . -exec wc -l {} +')).toEqual(['find', '.', '-exec', 'wc', '-l', '{}', '+']);
+    expect((await checkShellCommand('cat {a,b}', { cwd: root })).allowed).toBe(false);
+  });
+});

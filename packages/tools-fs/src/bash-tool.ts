@@ -28,9 +28,19 @@ export type ShellGate = (
       plan: Plan;
       env: Record<string, string | undefined>;
       wrap?: (command: PlanCommand, cwd: string) => string[];
+      /** The resource limits of the run (`SandboxLimitRun` of `@rho/permissions`): what was reached, then released. */
+      limits?: ShellRunLimits;
     }
   | { allowed: false; reason: string }
 >;
+
+/** The resource limits of one run of a plan, as the bash tool reports them. */
+export interface ShellRunLimits {
+  /** The limits the run reached, each a sentence naming the limit and its value. */
+  hits(outcome: { statuses: readonly number[]; stderr: string }): { limit: string; message: string }[];
+  /** Frees what holds the limits (a cgroup, the run's /tmp directory), once the run's processes are gone. */
+  release(): Promise<void>;
+}
 
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
@@ -123,13 +133,25 @@ export function createBashTool(options: BashToolOptions) {
         graceMs: (options.killGraceSeconds ?? 2) * 1000,
       });
       const started = performance.now();
+      const statuses: number[] = [];
+      const backendLimits = new Set<string>();
+      const noteExit = (exit: ProcessExit): void => {
+        statuses.push(statusOf(exit));
+        if (exit.limitReached !== undefined) backendLimits.add(exit.limitReached);
+      };
       let exitCode: number;
       try {
         if (gated?.allowed) {
           const wrap = gated.wrap;
           exitCode = await runPlan(
             gated.plan,
-            { backend, cwd, env: gated.env, ...(wrap ? { wrap: (planned: PlanCommand) => wrap(planned, cwd) } : {}) },
+            {
+              backend,
+              cwd,
+              env: gated.env,
+              ...(wrap ? { wrap: (planned: PlanCommand) => wrap(planned, cwd) } : {}),
+              onExit: noteExit,
+            },
             { stdout, stderr },
             supervisor,
           );
@@ -141,9 +163,11 @@ export function createBashTool(options: BashToolOptions) {
             supervisor,
           );
           if (exit.spawnError) return failure(`Error executing command: ${exit.spawnError.message}`);
+          noteExit(exit);
           exitCode = statusOf(exit);
         }
       } catch (error) {
+        if (gated?.allowed) await gated.limits?.release();
         return failure(`Error executing command: ${errorMessage(error)}`);
       } finally {
         await supervisor.finish();
@@ -171,6 +195,17 @@ export function createBashTool(options: BashToolOptions) {
         metadata['exit_code'] = -1;
         metadata['cancelled'] = true;
       }
+      // Every limit reached is named, so a killed command never comes back as an empty output.
+      const notes = [...backendLimits].map((message) => `[${message}]`);
+      if (gated?.allowed && gated.limits !== undefined) {
+        // Read before the release: the cgroup's counters go with it.
+        const hits = gated.limits.hits({ statuses, stderr: err });
+        // Not awaited: a killed line's last processes may take a moment to leave the cgroup.
+        void gated.limits.release();
+        notes.push(...hits.map((hit) => `[${hit.message}; the profile's limits.${hit.limit} sets it]`));
+        if (hits.length > 0) metadata['limits_reached'] = hits.map((hit) => hit.limit);
+      }
+      if (notes.length > 0) text = text === '' ? notes.join('\n') : `${text}\n\n${notes.join('\n')}`;
       const content = JSON.stringify(
         { output: text, metadata: { exit_code: exitCode, duration_seconds: durationSeconds } },
         null,

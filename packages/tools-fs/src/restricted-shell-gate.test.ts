@@ -145,6 +145,7 @@ describe('restrictedShellGate', () => {
     const wrapped = gated.plan.steps
       .flatMap((step) => step.pipeline)
       .map((command) => ({ program: command.argv[command.programIndex ?? 0], argv: gated.wrap!(command, dir) }));
+    await gated.limits?.release();
     expect(wrapped.map(({ program, argv }) => [program, argv.includes('--share-net')])).toEqual([
       ['curl', true],
       ['wc', false],

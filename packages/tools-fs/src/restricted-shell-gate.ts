@@ -1,5 +1,7 @@
 import {
   checkShellCommand,
+  resolveSandboxLimits,
+  SandboxLimitRun,
   sandboxStatus,
   sandboxWrapper,
   type PermissionProfile,
@@ -52,11 +54,18 @@ export function restrictedShellGate(profile: PermissionProfile, options: Restric
     const plan: Plan = hardened.plan;
     const env = hardened.env(process.env);
     if (!status.active) return { allowed: true, plan, env };
+    // One set of limits for the whole line: its processes share the process and memory limits.
+    const limits = new SandboxLimitRun(resolveSandboxLimits(profile.limits), {
+      ...(wrapper.program === undefined ? {} : { bwrap: wrapper.program }),
+      ...(options.sandboxLookup?.searchPath === undefined ? {} : { searchPath: options.sandboxLookup.searchPath }),
+    });
     return {
       allowed: true,
       plan,
       env,
-      wrap: (planned, cwd) => wrapper.wrap(planned.argv, { cwd, allowNetwork: commandNeedsNetwork(planned) }),
+      wrap: (planned, cwd) =>
+        wrapper.wrap(planned.argv, { cwd, allowNetwork: commandNeedsNetwork(planned), limits: limits.arguments }),
+      limits,
     };
   };
 }

@@ -12,6 +12,8 @@ import { createLocalBackend } from '@rho/core/local-backend';
 import type { Command, ProcessEvent, Reply, Request, WireError } from '../protocol.js';
 
 const backend = createLocalBackend({ ripgrepPath: 'rg' });
+/** What each process a tool starts runs under (`prlimit --as=...` when no memory cgroup holds the container). */
+const processPrefix = process.argv[2] === undefined ? [] : (JSON.parse(process.argv[2]) as string[]);
 const handles = new Map<number, ReadHandle>();
 let nextHandle = 1;
 const processes = new Map<
@@ -150,7 +152,7 @@ function command(message: Command): void {
         }
       }
       const child = backend.spawn({
-        argv: message.argv,
+        argv: [...processPrefix, ...message.argv],
         cwd: message.cwd,
         // Only what the tool passed, else the container's own clean environment.
         env: message.env ?? process.env,

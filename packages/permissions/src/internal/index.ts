@@ -9,6 +9,7 @@ export { hardenPlan, scrubEnvironment } from '../harden-plan.js';
 export type { HardenedPlan } from '../harden-plan.js';
 export { commandNeedsNetwork, sandboxModeOf, sandboxOffWarning } from '../sandbox-wrapper.js';
 export type { SandboxLookupOptions } from '../sandbox-wrapper.js';
+export { bubblewrapBoundsTmpfs } from '../sandbox-limits.js';
 export { buildFunctionCatalog, buildPostgresObjects } from './sql/function-policy.js';
 export type {
   PostgresObjects,

@@ -71,6 +71,40 @@ function httpUrl(program: string, value: string): void {
 }
 
 /** Whether a curl URL holds a `[...-...]` range (scanned once: a regular expression is quadratic on `[[[[...`). */
+/** Most requests one curl command may make. */
+const CURL_MAX_REQUESTS = 10;
+
+/**
+ * How many URLs curl's globbing makes of `url`: the product of its `{a,b,c}` lists and `[N-M]`
+ * ranges (a bracket that is no range, such as an IPv6 address, counts once).
+ */
+function curlGlobCount(url: string): number {
+  let count = 1;
+  for (let index = 0; index < url.length && count <= 1e9; index += 1) {
+    const character = url[index];
+    if (character === '\\') {
+      index += 1;
+      continue;
+    }
+    if (character !== '{' && character !== '[') continue;
+    const close = url.indexOf(character === '{' ? '}' : ']', index + 1);
+    if (close === -1) break;
+    const inner = url.slice(index + 1, close);
+    if (character === '{') count *= inner.split(',').length;
+    else {
+      const range = /^(?:(\d+)-(\d+)|([a-zA-Z])-([a-zA-Z]))(?::(\d+))?$/.exec(inner);
+      if (range !== null) {
+        const from = range[1] !== undefined ? Number(range[1]) : (range[3] as string).charCodeAt(0);
+        const to = range[2] !== undefined ? Number(range[2]) : (range[4] as string).charCodeAt(0);
+        const step = Math.max(1, Number(range[5] ?? 1));
+        count *= to >= from ? Math.floor((to - from) / step) + 1 : 1;
+      }
+    }
+    index = close;
+  }
+  return count;
+}
+
 function hasUrlRange(url: string): boolean {
   let open = url.indexOf('[');
   while (open !== -1) {
@@ -248,8 +282,6 @@ const FIND_ONE_ARGUMENT = new Set([
   '-printf',
 ]);
 const FIND_REFUSED: Record<string, string> = {
-  '-exec': 'runs a command for each file',
-  '-execdir': 'runs a command for each file',
   '-ok': 'runs a command for each file',
   '-okdir': 'runs a command for each file',
   '-delete': 'deletes files',
@@ -258,6 +290,29 @@ const FIND_REFUSED: Record<string, string> = {
   '-fprintf': 'writes to a file',
   '-fls': 'writes to a file',
 };
+/**
+ * `find -exec CMD ... {} +` (or `;`): like xargs, find appends words nobody checked (file names),
+ * so CMD must be a program with no harmful option at all (grep, wc, cat, head ...), its own
+ * words checked as they are. Returns the index past the terminator.
+ */
+function findExec(argv: string[], index: number): number {
+  const action = argv[index] as string;
+  let end = index + 1;
+  while (end < argv.length && argv[end] !== ';' && !(argv[end] === '+' && argv[end - 1] === '{}')) end += 1;
+  if (end >= argv.length) refuse('find', `find ${action} needs a command ended by \\; or {} +`);
+  const command = argv.slice(index + 1, end);
+  const program = command[0];
+  if (program === undefined || program === '{}') refuse('find', `find ${action} needs a command`);
+  if (!READER_PROGRAMS.has(program) || VALIDATORS[program] !== undefined) {
+    refuse(
+      'find',
+      `find ${action} runs its command with file names nobody checked; restricted mode only lets it run programs that have no harmful option at all (such as grep, cat, wc, head), not ${program}`,
+    );
+  }
+  checkArgv(command.filter((word) => word !== '{}'));
+  return end + 1;
+}
+
 const find: Validator = (argv) => {
   let index = 1;
   while (index < argv.length) {
@@ -270,6 +325,10 @@ const find: Validator = (argv) => {
     index += 1;
   while (index < argv.length) {
     const argument = argv[index] as string;
+    if (argument === '-exec' || argument === '-execdir') {
+      index = findExec(argv, index);
+      continue;
+    }
     const refused = FIND_REFUSED[argument];
     if (refused)
       refuse(
@@ -801,8 +860,9 @@ const gzip: Validator = (argv) => {
 // ---------- network ----------
 const curlSpec: OptionSpec = {
   flags: 'sSLIivfkgG46Nq#',
-  valued: 'HAemurxwXbEUyYz',
+  valued: 'HAemurxwXbEUyYzo',
   long: [
+    'output=',
     'silent',
     'show-error',
     'location',
@@ -884,6 +944,9 @@ const curl: Validator = (argv) => {
       refuse('curl', 'curl --write-out %output{} writes to a file (and @FILE reads a format that could)');
     }
     if (option.name === '--url') httpUrl('curl', value);
+    if ((option.name === '-o' || option.name === '--output') && value !== '/dev/null') {
+      refuse('curl', `curl -o ${value} writes the response to a file; only -o /dev/null (to discard it) is allowed`);
+    }
     if ((option.name === '-H' || option.name === '--header') && value.startsWith('@')) {
       refuse('curl', `curl -H @FILE sends the lines of FILE as request headers (${value}); write the header itself`);
     }
@@ -911,6 +974,14 @@ const curl: Validator = (argv) => {
           'name the URLs one by one, or pass -g to send the brackets as they are',
       );
     }
+  }
+  const requests = globoff ? urls.length : urls.reduce((total, url) => total + curlGlobCount(url), 0);
+  if (requests > CURL_MAX_REQUESTS) {
+    refuse(
+      'curl',
+      `curl expands ${urls.map((url) => JSON.stringify(url)).join(' ')} into ${requests > 1e9 ? 'more than a billion' : requests} requests, ` +
+        `more than the ${CURL_MAX_REQUESTS} one command may make; name fewer URLs, or pass -g to send braces and brackets as they are`,
+    );
   }
   for (const option of options) {
     if (option.name === '--retry' && !(/^\d+$/.test(option.value ?? '') && Number(option.value) <= 10)) {
@@ -1824,8 +1895,21 @@ const xargsSpec: OptionSpec = {
   ],
   stopAtOperand: true,
 };
+/** Most processes `xargs -P` may run at once. */
+const XARGS_MAX_PROCS = 8;
+
 const xargs: Validator = (argv) => {
-  const { firstOperandIndex } = parseOptions('xargs', argv.slice(1), xargsSpec);
+  const { firstOperandIndex, options } = parseOptions('xargs', argv.slice(1), xargsSpec);
+  for (const option of options) {
+    if (option.name !== '-P' && option.name !== '--max-procs') continue;
+    const value = option.value ?? '';
+    if (!/^\d+$/.test(value) || Number(value) === 0 || Number(value) > XARGS_MAX_PROCS) {
+      refuse(
+        'xargs',
+        `xargs -P ${value} runs ${/^0+$/.test(value) ? 'as many processes at once as it can' : `${value} processes at once`}; use -P ${XARGS_MAX_PROCS} or fewer`,
+      );
+    }
+  }
   const index = 1 + firstOperandIndex;
   if (index >= argv.length) return { argv, programIndex: 0, checked: [argv] };
   const program = argv[index] as string;

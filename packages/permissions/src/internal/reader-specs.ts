@@ -322,6 +322,8 @@ export const READER_SPECS: Readonly<Record<string, OptionSpec>> = {
   tac: { flags: 'br', valued: 's', long: ['before', 'help', 'regex', 'separator=', 'version'] },
   rev: { flags: 'hV0', long: ['help', 'version', 'zero'] },
   seq: { flags: 'w', valued: 'fs', long: ['equal-width', 'format=', 'help', 'separator=', 'version'] },
+  // A calculator: reads its files and standard input, writes nothing, runs nothing (unlike dc's `!`).
+  bc: { flags: 'hilqsvw', long: ['help', 'interactive', 'mathlib', 'quiet', 'standard', 'version', 'warn'] },
   basename: { flags: 'az', valued: 's', long: ['help', 'multiple', 'suffix=', 'version', 'zero'] },
   dirname: { flags: 'z', long: ['help', 'version', 'zero'] },
   realpath: {

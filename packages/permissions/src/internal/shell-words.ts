@@ -55,6 +55,13 @@ function unquotedWord(text: string, first: boolean, allowGlob: boolean): WordTex
       index += 1;
       continue;
     }
+    // `{}` is no brace expansion (bash expands only a list or a sequence): find -exec's placeholder.
+    if (character === '{' && text[index + 1] === '}') {
+      value += '{}';
+      pattern += escapeForPattern('{}');
+      index += 1;
+      continue;
+    }
     if (GLOB_CHARACTERS.has(character)) {
       if (allowGlob && character !== '{') {
         value += character;
@@ -203,7 +210,12 @@ export function wordText(node: Node, first = true, allowGlob = false): WordText 
       node.children.forEach((child, index) => {
         if (child.startIndex !== position)
           throw new ShellRefusal('shell.parse', `could not read the word ${JSON.stringify(node.text)}`);
-        const part = wordText(child, first && index === 0, allowGlob);
+        const next = node.children[index + 1];
+        // `{}` (tree-sitter reads `{` and `}`): no brace expansion in bash, find -exec's placeholder.
+        const part =
+          child.type === 'word' && child.text === '{' && next?.type === 'word' && next.text.startsWith('}')
+            ? quoted('{')
+            : wordText(child, first && index === 0, allowGlob);
         result.value += part.value;
         result.pattern += part.pattern;
         result.glob ||= part.glob;

@@ -21,6 +21,8 @@ export interface PlanEnvironment {
   env: Record<string, string | undefined>;
   /** The argv to spawn for each command (the command inside its own OS sandbox), if not its own argv. */
   wrap?: (command: PlanCommand) => string[];
+  /** Told how every process of the plan ended, as each ends. */
+  onExit?: (exit: ProcessExit) => void;
 }
 
 const SIGNAL_NUMBERS: Record<string, number> = {
@@ -86,7 +88,14 @@ async function runPipeline(
     }
     previous = child.stdout ?? 'ignore';
   }
-  const exits = await Promise.all(children.map((child) => child.exited));
+  const exits = await Promise.all(
+    children.map((child) =>
+      child.exited.then((exit) => {
+        environment.onExit?.(exit);
+        return exit;
+      }),
+    ),
+  );
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
     Promise.all(readers),
