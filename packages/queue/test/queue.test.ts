@@ -42,7 +42,7 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
       url: POSTGRES_URL,
       schema,
       runner,
-      leaseSeconds: 2,
+      leaseSeconds: 10,
       maintenanceSeconds: 1,
       pollSeconds: 0.2,
       killAfterSeconds: 1,
@@ -53,7 +53,7 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
   };
 
   beforeAll(async () => {
-    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 });
+    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 10 });
   });
   afterAll(async () => {
     for (const worker of workers) await worker.drain(0);
@@ -159,10 +159,11 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     expect(task).toMatchObject({ attempt: 2, result: { answer: 'finally', attempt: 2 } });
   });
 
-  it("holds a task on the worker's lease, not the submitter's, from the moment it is taken", async () => {
+  it("heartbeats a task at a third of the lease it was submitted with, not of the worker's", async () => {
     const labels = ['lease'];
     const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
     const script = scriptedRunner();
+    // Submitted with a 10 s lease; taken by a worker whose own period is 10 minutes.
     const worker = await createTaskWorker({
       url: POSTGRES_URL,
       schema,
@@ -175,16 +176,34 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'running');
     const client = new pg.Client({ connectionString: POSTGRES_URL });
     await client.connect();
-    const { rows } = await client.query<{ left: number }>(
-      `SELECT extract(epoch FROM started_on + expire_in - now())::float AS left FROM ${schema}.job WHERE id = $1`,
-      [id],
-    );
-    await client.end();
-    // Submitted with a 2 s lease; taken by a worker whose lease is 10 minutes.
-    expect(rows[0]!.left).toBeGreaterThan(60);
+    try {
+      const { rows } = await client.query<{ heartbeat_seconds: number }>(
+        `SELECT heartbeat_seconds FROM ${schema}.job WHERE id = $1`,
+        [id],
+      );
+      expect(rows[0]!.heartbeat_seconds).toBe(10);
+      // pg-boss's heartbeat moves heartbeat_on; a worker beating at a third of its own 600 s would
+      // not touch it within the test's wait.
+      await waitFor(async () => {
+        const beat = await client.query<{ moved: boolean }>(
+          `SELECT heartbeat_on > started_on + interval '1 second' AS moved FROM ${schema}.job WHERE id = $1 AND state = 'active'`,
+          [id],
+        );
+        return beat.rows[0]?.moved === true;
+      }, 'a heartbeat');
+    } finally {
+      await client.end();
+    }
     script.complete(id!, 'ok');
     await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'done', 'done');
     await worker.drain(0);
+    expect((await queue.list({ ids: [id!] }))[0]).toMatchObject({ state: 'done', attempt: 1 });
+  });
+
+  it('refuses a lease shorter than pg-boss heartbeat allows, saying what to use', async () => {
+    await expect(createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 })).rejects.toThrow(
+      /at least 10 seconds \(got 2\)/,
+    );
   });
 
   it('refuses an unknown or ambiguous task id with a clear error', async () => {
