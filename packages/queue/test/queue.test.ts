@@ -206,6 +206,26 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     );
   });
 
+  it('says what to do with a queue an older rho made (pg-boss 10), which pg-boss 12 cannot migrate', async () => {
+    const old = testSchema('rho_queue_old');
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      // What pg-boss 10 leaves: its schema version 24 (the rest of its tables do not matter here).
+      await client.query(`CREATE SCHEMA ${old}`);
+      await client.query(
+        `CREATE TABLE ${old}.version (version int PRIMARY KEY, maintained_on timestamptz, cron_on timestamptz)`,
+      );
+      await client.query(`INSERT INTO ${old}.version (version) VALUES (24)`);
+      await expect(createTaskQueue({ url: POSTGRES_URL, schema: old })).rejects.toThrow(
+        new RegExp(`made by an older rho \\(pg-boss 10\\).*DROP SCHEMA ${old} CASCADE.*--queue-schema`),
+      );
+    } finally {
+      await client.end();
+      await dropSchema(old);
+    }
+  });
+
   it('refuses an unknown or ambiguous task id with a clear error', async () => {
     await expect(queue.cancel('ffffffff-0000')).rejects.toThrow(/No task with id 'ffffffff-0000'/);
   });

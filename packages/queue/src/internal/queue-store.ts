@@ -112,6 +112,14 @@ export class QueueStore {
       await store.migrate();
     } catch (error) {
       await store.close();
+      // pg-boss 12 migrates schemas of pg-boss 11 and later only; rho's queues before Node 22 were
+      // pg-boss 10's (schema version 24), and pg-boss 11 cannot migrate those either.
+      if (/Cannot migrate pg-boss schema from version (\d|1\d|2[0-4])\b/.test((error as Error).message)) {
+        throw new QueueUnavailableError({
+          message: `The queue in schema '${options.schema}' at ${redact(options.url)} was made by an older rho (pg-boss 10), which this rho cannot take over. Let that rho's workers finish its tasks (rho tasks --state queued,running shows none left; rho results keeps what you need), then drop it (DROP SCHEMA ${options.schema} CASCADE), or give this rho another schema (--queue-schema).`,
+          cause: error,
+        });
+      }
       throw new QueueUnavailableError({
         message: `Cannot set up the queue schema '${options.schema}' at ${redact(options.url)}: ${(error as Error).message}.`,
         cause: error,
