@@ -200,6 +200,59 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     expect((await queue.list({ ids: [id!] }))[0]).toMatchObject({ state: 'done', attempt: 1 });
   });
 
+  it('fences a lost attempt: its late completion does not end the job another worker now runs', async () => {
+    const labels = ['fence'];
+    const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
+    const first = scriptedRunner();
+    const a = await startWorker(first.runner, { labels });
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'attempt 1 running');
+    // What pg-boss's supervision does to a job whose heartbeats stopped (a worker frozen past its
+    // lease): the job fails back to retry. Then a second worker takes attempt 2.
+    const { PgBoss } = await import('pg-boss');
+    const boss = new PgBoss({
+      connectionString: POSTGRES_URL,
+      schema,
+      supervise: false,
+      schedule: false,
+      migrate: false,
+    });
+    await boss.start();
+    try {
+      await boss.fail('rho_tasks.fence', id!, { reason: 'lease lost (test)' });
+    } finally {
+      await boss.stop({ graceful: false });
+    }
+    const second = scriptedRunner();
+    const b = await startWorker(second.runner, { labels });
+    await waitFor(async () => second.started.length === 1, 'attempt 2 started');
+    expect(second.started[0]).toMatchObject({ id, attempt: 2 });
+    // Attempt 1 wakes and finishes before its next heartbeat could tell it the job is gone. Its
+    // completion is for attempt 1: pg-boss must leave attempt 2's active job alone.
+    first.complete(id!, 'stale');
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      // Attempt 2's worker still holds the job: its heartbeat moves heartbeat_on while it is active.
+      await waitFor(async () => {
+        const { rows } = await client.query<{ beat: boolean }>(
+          `SELECT heartbeat_on > started_on + interval '1 second' AS beat FROM ${schema}.job WHERE id = $1 AND state = 'active' AND retry_count = 1`,
+          [id],
+        );
+        return rows[0]?.beat === true;
+      }, "attempt 2's heartbeat on its active job");
+    } finally {
+      await client.end();
+    }
+    second.complete(id!, 'second');
+    const task = await waitFor(async () => {
+      const [row] = await queue.list({ ids: [id!] });
+      return row!.state === 'done' ? row : undefined;
+    }, 'done');
+    await a.drain(0);
+    await b.drain(0);
+    expect(task).toMatchObject({ attempt: 2, result: { answer: 'second', attempt: 2 } });
+  });
+
   it('refuses a lease shorter than pg-boss heartbeat allows, saying what to use', async () => {
     await expect(createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 })).rejects.toThrow(
       /at least 10 seconds \(got 2\)/,
