@@ -47,7 +47,8 @@ const HEAVY_RATIO_TARGET = 1.05;
 const PAUSE_MS = 2;
 const requireFromTools = createRequire(new URL('../packages/tools-db/package.json', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'rho-bench-db-'));
-const readonly = builtinProfile('readonly');
+// readonly with database_exports on: the built-in readonly never lets export_query write a file.
+const readonly = { ...builtinProfile('readonly'), name: 'readonly-exports', databaseExports: true };
 const context = { signal: new AbortController().signal, sessionId: 'bench', workingDir: directory };
 
 const median = (values) => {

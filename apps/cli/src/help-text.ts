@@ -12,6 +12,8 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_BACKEND', 'where tools run when --backend and the config say nothing: local, sandbox, daytona'],
   ['RHO_FIRST_BYTE_TIMEOUT', 'seconds to wait for an answer to start (default 60)'],
   ['RHO_IDLE_TIMEOUT', 'seconds to wait between streamed chunks (default 60)'],
+  ['RHO_MAX_ANSWER_TIME', 'seconds one model answer may take in all (default 1200)'],
+  ['RHO_MAX_ANSWER_SIZE', 'characters one model answer may have (default 4194304)'],
   ['RHO_MAX_RETRIES', 'retries of a failed model request (default 8)'],
   ['RHO_CONTEXT_WINDOW', 'context window in tokens when --context-window is not given'],
   [
@@ -40,6 +42,7 @@ export const EXAMPLES_HELP: readonly (readonly [string, string])[] = [
   ['rho --fleet postgres://db/rho ps --host node-a', "a fleet: every node's sessions, filtered"],
   ['rho stats cost --by label', "the fleet's cost and tokens per label"],
   ['rho dashboard', 'sessions, costs and tools in the browser (127.0.0.1, with a token)'],
+  ['rho db check warehouse', "what the alias's account can do beyond reading, with a GRANT script"],
   ['rho submit -f tasks.jsonl; rho worker -j 4', 'queue tasks; run them on workers anywhere (--fleet URL)'],
 ];
 

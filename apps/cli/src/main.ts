@@ -67,6 +67,7 @@ const SUBCOMMANDS = [
   'connect',
   'export',
   'policy',
+  'db',
   'fleet',
   'stats',
   'dashboard',
@@ -183,6 +184,32 @@ function buildParser(
       )
       .demandCommand(1, 'Use: rho policy check --shell "CMD" | --write PATH | --sql "SQL" --dialect D'),
   );
+  parser.command('db', 'Check the configured database accounts', (db) =>
+    db
+      .command(
+        'check <alias>',
+        "What an alias's configured account can do that it should not for read-only use, with a GRANT script for a least-privilege read account (exit 0 fit, 1 too powerful)",
+        (check) =>
+          check
+            .positional('alias', { type: 'string', demandOption: true, describe: 'Database alias of databases.yaml' })
+            .option('db-config', {
+              type: 'string',
+              describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)',
+            })
+            .option('role', {
+              type: 'string',
+              describe: 'Name of the read account in the GRANT script (default: rho_reader)',
+            })
+            .option('json', { type: 'boolean', default: false, describe: 'Print the report as JSON' }),
+        async (argv) => {
+          const { dbCheckCommand } = await import('./commands/db-command.js');
+          setExit(
+            await dbCheckCommand(argv as unknown as import('./commands/db-command.js').DbCheckArguments, terminal, env),
+          );
+        },
+      )
+      .demandCommand(1, 'Use: rho db check ALIAS [--json]'),
+  );
   return parser
     .scriptName('rho')
     .usage('rho [TASK]\n\nRun an agent on a task (one-shot), or open the interactive REPL when no task is given.')
@@ -280,6 +307,16 @@ function buildParser(
           .option('idle-timeout', {
             type: 'string',
             describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)',
+          })
+          .option('max-answer-time', {
+            type: 'string',
+            describe:
+              'Seconds one model answer may take in all, however steadily it streams (default: $RHO_MAX_ANSWER_TIME or 1200)',
+          })
+          .option('max-answer-size', {
+            type: 'string',
+            describe:
+              'Characters of text, reasoning and tool arguments one answer may have (default: $RHO_MAX_ANSWER_SIZE or 4194304)',
           })
           .option('max-retries', {
             type: 'string',

@@ -32,6 +32,7 @@ import {
 import { fleetSources } from './fleet/fleet-source.js';
 import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
 import { knownSecretsRedactor } from './known-secrets.js';
+import { loadSessionConfig, redactSessionConfig, writeSessionSecrets } from './session-secrets.js';
 import { otelSettings, startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import { loadPromptFile, loadVarsFile, parseVars, preparePrompt } from './prompt-files.js';
@@ -64,6 +65,9 @@ export interface SetupArguments {
   /** Seconds, as typed (validated here, so the message can say what is wrong). */
   firstByteTimeout?: string;
   idleTimeout?: string;
+  /** `--max-answer-time` (seconds) and `--max-answer-size` (characters), as typed. */
+  maxAnswerTime?: string;
+  maxAnswerSize?: string;
   maxRetries?: string;
   /** `--context-window`: tokens, as typed. */
   contextWindow?: string;
@@ -168,7 +172,8 @@ async function prepareLockedRun(
     lock = SessionLock.acquire(resumedDirectory);
     held.lock = lock;
     const saved = join(resumedDirectory, 'config.yaml');
-    if (existsSync(saved)) config = loadAgentConfig(saved);
+    // With the secrets the first run kept out of config.yaml put back (secrets.json).
+    if (existsSync(saved)) config = loadSessionConfig(resumedDirectory);
     configDir = resumedDirectory;
     configOrigin = saved;
   } else if (argv.config !== undefined) {
@@ -246,6 +251,12 @@ async function prepareLockedRun(
   const firstByteTimeout = config.firstByteTimeout ?? seconds(env.RHO_FIRST_BYTE_TIMEOUT, 'RHO_FIRST_BYTE_TIMEOUT');
   const idleTimeout = config.idleTimeout ?? seconds(env.RHO_IDLE_TIMEOUT, 'RHO_IDLE_TIMEOUT');
   const maxRetries = config.maxRetries ?? retries(env.RHO_MAX_RETRIES, 'RHO_MAX_RETRIES');
+  // Bounds on one answer: flags, else the environment, else the model client's defaults.
+  const maxAnswerTime =
+    seconds(argv.maxAnswerTime, '--max-answer-time') ?? seconds(env.RHO_MAX_ANSWER_TIME, 'RHO_MAX_ANSWER_TIME');
+  const maxAnswerSize =
+    tokens(argv.maxAnswerSize, '--max-answer-size', 'characters') ??
+    tokens(env.RHO_MAX_ANSWER_SIZE, 'RHO_MAX_ANSWER_SIZE', 'characters');
   const compaction = compactionOptions(argv, env, config);
   const workingDir = resolve(config.workingDir ?? process.cwd());
   if (!isDirectory(workingDir))
@@ -325,6 +336,14 @@ async function prepareLockedRun(
         : 'none');
   // Tools withheld for want of an approver are named by the caller in one line with what to do
   // (run-command's notice, from `withheld`), not by the toolset's generic warning.
+  // The agent config's servers win by name over $RHO_HOME/config.yaml's.
+  const mcpServers = parseMcpServerSources(
+    [
+      { origin: userConfig.path, servers: userConfig.mcpServers },
+      { origin: configOrigin, servers: config.mcpServers },
+    ],
+    { env },
+  );
   const toolset = await buildToolset({
     profile,
     workingDir,
@@ -342,14 +361,14 @@ async function prepareLockedRun(
         }),
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
-    // The agent config's servers win by name over $RHO_HOME/config.yaml's.
-    mcpServers: parseMcpServerSources(
-      [
-        { origin: userConfig.path, servers: userConfig.mcpServers },
-        { origin: configOrigin, servers: config.mcpServers },
-      ],
-      { env },
-    ),
+    mcpServers,
+  });
+  // Every secret rho knows, kept from the model, the trace and what leaves the machine (the
+  // fleet's tables, spans) by one redactor: the key of every tool result and record is replaced.
+  const redactor = knownSecretsRedactor(env, [config, userConfig], {
+    databases: toolset.databases,
+    mcpServers,
+    urls: [argv.fleet, argv.baseUrl, baseURL, argv.otel],
   });
   // Saved with the session so a resume loads the same packages (paths made absolute).
   if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
@@ -363,6 +382,7 @@ async function prepareLockedRun(
   // The profile's tools and its approval policy (the one decision of which calls need approval).
   const agent = new Agent({
     toolset,
+    redactor,
     systemPrompt,
     model,
     budgets: config.budgets,
@@ -375,6 +395,8 @@ async function prepareLockedRun(
       ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
       ...(firstByteTimeout === undefined ? {} : { firstByteTimeoutMs: firstByteTimeout * 1000 }),
       ...(idleTimeout === undefined ? {} : { idleTimeoutMs: idleTimeout * 1000 }),
+      ...(maxAnswerTime === undefined ? {} : { maxAnswerMs: maxAnswerTime * 1000 }),
+      ...(maxAnswerSize === undefined ? {} : { maxAnswerBytes: maxAnswerSize }),
       ...(maxRetries === undefined ? {} : { maxRetries }),
       ...(serviceTier === undefined ? {} : { serviceTier: serviceTier as never }),
       ...(config.responseFormat === undefined ? {} : { responseFormat: config.responseFormat as never }),
@@ -388,9 +410,6 @@ async function prepareLockedRun(
   // loaded only when one is configured: without it nothing below touches @rho/fleet or postgres.
   const sources = fleetSources({ flag: argv.fleet, env, home, agentConfig: config.fleet });
   const labels = parseLabels(argv.label);
-  // What leaves the machine (the fleet's tables, spans) goes through one redactor of rho's secrets.
-  const redactor =
-    sources === undefined && otel === undefined ? undefined : knownSecretsRedactor(env, [config, userConfig]);
   let fleet: Awaited<ReturnType<typeof startFleetLink>> | undefined;
   try {
     fleet =
@@ -438,14 +457,17 @@ async function prepareLockedRun(
         ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
       });
     } else {
+      // config.yaml keeps no secret: what was redacted out of it waits in secrets.json for a resume.
+      const saved = redactSessionConfig(configDocument(config), redactor);
       const { id, directory } = store.create({
-        config: configDocument(config),
+        config: saved.document,
         model,
         profile: savedProfileName,
         workingDir,
       });
       lock = SessionLock.acquire(directory);
       held.lock = lock;
+      writeSessionSecrets(directory, saved.secrets);
       session = agent.createSession({
         id,
         directory,
@@ -474,7 +496,7 @@ async function prepareLockedRun(
   if (otel !== undefined) {
     try {
       tracing = await startOtel(otel, env, {
-        ...(redactor === undefined ? {} : { redactor }),
+        redactor,
         ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
       });
     } catch (error) {
@@ -598,7 +620,11 @@ function compactionOptions(argv: SetupArguments, env: NodeJS.ProcessEnv, config:
 }
 
 /** A number of tokens from a flag or variable: a whole number above 0. */
-function tokens(value: string | number | undefined, name: string): number | undefined {
+function tokens(
+  value: string | number | undefined,
+  name: string,
+  unit: 'tokens' | 'characters' = 'tokens',
+): number | undefined {
   if (value === undefined) return undefined;
   if (String(value).trim() === '') {
     if (name.startsWith('--')) throw new UsageError({ message: `${name} needs a value.` });
@@ -607,7 +633,7 @@ function tokens(value: string | number | undefined, name: string): number | unde
   const number = Number(String(value).trim().replace(/_/g, ''));
   if (!Number.isInteger(number) || number <= 0)
     throw new UsageError({
-      message: `${name} must be a whole number of tokens, for example 32768 (got ${JSON.stringify(String(value))}).`,
+      message: `${name} must be a whole number of ${unit}, for example ${unit === 'tokens' ? '32768' : '1048576'} (got ${JSON.stringify(String(value))}).`,
     });
   return number;
 }

@@ -158,7 +158,10 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
       .join('\n');
 
   it('spreads the questions over two worker nodes and reports what a local run of the same answers reports', async () => {
-    await Promise.all(['node-a', 'node-b'].map((host) => startWorker(host, '--labels', 'eval,bench')));
+    // The questions' --worker-db-dir lies under the temporary directory: the workers allow it.
+    await Promise.all(
+      ['node-a', 'node-b'].map((host) => startWorker(host, '--labels', 'eval,bench', '--allow-dir', tmpdir())),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'rho-eval-queue-'));
     const common = ['eval', 'sql', '--dataset', 'chinook', '--limit', '9', '--model', 'gpt-4o-mini'];
     const local = await runRho([...common, '--base-url', server.url, '--output', join(dir, 'local.jsonl')], {

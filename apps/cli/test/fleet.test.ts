@@ -520,8 +520,10 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
         expect(sent).toContain('[REDACTED]');
         for (const secret of [key, dbPassword, 'hunter2-url']) expect(sent).not.toContain(secret);
       }
-      // The local trace keeps what was said: it is the source of truth, on this machine.
-      expect(traceLines(agentHome, id!).join('\n')).toContain(dbPassword);
+      // The local trace is redacted by the same redactor: no secret reaches the model or the trace.
+      const local = traceLines(agentHome, id!).join('\n');
+      expect(local).toContain('[REDACTED:PGPASSWORD]');
+      for (const secret of [key, dbPassword, 'hunter2-url']) expect(local).not.toContain(secret);
     } finally {
       await receiver.close();
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,8 +58,14 @@ describe('rho policy check', () => {
 
   it('answers for each writing tool what that tool does (--via), export_query included', async () => {
     const work = realpathSync(mkdtempSync(join(tmpdir(), 'rho-policy-via-')));
+    // readonly itself never exports (database_exports off); a profile of its own turns exports on.
+    const off = await rho(['--profile', 'readonly', '--write', 'report.csv', '--via', 'export_query', '--json'], work);
+    expect(off.code).toBe(1);
+    expect(JSON.parse(off.stdout)).toMatchObject({ allowed: false, rule: 'database_exports.off' });
+    const exportsProfile = join(mkdtempSync(join(tmpdir(), 'rho-policy-profile-')), 'exports.yaml');
+    writeFileSync(exportsProfile, 'profile: readonly-exports\ndatabase_exports: on\n');
     const conftest = await rho(
-      ['--profile', 'readonly', '--write', 'conftest.py', '--via', 'export_query', '--json'],
+      ['--profile', exportsProfile, '--write', 'conftest.py', '--via', 'export_query', '--json'],
       work,
     );
     expect(conftest.code).toBe(1);
@@ -70,7 +76,7 @@ describe('rho policy check', () => {
       rule: 'export.extension',
     });
     const csv = await rho(
-      ['--profile', 'readonly', '--write', 'out/report.csv', '--via', 'export_query', '--json'],
+      ['--profile', exportsProfile, '--write', 'out/report.csv', '--via', 'export_query', '--json'],
       work,
     );
     expect(csv.code).toBe(0);

@@ -40,24 +40,73 @@ function toolResults(): string[] {
   return last.messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
 }
 
+/** A copy of Chinook (vendored by @rho/tools-db, see its test/fixtures/chinook/README.md) and its alias file. */
+function chinookIn(work: string): void {
+  const chinook = join(
+    dirname(fileURLToPath(import.meta.url)),
+    '..',
+    '..',
+    '..',
+    'packages',
+    'tools-db',
+    'test',
+    'fixtures',
+    'chinook',
+    'Chinook_Sqlite.sqlite',
+  );
+  cpSync(chinook, join(work, 'chinook.sqlite'));
+  writeFileSync(join(work, 'databases.yaml'), 'databases:\n  music:\n    type: sqlite\n    path: ./chinook.sqlite\n');
+}
+
 describe('readonly writes through the real CLI', () => {
-  it('export_query creates report.csv but not conftest.py, and policy check says the same', async () => {
+  // Issue 32: `-y` approved export_query under readonly, which then wrote a CSV file. `-y` never
+  // widens a profile: readonly does not enable database exports, so export_query is not offered
+  // (and refused if called) and no file appears.
+  it('with -y, readonly export_query writes no file; policy check refuses it (database_exports.off)', async () => {
     const { home, work } = workspace();
-    // Chinook is vendored by @rho/tools-db (see its test/fixtures/chinook/README.md).
-    const chinook = join(
-      dirname(fileURLToPath(import.meta.url)),
-      '..',
-      '..',
-      '..',
-      'packages',
-      'tools-db',
-      'test',
-      'fixtures',
-      'chinook',
-      'Chinook_Sqlite.sqlite',
+    chinookIn(work);
+    const call = (exportPath: string) => ({
+      name: 'sqlite',
+      arguments: JSON.stringify({
+        database: 'music',
+        operation: 'export_query',
+        sql: 'SELECT Name FROM Artist',
+        export_path: exportPath,
+      }),
+    });
+    server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [call('artists.csv'), call('out/artists.tsv')] },
+        { type: 'response', text: 'Done.' },
+      ],
+    });
+    const outcome = await runRho(
+      ['--base-url', server.url, '--profile', 'readonly', '-y', '--db-config', 'databases.yaml', 'Export.'],
+      { env: { RHO_HOME: home }, cwd: work },
     );
-    cpSync(chinook, join(work, 'chinook.sqlite'));
-    writeFileSync(join(work, 'databases.yaml'), 'databases:\n  music:\n    type: sqlite\n    path: ./chinook.sqlite\n');
+    const first = server.requests[0]!.body as { tools: { function: { name: string; parameters: unknown } }[] };
+    const sqlite = first.tools.find((tool) => tool.function.name === 'sqlite');
+    expect(JSON.stringify(sqlite?.function.parameters)).not.toContain('"export_query"');
+    const results = toolResults();
+    expect(results).toHaveLength(2);
+    for (const result of results) expect(result).toMatch(/export_query/);
+    expect(readdirSync(work).sort()).toEqual(['chinook.sqlite', 'databases.yaml']);
+    expect(outcome.code).not.toBeNull();
+
+    const policy = await runRho(
+      ['policy', 'check', '--profile', 'readonly', '--write', 'artists.csv', '--via', 'export_query', '--json'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
+    expect(policy.code).toBe(1);
+    expect(JSON.parse(policy.stdout)).toMatchObject({ allowed: false, rule: 'database_exports.off' });
+  });
+
+  it('export_query (database_exports: on) creates report.csv but not conftest.py, and policy check says the same', async () => {
+    const { home, work } = workspace();
+    chinookIn(work);
+    // readonly with exports enabled: the profile names the one kind of file it may create.
+    const exportsProfile = join(work, '..', 'readonly-exports.yaml');
+    writeFileSync(exportsProfile, 'profile: readonly-exports\ndatabase_exports: on\n');
     const marker = join(work, 'pwned');
     const sql = `SELECT 1 AS "import pathlib; pathlib.Path('${marker}').write_text('ran')"`;
     const call = (exportPath: string) => ({
@@ -71,7 +120,7 @@ describe('readonly writes through the real CLI', () => {
       ],
     });
     const outcome = await runRho(
-      ['--base-url', server.url, '--profile', 'readonly', '-y', '--db-config', 'databases.yaml', 'Export.'],
+      ['--base-url', server.url, '--profile', exportsProfile, '-y', '--db-config', 'databases.yaml', 'Export.'],
       { env: { RHO_HOME: home }, cwd: work },
     );
     expect(outcome.code, outcome.stderr).toBe(0);
@@ -87,13 +136,13 @@ describe('readonly writes through the real CLI', () => {
     expect(existsSync(marker)).toBe(false);
 
     const policy = await runRho(
-      ['policy', 'check', '--profile', 'readonly', '--write', 'conftest.py', '--via', 'export_query', '--json'],
+      ['policy', 'check', '--profile', exportsProfile, '--write', 'conftest.py', '--via', 'export_query', '--json'],
       { env: { RHO_HOME: home }, cwd: work },
     );
     expect(policy.code).toBe(1);
     expect(JSON.parse(policy.stdout)).toMatchObject({ allowed: false, rule: 'export.extension' });
     const allowed = await runRho(
-      ['policy', 'check', '--profile', 'readonly', '--write', 'other.csv', '--via', 'export_query', '--json'],
+      ['policy', 'check', '--profile', exportsProfile, '--write', 'other.csv', '--via', 'export_query', '--json'],
       { env: { RHO_HOME: home }, cwd: work },
     );
     expect(JSON.parse(allowed.stdout)).toMatchObject({

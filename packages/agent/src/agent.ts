@@ -78,8 +78,15 @@ export class Agent extends CoreAgent {
           field: clashing[0],
         });
     }
+    // The passwords of the database aliases are secrets the model and the trace never see.
+    const passwords = toolset.databases.flatMap((database) =>
+      database.password === undefined
+        ? []
+        : [{ name: `databases.${database.alias}.password`, value: database.password }],
+    );
     super({
       ...coreOptions(options),
+      ...(passwords.length === 0 ? {} : { secrets: [...passwords, ...(options.secrets ?? [])] }),
       tools: toolset.tools,
       approvalPolicy: toolset.approvalPolicy,
       workingDir: toolset.workingDir,

@@ -27,10 +27,14 @@ function alive(pid: number): boolean {
 }
 const workingDir = () => mkdtempSync(join(tmpdir(), 'rho-agent-mcp-'));
 
+// Under a profile that promises no changes (readonly) only tools named in mcp.read_only are
+// offered (see @rho/tools-mcp's mcp-permissions tests): these tests use one that may write files,
+// where MCP tools are allowed, asked about or denied by the mcp: patterns.
 describe('createToolset with mcp_servers', () => {
-  it('offers MCP tools in readonly, each call needing approval; denied tools are not offered', async () => {
+  it('offers MCP tools under a profile that may change things, each call needing approval; denied tools are not offered', async () => {
     const profile = parseProfile({
-      profile: 'readonly',
+      profile: 'careful',
+      file_write: 'create-only',
       mcp: { allow: ['everything/echo'], deny: ['everything/trigger-*', 'everything/get-env'] },
     });
     const toolset = await createToolset({ profile, workingDir: workingDir(), mcpServers: { everything } });
@@ -44,7 +48,7 @@ describe('createToolset with mcp_servers', () => {
         expect.arrayContaining([
           {
             name: 'everything__get-env',
-            reason: 'profile readonly denies MCP tool get-env of server everything (mcp.deny: everything/get-env)',
+            reason: 'profile careful denies MCP tool get-env of server everything (mcp.deny: everything/get-env)',
           },
         ]),
       );
@@ -61,7 +65,11 @@ describe('createToolset with mcp_servers', () => {
   });
 
   it('does not offer MCP tools that need approval where nobody can approve', async () => {
-    const profile = parseProfile({ profile: 'readonly', mcp: { allow: ['everything/echo'] } });
+    const profile = parseProfile({
+      profile: 'careful',
+      file_write: 'create-only',
+      mcp: { allow: ['everything/echo'] },
+    });
     const toolset = await createToolset({
       profile,
       workingDir: workingDir(),
@@ -77,7 +85,11 @@ describe('createToolset with mcp_servers', () => {
   });
 
   it('runs an MCP tool in a session: the approver is asked, the trace names server and tool, close stops the server', async () => {
-    const toolset = await createToolset({ profile: 'readonly', workingDir: workingDir(), mcpServers: { everything } });
+    const toolset = await createToolset({
+      profile: parseProfile({ profile: 'careful', file_write: 'create-only' }),
+      workingDir: workingDir(),
+      mcpServers: { everything },
+    });
     const client = createScriptedModelClient({
       steps: [
         { toolCalls: [{ id: 'e', name: 'everything__echo', arguments: { message: 'from the model' } }] },
@@ -98,7 +110,7 @@ describe('createToolset with mcp_servers', () => {
       await agent.close();
     }
     expect(asked.map((request) => request.toolName)).toEqual(['everything__echo']);
-    expect(asked[0]?.reason).toMatch(/profile readonly does not allow MCP tool echo of server everything by name/);
+    expect(asked[0]?.reason).toMatch(/profile careful does not allow MCP tool echo of server everything by name/);
     const toolEnd = events.find((event) => event.type === 'tool_end') as
       Extract<SessionEvent, { type: 'tool_end' }> | undefined;
     expect(toolEnd).toMatchObject({
@@ -115,7 +127,8 @@ describe('createToolset with mcp_servers', () => {
 
   it('defers a server: only search_tools and call_mcp_tool are listed, each call decided as the tool it names', async () => {
     const profile = parseProfile({
-      profile: 'readonly',
+      profile: 'careful',
+      file_write: 'create-only',
       mcp: { allow: ['everything/echo'], deny: ['everything/get-env'] },
     });
     const toolset = await createToolset({
@@ -173,7 +186,7 @@ describe('createToolset with mcp_servers', () => {
     expect(asked.map((request) => [request.toolName, request.reason])).toEqual([
       [
         'call_mcp_tool',
-        'profile readonly does not allow MCP tool get-sum of server everything by name (mcp.allow), so it asks before it runs (the server says it is read-only, which rho does not take on trust)',
+        'profile careful does not allow MCP tool get-sum of server everything by name (mcp.allow), so it asks before it runs (the server says it is read-only, which rho does not take on trust)',
       ],
     ]);
     expect(results).toHaveLength(4);

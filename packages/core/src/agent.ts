@@ -10,6 +10,8 @@ import type { AnyTool } from './tool.js';
 import type { AgentToolOptions } from './agent-tool.js';
 import { createAgentTool } from './agent-tool.js';
 import { approvalRequestedByTool, defaultApprovalPolicy } from './approval-policy.js';
+import type { SecretInput, SecretRedactor } from './secret-redaction.js';
+import { createSecretRedactor, mergeSecretRedactors } from './secret-redaction.js';
 
 /** Whether a tool call needs approval, and why. */
 export interface ApprovalDecision {
@@ -54,6 +56,15 @@ export interface AgentOptions {
   budgets?: Budgets;
   /** When and how to compact history (automatic by default when the model's window is known). */
   compaction?: CompactionOptions;
+  /**
+   * Secrets the model and the trace must never see (API keys, database passwords, tokens), named
+   * (`{ name: 'OPENAI_API_KEY', value }`, replaced with `[REDACTED:OPENAI_API_KEY]`) or not. Every
+   * session of this agent replaces them, and the password of any URL, in every tool result (before
+   * long output is cut) and every trace record before the model, the trace or an observer sees it.
+   */
+  secrets?: Iterable<SecretInput>;
+  /** A redactor made with `createSecretRedactor` (shared with other sinks); merged with `secrets`. */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -68,6 +79,8 @@ export class Agent {
   readonly backend: ExecutionBackend;
   readonly budgets: Budgets;
   readonly compaction: CompactionOptions;
+  /** The redactor of every session of this agent (from `secrets` and `redactor`), if any. */
+  readonly redactor: SecretRedactor | undefined;
   private readonly client: ModelClient | (() => ModelClient) | undefined;
   private readonly clientOptions: Omit<ModelClientOptions, 'model'> | undefined;
   private readonly approvalPolicy: ApprovalPolicy;
@@ -85,6 +98,10 @@ export class Agent {
     this.client = options.client;
     this.clientOptions = options.clientOptions;
     this.approvalPolicy = options.approvalPolicy ?? defaultApprovalPolicy;
+    this.redactor = mergeSecretRedactors(
+      options.redactor,
+      options.secrets === undefined ? undefined : createSecretRedactor(options.secrets),
+    );
   }
 
   /** A model client for a new session. */
@@ -121,8 +138,10 @@ export class Agent {
    * are copied, so changing the new agent's tools leaves this one's alone.
    */
   derive(overrides: AgentOptions = {}): Agent {
+    const { secrets: _secrets, ...options } = this.options;
     return new Agent({
-      ...this.options,
+      ...options,
+      ...(this.redactor === undefined ? {} : { redactor: this.redactor }),
       tools: this.registry.clone(),
       backend: this.backend,
       workingDir: this.workingDir,

@@ -94,7 +94,8 @@ export type {
 } from './session-options.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
 export type { ObservedChildSession, SessionObserver } from './session-observer.js';
-export { createSecretRedactor, REDACTED } from './secret-redaction.js';
+export { createSecretRedactor, mergeSecretRedactors, REDACTED } from './secret-redaction.js';
+export type { NamedSecret, SecretInput } from './secret-redaction.js';
 export type { SecretRedactor } from './secret-redaction.js';
 export { State } from './state.js';
 export type { ReplayReport, StateObserver } from './state.js';

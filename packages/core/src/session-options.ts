@@ -1,6 +1,7 @@
 import type { ModelClient, RhoError } from '@rho/model-client';
 import type { ControlChannel } from './control-channel.js';
 import type { RunStatus, SessionEvent, UsageTotals } from './events.js';
+import type { SecretRedactor } from './secret-redaction.js';
 import type { SessionLock } from './session-lock.js';
 import type { State, StateObserver } from './state.js';
 
@@ -76,6 +77,12 @@ export interface SessionOptions {
    * its control channel and trace observers. Must return at once.
    */
   childSessionOptions?: (child: ChildSessionInfo) => SessionOptions;
+  /**
+   * More secrets to keep from the model and the trace, added to the agent's (`AgentOptions.secrets`
+   * and `redactor`): every record of this session, tool results first, passes the merged redactor.
+   * Child sessions spawned by its tools get it too.
+   */
+  redactor?: SecretRedactor;
 }
 
 /** What {@link SessionOptions.childSessionOptions} is told about a child session being spawned. */

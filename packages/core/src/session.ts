@@ -22,6 +22,8 @@ import { runToolCalls } from './internal/run-loop/tool-calls.js';
 import { recordChildUsage, usageDifference } from './internal/run-loop/usage.js';
 import type { Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
 import type { SessionObserver } from './session-observer.js';
+import type { SecretRedactor } from './secret-redaction.js';
+import { mergeSecretRedactors } from './secret-redaction.js';
 import { processIdentity } from './session-meta.js';
 import { SessionLock } from './session-lock.js';
 import { State } from './state.js';
@@ -50,6 +52,8 @@ export class Session implements ChildSession {
   approver: Approver | undefined;
   /** Options for each child session its tools spawn (`SessionOptions.childSessionOptions`). */
   readonly childSessionOptions: SessionOptions['childSessionOptions'];
+  /** The redactor every record passes (the agent's merged with `SessionOptions.redactor`), if any. */
+  readonly redactor: SecretRedactor | undefined;
   private readonly onEvent: ((event: SessionEvent) => void) | undefined;
   private readonly budgets: Budgets;
   private readonly control: RunControl;
@@ -65,6 +69,12 @@ export class Session implements ChildSession {
     this.id = options.id ?? randomUUID();
     this.directory = options.directory;
     this.state = options.state ?? new State();
+    // Before anything is appended or sent: a replayed history is redacted too.
+    this.redactor = mergeSecretRedactors(
+      mergeSecretRedactors(agent.redactor, options.redactor),
+      this.state.secretRedactor,
+    );
+    if (this.redactor !== undefined) this.state.setRedactor(this.redactor);
     const tracePath =
       options.tracePath ?? (this.directory === undefined ? undefined : join(this.directory, 'trace.jsonl'));
     if (tracePath !== undefined) this.state.setSink(new JsonlTraceSink(tracePath));
@@ -206,7 +216,9 @@ export class Session implements ChildSession {
         status: 'running',
         ...processIdentity(),
         heartbeat_at: timestamp(),
-        ...(this.state.runCount === 1 && prompt !== '' ? { first_prompt: prompt } : {}),
+        ...(this.state.runCount === 1 && prompt !== ''
+          ? { first_prompt: this.redactor === undefined ? prompt : this.redactor.text(prompt) }
+          : {}),
       });
       if (prompt !== '') this.state.addMessage({ role: 'user', content: prompt });
       const budgets: Budgets = {

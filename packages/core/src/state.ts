@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatToolCall } from '@rho/model-client';
 import type { RunStatus, SessionStatus, TraceRecord, UsageTotals } from './events.js';
+import type { SecretRedactor } from './secret-redaction.js';
 import { timestamp } from './events.js';
 import { TraceReader } from './trace-reader.js';
 import type { TraceSink } from './trace-sink.js';
@@ -62,15 +63,37 @@ export class State {
   replay: ReplayReport | undefined;
 
   private sink: TraceSink | undefined;
+  private redactor: SecretRedactor | undefined;
   private readonly observers = new Set<StateObserver>();
 
-  constructor(options: { sink?: TraceSink } = {}) {
+  constructor(options: { sink?: TraceSink; redactor?: SecretRedactor } = {}) {
     this.sink = options.sink;
+    if (options.redactor !== undefined) this.setRedactor(options.redactor);
   }
 
   /** Sets (or replaces) where records are persisted. */
   setSink(sink: TraceSink | undefined): void {
     this.sink = sink;
+  }
+
+  /**
+   * Sets the redactor every record passes before anything sees it (the history sent to the model,
+   * the trace sink, observers); the messages already in history (a replayed trace's) are redacted
+   * now, so a resumed session never sends the model a secret an older trace kept.
+   */
+  setRedactor(redactor: SecretRedactor | undefined): void {
+    this.redactor = redactor;
+    if (redactor === undefined) return;
+    for (let index = 0; index < this.messages.length; index += 1) {
+      const message = this.messages[index]!;
+      const redacted = redactor(message);
+      if (redacted !== message) this.messages[index] = redacted;
+    }
+  }
+
+  /** The redactor of this state's records, if it has one. */
+  get secretRedactor(): SecretRedactor | undefined {
+    return this.redactor;
   }
 
   /** Registers an observer; returns a function that removes it. */
@@ -85,11 +108,13 @@ export class State {
   }
 
   /**
-   * Applies a record, persists it, and notifies observers. `ts` is added when missing.
-   * Returns the record as persisted.
+   * Applies a record, persists it, and notifies observers. `ts` is added when missing. With a
+   * redactor (see {@link setRedactor}), known secrets are replaced first: the history, the trace
+   * and every observer get the redacted record. Returns the record as persisted.
    */
   append<R extends DistributiveOmit<TraceRecord, 'ts'>>(record: R & { ts?: string }): R & { ts: string } {
-    const full = (record.ts === undefined ? { ...record, ts: timestamp() } : record) as R & { ts: string };
+    const stamped = (record.ts === undefined ? { ...record, ts: timestamp() } : record) as R & { ts: string };
+    const full = this.redactor === undefined ? stamped : this.redactor(stamped);
     // Persisted first: a record that cannot be written (a full disk) changes nothing, so the
     // state never holds what the trace lacks.
     this.sink?.append(full as unknown as TraceRecord);

@@ -1,5 +1,6 @@
 import type { ToolSpec } from '@rho/model-client';
 import { ConfigError } from './errors.js';
+import type { SecretRedactor } from './secret-redaction.js';
 import type { AnyTool, ToolContext, ToolResult } from './tool.js';
 import { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from './truncate.js';
 import { validateArguments } from './internal/validate-arguments.js';
@@ -253,6 +254,8 @@ export class ToolRegistry {
         metadata: { error: 'exception', exception: name },
       };
     }
+    // Known secrets go before the output is cut: a secret cut in two would no longer be recognised.
+    if (context.redactor !== undefined) result = redactResult(result, context.redactor);
     const content = truncateOutput(result.content, maxOutputBytes);
     return content === result.content
       ? result
@@ -264,4 +267,12 @@ export class ToolRegistry {
     const prepared = this.prepare(call);
     return prepared.ok ? this.run(prepared, context) : prepared.result;
   }
+}
+
+/** A result with the known secrets of its content and metadata replaced (itself when it has none). */
+function redactResult(result: ToolResult, redactor: SecretRedactor): ToolResult {
+  const content = redactor.text(result.content);
+  const metadata = result.metadata === undefined ? undefined : redactor(result.metadata);
+  if (content === result.content && metadata === result.metadata) return result;
+  return { ...result, content, ...(metadata === undefined ? {} : { metadata }) };
 }

@@ -1,6 +1,7 @@
 import type { InferSchema, JsonObjectSchema } from './json-schema.js';
 import type { ExecutionBackend } from './execution-backend.js';
 import type { ChildSessions } from './child-sessions.js';
+import type { SecretRedactor } from './secret-redaction.js';
 
 /** What a tool returns: `content` is what the model reads, `metadata` is for people and traces. */
 export interface ToolResult {
@@ -39,6 +40,12 @@ export interface ToolContext {
    * the tool is called outside a session, for example directly in a test.
    */
   children?: ChildSessions;
+  /**
+   * The session's redactor of known secrets. The registry applies it to the tool's result (its
+   * content and metadata) before cutting long output, so a secret is never cut in two; a tool that
+   * cuts or streams output itself applies it to the whole output first.
+   */
+  redactor?: SecretRedactor;
 }
 
 /**

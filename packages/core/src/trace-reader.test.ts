@@ -214,3 +214,57 @@ describe('TraceReader, incrementally', () => {
     expect(reader.end(visitor).tornLastLine).toBe(false);
   });
 });
+
+describe('TraceReader with maxLineBytes', () => {
+  const record = (n: number) => `{"type":"status","status":"running","n":${n}}\n`;
+
+  function collect(limit: number, chunks: (string | Uint8Array)[]) {
+    const reader = new TraceReader({ maxLineBytes: limit });
+    const records: RawTraceRecord[] = [];
+    const skipped: TraceNote[] = [];
+    const visitor = {
+      record: (value: RawTraceRecord) => records.push(value),
+      skipped: (note: TraceNote) => skipped.push(note),
+    };
+    for (const chunk of chunks) reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, visitor);
+    const end = reader.end(visitor);
+    return { records, skipped, end, position: reader.position };
+  }
+
+  it('passes over a line longer than the limit that arrives in many pieces, without keeping it, and reads on', () => {
+    const big = `{"type":"tool_end","output":"${'x'.repeat(5_000)}"}\n`;
+    const pieces = [
+      record(1),
+      ...Array.from({ length: 10 }, (_, index) => big.slice(index * 500, (index + 1) * 500)),
+      big.slice(5_000),
+      record(2),
+    ];
+    const { records, skipped, position } = collect(1_000, pieces);
+    expect(records.map((value) => value['n'])).toEqual([1, 2]);
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toMatchObject({ kind: 'too_large', line: 2 });
+    expect(skipped[0]!.reason).toContain(
+      `the line is ${Buffer.byteLength(big)} bytes, over the reader's limit of 1000`,
+    );
+    expect(skipped[0]!.text.startsWith('{"type":"tool_end","output":"xxx')).toBe(true);
+    expect(position).toBe(Buffer.byteLength(record(1) + big + record(2)));
+  });
+
+  it('passes over a too-long line inside one chunk, between records, and one cut off at the end', () => {
+    const big = `{"type":"tool_end","output":"${'y'.repeat(3_000)}"}\n`;
+    const { records, skipped, end } = collect(1_000, [record(1) + big + record(2) + big.slice(0, 2_000)]);
+    expect(records.map((value) => value['n'])).toEqual([1, 2]);
+    expect(skipped.map((note) => [note.kind, note.line])).toEqual([
+      ['too_large', 2],
+      ['too_large', 4],
+    ]);
+    expect(end.tornLastLine).toBe(false);
+  });
+
+  it('reads lines up to the limit as usual, the same as a reader without one', () => {
+    const text = Array.from({ length: 50 }, (_, index) => record(index)).join('');
+    const bounded = collect(60, [text.slice(0, 333), text.slice(333)]);
+    expect(bounded.skipped).toEqual([]);
+    expect(bounded.records).toEqual(readTrace(text).records);
+  });
+});

@@ -1,5 +1,6 @@
 import { TRACE_RECORD_TYPES } from './events.js';
 import type { TraceRecord } from './events.js';
+import { recordShapeProblem } from './internal/record-shape.js';
 
 /**
  * A record as read from a trace: a JSON object with a string `type`. Records of the types rho
@@ -9,11 +10,11 @@ import type { TraceRecord } from './events.js';
 export type RawTraceRecord = { type: string; ts?: string } & Record<string, unknown>;
 
 /** Why a line of a trace was passed over. */
-export type TraceNoteKind = 'not_json' | 'not_a_record' | 'invalid_record';
+export type TraceNoteKind = 'not_json' | 'not_a_record' | 'invalid_record' | 'too_large';
 
 /** A line that {@link TraceReader} skipped, and why. */
 export interface TraceNote {
-  /** `not_json`: not JSON at all; `not_a_record`: JSON, but not an object with a string `type`; `invalid_record`: a record of a known type whose shape consumers cannot use. */
+  /** `not_json`: not JSON at all; `not_a_record`: JSON, but not an object with a string `type`; `invalid_record`: a record of a known type whose shape consumers cannot use; `too_large`: a line longer than the reader's `maxLineBytes`, passed over unread. */
   kind: TraceNoteKind;
   /** 1-based line number, counted from where the reader started (the file's start unless it was opened at an offset). */
   line: number;
@@ -46,6 +47,13 @@ export interface TraceReaderOptions {
    * for at offset 0, and {@link TraceReader.position} counts from here.
    */
   offset?: number;
+  /**
+   * The longest line {@link TraceReader.push} keeps while waiting for its newline, in bytes
+   * (default: no limit). A longer line is passed over without being held in memory: its bytes are
+   * dropped as they arrive, and once its newline comes it is reported as skipped (`too_large`).
+   * Used by followers that must read any trace with bounded memory.
+   */
+  maxLineBytes?: number;
 }
 
 /** What {@link TraceReader.end} found at the end of the input. */
@@ -96,9 +104,17 @@ export class TraceReader {
   // A line that was not JSON: torn if nothing but blank lines follows it, skipped otherwise.
   private suspect: TraceNote | undefined;
   private torn = false;
+  private readonly maxLineBytes: number;
+  /** Bytes of the unfinished last line (kept in `pending`, or dropped when it is too long). */
+  private pendingBytes = 0;
+  /** The unfinished last line is over `maxLineBytes`: its bytes are counted, not kept. */
+  private oversized = false;
+  /** The start of an oversized line, for its note. */
+  private oversizedStart = '';
 
   constructor(options: TraceReaderOptions = {}) {
     this.startOffset = options.offset ?? 0;
+    this.maxLineBytes = options.maxLineBytes ?? Number.POSITIVE_INFINITY;
     this.atStart = this.startOffset === 0;
     const types = options.ignoreTypes ?? [];
     this.ignored = new Set(types);
@@ -136,24 +152,78 @@ export class TraceReader {
   push(chunk: Uint8Array, visitor: TraceVisitor): void {
     const lastNewline = chunk.lastIndexOf(NEWLINE);
     if (lastNewline === -1) {
-      if (chunk.length > 0) this.pending.push(chunk);
+      if (chunk.length > 0) this.keepPending(chunk);
       return;
     }
     let start = 0;
-    if (this.pending.length > 0) {
+    if (this.pending.length > 0 || this.oversized) {
       // Only the line that was pending is joined (a copy of the whole chunk would cost more
       // than reading it); the rest of the chunk is decoded where it is.
       start = chunk.indexOf(NEWLINE) + 1;
-      const line = Buffer.concat([...this.pending, chunk.subarray(0, start)]);
-      this.pending = [];
-      this.consumed += line.length;
-      this.scan(decode(line), visitor);
+      if (this.oversized) {
+        this.consumed += this.pendingBytes + start;
+        this.skipOversized(this.pendingBytes + start, visitor);
+      } else {
+        const line = Buffer.concat([...this.pending, chunk.subarray(0, start)]);
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.consumed += line.length;
+        this.scan(decode(line), visitor);
+      }
     }
-    if (lastNewline + 1 < chunk.length) this.pending.push(chunk.subarray(lastNewline + 1));
     if (start <= lastNewline) {
       this.consumed += lastNewline + 1 - start;
-      this.scan(decode(chunk.subarray(start, lastNewline + 1)), visitor);
+      if (Number.isFinite(this.maxLineBytes)) this.scanBounded(chunk.subarray(start, lastNewline + 1), visitor);
+      else this.scan(decode(chunk.subarray(start, lastNewline + 1)), visitor);
     }
+    if (lastNewline + 1 < chunk.length) this.keepPending(chunk.subarray(lastNewline + 1));
+  }
+
+  /** Keeps (or, past `maxLineBytes`, only counts) bytes of the unfinished last line. */
+  private keepPending(bytes: Uint8Array): void {
+    this.pendingBytes += bytes.length;
+    if (this.oversized) return;
+    if (this.pendingBytes > this.maxLineBytes) {
+      this.oversized = true;
+      const first = this.pending[0] ?? bytes;
+      this.oversizedStart = decode(first.subarray(0, NOTE_TEXT_LIMIT));
+      this.pending = [];
+      return;
+    }
+    this.pending.push(bytes);
+  }
+
+  /** Reports the oversized line that just ended (`bytes` long) and forgets it. */
+  private skipOversized(bytes: number, visitor: TraceVisitor): void {
+    this.lineCount += 1;
+    this.oversized = false;
+    this.pendingBytes = 0;
+    if (this.suspect !== undefined) this.flushSuspect(visitor);
+    visitor.skipped?.({
+      kind: 'too_large',
+      line: this.lineCount,
+      reason: `the line is ${bytes} bytes, over the reader's limit of ${this.maxLineBytes}: it was not read`,
+      text: `${this.oversizedStart}...`,
+    });
+    this.oversizedStart = '';
+  }
+
+  /** Whole lines, each over `maxLineBytes` passed over unread, the others scanned as usual. */
+  private scanBounded(bytes: Uint8Array, visitor: TraceVisitor): void {
+    let from = 0;
+    let lineStart = 0;
+    while (lineStart < bytes.length) {
+      const newline = bytes.indexOf(NEWLINE, lineStart);
+      const lineEnd = newline === -1 ? bytes.length : newline + 1;
+      if (lineEnd - lineStart > this.maxLineBytes) {
+        if (from < lineStart) this.scan(decode(bytes.subarray(from, lineStart)), visitor);
+        this.oversizedStart = decode(bytes.subarray(lineStart, lineStart + NOTE_TEXT_LIMIT));
+        this.skipOversized(lineEnd - lineStart, visitor);
+        from = lineEnd;
+      }
+      lineStart = lineEnd;
+    }
+    if (from < bytes.length) this.scan(decode(bytes.subarray(from)), visitor);
   }
 
   /**
@@ -162,9 +232,14 @@ export class TraceReader {
    * whether the trace ends in a torn line.
    */
   end(visitor: TraceVisitor): TraceEnd {
+    if (this.oversized) {
+      this.consumed += this.pendingBytes;
+      this.skipOversized(this.pendingBytes, visitor);
+    }
     if (this.pending.length > 0) {
       const bytes = Buffer.concat(this.pending);
       this.pending = [];
+      this.pendingBytes = 0;
       this.consumed += bytes.length;
       this.scan(decode(bytes), visitor);
     }
@@ -177,6 +252,9 @@ export class TraceReader {
     this.consumed = 0;
     this.lineCount = 0;
     this.pending = [];
+    this.pendingBytes = 0;
+    this.oversized = false;
+    this.oversizedStart = '';
     this.atStart = offset === 0;
     this.suspect = undefined;
     this.torn = false;
@@ -304,48 +382,6 @@ export function readTrace(source: string | Uint8Array, options: TraceReaderOptio
 /** Whether a record has one of the types rho's trace format defines. */
 export function isKnownRecord(record: RawTraceRecord): record is RawTraceRecord & TraceRecord {
   return TRACE_RECORD_TYPES.has(record.type);
-}
-
-/**
- * Why a record of a known type has a shape consumers cannot use (a message whose `tool_calls`
- * holds `null`, a tool result without `tool_call_id`, a compaction keeping a non-message), or
- * undefined when it is usable. Only what would make a consumer fail or guess is checked; fields
- * that consumers read defensively (numbers, texts) are not.
- */
-function recordShapeProblem(record: RawTraceRecord): string | undefined {
-  if (record.type === 'message') return messageProblem(record);
-  if (record.type === 'compact' && record.kept !== undefined) {
-    if (!Array.isArray(record.kept)) return 'kept is not a list of messages';
-    for (let index = 0; index < record.kept.length; index += 1) {
-      const item: unknown = record.kept[index];
-      const reason =
-        typeof item === 'object' && item !== null && !Array.isArray(item)
-          ? messageProblem(item as Record<string, unknown>)
-          : 'is not an object';
-      if (reason !== undefined) return `kept[${index}] ${reason}`;
-    }
-  }
-  return undefined;
-}
-
-function messageProblem(value: Record<string, unknown>): string | undefined {
-  if (typeof value.role !== 'string') return 'has no role';
-  if (value.tool_calls !== undefined && value.tool_calls !== null) {
-    const calls: unknown = value.tool_calls;
-    if (!Array.isArray(calls)) return 'tool_calls is not a list';
-    // Indexed, not entries(): this runs for every message of every trace read.
-    for (let index = 0; index < calls.length; index += 1) {
-      const call: unknown = calls[index];
-      if (typeof call !== 'object' || call === null) return `tool_calls[${index}] is not an object`;
-      const { id, function: fn } = call as { id?: unknown; function?: unknown };
-      if (typeof id !== 'string' || id === '') return `tool_calls[${index}] has no id`;
-      if (typeof fn !== 'object' || fn === null || typeof (fn as { name?: unknown }).name !== 'string')
-        return `tool_calls[${index}] has no function name`;
-    }
-  }
-  if (value.role === 'tool' && (typeof value.tool_call_id !== 'string' || value.tool_call_id === ''))
-    return 'is a tool result without tool_call_id';
-  return undefined;
 }
 
 function decode(bytes: Uint8Array): string {

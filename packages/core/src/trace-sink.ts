@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { SessionWriteError } from './errors.js';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { TraceRecord } from './events.js';
 
 /**
@@ -24,8 +24,18 @@ export interface TraceSink {
  */
 export class JsonlTraceSink implements TraceSink {
   private fd: number | undefined;
+  private spilled = 0;
+  private readonly maxRecordBytes: number;
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    options: {
+      /** The largest line written, in bytes (default {@link MAX_TRACE_RECORD_BYTES}). */
+      maxRecordBytes?: number;
+    } = {},
+  ) {
+    this.maxRecordBytes = Math.max(4096, options.maxRecordBytes ?? MAX_TRACE_RECORD_BYTES);
+  }
 
   private open(): number {
     if (this.fd !== undefined) return this.fd;
@@ -54,7 +64,8 @@ export class JsonlTraceSink implements TraceSink {
    */
   append(record: TraceRecord): void {
     const fd = this.open();
-    const bytes = Buffer.from(`${JSON.stringify(record)}\n`);
+    let bytes: Buffer = Buffer.from(`${JSON.stringify(record)}\n`);
+    if (bytes.length > this.maxRecordBytes) bytes = this.bounded(record, bytes);
     let written = 0;
     try {
       while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
@@ -74,6 +85,57 @@ export class JsonlTraceSink implements TraceSink {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
+
+  /**
+   * A record over the limit: the whole of it goes to a side file (`spill/N-TYPE.json` beside the
+   * trace, written whole then renamed into place), and the trace gets a copy whose long texts are
+   * cut, each with a note naming the side file, plus `spilled: {file, bytes}`. Readers (watch,
+   * export, resume, the dashboard, the fleet) then never meet a record larger than the limit.
+   */
+  private bounded(record: TraceRecord, bytes: Buffer): Buffer {
+    const directory = join(dirname(this.path), 'spill');
+    this.spilled += 1;
+    const name = `${Date.now()}-${this.spilled}-${String(record.type).replace(/[^a-z_]/g, '')}.json`;
+    const file = `spill/${name}`;
+    try {
+      mkdirSync(directory, { recursive: true });
+      const temporary = join(directory, `.${name}.tmp`);
+      writeFileSync(temporary, bytes.subarray(0, bytes.length - 1));
+      renameSync(temporary, join(directory, name));
+    } catch (error) {
+      throw SessionWriteError.from(join(directory, name), error, HINT);
+    }
+    for (const keep of [64 * 1024, 4 * 1024, 256]) {
+      const cut = cutStrings(record, keep, file);
+      const line = Buffer.from(`${JSON.stringify({ ...cut, spilled: { file, bytes: bytes.length - 1 } })}\n`);
+      if (line.length <= this.maxRecordBytes) return line;
+    }
+    // Thousands of fields: only what says what the record was.
+    const stub = { type: record.type, ts: (record as { ts?: unknown }).ts, spilled: { file, bytes: bytes.length - 1 } };
+    return Buffer.from(`${JSON.stringify(stub)}\n`);
+  }
+}
+
+/**
+ * The largest trace record written whole, in bytes of its JSON line: 8 MiB. A longer one (an
+ * answer or tool output that some bound upstream did not stop) is written cut, with its whole
+ * text in a side file (see {@link JsonlTraceSink}).
+ */
+export const MAX_TRACE_RECORD_BYTES = 8 * 1024 * 1024;
+
+/** A copy of `value` with every string longer than `keep` cut to `keep`, with a note naming `file`. */
+function cutStrings(value: unknown, keep: number, file: string): Record<string, unknown> {
+  const cut = (item: unknown): unknown => {
+    if (typeof item === 'string')
+      return item.length > keep
+        ? `${item.slice(0, keep)}\n[... ${item.length - keep} more characters: the whole record is in ${file} beside the trace]`
+        : item;
+    if (Array.isArray(item)) return item.map(cut);
+    if (typeof item === 'object' && item !== null)
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, cut(inner)]));
+    return item;
+  };
+  return cut(value) as Record<string, unknown>;
 }
 
 const HINT = 'The run stopped because its trace cannot be written; fix that, then continue with rho --resume.';

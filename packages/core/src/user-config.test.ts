@@ -52,7 +52,7 @@ describe('loadUserConfig', () => {
     expect(config.warnings).toEqual([
       `${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).`,
       `${path}: unknown key 'mcp' is ignored (did you mean 'mcp_servers'?).`,
-      `${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet).`,
+      `${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet, worker).`,
     ]);
     expect(config.mcpServers).toEqual({ a: { url: 'https://a.example/mcp' } });
   });

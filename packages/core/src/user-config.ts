@@ -28,6 +28,11 @@ export interface UserConfig {
    * `RHO_FLEET_URL` variable and the `--fleet` flag win over it.
    */
   fleet?: Record<string, unknown>;
+  /**
+   * What `rho worker` lets a queued task choose (`worker: {allow_profiles, allow_dirs,
+   * allow_endpoints}`), as written; `rho worker` validates it. Its flags win over it.
+   */
+  worker?: Record<string, unknown>;
   /** One sentence per problem that does not stop a run (an unknown key, with "did you mean"). */
   warnings: string[];
 }
@@ -43,7 +48,7 @@ export interface UserOtelConfig {
 }
 
 /** Every key `$RHO_HOME/config.yaml` knows, as written in YAML. */
-export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'otel', 'fleet'];
+export const USER_CONFIG_KEYS: readonly string[] = ['mcp_servers', 'otel', 'fleet', 'worker'];
 
 /** Names people reach for that mean a known key. */
 const KEY_ALIASES: Readonly<Record<string, string>> = {
@@ -98,6 +103,16 @@ export function parseUserConfig(document: unknown, path: string): UserConfig {
         });
       }
       config.fleet = value as Record<string, unknown>;
+    } else if (key === 'worker') {
+      if (value === null || value === undefined) continue;
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        throw new ConfigError({
+          message: `${path}: 'worker' must be a mapping such as {allow_profiles: [readonly], allow_dirs: [/srv/work]} (got ${JSON.stringify(value)}).`,
+          file: path,
+          field: 'worker',
+        });
+      }
+      config.worker = value as Record<string, unknown>;
     } else {
       const { suggestion } = suggestKey(key, USER_CONFIG_KEYS, KEY_ALIASES);
       config.warnings.push(

@@ -71,11 +71,12 @@ export function createFileSource(directory: string, options: FileSourceOptions =
     },
     follow(id: string, followOptions: FollowOptions): AsyncIterable<RawTraceRecord[]> {
       const path = join(directoryOf(id), 'trace.jsonl');
-      return batches((onIdle) =>
+      return batches((onIdle, onChunk) =>
         followTrace(path, {
           fromStart: true,
           signal: followOptions.signal,
           onIdle,
+          onChunk,
           ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
         }),
       );

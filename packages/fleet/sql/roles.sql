@@ -17,7 +17,8 @@ grant usage on schema rho_fleet to rho_fleet_agent, rho_fleet_operator;
 grant select on rho_fleet.schema_migrations to rho_fleet_agent;
 grant select, insert on rho_fleet.agent_registry to rho_fleet_agent;
 grant update (parent_id, host, pid, cwd, model, profile, status, labels, first_prompt, updated_at, heartbeat_at,
-  gone, cancel_requested, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, records)
+  gone, cancel_requested, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, records, run_token,
+  unpriced_calls)
   on rho_fleet.agent_registry to rho_fleet_agent;
 grant select, update (acked_at) on rho_fleet.signal_queue to rho_fleet_agent;
 grant select, insert on rho_fleet.trace_records to rho_fleet_agent;

@@ -47,3 +47,63 @@ export class FleetUnavailableError extends RhoError {
     return RhoError.isInstance(error) && error.name === 'FleetUnavailableError';
   }
 }
+
+/**
+ * A session id that is live in the fleet under another process: its registry row is owned by
+ * that process (host, pid and run token), whose heartbeat is fresh. One session runs in one
+ * process at a time; the second is refused instead of taking the row over (a session directory
+ * restored from a backup on another node, or copied, must not mix its run into the first's).
+ */
+export class FleetSessionTakenError extends RhoError {
+  readonly sessionId: string;
+  readonly host: string;
+  readonly pid: number | undefined;
+
+  constructor(options: { sessionId: string; host: string; pid: number | undefined; heartbeatAgeSeconds: number }) {
+    super('fleet_session_taken', {
+      message:
+        `Session ${options.sessionId} is live on ${options.host}${options.pid === undefined ? '' : ` (pid ${options.pid})`}, ` +
+        `which sent a heartbeat ${Math.round(options.heartbeatAgeSeconds)} s ago: a session runs in one process at a time, ` +
+        'so this process was not registered and mirrors nothing. Stop the other run (rho cancel ' +
+        `${options.sessionId}) or wait until it ends, or start a new session instead of copying this one.`,
+    });
+    this.name = 'FleetSessionTakenError';
+    this.sessionId = options.sessionId;
+    this.host = options.host;
+    this.pid = options.pid;
+  }
+
+  static override isInstance(error: unknown): error is FleetSessionTakenError {
+    return RhoError.isInstance(error) && error.code === 'fleet_session_taken';
+  }
+}
+
+/** SQLSTATEs and driver codes of a connection lost or refused: the server restarted or is down. */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set([
+  '57P01', // admin_shutdown: the server was stopped or restarted
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: the server is starting
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_CLOSED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+]);
+
+/**
+ * Whether an error of the fleet's (or the queue's) database means the connection was lost or
+ * refused, so the same query may succeed once the server is back: a restart, a failover, a
+ * network cut. Lock and statement timeouts, permission errors and bad SQL are not.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && isTransientDatabaseError(cause);
+}

@@ -7,7 +7,12 @@ export type {
   ResolveFleetConfigOptions,
 } from './fleet-config.js';
 export { connectFleet } from './connect-fleet.js';
-export { FleetSignalRefusedError, FleetUnavailableError } from './errors.js';
+export {
+  FleetSessionTakenError,
+  FleetSignalRefusedError,
+  FleetUnavailableError,
+  isTransientDatabaseError,
+} from './errors.js';
 export { FLEET_STATS_VIEWS } from './types.js';
 export type {
   AttachOptions,

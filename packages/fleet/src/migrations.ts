@@ -161,6 +161,18 @@ export const MIGRATIONS: readonly Migration[] = [
         ${LLM_END} group by 1 order by calls desc`,
     ],
   },
+  {
+    version: 2,
+    description: 'one writer per session (the run token of the process that owns a row); unpriced model calls',
+    statements: [
+      // Set by each process that registers a session; a live row owned by another token is not
+      // taken over, and heartbeats, status updates and mirrored records of a process that lost its
+      // row (its token no longer matches) change nothing.
+      `alter table agent_registry add column run_token text`,
+      // Model calls no price is known for: a session with only those costs "unknown", not $0.
+      `alter table agent_registry add column unpriced_calls bigint not null default 0`,
+    ],
+  },
 ];
 
 /** The schema version this package works with. */

@@ -49,7 +49,8 @@ grant usage on schema ${schema} to ${agent}, ${operator};
 grant select on ${schema}.schema_migrations to ${agent};
 grant select, insert on ${schema}.agent_registry to ${agent};
 grant update (parent_id, host, pid, cwd, model, profile, status, labels, first_prompt, updated_at, heartbeat_at,
-  gone, cancel_requested, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, records)
+  gone, cancel_requested, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, records, run_token,
+  unpriced_calls)
   on ${schema}.agent_registry to ${agent};
 grant select, update (acked_at) on ${schema}.signal_queue to ${agent};
 grant select, insert on ${schema}.trace_records to ${agent};

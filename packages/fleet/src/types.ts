@@ -62,8 +62,19 @@ export interface SessionRegistration {
 
 /** Something the fleet wants the caller to show: the mirror fell behind or caught up, the database went away or came back. */
 export interface FleetWarning {
-  /** Stable code: `mirror_behind`, `mirror_caught_up`, `database_unreachable`, `database_reconnected`. */
-  code: 'mirror_behind' | 'mirror_caught_up' | 'database_unreachable' | 'database_reconnected';
+  /**
+   * Stable code: `mirror_behind`, `mirror_caught_up`, `database_unreachable`,
+   * `database_reconnected`; `session_taken` (another process owns the session: this one was not
+   * registered) and `session_lost` (another process took the session over after this one's
+   * heartbeat stopped: this one's writes change nothing, and its control channel asks it to stop).
+   */
+  code:
+    | 'mirror_behind'
+    | 'mirror_caught_up'
+    | 'database_unreachable'
+    | 'database_reconnected'
+    | 'session_taken'
+    | 'session_lost';
   /** One sentence for people (the url is never in it). */
   message: string;
   /** The session it concerns. */
@@ -162,6 +173,8 @@ export interface FleetSession {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** Model calls without a known price: their cost is not in `costUsd` (all unpriced: the cost is unknown). */
+  unpricedCalls: number;
   /** Records mirrored so far (the highest sequence number). */
   records: number;
 }
@@ -200,6 +213,14 @@ export interface FollowOptions {
   untilFinished?: boolean;
   /** How often to look without a notification (the LISTEN wake-up is the fast path), in ms; 1,000 by default. */
   pollIntervalMs?: number;
+  /**
+   * How long to keep trying when the database goes away mid-follow (a restart, a failover), in
+   * ms; 300,000 by default. The follow resumes after the last record it yielded, so nothing is
+   * repeated or lost; past this it throws the last error.
+   */
+  reconnectForMs?: number;
+  /** Told when the connection is lost (with the error) and when it is back (`undefined`). */
+  onConnectionLost?: (error: unknown | undefined) => void;
 }
 
 /** The telemetry views ({@link Fleet.stats}); each is an SQL view in the fleet schema of the same name. */
@@ -297,6 +318,15 @@ export interface ConnectFleetOptions {
   maxConnections?: number;
   /** Seconds to wait for the server (10 by default). */
   connectTimeoutSeconds?: number;
+  /**
+   * Longest wait for a lock on the fleet's tables, per statement, in ms (5,000 by default;
+   * PostgreSQL's `lock_timeout`). A command that meets a table locked longer fails with a
+   * {@link FleetUnavailableError} (code `fleet_busy`) that says what it waited for, instead of
+   * waiting as long as the lock is held. Migrations wait without a limit.
+   */
+  lockTimeoutMs?: number;
+  /** Longest time one statement may run, in ms (30,000 by default; `statement_timeout`). */
+  statementTimeoutMs?: number;
   /**
    * How often the attached sessions' control flags are read without a notification (the safety
    * net under LISTEN/NOTIFY, which delivers in milliseconds), in ms; 2,000 by default. The

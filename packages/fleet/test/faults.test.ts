@@ -175,6 +175,51 @@ describe.skipIf(!support.available)(
         await operators.close();
       }
     }, 240_000);
+
+    it('a follower (rho watch) waits out the restart and goes on from where it was: every record once', async () => {
+      const config = freshConfig(server.url, { heartbeatIntervalMs: 500, deadAfterMs: 60_000 });
+      const agentFleet = await connectFleet(config, { syncIntervalMs: 300, connectTimeoutSeconds: 2 });
+      const watcherFleet = await connectFleet(config, { connectTimeoutSeconds: 2 });
+      try {
+        await watcherFleet.migrate();
+        const id = randomUUID();
+        const tracePath = join(root, `${id}.jsonl`);
+        const attachment = await agentFleet.attachSession({ id }, { tracePath });
+        const emit = (content: string) => {
+          const record = { type: 'message', role: 'assistant', content, ts: new Date().toISOString() };
+          appendFileSync(tracePath, `${JSON.stringify(record)}\n`);
+          attachment.mirror.observe(record as unknown as TraceRecord);
+        };
+        const seen: number[] = [];
+        const lost: (string | undefined)[] = [];
+        const follower = (async () => {
+          for await (const item of watcherFleet.followRecords(id, {
+            pollIntervalMs: 200,
+            onConnectionLost: (error) => lost.push(error === undefined ? undefined : String(error)),
+          }))
+            seen.push(item.seq);
+        })();
+        for (let index = 0; index < 20; index += 1) emit(`before ${index}`);
+        await eventually(() => seen.length === 20, 'the first records to be followed');
+        server.stop('fast');
+        await eventually(() => lost.length > 0, 'the follower to notice the database went away');
+        for (let index = 0; index < 20; index += 1) emit(`during ${index}`);
+        server.start();
+        for (let index = 0; index < 20; index += 1) emit(`after ${index}`);
+        attachment.mirror.observe({
+          type: 'run_end',
+          status: 'completed',
+          ts: new Date().toISOString(),
+        } as unknown as TraceRecord);
+        await attachment.close({ status: 'completed', timeoutMs: 30_000 });
+        await follower;
+        expect(seen).toEqual(Array.from({ length: 61 }, (_, index) => index + 1));
+        expect(lost[0]).toBeDefined();
+        expect(lost.at(-1)).toBeUndefined();
+      } finally {
+        await Promise.all([agentFleet.close(), watcherFleet.close()]);
+      }
+    }, 120_000);
   },
 );
 

@@ -52,6 +52,20 @@ export interface ModelClientOptions {
   firstByteTimeoutMs?: number;
   /** Longest wait between two chunks of a streamed answer, in milliseconds. Default `timeoutMs`. */
   idleTimeoutMs?: number;
+  /**
+   * Longest time one streamed answer may take, from the request to its last chunk, however
+   * steadily it arrives (a server that sends one character a second never trips the idle
+   * timeout), in milliseconds. Default 20 minutes (60 with `serviceTier: 'flex'`). Past it the
+   * call fails with a {@link ModelResponseError} of kind `answer_too_long`, not retried.
+   */
+  maxAnswerMs?: number;
+  /**
+   * Largest streamed answer, in UTF-16 code units of text, reasoning, refusal and tool-call
+   * arguments together (about bytes for ASCII). Default 4 Mi (4,194,304): a model's largest
+   * output is well under 1 Mi. Past it the request is aborted (nothing more is downloaded) and
+   * the call fails with a {@link ModelResponseError} of kind `answer_too_large`, not retried.
+   */
+  maxAnswerBytes?: number;
   /** Retries after the first attempt (so up to `maxRetries + 1` requests). Default 8. */
   maxRetries?: number;
   /**
@@ -88,6 +102,10 @@ export interface ModelClientOptions {
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const FLEX_TIMEOUT_MS = 900_000;
+const DEFAULT_MAX_ANSWER_MS = 20 * 60_000;
+const FLEX_MAX_ANSWER_MS = 60 * 60_000;
+/** The default bound on one streamed answer (text, reasoning and tool arguments together). */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_RETRIES = 8;
 const DEFAULT_RETRY_BASE_DELAY_MS = 500;
 const DEFAULT_RETRY_MAX_DELAY_MS = 20_000;
@@ -151,6 +169,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   );
   const firstByteTimeoutMs = Math.ceil(options.firstByteTimeoutMs ?? timeoutMs);
   const idleTimeoutMs = Math.ceil(options.idleTimeoutMs ?? timeoutMs);
+  const maxAnswerMs = Math.ceil(
+    options.maxAnswerMs ?? (options.serviceTier === 'flex' ? FLEX_MAX_ANSWER_MS : DEFAULT_MAX_ANSWER_MS),
+  );
+  const maxAnswerBytes = Math.max(1, Math.floor(options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES));
   const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
   const retryBaseDelayMs = options.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_DELAY_MS;
   const retryMaxDelayMs = options.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS;
@@ -362,7 +384,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     let outputStarted = false;
     for (let attempt = 1; ; attempt += 1) {
       if (signal?.aborted) return;
-      const controller = new AttemptController(firstByteTimeoutMs, idleTimeoutMs, signal);
+      const controller = new AttemptController(firstByteTimeoutMs, idleTimeoutMs, signal, maxAnswerMs);
       let delayMs: number;
       let notice: RetryNotice | undefined;
       try {
@@ -382,6 +404,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         let choiceCount = 0;
         let textCharacters = 0;
         let toolCallsSeen = 0;
+        // Text, reasoning, refusal and tool arguments so far, against maxAnswerBytes.
+        let answerSize = 0;
         // The first-byte watchdog armed with the request keeps running until the first chunk.
         for await (const chunk of stream) {
           // A chunk arrived: from now on (and from now) the idle timeout applies.
@@ -398,6 +422,21 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             if (rawUsage === undefined)
               choiceUsage = (choiceUsageOf(choice) as ChatCompletionChunk['usage'] | undefined) ?? choiceUsage;
             const delta = readChoice(choice);
+            answerSize += delta.reasoning.length + delta.refusal.length + delta.text.length;
+            for (const call of delta.toolCalls) {
+              const args = (call as { function?: { arguments?: unknown } }).function?.arguments;
+              if (typeof args === 'string') answerSize += args.length;
+            }
+            if (answerSize > maxAnswerBytes) {
+              const received = `more than ${maxAnswerBytes} characters of text, reasoning and tool arguments in ${chunkCount} chunk${chunkCount === 1 ? '' : 's'}`;
+              controller.abort(new Error('the answer grew past its size limit'));
+              throw new ModelResponseError({
+                kind: 'answer_too_large',
+                received,
+                message: `the answer from ${baseURL} grew past its size limit (${received}; raise it with --max-answer-size or RHO_MAX_ANSWER_SIZE)`,
+                isRetryable: false,
+              });
+            }
             if (delta.reasoning !== '') events.push({ type: 'reasoning', text: delta.reasoning });
             if (delta.refusal !== '') events.push({ type: 'refusal', text: delta.refusal });
             if (delta.text !== '') {

@@ -74,7 +74,11 @@ export type ModelResponseKind =
   /** A streaming request was answered with a body that is not an event stream (an HTML or JSON page). */
   | 'not_a_stream'
   /** Every chunk had `choices: []` (or none at all): nothing of an answer arrived. */
-  | 'no_choices';
+  | 'no_choices'
+  /** The answer took longer than its time limit (`maxAnswerMs`), however steadily it arrived. */
+  | 'answer_too_long'
+  /** The answer grew past its size limit (`maxAnswerBytes`: text, reasoning and tool arguments together). */
+  | 'answer_too_large';
 
 /** Options of {@link ModelResponseError}. */
 export interface ModelResponseErrorOptions extends ModelApiErrorOptions {

@@ -5,6 +5,9 @@ import { basename, dirname } from 'node:path';
 import { TraceError, TraceReader } from '@rho/core';
 import type { RawTraceRecord, TraceNote, TraceVisitor } from '@rho/core';
 
+/** The longest trace line {@link followTrace} reads whole by default: 64 MiB. */
+export const FOLLOW_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
 /** Options of {@link followTrace}. */
 export interface FollowTraceOptions {
   /** Start at the beginning of the file (default) or at its current end, like `tail -f -n 0`. */
@@ -18,6 +21,17 @@ export interface FollowTraceOptions {
    * This is how a watcher stops at the end of a run without missing records written just before.
    */
   onIdle?: () => boolean | Promise<boolean>;
+  /**
+   * Called after the records of each chunk read (at most 4 MiB of the file) have been yielded,
+   * before the next read: a consumer that gathers records into batches bounds each batch by it.
+   */
+  onChunk?: () => void;
+  /**
+   * The longest line read whole, in bytes (default {@link FOLLOW_MAX_LINE_BYTES}). A longer line
+   * (a record written before traces had a size limit) is not held in memory: it is skipped and
+   * reported through `onSkippedLine` (kind `too_large`).
+   */
+  maxLineBytes?: number;
   /**
    * Called for each line core's trace reader skips (not JSON, not a record, or a record of the
    * wrong shape), with the reason. A line that is not JSON is reported once a later line shows
@@ -49,7 +63,7 @@ export async function* followTrace(
   let position = options.fromStart === false ? ((await readSize(path)) ?? 0) : 0;
   // The reader keeps the unfinished last line, as the chunks it came in (joined once its newline
   // arrives, so a line longer than many chunks is copied once, not once per chunk).
-  const reader = new TraceReader({ offset: position });
+  const reader = new TraceReader({ offset: position, maxLineBytes: options.maxLineBytes ?? FOLLOW_MAX_LINE_BYTES });
   // The records of the latest chunk; one array for the whole follow, emptied once yielded.
   const batch: RawTraceRecord[] = [];
   const visitor: TraceVisitor = {
@@ -82,6 +96,7 @@ export async function* followTrace(
           if (isAborted(signal)) return;
         }
         batch.length = 0;
+        options.onChunk?.();
         continue;
       }
       if (options.onIdle !== undefined && (await options.onIdle())) return;

@@ -1,10 +1,10 @@
-import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { parseBash } from './internal/bash-parser.js';
 import { assignmentAllowed, checkArgv } from './internal/program-rules.js';
 import { gitDriverOverrides } from './internal/git-drivers.js';
 import { expandGlob } from './internal/glob-expand.js';
+import { CachedFiles, LOCAL_SYNC_FILES, LookupNeeded, type FileLookup, type SyncFileView } from './file-lookup.js';
 import { ShellRefusal, wordText, wordValue } from './internal/shell-words.js';
 import type { PermissionProfile } from './permission-profile.js';
 
@@ -80,7 +80,15 @@ export interface CheckShellCommandOptions {
    * without it both are refused.
    */
   cwd?: string;
+  /**
+   * The file system the command will run on, where `cwd` is and patterns and `< FILE` are looked
+   * up: this machine's by default; a backend's own for one that is not local (a remote sandbox).
+   */
+  files?: FileLookup;
 }
+
+/** Lookups one check may make on a backend's file system before it is refused as too costly. */
+const MAX_FILE_LOOKUPS = 500;
 
 const MAX_COMMAND_LENGTH = 100_000;
 /** `/proc/PID/environ` (or a thread's), any spelling bash would pass on: the environment of another process. */
@@ -89,7 +97,10 @@ const PROC_ENVIRONMENT = /(^|\/)proc\/+[^/]+\/+(task\/+[^/]+\/+)?environ\b/;
 class PlanBuilder {
   readonly steps: ShellPlan['steps'] = [];
   readonly commands: string[][] = [];
-  constructor(readonly cwd: string | undefined) {}
+  constructor(
+    readonly cwd: string | undefined,
+    readonly files: SyncFileView = LOCAL_SYNC_FILES,
+  ) {}
 }
 
 function redirectTarget(node: Node): string {
@@ -135,7 +146,7 @@ function heredocText(node: Node): string {
   return text;
 }
 
-function stdinFile(node: Node, target: string, cwd: string | undefined): { file: string } {
+function stdinFile(node: Node, target: string, cwd: string | undefined, files: SyncFileView): { file: string } {
   if (cwd === undefined) {
     throw new ShellRefusal(
       'shell.redirect',
@@ -145,9 +156,10 @@ function stdinFile(node: Node, target: string, cwd: string | undefined): { file:
   let real: string;
   let root: string;
   try {
-    root = realpathSync(cwd);
-    real = realpathSync(resolve(cwd, target));
-  } catch {
+    root = files.realpath(cwd);
+    real = files.realpath(resolve(cwd, target));
+  } catch (error) {
+    if (error instanceof LookupNeeded) throw error;
     throw new ShellRefusal('shell.redirect', `${node.text}: ${target} does not exist in the working directory`);
   }
   const inside = relative(root, real);
@@ -157,12 +169,12 @@ function stdinFile(node: Node, target: string, cwd: string | undefined): { file:
       `${node.text}: standard input may only come from a file inside the working directory (${target} is ${real}); name the file as an argument of a reader such as cat`,
     );
   }
-  if (!statSync(real).isFile())
+  if (files.kind(real, true) !== 'file')
     throw new ShellRefusal('shell.redirect', `${node.text}: ${target} is not a regular file`);
   return { file: real };
 }
 
-function applyRedirect(node: Node, state: RedirectState, cwd: string | undefined): void {
+function applyRedirect(node: Node, state: RedirectState, cwd: string | undefined, files: SyncFileView): void {
   if (node.type === 'heredoc_redirect') {
     state.stdin = { text: heredocText(node) };
     return;
@@ -188,7 +200,7 @@ function applyRedirect(node: Node, state: RedirectState, cwd: string | undefined
   };
   if (operator === '<') {
     if (descriptor !== '0') refuseThis();
-    state.stdin = stdinFile(node, target, cwd);
+    state.stdin = stdinFile(node, target, cwd, files);
     return;
   }
   if (operator === '>' || operator === '>>' || operator === '>|') {
@@ -256,7 +268,8 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
         break;
       default: {
         const word = wordText(child, true, builder.cwd !== undefined);
-        if (word.glob && builder.cwd !== undefined) argv.push(...expandGlob(word.pattern, word.value, builder.cwd));
+        if (word.glob && builder.cwd !== undefined)
+          argv.push(...expandGlob(word.pattern, word.value, builder.cwd, builder.files));
         else argv.push(word.value);
         break;
       }
@@ -279,7 +292,7 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
     }
   }
   const state: RedirectState = { out: 'stdout', error: 'stderr' };
-  for (const redirect of [...redirects, ...extraRedirects]) applyRedirect(redirect, state, builder.cwd);
+  for (const redirect of [...redirects, ...extraRedirects]) applyRedirect(redirect, state, builder.cwd, builder.files);
   const checked = checkArgv(argv);
   builder.commands.pop();
   builder.commands.push(...checked.checked);
@@ -450,10 +463,30 @@ export async function checkShellCommand(
       commands: [argv],
     };
   }
-  const builder = new PlanBuilder(options.cwd);
+  let builder = new PlanBuilder(options.cwd);
   try {
-    const plan = await decide(command, builder);
-    return { allowed: true, rule: 'shell.allowlist', plan, commands: builder.commands };
+    if (options.files === undefined) {
+      const plan = await decide(command, builder);
+      return { allowed: true, rule: 'shell.allowlist', plan, commands: builder.commands };
+    }
+    // Another file system (a backend's): the synchronous check runs on what was looked up, and
+    // again after each lookup it asked for, until it needs none.
+    const files = new CachedFiles(options.files);
+    for (let lookups = 0; ; lookups += 1) {
+      builder = new PlanBuilder(options.cwd, files);
+      try {
+        const plan = await decide(command, builder);
+        return { allowed: true, rule: 'shell.allowlist', plan, commands: builder.commands };
+      } catch (error) {
+        if (!(error instanceof LookupNeeded)) throw error;
+        if (lookups >= MAX_FILE_LOOKUPS)
+          throw new ShellRefusal(
+            'shell.glob',
+            `the command needs more than ${MAX_FILE_LOOKUPS} file lookups on the backend to check (its file name patterns span too many directories); name the files, or use find`,
+          );
+        await files.lookUp(error);
+      }
+    }
   } catch (error) {
     if (error instanceof ShellRefusal)
       return { allowed: false, rule: error.rule, reason: error.reason, commands: builder.commands };

@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { builtinProfile } from './builtin-profiles.js';
 import { checkWritePath } from './check-write-path.js';
 import { openWriteTarget } from './write-target.js';
+import { parseProfile } from './permission-profile.js';
 import type { PermissionProfile } from './permission-profile.js';
 
 const createOnly: PermissionProfile = { ...builtinProfile('readonly')!, name: 'exports', fileWrite: 'create-only' };
@@ -266,7 +267,8 @@ describe('checkWritePath: locations that run code later, when the working direct
 });
 
 describe('checkWritePath for export_query (writer: export)', () => {
-  const readonly = builtinProfile('readonly')!;
+  // readonly with database_exports: on (the built-in readonly has them off, below).
+  const readonly: PermissionProfile = { ...builtinProfile('readonly')!, databaseExports: true };
   const exportCheck = (path: string, options: { profile?: PermissionProfile; workingDir?: string } = {}) =>
     checkWritePath(path, {
       profile: options.profile ?? readonly,
@@ -275,7 +277,26 @@ describe('checkWritePath for export_query (writer: export)', () => {
       writer: 'export',
     });
 
-  it('allows a new .csv or .tsv file in readonly, and nothing else', async () => {
+  it('refuses every export when the profile does not enable database exports (the built-in readonly)', async () => {
+    const builtin = builtinProfile('readonly')!;
+    expect(await exportCheck('out/report.csv', { profile: builtin })).toMatchObject({
+      allowed: false,
+      rule: 'database_exports.off',
+      reason: expect.stringContaining('database_exports off (the default when file_write is off)'),
+    });
+    // The default follows file_write; the key overrides it either way.
+    const creator = parseProfile({ profile: 'creator', file_write: 'create-only' });
+    expect(await exportCheck('a.csv', { profile: creator })).toMatchObject({ allowed: true });
+    const closed = parseProfile({ profile: 'closed', file_write: 'full', database_exports: 'off' });
+    expect(await exportCheck('a.csv', { profile: closed })).toMatchObject({
+      allowed: false,
+      rule: 'database_exports.off',
+    });
+    const opened = parseProfile({ profile: 'opened', database_exports: true });
+    expect(await exportCheck('a.csv', { profile: opened })).toMatchObject({ allowed: true });
+  });
+
+  it('allows a new .csv or .tsv file in readonly with exports on, and nothing else', async () => {
     expect(await exportCheck('out/report.csv')).toEqual({
       allowed: true,
       realPath: join(work, 'out', 'report.csv'),

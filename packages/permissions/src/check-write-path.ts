@@ -1,6 +1,7 @@
-import { lstat, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
+import { LOCAL_FILES, type FileLookup } from './file-lookup.js';
 import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
+import { databaseExportsEnabled } from './permission-profile.js';
 import type { PermissionProfile } from './permission-profile.js';
 
 /**
@@ -155,6 +156,12 @@ export interface CheckWritePathOptions {
   home?: string;
   /** The tool that writes (default `write`). */
   writer?: WriteKind;
+  /**
+   * The file system the write lands on: this machine's by default; the backend's own for one that
+   * is not local (a remote sandbox's working directory does not exist here). Every path is then
+   * resolved there, links included.
+   */
+  files?: FileLookup;
 }
 
 /**
@@ -179,6 +186,7 @@ export interface CheckWritePathOptions {
  */
 export async function checkWritePath(path: string, options: CheckWritePathOptions): Promise<PathDecision> {
   const { profile } = options;
+  const files = options.files ?? LOCAL_FILES;
   const writer = options.writer ?? 'write';
   if (writer === 'write' && profile.fileWrite === 'off') {
     return deny('file_write.off', `Writing files is not allowed by the '${profile.name}' profile.`);
@@ -187,6 +195,12 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
     return deny(
       'file_write.edit',
       `Editing files needs file_write mode full; the '${profile.name}' profile has ${profile.fileWrite}.`,
+    );
+  }
+  if (writer === 'export' && !databaseExportsEnabled(profile)) {
+    return deny(
+      'database_exports.off',
+      `export_query writes a file, which the '${profile.name}' profile does not allow: it has database_exports off${profile.databaseExports === undefined ? ' (the default when file_write is off)' : ''}. Show the rows with the query operation instead, or use a profile with database_exports: on.`,
     );
   }
   const createOnly = writer === 'export' || profile.fileWrite === 'create-only';
@@ -203,7 +217,7 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   const expanded = path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : path;
   const lexical = resolve(options.workingDir, expanded);
 
-  const roots = await realRoots([
+  const roots = await realRoots(files, [
     options.workingDir,
     ...profile.writeRoots.map((root) => resolve(options.workingDir, root)),
     ...(options.roots ?? []),
@@ -213,7 +227,7 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   // Resolve the deepest existing ancestor; components below it do not exist yet.
   let existing = lexical;
   const missing: string[] = [];
-  while (!(await exists(existing))) {
+  while ((await files.kind(existing, false)) === undefined) {
     const parent = dirname(existing);
     if (parent === existing) break;
     missing.unshift(existing.slice(parent === sep ? 1 : parent.length + 1));
@@ -221,7 +235,7 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   }
   let realAncestor: string;
   try {
-    realAncestor = await realpath(existing);
+    realAncestor = await files.realpath(existing);
   } catch (error) {
     return deny('path.unresolvable', `Cannot resolve ${existing}: ${(error as Error).message}`);
   }
@@ -235,7 +249,7 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
     );
   }
   // A symbolic link below the root could be swapped between this check and the write: refuse any.
-  const link = await firstSymlinkBelow(lexical, existing, options.workingDir, roots);
+  const link = await firstSymlinkBelow(files, lexical, existing, options.workingDir, roots);
   if (link !== undefined) {
     return deny('path.symlink', `${path} goes through the symbolic link ${link}; write to the real location instead.`);
   }
@@ -252,8 +266,8 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
       );
     }
   }
-  const info = await lstatOrUndefined(realPath);
-  if (info?.isDirectory() === true) return deny('path.directory', `${path} is a directory; give the path of a file.`);
+  const info = await files.kind(realPath, false);
+  if (info === 'directory') return deny('path.directory', `${path} is a directory; give the path of a file.`);
   if (createOnly && info !== undefined) {
     return writer === 'export'
       ? deny(
@@ -266,7 +280,7 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
         );
   }
   if (writer === 'edit' && info === undefined) return deny('edit.not_found', `File not found: ${path}`);
-  if (info !== undefined && !info.isFile()) return deny('path.not_a_file', `${path} is not a regular file.`);
+  if (info !== undefined && info !== 'file') return deny('path.not_a_file', `${path} is not a regular file.`);
   const rule =
     writer === 'export'
       ? 'export.new_file'
@@ -301,11 +315,11 @@ function deny(rule: string, reason: string): PathDecision {
   return { allowed: false, rule, reason };
 }
 
-async function realRoots(candidates: string[]): Promise<string[]> {
+async function realRoots(files: FileLookup, candidates: string[]): Promise<string[]> {
   const result: string[] = [];
   for (const candidate of candidates) {
     try {
-      const real = await realpath(candidate);
+      const real = await files.realpath(candidate);
       if (!result.includes(real)) result.push(real);
     } catch {
       // A root that does not exist allows nothing.
@@ -318,23 +332,12 @@ function isInside(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
 }
 
-async function exists(path: string): Promise<boolean> {
-  return (await lstatOrUndefined(path)) !== undefined;
-}
-
-async function lstatOrUndefined(path: string) {
-  try {
-    return await lstat(path);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The first component of the lexical path, below the working directory or root it starts in,
  * that is a symbolic link (the file itself included).
  */
 async function firstSymlinkBelow(
+  files: FileLookup,
   lexical: string,
   deepestExisting: string,
   workingDir: string,
@@ -350,7 +353,7 @@ async function firstSymlinkBelow(
   let current = start;
   for (const component of relative) {
     current = join(current, component);
-    if ((await lstatOrUndefined(current))?.isSymbolicLink() === true) return current;
+    if ((await files.kind(current, false)) === 'symlink') return current;
   }
   return undefined;
 }

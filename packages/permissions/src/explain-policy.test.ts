@@ -83,21 +83,29 @@ describe('explainPolicy', () => {
 
   test('write --via: each writing tool gets its own decision from the same function', async () => {
     const workingDir = await mkdtemp(join(tmpdir(), 'rho-explain-via-'));
-    const viaExport = await explainPolicy({ profile: readonly, write: 'out.csv', workingDir, via: 'export_query' });
+    const exportsOn = { ...readonly, databaseExports: true };
+    const viaExport = await explainPolicy({ profile: exportsOn, write: 'out.csv', workingDir, via: 'export_query' });
     expect(viaExport).toMatchObject({ kind: 'write', via: 'export_query', allowed: true, rule: 'export.new_file' });
     expect(viaExport.approval).toBeUndefined();
     expect(
-      await explainPolicy({ profile: readonly, write: 'conftest.py', workingDir, via: 'export_query' }),
+      await explainPolicy({ profile: exportsOn, write: 'conftest.py', workingDir, via: 'export_query' }),
     ).toMatchObject({ allowed: false, rule: 'export.extension' });
+    expect(await explainPolicy({ profile: readonly, write: 'out.csv', workingDir, via: 'export_query' })).toMatchObject(
+      { allowed: false, rule: 'database_exports.off' },
+    );
     const viaWrite = await explainPolicy({ profile: readonly, write: 'out.csv', workingDir });
     expect(viaWrite).toMatchObject({ via: 'write', allowed: false, rule: 'file_write.off' });
     expect(viaWrite.otherTools).toEqual([
       { tool: 'edit', allowed: false, rule: 'file_write.edit' },
-      { tool: 'export_query', allowed: true, rule: 'export.new_file' },
+      { tool: 'export_query', allowed: false, rule: 'database_exports.off' },
     ]);
     expect(formatPolicyExplanation(viaWrite)).toContain(
-      '\nothers:   edit refused (file_write.edit), export_query allowed (export.new_file)',
+      '\nothers:   edit refused (file_write.edit), export_query refused (database_exports.off)',
     );
+    expect((await explainPolicy({ profile: exportsOn, write: 'out.csv', workingDir })).otherTools).toEqual([
+      { tool: 'edit', allowed: false, rule: 'file_write.edit' },
+      { tool: 'export_query', allowed: true, rule: 'export.new_file' },
+    ]);
     expect(formatPolicyExplanation(viaWrite)).toMatch(
       /^REFUSED \(write, profile readonly\)\nrule: +file_write\.off\nreason: .*\ntool: +write\n/,
     );

@@ -9,6 +9,7 @@ export {
   FILE_WRITE_MODES,
   SANDBOX_MODES,
   SHELL_MODES,
+  databaseExportsEnabled,
   parseProfile,
 } from './permission-profile.js';
 export type {
@@ -46,5 +47,14 @@ export { checkSql } from './check-sql.js';
 export type { SqlDecision, SqlDialect } from './check-sql.js';
 export { explainPolicy, formatPolicyExplanation } from './explain-policy.js';
 export type { PolicyExplanation, PolicyRequest, WriteTool } from './explain-policy.js';
-export { declaredMcpIdentity, MCP_DECISIONS, mcpPatternProblem, mcpToolRuling } from './mcp-rules.js';
+export {
+  declaredMcpIdentity,
+  MCP_DECISIONS,
+  mcpPatternProblem,
+  mcpReadOnlyProblem,
+  mcpToolRuling,
+  promisesNoChanges,
+} from './mcp-rules.js';
 export type { McpDecision, McpPermissions, McpToolIdentity, McpToolRuling } from './mcp-rules.js';
+export { LOCAL_FILES } from './file-lookup.js';
+export type { EntryKind, FileLookup } from './file-lookup.js';

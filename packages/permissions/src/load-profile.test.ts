@@ -115,6 +115,22 @@ describe('YAML profiles', () => {
     expect(() => parseProfile(['a'])).toThrow(/must be a YAML mapping/);
   });
 
+  test('database_exports: on or off (YAML true/false too), validated, kept through the document form', async () => {
+    expect(parseProfile({ database_exports: 'on' }).databaseExports).toBe(true);
+    expect(parseProfile({ database_exports: false }).databaseExports).toBe(false);
+    expect(parseProfile({}).databaseExports).toBeUndefined();
+    expect(() => parseProfile({ database_exports: 'sometimes' }, 'x.yaml')).toThrow(
+      'Profile x.yaml: database_exports must be on or off (got "sometimes").',
+    );
+    const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
+    const path = join(home, 'exports.yaml');
+    await writeFile(path, 'profile: exports\ndatabase_exports: on\n');
+    const loaded = await loadProfile(path);
+    expect(loaded.databaseExports).toBe(true);
+    expect(profileToDocument(loaded)).toMatchObject({ database_exports: 'on' });
+    expect(parseProfile(profileToDocument(loaded))).toEqual(loaded);
+  });
+
   test('unknown names say what is accepted', async () => {
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
     await expect(loadProfile('nope', { rhoHome: home })).rejects.toThrow(

@@ -19,6 +19,31 @@ export interface McpPermissions {
   ask: string[];
   /** Tools that are never offered; deny wins over every other pattern. */
   deny: string[];
+  /**
+   * Tools the profile trusts as read-only, each named exactly (`server/tool`, no globs): the only
+   * MCP tools a profile that promises no changes ({@link promisesNoChanges}) offers, whatever the
+   * server's `readOnlyHint` says. They run without approval (unless `approval: all`).
+   */
+  readOnly?: string[];
+}
+
+/**
+ * Whether a profile promises that nothing changes (the `readonly` profile, or any profile with its
+ * settings: restricted shell, `file_write: off`, `database: readonly`). Under such a profile an MCP
+ * tool is offered only when `mcp.read_only` names it, so no approval (`-y` included) can let a tool
+ * that only claims to be read-only change anything.
+ */
+export function promisesNoChanges(profile: PermissionProfile): boolean {
+  return profile.shell === 'restricted' && profile.fileWrite === 'off' && profile.database === 'readonly';
+}
+
+/** Why an `mcp.read_only` entry is malformed, or undefined when it names one tool exactly. */
+export function mcpReadOnlyProblem(entry: string): string | undefined {
+  const parts = entry.split('/');
+  if (parts.length !== 2 || parts.some((part) => part.trim() === ''))
+    return 'must name one tool as server/tool (a whole server cannot be trusted as read-only)';
+  if (/[*?]/.test(entry)) return 'must name one tool exactly: no * or ? (each trusted tool is named)';
+  return undefined;
 }
 
 /** Which MCP server and tool a rho tool calls, and the hints the server gave about it. */
@@ -79,7 +104,9 @@ function hintNote(identity: McpToolIdentity): string {
 }
 
 /**
- * The profile's decision for an MCP tool: a `deny` pattern wins; otherwise the most specific
+ * The profile's decision for an MCP tool: a `deny` pattern wins; then a tool named in
+ * `mcp.read_only` runs (asks under `approval: all`); under a profile that promises no changes
+ * ({@link promisesNoChanges}) every other MCP tool is denied (not offered); otherwise the most specific
  * matching `allow` or `ask` pattern (a named tool beats a glob beats a whole server; a tie asks);
  * otherwise `mcp.default`, else no approval under `approval: none` and approval under every
  * other mode (deny by default: a server's own `readOnlyHint` is never trusted on its own).
@@ -91,6 +118,26 @@ export function mcpToolRuling(profile: PermissionProfile, identity: McpToolIdent
   const deny = rules?.deny.find((pattern) => matches(pattern, identity));
   if (deny !== undefined)
     return { decision: 'deny', pattern: deny, reason: `profile ${profile.name} denies ${label} (mcp.deny: ${deny})` };
+  const named = `${identity.server}/${identity.tool}`;
+  const trusted = rules?.readOnly?.includes(named) === true;
+  if (trusted && profile.approval === 'all')
+    return {
+      decision: 'ask',
+      pattern: named,
+      reason: `profile ${profile.name} requires approval for every tool call (approval: all), ${label} included`,
+    };
+  if (trusted)
+    return {
+      decision: 'allow',
+      pattern: named,
+      reason: `profile ${profile.name} trusts ${label} as read-only (mcp.read_only: ${named})`,
+    };
+  // A promise of no changes is not left to approvals (nor -y): only tools named read-only are offered.
+  if (promisesNoChanges(profile))
+    return {
+      decision: 'deny',
+      reason: `profile ${profile.name} changes nothing, so it offers ${label} only when it names it as read-only (mcp.read_only: ${named})${hintNote(identity)}`,
+    };
   let best: { decision: 'allow' | 'ask'; pattern: string; score: number } | undefined;
   for (const decision of ['ask', 'allow'] as const) {
     for (const pattern of rules?.[decision] ?? []) {

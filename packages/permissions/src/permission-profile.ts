@@ -1,6 +1,6 @@
 import { ConfigError } from '@rho/core';
 import * as v from 'valibot';
-import { MCP_DECISIONS, mcpPatternProblem, type McpPermissions } from './mcp-rules.js';
+import { MCP_DECISIONS, mcpPatternProblem, mcpReadOnlyProblem, type McpPermissions } from './mcp-rules.js';
 
 /** How the `bash` tool runs: `restricted` checks every command against the shell policy. */
 export type ShellMode = 'restricted' | 'unrestricted';
@@ -88,6 +88,19 @@ export interface PermissionProfile {
   sandbox?: ProfileSandboxMode;
   /** Decisions for MCP tools (YAML `mcp`); absent: every MCP tool asks (none under `approval: none`). */
   mcp?: McpPermissions;
+  /**
+   * Whether `export_query` may write CSV files (YAML `database_exports: on|off`). Absent: on when
+   * the profile writes files (`fileWrite` is not `off`), off otherwise; see {@link databaseExportsEnabled}.
+   */
+  databaseExports?: boolean;
+}
+
+/**
+ * Whether the profile lets `export_query` write a file: `database_exports` when the profile says,
+ * otherwise only when it lets the file tools write (so `readonly` never writes one, `-y` or not).
+ */
+export function databaseExportsEnabled(profile: PermissionProfile): boolean {
+  return profile.databaseExports ?? profile.fileWrite !== 'off';
 }
 
 function modeField<const T extends string>(field: string, allowed: readonly T[]) {
@@ -160,6 +173,14 @@ const topLevelEntries = {
   shell_working_dir: v.optional(v.nullable(v.string('shell_working_dir must be a string'))),
   bash_only: v.optional(v.boolean('bash_only must be true or false')),
   sandbox: v.optional(modeField('sandbox', SANDBOX_MODES)),
+  database_exports: v.optional(
+    v.pipe(
+      v.unknown(),
+      // YAML 1.1 readers turn on/off into true/false: accept both spellings.
+      v.transform((value) => (value === true ? 'on' : value === false ? 'off' : value)),
+      v.picklist(['on', 'off'], (issue) => `database_exports must be on or off (got ${JSON.stringify(issue.input)})`),
+    ),
+  ),
   mcp: v.optional(
     v.strictObject(
       {
@@ -167,11 +188,23 @@ const topLevelEntries = {
         allow: v.optional(mcpPatterns('mcp.allow')),
         ask: v.optional(mcpPatterns('mcp.ask')),
         deny: v.optional(mcpPatterns('mcp.deny')),
+        read_only: v.optional(
+          v.pipe(
+            stringList('mcp.read_only'),
+            v.check(
+              (entries) => entries.every((entry) => mcpReadOnlyProblem(entry) === undefined),
+              (issue) => {
+                const bad = (issue.input as string[]).find((entry) => mcpReadOnlyProblem(entry) !== undefined) ?? '';
+                return `mcp.read_only entry ${JSON.stringify(bad)} ${mcpReadOnlyProblem(bad) ?? ''}`;
+              },
+            ),
+          ),
+        ),
       },
       (issue) =>
         issue.path?.length
-          ? unknownKeyMessage('mcp', issue, ['default', 'allow', 'ask', 'deny'])
-          : 'mcp must be a mapping with default, allow, ask and deny',
+          ? unknownKeyMessage('mcp', issue, ['default', 'allow', 'ask', 'deny', 'read_only'])
+          : 'mcp must be a mapping with default, allow, ask, deny and read_only',
     ),
   ),
 };
@@ -224,6 +257,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
   };
   if (data.shell_working_dir) profile.shellWorkingDir = data.shell_working_dir;
   if (data.sandbox !== undefined) profile.sandbox = data.sandbox;
+  if (data.database_exports !== undefined) profile.databaseExports = data.database_exports === 'on';
   if (data.mcp !== undefined) {
     profile.mcp = {
       allow: [...(data.mcp.allow ?? [])],
@@ -231,6 +265,7 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
       deny: [...(data.mcp.deny ?? [])],
     };
     if (data.mcp.default !== undefined) profile.mcp.default = data.mcp.default;
+    if (data.mcp.read_only !== undefined) profile.mcp.readOnly = [...data.mcp.read_only];
   }
   return profile;
 }
@@ -255,6 +290,7 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
     ...(profile.shellWorkingDir ? { shell_working_dir: profile.shellWorkingDir } : {}),
     bash_only: profile.bashOnly,
     ...(profile.sandbox === undefined ? {} : { sandbox: profile.sandbox }),
+    ...(profile.databaseExports === undefined ? {} : { database_exports: profile.databaseExports ? 'on' : 'off' }),
     ...(profile.mcp === undefined
       ? {}
       : {
@@ -263,6 +299,7 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
             allow: profile.mcp.allow,
             ask: profile.mcp.ask,
             deny: profile.mcp.deny,
+            ...(profile.mcp.readOnly === undefined ? {} : { read_only: profile.mcp.readOnly }),
           },
         }),
   };

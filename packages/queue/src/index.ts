@@ -4,7 +4,18 @@ export type { TaskState, TaskResult, TaskRecord, TaskFilter } from './task-types
 export { createTaskQueue, TaskNotFoundError, DEFAULT_LEASE_SECONDS, DEFAULT_QUEUE_SCHEMA } from './task-queue.js';
 export type { TaskQueue, TaskQueueOptions } from './task-queue.js';
 export { createTaskWorker } from './task-worker.js';
+export {
+  allowedSpec,
+  DEFAULT_TASK_PROFILE,
+  endpointAllowed,
+  normalEndpoint,
+  taskAllowlist,
+  taskRefusal,
+} from './task-allowlist.js';
+export type { TaskAllowlist, TaskAllowlistOptions } from './task-allowlist.js';
 export type { TaskWorker, TaskWorkerOptions, WorkerEvent } from './task-worker.js';
 export { createCliSessionRunner, sessionArguments } from './session-runner.js';
 export type { CliSessionRunnerOptions, RunnableTask, RunningSession, TaskRunner } from './session-runner.js';
 export { QueueNotFoundError, QueueUnavailableError } from './internal/queue-store.js';
+export { queueRolesSql } from './queue-roles.js';
+export type { QueueRolesOptions } from './queue-roles.js';

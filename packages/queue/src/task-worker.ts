@@ -2,6 +2,8 @@ import { hostname as osHostname } from 'node:os';
 import { QueueStore, queueLabels, QUEUE_PREFIX } from './internal/queue-store.js';
 import type { RunningSession, TaskRunner } from './session-runner.js';
 import type { TaskSpec } from './task-spec.js';
+import { allowedSpec, taskAllowlist, taskRefusal } from './task-allowlist.js';
+import type { TaskAllowlist, TaskAllowlistOptions } from './task-allowlist.js';
 import { DEFAULT_QUEUE_SCHEMA, leaseOf } from './task-queue.js';
 import type { TaskResult, TaskState } from './task-types.js';
 
@@ -17,6 +19,16 @@ export interface TaskWorkerOptions {
   labels?: readonly string[];
   /** Runs a task as a session (see `createCliSessionRunner`). */
   runner: TaskRunner;
+  /**
+   * What a task may choose on this worker: profiles, directories, model endpoints. Left out: the
+   * narrowest (the `readonly` profile, the worker's working directory, no endpoint of the task's
+   * own). A task asking for more is refused, not run: it fails with status `refused` and the reason.
+   */
+  allow?: TaskAllowlistOptions;
+  /** The worker's working directory, where relative paths of a task resolve (default the process's). */
+  cwd?: string;
+  /** The model endpoint the worker itself is configured with (`OPENAI_BASE_URL`): a task naming it is no override. */
+  ownEndpoint?: string;
   /**
    * How often this worker brings the queue's catalogue in line with pg-boss, in seconds (default 60).
    * A running task's lease is the one it was submitted with (the queue's `leaseSeconds`, kept by
@@ -43,12 +55,15 @@ export type WorkerEvent =
   | { type: 'task_session'; task_id: string; session_id: string }
   | { type: 'task_finished'; task_id: string; state: TaskState; result: TaskResult }
   | { type: 'task_handed_back'; task_id: string; attempt: number }
-  | { type: 'task_skipped'; task_id: string; state: TaskState };
+  | { type: 'task_skipped'; task_id: string; state: TaskState }
+  | { type: 'task_refused'; task_id: string; reason: string };
 
 /** A worker taking tasks from the queue. */
 export interface TaskWorker {
   /** `host:pid`. */
   readonly id: string;
+  /** What this worker lets a task choose. */
+  readonly allow: TaskAllowlist;
   /** Tasks running now. */
   running(): number;
   /**
@@ -76,6 +91,8 @@ interface Running {
 /** Starts a worker: it takes matching tasks, runs them, heartbeats, reports results. */
 export async function createTaskWorker(options: TaskWorkerOptions): Promise<TaskWorker> {
   const lease = leaseOf(options.leaseSeconds);
+  // Checked before connecting: a directory that does not exist is the operator's to fix.
+  const allow = taskAllowlist(options.allow ?? {}, options.cwd ?? process.cwd(), options.ownEndpoint);
   const store = await QueueStore.open({
     url: options.url,
     schema: options.schema ?? DEFAULT_QUEUE_SCHEMA,
@@ -83,7 +100,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
     maintenanceSeconds: Math.max(1, Math.round(options.maintenanceSeconds ?? Math.min(lease, 30))),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });
-  const worker = new Worker(store, options, lease);
+  const worker = new Worker(store, options, lease, allow);
   await worker.start();
   return worker;
 }
@@ -106,6 +123,7 @@ class Worker implements TaskWorker {
     private readonly store: QueueStore,
     private readonly options: TaskWorkerOptions,
     private readonly lease: number,
+    readonly allow: TaskAllowlist,
   ) {
     this.host = options.hostname ?? osHostname();
     this.id = `${this.host}:${process.pid}`;
@@ -220,6 +238,18 @@ class Worker implements TaskWorker {
       this.options.onEvent?.({ type: 'task_skipped', task_id: job.id, state: rows[0]?.state ?? 'failed' });
       return true;
     }
+    // The worker decides what a task may choose: a task asking for more is refused, never run.
+    const refusal = taskRefusal(row.spec, this.allow);
+    if (refusal !== undefined) {
+      this.options.onEvent?.({ type: 'task_refused', task_id: job.id, reason: refusal });
+      await this.finish({ id: job.id, queue, attempt, retryCount: job.retryCount }, 'failed', {
+        status: 'refused',
+        attempt,
+        host: this.host,
+        error: `refused by the worker on ${this.host}: ${refusal}`,
+      });
+      return true;
+    }
     if (row.deadline !== null && row.deadline.getTime() <= Date.now()) {
       await this.finish({ id: job.id, queue, attempt, retryCount: job.retryCount }, 'expired', {
         status: 'expired',
@@ -236,7 +266,7 @@ class Worker implements TaskWorker {
       retryCount: job.retryCount,
       // Jobs submitted without a heartbeat (none should be): the worker's own period.
       leaseSeconds: job.heartbeatSeconds ?? this.lease,
-      spec: row.spec,
+      spec: allowedSpec(row.spec, this.allow),
       deadline: row.deadline,
     });
     return true;

@@ -9,3 +9,5 @@ export type {
 } from './database-config.js';
 export { closeDbTools, dbTools } from './db-tools.js';
 export type { DatabaseWarning, DbToolsOptions } from './db-tools.js';
+export { ACCOUNT_CHECK_TYPES, checkDatabaseAccount } from './account-check.js';
+export type { AccountCheck, AccountFinding, CheckDatabaseAccountOptions } from './account-check.js';

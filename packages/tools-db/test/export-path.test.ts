@@ -12,16 +12,17 @@ import { csvRecord } from '../src/internal/csv-writer.js';
 import { copySqliteChinook } from './support/servers.js';
 import { call, profile, toolNamed } from './support/tool-call.js';
 
-// export_query is the one way a readonly profile creates files. Issue 14 proved it created any
-// name, e.g. a conftest.py whose CSV header is Python that pytest then runs. It now goes through
-// the one write decision of @rho/permissions (writer: export), as `rho policy check --via
-// export_query` does: new .csv/.tsv files only, never sensitive, hidden or auto-executed names.
+// export_query is the one way a read-only profile creates files, and only when the profile enables
+// it (`database_exports: on`; issue 32: `readonly` itself never writes one). Issue 14 proved it
+// created any name, e.g. a conftest.py whose CSV header is Python that pytest then runs. It now
+// goes through the one write decision of @rho/permissions (writer: export), as `rho policy check
+// --via export_query` does: new .csv/.tsv files only, never sensitive, hidden or auto-executed names.
 
 let config: DatabaseConfig;
 let dbDirectory: string;
 const opened: Tool[][] = [];
 
-function sqliteTool(workingDir: string, chosen: PermissionProfile = profile('readonly')): Tool {
+function sqliteTool(workingDir: string, chosen: PermissionProfile = profile('readonly-exports')): Tool {
   const list = createDbTools({ profile: chosen, databases: [config], workingDir });
   opened.push(list);
   return toolNamed(list, 'sqlite');
@@ -47,7 +48,28 @@ function runPython(directory: string): boolean {
   return python.error === undefined;
 }
 
-describe('export_query in readonly', () => {
+describe('export_query without database exports (the readonly profile)', () => {
+  it('is not offered, is refused when called anyway, writes nothing, and policy check says the same', async () => {
+    const work = await scratch('off');
+    const tool = sqliteTool(work, profile('readonly'));
+    const operation = (tool.parameters as unknown as { properties: { operation: { enum: string[] } } }).properties
+      .operation;
+    expect(operation.enum).toEqual(['query', 'list_tables', 'describe']);
+    expect(tool.description).toContain("No 'export_query'");
+    const result = await call(tool, { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: 'a.csv' }, work);
+    expect(result).toMatchObject({ success: false, metadata: { blocked: true, rule: 'database_exports.off' } });
+    expect(await readdir(work)).toEqual([]);
+    const explained = await explainPolicy({
+      profile: profile('readonly'),
+      write: 'a.csv',
+      workingDir: work,
+      via: 'export_query',
+    });
+    expect(explained).toMatchObject({ allowed: false, rule: 'database_exports.off' });
+  });
+});
+
+describe('export_query in readonly with database_exports: on', () => {
   it('no longer creates conftest.py whose CSV header is Python that pytest runs (the effect proved first)', async () => {
     const work = await scratch('conftest');
     const marker = join(work, 'pwned');
@@ -70,7 +92,7 @@ describe('export_query in readonly', () => {
     // rho policy check answers the same, through the same function.
     expect(
       await explainPolicy({
-        profile: profile('readonly'),
+        profile: profile('readonly-exports'),
         write: 'conftest.py',
         workingDir: work,
         via: 'export_query',
@@ -84,7 +106,7 @@ describe('export_query in readonly', () => {
   it('refuses executable-looking, hidden, sensitive and auto-executed names whatever the profile', async () => {
     const work = await scratch('names');
     await mkdir(join(work, '.git'));
-    for (const chosen of [profile('readonly'), profile('unrestricted')]) {
+    for (const chosen of [profile('readonly-exports'), profile('unrestricted')]) {
       const tool = sqliteTool(work, chosen);
       const refusals: [string, string][] = [
         ['x.py', 'export.extension'],
@@ -128,7 +150,7 @@ describe('export_query in readonly', () => {
   it('writes into a configured export directory (the profile file_write.roots), nowhere else outside', async () => {
     const work = await scratch('root-work');
     const exports = await scratch('root-exports');
-    const withRoot: PermissionProfile = { ...profile('readonly'), writeRoots: [exports] };
+    const withRoot: PermissionProfile = { ...profile('readonly-exports'), writeRoots: [exports] };
     const allowed = await call(
       sqliteTool(work, withRoot),
       { operation: 'export_query', sql: 'SELECT 1 AS a', export_path: join(exports, 'a.csv') },
@@ -170,7 +192,7 @@ describe('export_query in readonly', () => {
     ];
     for (const exportPath of paths) {
       const explained = await explainPolicy({
-        profile: profile('readonly'),
+        profile: profile('readonly-exports'),
         write: exportPath,
         workingDir: work,
         via: 'export_query',

@@ -21,7 +21,7 @@ let hostileDir: string;
 let exportDir: string;
 
 function mysqlTool(
-  profileName: 'readonly' | 'unrestricted',
+  profileName: 'readonly' | 'readonly-exports' | 'unrestricted',
   options: { skipSqlPolicy?: boolean; onWarning?: (warning: DatabaseWarning) => void } = {},
 ): Tool {
   const list = createDbTools(
@@ -319,7 +319,7 @@ describe.skipIf(!probe.available)(
 
     describe('export_query', () => {
       it('streams rows to an RFC 4180 CSV file', async () => {
-        const tool = mysqlTool('readonly');
+        const tool = mysqlTool('readonly-exports');
         const result = await call(tool, {
           operation: 'export_query',
           sql: 'SELECT TrackId, Name, Composer FROM Track ORDER BY TrackId',

@@ -96,7 +96,11 @@ const oracleConfig: DatabaseConfig = {
   statementTimeoutSeconds: 12,
 };
 
-function oracleTool(script: Script, profileName: 'readonly' | 'unrestricted' = 'readonly', skipSqlPolicy = false) {
+function oracleTool(
+  script: Script,
+  profileName: 'readonly' | 'readonly-exports' | 'unrestricted' = 'readonly',
+  skipSqlPolicy = false,
+) {
   const fake = fakeOracle(script);
   const list = createDbTools(
     { profile: profile(profileName), databases: [oracleConfig] },
@@ -260,7 +264,7 @@ describe('oracle tool at the driver boundary', () => {
       [/session_privs|user_tables$/, { columns: ['X'], rows: [] }],
       [/FROM album/i, { columns: ['ALBUMID', 'TITLE', 'NOTE'], rows: ALBUMS }],
     ]);
-    const { tool } = oracleTool(script);
+    const { tool } = oracleTool(script, 'readonly-exports');
     const directory = await mkdtemp(join(tmpdir(), 'rho-oracle-export-'));
     const result = await call(
       tool,

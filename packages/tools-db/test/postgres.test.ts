@@ -21,7 +21,7 @@ let hostileDir: string;
 let exportDir: string;
 
 function postgresTool(
-  profileName: 'readonly' | 'unrestricted',
+  profileName: 'readonly' | 'readonly-exports' | 'unrestricted',
   options: { skipSqlPolicy?: boolean; onWarning?: (warning: DatabaseWarning) => void } = {},
 ): Tool {
   const list = createDbTools(
@@ -362,7 +362,7 @@ describe.skipIf(!probe.available)(
 
     describe('export_query', () => {
       it('streams a large result to CSV and refuses statements the policy refuses', async () => {
-        const tool = postgresTool('readonly');
+        const tool = postgresTool('readonly-exports');
         const result = await call(tool, {
           operation: 'export_query',
           sql: "SELECT n, 'row ' || n AS label, CASE WHEN n % 2 = 0 THEN NULL ELSE 'x,\"y\"' END AS tricky FROM generate_series(1, 50000) n",

@@ -34,7 +34,10 @@ const SQLITE_HARMLESS_WITHOUT_POLICY: string[] =
 let config: DatabaseConfig;
 const opened: Tool[][] = [];
 
-function tools(profileName: 'readonly' | 'unrestricted', options: { skipSqlPolicy?: boolean } = {}): Tool {
+function tools(
+  profileName: 'readonly' | 'readonly-exports' | 'unrestricted',
+  options: { skipSqlPolicy?: boolean } = {},
+): Tool {
   const list = createDbTools({ profile: profile(profileName), databases: [config], workingDir: directory }, options);
   opened.push(list);
   return toolNamed(list, 'sqlite');
@@ -154,6 +157,9 @@ describe('sqlite tool on Chinook', () => {
     const unknown = await call(tools('readonly'), { operation: 'drop_everything' });
     expect(unknown).toMatchObject({
       success: false,
+      content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe" (got "drop_everything")`,
+    });
+    expect(await call(tools('readonly-exports'), { operation: 'drop_everything' })).toMatchObject({
       content: `Unknown operation: 'operation' must be one of "query", "list_tables", "describe", "export_query" (got "drop_everything")`,
     });
     const second = await copySqliteChinook();
@@ -229,7 +235,7 @@ describe('sqlite in mutations mode', () => {
 
 describe('sqlite export_query', () => {
   it('streams every row to an RFC 4180 CSV file', async () => {
-    const result = await call(tools('readonly'), {
+    const result = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT TrackId, Name, Composer, UnitPrice FROM Track ORDER BY TrackId',
       export_path: 'exports/tracks.csv',
@@ -247,7 +253,7 @@ describe('sqlite export_query', () => {
   });
 
   it("accepts rho-agent's output_path as export_path", async () => {
-    const result = await call(tools('readonly'), {
+    const result = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT GenreId, Name FROM Genre ORDER BY GenreId',
       output_path: 'exports/genres-old-name.csv',
@@ -256,14 +262,14 @@ describe('sqlite export_query', () => {
     expect((await readFile(join(directory, 'exports/genres-old-name.csv'), 'utf8')).split('\r\n')[0]).toBe(
       'GenreId,Name',
     );
-    const same = await call(tools('readonly'), {
+    const same = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT 1',
       export_path: 'exports/same.csv',
       output_path: 'exports/same.csv',
     });
     expect(same.success, same.content).toBe(true);
-    const disagree = await call(tools('readonly'), {
+    const disagree = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT 1',
       export_path: 'a.csv',
@@ -274,7 +280,7 @@ describe('sqlite export_query', () => {
       content:
         'export_path and output_path name the same parameter and disagree ("a.csv" and "b.csv"); pass only export_path.',
     });
-    expect(await call(tools('readonly'), { operation: 'export_query', sql: 'SELECT 1' })).toMatchObject({
+    expect(await call(tools('readonly-exports'), { operation: 'export_query', sql: 'SELECT 1' })).toMatchObject({
       success: false,
       content: 'No export_path provided',
     });
@@ -282,7 +288,7 @@ describe('sqlite export_query', () => {
 
   it('never overwrites a file and never writes through a symlink', async () => {
     await writeFile(join(directory, 'taken.csv'), 'keep me');
-    const taken = await call(tools('readonly'), {
+    const taken = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT 1',
       export_path: 'taken.csv',
@@ -290,7 +296,7 @@ describe('sqlite export_query', () => {
     expect(taken.success).toBe(false);
     expect(await readFile(join(directory, 'taken.csv'), 'utf8')).toBe('keep me');
     await symlink(join(directory, 'taken.csv'), join(directory, 'link.csv'));
-    const linked = await call(tools('readonly'), {
+    const linked = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT 1',
       export_path: 'link.csv',
@@ -300,7 +306,7 @@ describe('sqlite export_query', () => {
   });
 
   it('refuses sensitive locations and paths outside the working directory, whatever the profile', async () => {
-    const sensitive = await call(tools('readonly'), {
+    const sensitive = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT 1',
       export_path: '.ssh/keys.csv',
@@ -318,7 +324,7 @@ describe('sqlite export_query', () => {
   });
 
   it('removes the partial file when the query fails, and refuses statements without rows', async () => {
-    const failed = await call(tools('readonly'), {
+    const failed = await call(tools('readonly-exports'), {
       operation: 'export_query',
       sql: 'SELECT * FROM NoSuchTable',
       export_path: 'broken.csv',

@@ -20,6 +20,8 @@ export const BASH_OUTPUT_TAIL_BYTES = 8000;
 export type ShellGate = (
   command: string,
   cwd: string,
+  /** The backend the command runs on: one that is not local is checked on its own file system. */
+  backend?: ExecutionBackend,
 ) => Promise<
   | {
       allowed: true;
@@ -106,7 +108,7 @@ export function createBashTool(options: BashToolOptions) {
       let gated: Awaited<ReturnType<ShellGate>> | undefined;
       if (restricted && options.gate) {
         try {
-          gated = await options.gate(command, cwd);
+          gated = await options.gate(command, cwd, backend);
         } catch (error) {
           return failure(`Command blocked: the shell policy could not check it (${errorMessage(error)})`);
         }

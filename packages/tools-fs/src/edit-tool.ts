@@ -50,7 +50,7 @@ export function createEditTool(options: EditToolOptions = {}) {
       try {
         // The policy first, so the tool refuses exactly what `rho policy check --via edit` refuses.
         if (options.checkPath) {
-          const decision = await options.checkPath(path, context.workingDir, 'edit');
+          const decision = await options.checkPath(path, context.workingDir, 'edit', backend);
           if (!decision.allowed)
             return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
           target = decision.realPath;

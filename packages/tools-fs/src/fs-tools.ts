@@ -10,6 +10,7 @@ import { createReadExcelTool } from './read-excel-tool.js';
 import { createReadTool } from './read-tool.js';
 import { restrictedShellGate } from './restricted-shell-gate.js';
 import type { WritePathCheck } from './write-path-check.js';
+import { backendFiles } from './internal/backend-files.js';
 import { createWriteTool } from './write-tool.js';
 
 /** Options of {@link fsTools}. */
@@ -42,10 +43,18 @@ export interface FsToolsOptions {
  * decided, opened without following links (`openWriteTarget`).
  */
 export function policyWritePathCheck(profile: PermissionProfile, workingDir?: string): WritePathCheck {
-  return async (path, contextWorkingDir, writer = 'write') => {
-    const decision = await checkWritePath(path, { profile, workingDir: workingDir ?? contextWorkingDir, writer });
+  return async (path, contextWorkingDir, writer = 'write', backend) => {
+    // A backend that is not local is decided on its own file system, and written there.
+    const files = backendFiles(backend);
+    const decision = await checkWritePath(path, {
+      profile,
+      workingDir: workingDir ?? contextWorkingDir,
+      writer,
+      ...(files === undefined ? {} : { files, home: await backend!.homeDir() }),
+    });
     if (!decision.allowed) return { allowed: false, reason: decision.reason, rule: decision.rule };
     const { realPath } = decision;
+    if (files !== undefined) return { allowed: true, realPath };
     return { allowed: true, realPath, open: ({ createParents }) => openWriteTarget(realPath, { createParents }) };
   };
 }

@@ -8,6 +8,7 @@ import {
 import { commandNeedsNetwork, hardenPlan, type SandboxLookupOptions } from '@rho/permissions/internal';
 import type { ShellGate } from './bash-tool.js';
 import type { Plan } from './internal/plan-runner.js';
+import { backendFiles } from './internal/backend-files.js';
 
 /** Options of {@link restrictedShellGate}. */
 export interface RestrictedShellGateOptions {
@@ -34,9 +35,11 @@ export interface RestrictedShellGateOptions {
 export function restrictedShellGate(profile: PermissionProfile, options: RestrictedShellGateOptions = {}): ShellGate {
   const effective: PermissionProfile =
     options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox };
-  return async (command, cwd) => {
-    // The working directory lets the policy expand file name patterns (src/*.ts) and read `< FILE` inside it.
-    const decision = await checkShellCommand(command, { profile, cwd });
+  return async (command, cwd, backend) => {
+    // The working directory lets the policy expand file name patterns (src/*.ts) and read `< FILE`
+    // inside it, on the file system of the backend the command runs on.
+    const files = backendFiles(backend);
+    const decision = await checkShellCommand(command, { profile, cwd, ...(files === undefined ? {} : { files }) });
     if (!decision.allowed) return { allowed: false, reason: decision.reason };
     if (options.contained !== undefined) {
       const hardened = hardenPlan(decision.plan);

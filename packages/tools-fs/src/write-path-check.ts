@@ -1,3 +1,4 @@
+import type { ExecutionBackend } from '@rho/core';
 import type { WriteTarget } from '@rho/permissions';
 
 /**
@@ -6,12 +7,14 @@ import type { WriteTarget } from '@rho/permissions';
  * model as it is, so it must say what to do instead. `fsTools` wires `checkWritePath` of
  * `@rho/permissions` here, with `open` set to `openWriteTarget`: when the tool runs on the local
  * backend, it then reads and writes through that handle, relative to the parent directory opened
- * once without following links, instead of resolving the path again.
+ * once without following links, instead of resolving the path again. `backend` is the backend
+ * the tool writes on: one that is not local is decided on its own file system (and written there).
  */
 export type WritePathCheck = (
   path: string,
   workingDir: string,
   writer?: 'write' | 'edit',
+  backend?: ExecutionBackend,
 ) => Promise<
   | { allowed: true; realPath: string; open?: (options: { createParents: boolean }) => Promise<WriteTarget> }
   | { allowed: false; reason: string; rule?: string }

@@ -44,7 +44,7 @@ export function createWriteTool(options: WriteToolOptions) {
       let target: string;
       let openTarget: ((options: { createParents: boolean }) => Promise<WriteTarget>) | undefined;
       try {
-        const decision = await options.checkPath(path, context.workingDir, 'write');
+        const decision = await options.checkPath(path, context.workingDir, 'write', backend);
         if (!decision.allowed)
           return failure(decision.reason, decision.rule === undefined ? { path } : { path, rule: decision.rule });
         target = decision.realPath;

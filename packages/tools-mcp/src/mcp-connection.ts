@@ -2,6 +2,7 @@ import { RhoError } from '@rho/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, ReadResourceResult, Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS } from './server-config.js';
 import type { McpServerConfig } from './server-config.js';
 
 /** A failure to reach, start or speak to an MCP server; the message names the server and what to check. */
@@ -34,6 +35,8 @@ interface Live {
   transport: Transport;
   /** Set once the connection closed (the server exited or the stream broke). */
   closed: boolean;
+  /** Set when the server sent a reply that is not JSON-RPC: the connection was closed for it. */
+  garbage?: string;
 }
 
 const STDERR_KEPT = 4000;
@@ -78,14 +81,24 @@ export class McpConnection {
     const live = await this.connect(signal);
     const tools: McpTool[] = [];
     let cursor: string | undefined;
-    do {
-      const page = await live.client.listTools(cursor === undefined ? {} : { cursor }, {
-        ...(signal === undefined ? {} : { signal }),
-        timeout: this.config.timeoutMs,
-      });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
+    try {
+      do {
+        // Listing the tools is part of starting the server: it has the start-up timeout.
+        const page = await live.client.listTools(cursor === undefined ? {} : { cursor }, {
+          ...(signal === undefined ? {} : { signal }),
+          timeout: this.startupTimeoutMs,
+        });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new McpServerError(
+        this.config.name,
+        `MCP server ${this.config.name} did not list its tools: ${this.failureText(live, error)}${this.exitNote()}. Check mcp_servers.${this.config.name}.`,
+        { cause: error },
+      );
+    }
     this.cachedTools = tools;
     return tools;
   }
@@ -155,6 +168,13 @@ export class McpConnection {
           { cause: error },
         );
       }
+      if (live.garbage !== undefined) {
+        throw new McpServerError(
+          this.config.name,
+          `MCP server ${this.config.name} answered the call of ${name} with ${live.garbage}; the connection was closed, and the server is restarted on the next call.`,
+          { cause: error },
+        );
+      }
       if (live.closed) {
         throw new McpServerError(
           this.config.name,
@@ -178,6 +198,21 @@ export class McpConnection {
     const transport = live.transport as { terminateSession?: () => Promise<void> };
     if (typeof transport.terminateSession === 'function') await transport.terminateSession().catch(() => {});
     await live.client.close().catch(() => {});
+  }
+
+  /** How long starting the server may take, in milliseconds. */
+  private get startupTimeoutMs(): number {
+    return this.config.startupTimeoutMs ?? DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS * 1000;
+  }
+
+  /** Why a start-up request failed, for people: a reply that was not JSON-RPC, a timeout, or the error. */
+  private failureText(live: Live, error: unknown): string {
+    if (live.garbage !== undefined) return `it answered with ${live.garbage}`;
+    const code = (error as { code?: unknown } | null)?.code;
+    // The SDK's request timeout (ErrorCode.RequestTimeout).
+    if (code === -32001)
+      return `no answer within ${this.startupTimeoutMs / 1000} s (startup_timeout; raise it in mcp_servers.${this.config.name} if the server is slow to start)`;
+    return error instanceof Error ? error.message : String(error);
   }
 
   private exitNote(): string {
@@ -229,11 +264,19 @@ export class McpConnection {
         this.cachedTools = undefined;
       }
     };
-    // Transport errors also surface as rejected requests or a close; nothing else to do here.
-    client.onerror = () => {};
+    // Transport errors also surface as rejected requests or a close. A reply that is not JSON-RPC
+    // (JSON of another shape, or a line that starts as JSON and does not parse) would otherwise
+    // leave its request waiting for the whole timeout: the connection is closed at once, which
+    // fails every request in flight, and the failure says what arrived.
+    client.onerror = (error: Error) => {
+      const what = notJsonRpc(error);
+      if (what === undefined || live.garbage !== undefined) return;
+      live.garbage = what;
+      void client.close().catch(() => {});
+    };
     this.starts += 1;
     try {
-      await client.connect(transport, { ...(signal === undefined ? {} : { signal }), timeout: this.config.timeoutMs });
+      await client.connect(transport, { ...(signal === undefined ? {} : { signal }), timeout: this.startupTimeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
       this.crashes += 1;
@@ -244,7 +287,7 @@ export class McpConnection {
           : this.config.url;
       throw new McpServerError(
         this.config.name,
-        `MCP server ${this.config.name} could not be started (${how}): ${error instanceof Error ? error.message : String(error)}${this.exitNote()}. Check mcp_servers.${this.config.name}.`,
+        `MCP server ${this.config.name} could not be started (${how}): ${this.failureText(live, error)}${this.exitNote()}. Check mcp_servers.${this.config.name}.`,
         { cause: error },
       );
     }
@@ -279,6 +322,28 @@ export class McpConnection {
     });
     return transport;
   }
+}
+
+/**
+ * What a transport error says arrived, when it is a reply that is not JSON-RPC: JSON of another
+ * shape (the SDK's schema check failed), a line that starts like JSON and does not parse, or one
+ * cut short (an empty line reads the same: stdout is the protocol's channel, where servers must
+ * write nothing else). A line of plain text (a server's log line on stdout) is not counted: the
+ * SDK skips it as before.
+ */
+function notJsonRpc(error: Error): string | undefined {
+  if (error.name === 'ZodError' || Array.isArray((error as { issues?: unknown }).issues)) {
+    return 'a reply that is not JSON-RPC (JSON of another shape)';
+  }
+  if (error instanceof SyntaxError) {
+    // Node quotes the start of the text: `Unexpected token 'a', "a log line"... is not valid JSON`.
+    const quoted = /"([\s\S]*?)"(?:\.\.\.)? is not valid JSON/.exec(error.message)?.[1];
+    // No quoted text: the input ended inside a value (a reply cut short).
+    if (quoted === undefined || /^\s*[[{]/.test(quoted)) {
+      return `a reply that is not JSON-RPC (${error.message.slice(0, 200)})`;
+    }
+  }
+  return undefined;
 }
 
 /** Whether an error is the transport's (no answer, a broken stream, an HTTP status) rather than a JSON-RPC error the server sent. */

@@ -30,35 +30,46 @@ describe('MCP tools of server-everything under permission profiles', () => {
     await mcp.close();
   });
 
-  it('in readonly, every MCP tool needs approval, even one the server calls read-only', () => {
-    const policy = approvalPolicy(profile('readonly'));
+  it('in readonly, offers no MCP tool the profile does not name as read-only, even one the server calls read-only', () => {
     const longRunning = tool('everything__trigger-long-running-operation');
     expect(longRunning.annotations?.readOnly).toBe(true);
-    const requirement = policy(longRunning, { duration: 1 });
-    expect(requirement.required).toBe(true);
-    expect(requirement.reason).toBe(
-      'profile readonly does not allow MCP tool trigger-long-running-operation of server everything by name (mcp.allow), so it asks before it runs (the server says it is read-only, which rho does not take on trust)',
-    );
+    expect(mcpToolRuling(profile('readonly'), longRunning.mcp)).toEqual({
+      decision: 'deny',
+      reason:
+        'profile readonly changes nothing, so it offers MCP tool trigger-long-running-operation of server everything only when it names it as read-only (mcp.read_only: everything/trigger-long-running-operation) (the server says it is read-only, which rho does not take on trust)',
+    });
+    // mcp.allow is not enough under a profile that promises no changes: approval (and -y) cannot widen it.
+    const allowed = parseProfile({ profile: 'readonly', mcp: { allow: ['everything'], default: 'allow' } });
+    expect(mcpToolRuling(allowed, tool('everything__echo').mcp).decision).toBe('deny');
+    const policy = approvalPolicy(profile('readonly'));
     expect(policy(tool('everything__echo'), { message: 'x' }).required).toBe(true);
     expect(everyCallNeedsApproval(profile('readonly'), tool('everything__echo'))).toBe(true);
   });
 
-  it('runs a tool the profile allows by name without approval, and asks for the rest', async () => {
+  it('runs a tool the readonly profile names as read-only without approval, and offers none of the rest', async () => {
     const readonlyWithEcho = parseProfile({
       profile: 'readonly',
-      mcp: { allow: ['everything/echo', 'everything/get-*'] },
+      mcp: { read_only: ['everything/echo', 'everything/get-sum'] },
     });
     const policy = approvalPolicy(readonlyWithEcho);
     expect(policy(tool('everything__echo'), { message: 'x' })).toEqual({ required: false });
     expect(policy(tool('everything__get-sum'), { a: 1, b: 2 })).toEqual({ required: false });
+    expect(mcpToolRuling(readonlyWithEcho, tool('everything__get-env').mcp).decision).toBe('deny');
     expect(policy(tool('everything__trigger-long-running-operation'), {}).required).toBe(true);
-    // The dangerous patterns still apply to allowed MCP tools' arguments.
+    // The dangerous patterns still apply to trusted MCP tools' arguments.
     expect(policy(tool('everything__echo'), { message: 'rm -rf /' }).required).toBe(true);
+    // Deny still wins; approval: all still asks.
+    const denied = parseProfile({ mcp: { read_only: ['everything/echo'], deny: ['everything/echo'] } });
+    expect(mcpToolRuling(denied, tool('everything__echo').mcp).decision).toBe('deny');
+    const all = parseProfile({ approval: 'all', mcp: { read_only: ['everything/echo'] } });
+    expect(mcpToolRuling(all, tool('everything__echo').mcp).decision).toBe('ask');
   });
 
   it('lets deny win over allow, and a named tool win over a server-wide rule', () => {
     const rules = parseProfile({
       profile: 'developer',
+      shell: 'unrestricted',
+      file_write: 'full',
       approval: 'granular',
       mcp: { allow: ['everything'], ask: ['everything/get-env'], deny: ['*/trigger-*'] },
     });
@@ -77,19 +88,23 @@ describe('MCP tools of server-everything under permission profiles', () => {
 
   it('under unrestricted (approval: none) runs MCP tools unless the profile says otherwise; approval: all asks even for allowed ones', () => {
     expect(approvalPolicy(profile('unrestricted'))(tool('everything__echo'), {})).toEqual({ required: false });
-    const all = parseProfile({ approval: 'all', mcp: { allow: ['everything'] } });
+    const all = parseProfile({ approval: 'all', shell: 'unrestricted', mcp: { allow: ['everything'] } });
     expect(approvalPolicy(all)(tool('everything__echo'), {}).required).toBe(true);
-    const closed = parseProfile({ approval: 'none', mcp: { default: 'deny', allow: ['everything/echo'] } });
+    const closed = parseProfile({
+      approval: 'none',
+      file_write: 'full',
+      mcp: { default: 'deny', allow: ['everything/echo'] },
+    });
     expect(mcpToolRuling(closed, { server: 'everything', tool: 'get-sum' }).decision).toBe('deny');
     expect(mcpToolRuling(closed, { server: 'everything', tool: 'echo' }).decision).toBe('allow');
   });
 
   it('decides call_mcp_tool of deferred loading as the tool it names, with approvalPolicy on its own', () => {
     const [, call] = deferredMcpTools(tools);
-    const policy = approvalPolicy(parseProfile({ profile: 'readonly', mcp: { allow: ['everything/echo'] } }));
+    const policy = approvalPolicy(parseProfile({ profile: 'readonly', mcp: { read_only: ['everything/echo'] } }));
     expect(policy(call!, { tool: 'everything__echo', arguments: { message: 'x' } })).toEqual({ required: false });
     expect(policy(call!, { tool: 'everything__get-sum', arguments: {} }).reason).toMatch(
-      /does not allow MCP tool get-sum of server everything by name/,
+      /offers MCP tool get-sum of server everything only when it names it as read-only/,
     );
     // A name that is no tool is asked about (and then fails), never let through.
     expect(policy(call!, { tool: 'nothing__here' }).required).toBe(true);
@@ -102,7 +117,13 @@ describe('MCP tools of server-everything under permission profiles', () => {
     );
     expect(() => parseProfile({ mcp: { default: 'maybe' } })).toThrow(/mcp\.default must be one of allow, ask, deny/);
     expect(() => parseProfile({ mcp: { permit: [] } })).toThrow(
-      /unknown key mcp\.permit; allowed keys: default, allow, ask, deny/,
+      /unknown key mcp\.permit; allowed keys: default, allow, ask, deny, read_only/,
+    );
+    expect(() => parseProfile({ mcp: { read_only: ['everything'] } })).toThrow(
+      'Profile: mcp.read_only entry "everything" must name one tool as server/tool (a whole server cannot be trusted as read-only).',
+    );
+    expect(() => parseProfile({ mcp: { read_only: ['everything/get-*'] } })).toThrow(
+      /mcp\.read_only entry "everything\/get-\*" must name one tool exactly: no \* or \?/,
     );
     expect((await loadProfile('readonly')).mcp).toBeUndefined();
   });

@@ -1,4 +1,5 @@
 import { MAX_TOOL_OUTPUT_BYTES } from '@rho/core/internal';
+import { createSecretRedactor } from '@rho/core';
 import { describe, expect, it } from 'vitest';
 import { mapCallToolResult } from './mcp-result.js';
 
@@ -51,5 +52,19 @@ describe('mapCallToolResult', () => {
     const mapped = mapCallToolResult({ content: [{ type: 'text', text: long }] }, where);
     expect(Buffer.byteLength(mapped.content)).toBeLessThan(long.length);
     expect(mapped.metadata).toEqual({ mcp: where });
+  });
+});
+
+describe('mapCallToolResult with the session redactor', () => {
+  it('redacts before it cuts: a secret across the cut leaves no piece behind', () => {
+    const secret = 'mcp-secret-4Kq9Zx7Lw2';
+    const text = `${'a'.repeat(MAX_TOOL_OUTPUT_BYTES / 2 - 8)}${secret}${'b'.repeat(MAX_TOOL_OUTPUT_BYTES)}`;
+    const redactor = createSecretRedactor([{ name: 'TOKEN', value: secret }]);
+    const plain = mapCallToolResult({ content: [{ type: 'text', text }] }, where).content;
+    // Without the redactor the cut keeps the secret's first characters.
+    expect(plain).toContain(secret.slice(0, 8));
+    const redacted = mapCallToolResult({ content: [{ type: 'text', text }] }, { ...where, redactor }).content;
+    for (const piece of [secret.slice(0, 6), secret.slice(2, 8), secret.slice(-6)])
+      expect(redacted).not.toContain(piece);
   });
 });

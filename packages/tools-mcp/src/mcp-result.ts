@@ -1,13 +1,17 @@
 import { truncateOutput } from '@rho/core/internal';
-import type { ToolResult } from '@rho/core';
+import type { SecretRedactor, ToolResult } from '@rho/core';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * An MCP tool result as a rho tool result: text as it is, images and audio as a note (the model
  * gets text), resources by their text or URI, structured content as JSON text (unless a text
- * block already carries it: the same JSON, or every value of it), `isError` as an unsuccessful result; truncated like every tool's output.
+ * block already carries it: the same JSON, or every value of it), `isError` as an unsuccessful result; truncated like every tool's output,
+ * after the session's known secrets were redacted (`redactor`), so a secret is never cut in two.
  */
-export function mapCallToolResult(result: CallToolResult, context: { server: string; tool: string }): ToolResult {
+export function mapCallToolResult(
+  result: CallToolResult,
+  context: { server: string; tool: string; redactor?: SecretRedactor | undefined },
+): ToolResult {
   const parts: string[] = [];
   let images = 0;
   for (const item of result.content ?? []) {
@@ -51,7 +55,7 @@ export function mapCallToolResult(result: CallToolResult, context: { server: str
   let content = parts.join('\n');
   if (content === '') content = success ? '(the tool returned no content)' : '(the tool failed without saying why)';
   return {
-    content: truncateOutput(content),
+    content: truncateOutput(context.redactor === undefined ? content : context.redactor.text(content)),
     success,
     metadata: {
       mcp: { server: context.server, tool: context.tool },

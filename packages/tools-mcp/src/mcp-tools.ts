@@ -5,6 +5,7 @@ import type { McpToolIdentity } from '@rho/permissions';
 import type { Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection.js';
 import { mapCallToolResult } from './mcp-result.js';
+import { DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS } from './server-config.js';
 import type { McpServerConfig } from './server-config.js';
 
 /** The name (on the server side) of the tool that reads a server's resources: `server__read_resource`. */
@@ -20,7 +21,15 @@ export interface McpRhoTool extends AnyTool {
 export interface McpServersOptions extends McpConnectionOptions {
   /** Told about a server that could not be started or listed (its tools are then missing). Library code never prints. */
   onWarning?: (message: string) => void;
+  /**
+   * Told, once per server, when starting it takes longer than a second (`starting MCP server X...`),
+   * so a slow or hung server is never a silent wait. Default: `onWarning`.
+   */
+  onNotice?: (message: string) => void;
 }
+
+/** How long a server may take to start before {@link McpServersOptions.onNotice} hears of it. */
+const SLOW_START_NOTICE_MS = 1_000;
 
 /**
  * The rho name of an MCP tool: `server__tool`, characters outside `[a-zA-Z0-9_-]` replaced by
@@ -80,6 +89,18 @@ export class McpServers {
   async tools(signal?: AbortSignal): Promise<McpRhoTool[]> {
     const lists = await Promise.all(
       [...this.connections.values()].map(async (connection) => {
+        const notice = this.options.onNotice ?? this.options.onWarning;
+        const { name, startupTimeoutMs } = connection.config;
+        const slow =
+          notice === undefined
+            ? undefined
+            : setTimeout(
+                () =>
+                  notice(
+                    `starting MCP server ${name}... (waiting up to ${(startupTimeoutMs ?? DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS * 1000) / 1000} s: startup_timeout in mcp_servers.${name})`,
+                  ),
+                SLOW_START_NOTICE_MS,
+              );
         try {
           const listed = await connection.listTools(signal);
           const tools = listed.map((tool) => this.toRhoTool(connection, tool));
@@ -94,6 +115,8 @@ export class McpServers {
             `the tools of MCP server ${connection.config.name} are not offered: ${error instanceof Error ? error.message : String(error)}`,
           );
           return [];
+        } finally {
+          clearTimeout(slow);
         }
       }),
     );
@@ -144,7 +167,10 @@ export class McpServers {
               : `[binary resource ${item.uri}${item.mimeType ? ` (${item.mimeType})` : ''}, not shown]`,
           );
           return {
-            content: truncateOutput(content.join('\n') || '(the resource is empty)'),
+            content: truncateOutput(
+              context.redactor?.text(content.join('\n') || '(the resource is empty)') ??
+                (content.join('\n') || '(the resource is empty)'),
+            ),
             success: true,
             metadata: { mcp: { server, tool: READ_RESOURCE }, uri },
           };
@@ -186,7 +212,7 @@ export class McpServers {
             invocation.arguments as Record<string, unknown>,
             context.signal,
           );
-          const mapped = mapCallToolResult(result, { server, tool: tool.name });
+          const mapped = mapCallToolResult(result, { server, tool: tool.name, redactor: context.redactor });
           return { ...mapped, metadata: { ...mapped.metadata, durationMs: Date.now() - started } };
         } catch (error) {
           if (context.signal.aborted)

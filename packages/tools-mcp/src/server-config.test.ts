@@ -25,6 +25,7 @@ describe('parseMcpServers', () => {
         args: ['-y', 'server-filesystem', '/srv/data'],
         env: { API_KEY: 'secret', MODE: 'fast' },
         timeoutMs: 30_000,
+        startupTimeoutMs: 30_000,
       },
       {
         name: 'web',
@@ -32,6 +33,7 @@ describe('parseMcpServers', () => {
         url: 'https://mcp.example.test/mcp',
         headers: { Authorization: 'Bearer secret' },
         timeoutMs: 600_000,
+        startupTimeoutMs: 30_000,
       },
     ]);
   });
@@ -53,7 +55,7 @@ describe('parseMcpServers', () => {
     [{ s: {} }, /mcp_servers\.s needs command \(a stdio server\) or url/],
     [
       { s: { command: 'x', headers: {} } },
-      /mcp_servers\.s\.headers has unknown key headers; allowed keys: command, args, env, cwd, timeout, defer/,
+      /mcp_servers\.s\.headers has unknown key headers; allowed keys: command, args, env, cwd, timeout, startup_timeout, defer/,
     ],
     [{ s: { command: 'x', args: 'y' } }, /mcp_servers\.s\.args must be a list of strings/],
     [{ s: { url: 'ftp://host/mcp' } }, /mcp_servers\.s\.url must be an http:\/\/ or https:\/\/ URL/],
@@ -93,6 +95,7 @@ describe('parseMcpServerSources', () => {
       url: 'https://agent.example/mcp',
       headers: {},
       timeoutMs: 600_000,
+      startupTimeoutMs: 30_000,
     });
   });
 

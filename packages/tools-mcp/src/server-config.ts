@@ -15,6 +15,11 @@ export interface McpStdioServerConfig {
   cwd?: string;
   /** How long one call may take, in milliseconds (progress notifications restart the clock). */
   timeoutMs: number;
+  /**
+   * How long starting the server may take (the process or connection, `initialize` and
+   * `tools/list`), in milliseconds. Default {@link DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS} seconds.
+   */
+  startupTimeoutMs?: number;
   /** Deferred loading: the tools are not listed to the model, which finds them with `search_tools`. */
   defer?: boolean;
 }
@@ -29,6 +34,11 @@ export interface McpHttpServerConfig {
   headers: Record<string, string>;
   /** How long one call may take, in milliseconds (progress notifications restart the clock). */
   timeoutMs: number;
+  /**
+   * How long starting the server may take (the process or connection, `initialize` and
+   * `tools/list`), in milliseconds. Default {@link DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS} seconds.
+   */
+  startupTimeoutMs?: number;
   /** Deferred loading: the tools are not listed to the model, which finds them with `search_tools`. */
   defer?: boolean;
 }
@@ -47,9 +57,16 @@ export interface ParseMcpServersOptions {
 /** Default time one MCP call may take: ten minutes, since servers run builds and queries. */
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 600;
 
+/**
+ * Default time starting an MCP server may take (process, `initialize`, `tools/list`): 30 seconds.
+ * Separate from the call timeout, so a server that never answers `initialize` does not hold a run
+ * for ten minutes before its first model call.
+ */
+export const DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS = 30;
+
 const SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
-const STDIO_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'defer'];
-const HTTP_KEYS = ['url', 'headers', 'timeout', 'defer'];
+const STDIO_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'startup_timeout', 'defer'];
+const HTTP_KEYS = ['url', 'headers', 'timeout', 'startup_timeout', 'defer'];
 
 /**
  * Replaces `${VAR}` and `${VAR:-default}` in a string. An unset variable without a default is a
@@ -74,7 +91,7 @@ export function interpolateEnv(text: string, env: Readonly<Record<string, string
  * Validates the `mcp_servers:` mapping (server name → settings) of an agent config or
  * `$RHO_HOME/config.yaml` and resolves `${ENV}` references. A server has either `command`
  * (with optional `args`, `env`, `cwd`) or `url` (with optional `headers`), and optionally
- * `timeout` in seconds and `defer` (deferred loading: found through `search_tools`).
+ * `timeout` and `startup_timeout` in seconds and `defer` (deferred loading: found through `search_tools`).
  *
  * @throws ConfigError naming the server and the field.
  */
@@ -150,6 +167,14 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
       timeoutSeconds = value as number;
     }
     const timeoutMs = Math.round(timeoutSeconds * 1000);
+    let startupSeconds = DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS;
+    if (settings.startup_timeout !== undefined) {
+      const value = settings.startup_timeout;
+      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3_600)
+        fail('must be a number of seconds between 1 and 3600.', `${field}.startup_timeout`);
+      startupSeconds = value as number;
+    }
+    const startupTimeoutMs = Math.round(startupSeconds * 1000);
     if (settings.defer !== undefined && typeof settings.defer !== 'boolean')
       fail('must be true or false.', `${field}.defer`);
     const defer = settings.defer === true ? { defer: true } : {};
@@ -164,6 +189,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
         args: (args as unknown[]).map((arg, index) => interpolate(String(arg), `${field}.args.${index}`)),
         env: map('env'),
         timeoutMs,
+        startupTimeoutMs,
         ...defer,
       };
       if (settings.cwd !== undefined) server.cwd = text('cwd');
@@ -178,7 +204,7 @@ export function parseMcpServers(source: unknown, options: ParseMcpServersOptions
       }
       if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
         fail('must be an http:// or https:// URL.', `${field}.url`);
-      servers.push({ name, transport: 'http', url, headers: map('headers'), timeoutMs, ...defer });
+      servers.push({ name, transport: 'http', url, headers: map('headers'), timeoutMs, startupTimeoutMs, ...defer });
     }
   }
   return servers;

@@ -325,10 +325,13 @@ export async function evalSqlCommand(
       queue,
       {
         dataset,
+        // A resumed bundled run names rho's own copy of the databases: each worker uses its own
+        // copy (a path of this machine is a directory the worker need not allow).
         bundled:
           source !== undefined &&
           evaluation.BUNDLED_SQL_DATASETS.includes(source as 'chinook') &&
-          databasesDir === undefined,
+          (databasesDir === undefined ||
+            resolve(databasesDir) === join(evaluation.bundledSqlDatasetDir(source as 'chinook'), 'dev_databases')),
         ...(argv.workerDbDir === undefined ? {} : { workerDatabasesDir: argv.workerDbDir }),
         model,
         labels: argv.label ?? [],
@@ -406,6 +409,10 @@ export async function evalSqlCommand(
       questionTimeoutMs: questionTimeout * 1000,
       queryTimeoutMs: queryTimeout * 1000,
       budgets,
+      // The sessions run here keep every secret rho knows from the model and their traces.
+      ...(queued === undefined
+        ? { redactor: await (await import('../known-secrets.js')).processSecretsRedactor(env, home) }
+        : {}),
       ...(queued === undefined ? {} : { runSession: queued.runSession }),
       signal: controller.signal,
       onEvent: (event) => {

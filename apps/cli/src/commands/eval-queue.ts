@@ -277,6 +277,24 @@ export async function sqlTaskCommand(
   const model = spec.model ?? text(env.OPENAI_MODEL) ?? 'gpt-5-mini';
   const baseURL = text(task.base_url) ?? text(env.OPENAI_BASE_URL);
   const apiKey = text(env.OPENAI_API_KEY);
+  // The worker refused a task whose endpoint it does not allow; this session checks again before
+  // it sends the worker's key: to its own OPENAI_BASE_URL, or an endpoint `rho worker` allows.
+  if (text(task.base_url) !== undefined) {
+    const { endpointAllowed, normalEndpoint } = await import('@rho/queue');
+    let endpoints: string[] = [];
+    try {
+      const parsed: unknown = JSON.parse(env.RHO_WORKER_ALLOW_ENDPOINTS ?? '[]');
+      if (Array.isArray(parsed)) endpoints = parsed.filter((item): item is string => typeof item === 'string');
+    } catch {
+      // Unreadable: no endpoint is allowed.
+    }
+    const own = text(env.OPENAI_BASE_URL);
+    const ownEndpoint = own === undefined ? undefined : normalEndpoint(own);
+    if (!endpointAllowed(task.base_url!, { endpoints, ...(ownEndpoint === undefined ? {} : { ownEndpoint }) }))
+      throw new ConfigError({
+        message: `Question ${task.question_id} names the endpoint ${task.base_url}, which this worker does not allow: it never sends its key to an endpoint it did not configure (rho worker --allow-endpoint).`,
+      });
+  }
   if (baseURL === undefined && apiKey === undefined)
     throw new UsageError({
       message:
@@ -306,6 +324,7 @@ export async function sqlTaskCommand(
   let outcome: SqlSessionOutcome | undefined;
   try {
     outcome = await evaluation.runSqlQuestionSession({
+      redactor: await (await import('../known-secrets.js')).processSecretsRedactor(env, home),
       questionId: task.question_id,
       dbId: task.db_id,
       databasePath,

@@ -80,11 +80,14 @@ export async function exportCommand(
     else throw error;
   }
 
+  // A trace written before rho redacted its records (or with other secrets) is redacted here.
+  const { processSecretsRedactor } = await import('../known-secrets.js');
+  const redact = await processSecretsRedactor(env, rhoHome(env));
   let json: string;
   try {
     if (directory !== undefined) {
       // A session of this machine: its own trace is the source of truth.
-      json = `${JSON.stringify(sessionToAtif(directory, { agentVersion: version }), null, 2)}\n`;
+      json = `${JSON.stringify(redact(sessionToAtif(directory, { agentVersion: version })), null, 2)}\n`;
     } else {
       // Not here: with a fleet configured, from the records it mirrored (from any node).
       const { operatorFleetConfig } = await import('../fleet/operator-fleet.js');
@@ -93,7 +96,7 @@ export async function exportCommand(
       const { exportFromFleet } = await import('../fleet/fleet-export.js');
       const trajectory = await exportFromFleet(config, argv.session, version);
       if (trajectory === undefined) return fail(notFound!.message);
-      json = `${JSON.stringify(trajectory, null, 2)}\n`;
+      json = `${JSON.stringify(redact(trajectory), null, 2)}\n`;
     }
   } catch (error) {
     if (TraceError.isInstance(error)) return fail(error.message);

@@ -63,6 +63,8 @@ beforeAll(() => {
     join(dir, 'careful.yaml'),
     [
       'profile: careful',
+      // It may create files, so the mcp: patterns decide (a profile that changes nothing offers only mcp.read_only).
+      'file_write: create-only',
       'mcp:',
       '  allow: [everything/echo, files/read_*]',
       '  deny: [everything/get-env, files/write_*]',
@@ -90,7 +92,16 @@ describe('rho mcp', () => {
     const readonly = await rho(['mcp', 'tools', 'everything', '--config', config, '--json'], { NOTES_DIR: dir });
     expect(readonly.code).toBe(0);
     const rows = JSON.parse(readonly.stdout) as { name: string; decision: string }[];
-    expect(rows.find((row) => row.name === 'everything__echo')?.decision).toBe('ask');
+    // readonly changes nothing: no MCP tool it does not name in mcp.read_only, whatever the server says.
+    expect(rows.find((row) => row.name === 'everything__echo')?.decision).toBe('deny');
+    const developer = await rho(
+      ['mcp', 'tools', 'everything', '--config', config, '--profile', 'developer', '--json'],
+      {
+        NOTES_DIR: dir,
+      },
+    );
+    const developerRows = JSON.parse(developer.stdout) as { name: string; decision: string }[];
+    expect(developerRows.find((row) => row.name === 'everything__echo')?.decision).toBe('ask');
     const careful = await rho(
       ['mcp', 'tools', 'everything', '--config', config, '--profile', join(dir, 'careful.yaml')],
       { NOTES_DIR: dir },
@@ -102,7 +113,18 @@ describe('rho mcp', () => {
 
   it('call runs a tool, reports a tool error with exit 1, and refuses a denied tool', async () => {
     const echo = await rho(
-      ['mcp', 'call', 'everything', 'echo', '--args', '{"message":"by hand"}', '--config', config],
+      [
+        'mcp',
+        'call',
+        'everything',
+        'echo',
+        '--args',
+        '{"message":"by hand"}',
+        '--config',
+        config,
+        '--profile',
+        'developer',
+      ],
       { NOTES_DIR: dir },
     );
     expect(echo).toMatchObject({ code: 0, stdout: 'Echo: by hand\n' });
@@ -124,7 +146,18 @@ describe('rho mcp', () => {
     );
     expect(read).toMatchObject({ code: 0, stdout: 'hello from a file\n\n', stderr: '' });
     const outside = await rho(
-      ['mcp', 'call', 'files', 'read_text_file', '--args', '{"path":"/etc/hostname"}', '--config', config],
+      [
+        'mcp',
+        'call',
+        'files',
+        'read_text_file',
+        '--args',
+        '{"path":"/etc/hostname"}',
+        '--config',
+        config,
+        '--profile',
+        'developer',
+      ],
       { NOTES_DIR: dir },
     );
     expect(outside.code).toBe(1);
@@ -187,10 +220,21 @@ describe('rho mcp', () => {
     });
 
     it('tools and call work with --url', async () => {
-      const tools = await rho(['mcp', 'tools', '--url', url]);
+      const tools = await rho(['mcp', 'tools', '--url', url, '--profile', 'developer']);
       expect(tools.code).toBe(0);
       expect(tools.stdout).toMatch(/ask\s+adhoc__echo/);
-      const sum = await rho(['mcp', 'call', 'adhoc', 'get-sum', '--args', '{"a":20,"b":22}', '--url', url]);
+      const sum = await rho([
+        'mcp',
+        'call',
+        'adhoc',
+        'get-sum',
+        '--args',
+        '{"a":20,"b":22}',
+        '--url',
+        url,
+        '--profile',
+        'developer',
+      ]);
       expect(sum.code).toBe(0);
       expect(sum.stdout).toContain('42');
     });

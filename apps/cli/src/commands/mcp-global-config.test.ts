@@ -48,7 +48,8 @@ function homeWith(lines: string[]): string {
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'rho-cli-mcp-global-'));
   profile = join(dir, 'careful.yaml');
-  writeFileSync(profile, 'profile: careful\nmcp:\n  allow: [everything/echo]\n');
+  // Changes nothing (readonly's settings) and trusts echo as read-only: the one MCP tool it offers.
+  writeFileSync(profile, 'profile: careful\nmcp:\n  read_only: [everything/echo]\n');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -61,7 +62,8 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.stdout).toBe(`everything  stdio: ${process.execPath} ${everything} stdio\n`);
     const tools = await rho(['mcp', 'tools'], home, env);
     expect(tools.code).toBe(0);
-    expect(tools.stdout).toMatch(/ask\s+everything__echo/);
+    // The default profile (readonly) names no MCP tool as read-only: none is offered.
+    expect(tools.stdout).toMatch(/deny\s+everything__echo/);
 
     const server = await startLoopbackServer({
       steps: [
@@ -144,7 +146,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toBe('notes  http: https://notes.example/mcp\n');
     expect(list.stderr).toContain(
-      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet).\n`,
+      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet, worker).\n`,
     );
     expect(list.stderr).toContain(
       `Warning: ${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,

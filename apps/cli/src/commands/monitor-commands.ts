@@ -89,8 +89,24 @@ export function registerMonitorCommands(
         },
         routes.local,
         async (reason) => {
-          io.err(`Warning: fleet: ${reason} Showing this machine's sessions only.\n`);
-          return routes.local();
+          // A listing shows this machine's sessions; a command for one session tries it here, and
+          // when it is not here says that the fleet, which might know it, did not answer.
+          if (routes.prefix === undefined) {
+            io.err(`Warning: fleet: ${reason} Showing this machine's sessions only.\n`);
+            return routes.local();
+          }
+          io.err(`Warning: fleet: ${reason} Looking for ${routes.prefix} on this machine only.\n`);
+          try {
+            return await routes.local();
+          } catch (error) {
+            const { SessionNotFoundError } = await import('@rho/core');
+            if (!SessionNotFoundError.isInstance(error)) throw error;
+            const { FleetUnavailableError } = await import('@rho/fleet');
+            throw new FleetUnavailableError({
+              message: `Session ${routes.prefix} is not on this machine, and the fleet's database, which may know it, does not answer: nothing was sent. Try again once the fleet answers (rho fleet status).`,
+              cause: error,
+            });
+          }
         },
       );
     };

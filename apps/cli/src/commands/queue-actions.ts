@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadUserConfig, rhoHome } from '@rho/core';
-import type { TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
+import type { TaskAllowlistOptions, TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 import type {
@@ -182,6 +182,7 @@ export async function cancelTaskInstead(
 /** `rho tasks [IDS]` lists tasks; `rho tasks cancel ID...` cancels them. */
 export async function tasksAction(argv: TasksArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const [first, ...rest] = argv.args ?? [];
+  if (first === 'roles') return tasksRolesAction(argv, terminal, env);
   const states = checkStates(argv.state);
   const queue = await openQueue(argv, env, { create: false });
   if (queue === undefined) {
@@ -227,7 +228,7 @@ export async function tasksAction(argv: TasksArguments, terminal: Terminal, env:
     }
     const rows = tasks.map((task) => [
       task.id.slice(0, 8),
-      task.state === 'running' ? `running on ${task.host ?? '?'}` : task.state,
+      task.state === 'running' ? `running on ${task.host ?? '?'}` : shownState(task),
       String(task.attempt),
       String(task.priority),
       task.labels.join(',') || '-',
@@ -235,10 +236,38 @@ export async function tasksAction(argv: TasksArguments, terminal: Terminal, env:
       oneLine(task.spec.prompt, 40),
     ]);
     terminal.stdout.write(table(['ID', 'STATE', 'TRY', 'PRIO', 'LABELS', 'SESSION', 'PROMPT'], rows));
+    // Why a worker refused a task is what its submitter needs to change: said in full.
+    for (const task of tasks)
+      if (task.result?.status === 'refused')
+        terminal.stdout.write(`${task.id.slice(0, 8)}: ${task.result.error ?? 'refused'}\n`);
     return EXIT.completed;
   } finally {
     await queue.close();
   }
+}
+
+/**
+ * `rho tasks roles`: the GRANT script of the queue's submitter and worker roles for the configured
+ * schema, to run as the schema's owner. Needs no connection.
+ */
+async function tasksRolesAction(argv: TasksArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+  const { queueRolesSql } = await import('@rho/queue');
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+  const schema = text(argv.queueSchema) ?? text(env.RHO_QUEUE_SCHEMA);
+  let sql: string;
+  try {
+    sql = queueRolesSql({
+      ...(schema === undefined ? {} : { schema }),
+      ...(argv.submitterRole === undefined ? {} : { submitterRole: argv.submitterRole }),
+      ...(argv.workerRole === undefined ? {} : { workerRole: argv.workerRole }),
+    });
+  } catch (error) {
+    throw new UsageError({
+      message: `${(error as Error).message.replace(/\.$/, '')} (--submitter-role, --worker-role, --queue-schema).`,
+    });
+  }
+  terminal.stdout.write(sql);
+  return EXIT.completed;
 }
 
 /** `rho results`: answers and statuses; `--wait` until every selected task is final. */
@@ -255,9 +284,23 @@ export async function resultsAction(
   try {
     const filter = { ids: argv.ids ?? [], ...(argv.label === undefined ? {} : { labels: argv.label }) };
     let tasks = await queue.list(filter);
+    const { isTransientDatabaseError } = await import('@rho/fleet');
+    let lost = false;
     while (argv.wait && tasks.some((task) => task.state === 'queued' || task.state === 'running')) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      tasks = await queue.list(filter);
+      try {
+        tasks = await queue.list(filter);
+        if (lost) terminal.stderr.write("The queue's database answers again; waiting on.\n");
+        lost = false;
+      } catch (error) {
+        // A restart of the database is waited out: --wait waits for the tasks, whatever happens between.
+        if (!isTransientDatabaseError(error)) throw error;
+        if (!lost)
+          terminal.stderr.write(
+            `The queue's database went away (${error instanceof Error ? error.message : String(error)}); waiting for it to answer again (Ctrl+C stops waiting).\n`,
+          );
+        lost = true;
+      }
     }
     tasks.reverse();
     if (argv.json) {
@@ -278,7 +321,7 @@ export async function resultsAction(
     }
     const rows = tasks.map((task) => [
       task.id.slice(0, 8),
-      task.state,
+      shownState(task),
       task.host ?? '-',
       task.result?.cost_usd === undefined ? '-' : `$${task.result.cost_usd.toFixed(4)}`,
       oneLine(task.result?.answer ?? task.result?.error ?? '', 60),
@@ -292,10 +335,13 @@ export async function resultsAction(
 
 /** `rho worker`: runs tasks until SIGTERM/SIGINT, then drains. */
 export async function workerAction(argv: WorkerArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const { createTaskWorker, createCliSessionRunner } = await import('@rho/queue');
+  const { createTaskWorker, createCliSessionRunner, taskAllowlist } = await import('@rho/queue');
   const { url, schema, fromFlag } = await queueConnection(argv, env);
   if (!Number.isInteger(argv.concurrency) || argv.concurrency < 1)
     throw new UsageError({ message: `--concurrency must be a whole number of at least 1 (got ${argv.concurrency}).` });
+  const allow = workerAllowlist(argv, env);
+  // Checked here too, before connecting: a directory that does not exist is a usage error.
+  const checked = taskAllowlist(allow, process.cwd(), env.OPENAI_BASE_URL);
   const bin = fileURLToPath(new URL('../bin.js', import.meta.url));
   const log = (event: WorkerEvent | { type: string; [key: string]: unknown }) => {
     if (argv.json) terminal.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...event })}\n`);
@@ -310,10 +356,16 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
     ...(argv.labels === undefined ? {} : { labels: argv.labels }),
     ...leaseFrom(argv.lease, env),
     ...(argv.poll === undefined ? {} : { pollSeconds: argv.poll }),
+    allow,
+    ...(env.OPENAI_BASE_URL === undefined ? {} : { ownEndpoint: env.OPENAI_BASE_URL }),
     runner: createCliSessionRunner({
       command: [process.execPath, bin],
-      // Sessions register with the same fleet as the worker.
-      env: fromFlag ? { ...env, RHO_FLEET_URL: url } : env,
+      env: {
+        // Sessions register with the same fleet as the worker.
+        ...(fromFlag ? { ...env, RHO_FLEET_URL: url } : env),
+        // An eval task's session checks its endpoint again before it sends the worker's key.
+        RHO_WORKER_ALLOW_ENDPOINTS: JSON.stringify(checked.endpoints),
+      },
     }),
     onEvent: log,
     onError: (error) => log({ type: 'worker_error', message: error.message }),
@@ -323,6 +375,7 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
     worker_id: worker.id,
     concurrency: argv.concurrency,
     labels: argv.labels ?? [],
+    allow: { profiles: worker.allow.profiles, dirs: worker.allow.dirs, endpoints: worker.allow.endpoints },
   });
   let signals = 0;
   const onSignal = () => {
@@ -342,6 +395,39 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
   return EXIT.completed;
 }
 
+/**
+ * What the worker lets a task choose: `--allow-profile`, `--allow-dir`, `--allow-endpoint`, each
+ * replacing `worker.allow_profiles`, `worker.allow_dirs`, `worker.allow_endpoints` of
+ * `$RHO_HOME/config.yaml`; whatever neither gives is the narrowest (see `taskAllowlist`).
+ */
+function workerAllowlist(argv: WorkerArguments, env: NodeJS.ProcessEnv): TaskAllowlistOptions {
+  const user = loadUserConfig(rhoHome(env));
+  const settings = user.worker ?? {};
+  const known = ['allow_profiles', 'allow_dirs', 'allow_endpoints'];
+  for (const key of Object.keys(settings))
+    if (!known.includes(key))
+      throw new UsageError({
+        message: `${user.path}: unknown key 'worker.${key}' (worker knows ${known.join(', ')}).`,
+      });
+  const fromConfig = (key: string): string[] | undefined => {
+    const value = settings[key];
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item.trim() === ''))
+      throw new UsageError({
+        message: `${user.path}: 'worker.${key}' must be a list of non-empty strings (got ${JSON.stringify(value)}).`,
+      });
+    return value as string[];
+  };
+  const profiles = argv.allowProfile ?? fromConfig('allow_profiles');
+  const dirs = argv.allowDir ?? fromConfig('allow_dirs');
+  const endpoints = argv.allowEndpoint ?? fromConfig('allow_endpoints');
+  return {
+    ...(profiles === undefined ? {} : { profiles }),
+    ...(dirs === undefined ? {} : { dirs }),
+    ...(endpoints === undefined ? {} : { endpoints }),
+  };
+}
+
 function describe(event: WorkerEvent | { type: string; [key: string]: unknown }): string {
   const e = event as Record<string, unknown>;
   switch (event.type) {
@@ -355,8 +441,10 @@ function describe(event: WorkerEvent | { type: string; [key: string]: unknown })
       return `${String(e.task_id)}: handed back to the queue`;
     case 'task_skipped':
       return `${String(e.task_id)}: skipped (${String(e.state)})`;
+    case 'task_refused':
+      return `${String(e.task_id)}: refused, not run: ${String(e.reason)}`;
     case 'worker_started':
-      return `worker ${String(e.worker_id)} taking tasks (concurrency ${String(e.concurrency)}${(e.labels as string[]).length === 0 ? '' : `, labels ${(e.labels as string[]).join(',')}`})`;
+      return `worker ${String(e.worker_id)} taking tasks (concurrency ${String(e.concurrency)}${(e.labels as string[]).length === 0 ? '' : `, labels ${(e.labels as string[]).join(',')}`}; allows profiles ${(e.allow as { profiles: string[] }).profiles.join(',')})`;
     case 'worker_draining':
       return `stopping: no new tasks; ${String(e.running)} running get ${String(e.grace_seconds)}s before they are handed back`;
     case 'worker_stopped':
@@ -366,6 +454,11 @@ function describe(event: WorkerEvent | { type: string; [key: string]: unknown })
     default:
       return `${event.type}`;
   }
+}
+
+/** A task's state for a table: `refused` for a task its worker would not run (it is `failed`). */
+function shownState(task: TaskRecord): string {
+  return task.state === 'failed' && task.result?.status === 'refused' ? 'refused' : task.state;
 }
 
 function oneLine(text: string, width: number): string {

@@ -29,6 +29,8 @@ export interface SubmitArguments extends QueueConnectionArguments {
 /** Arguments of `rho tasks`. */
 export interface TasksArguments extends QueueConnectionArguments {
   args?: string[];
+  submitterRole?: string;
+  workerRole?: string;
   label?: string[];
   state?: string[];
   limit?: number;
@@ -39,6 +41,9 @@ export interface TasksArguments extends QueueConnectionArguments {
 export interface WorkerArguments extends QueueConnectionArguments {
   concurrency: number;
   labels?: string[];
+  allowProfile?: string[];
+  allowDir?: string[];
+  allowEndpoint?: string[];
   lease?: number;
   poll?: number;
   grace: number;
@@ -99,10 +104,21 @@ export function registerQueueCommands(
             type: 'string',
             describe: 'JSONL file, one task a line: {"prompt": ..., "labels": [...], "priority": 1, ...}',
           })
-          .option('profile', { type: 'string', describe: 'Permission profile on the worker' })
-          .option('config', { alias: 'c', type: 'string', describe: 'Agent configuration YAML (a path on the worker)' })
+          .option('profile', {
+            type: 'string',
+            describe: 'Permission profile on the worker (default readonly; the worker must allow it: --allow-profile)',
+          })
+          .option('config', {
+            alias: 'c',
+            type: 'string',
+            describe: 'Agent configuration YAML (a path on the worker, inside a directory it allows)',
+          })
           .option('model', { alias: 'm', type: 'string', describe: 'Model name' })
-          .option('working-dir', { alias: 'w', type: 'string', describe: 'Working directory on the worker' })
+          .option('working-dir', {
+            alias: 'w',
+            type: 'string',
+            describe: "Working directory on the worker (default the worker's; the worker must allow it: --allow-dir)",
+          })
           .option('label', {
             alias: 'l',
             type: 'string',
@@ -133,10 +149,22 @@ export function registerQueueCommands(
     )
     .command(
       'tasks [args..]',
-      'List queued tasks with their state (queued, running on HOST, done, failed, cancelled, expired); "rho tasks cancel ID" cancels one',
+      'List queued tasks with their state (queued, running on HOST, done, failed, refused, cancelled, expired); "rho tasks cancel ID" cancels one; "rho tasks roles" prints the GRANT script of submitter and worker roles',
       (command) =>
         command
-          .positional('args', { type: 'string', array: true, describe: 'Task ids or prefixes; or: cancel ID...' })
+          .positional('args', {
+            type: 'string',
+            array: true,
+            describe: 'Task ids or prefixes; or: cancel ID...; or: roles',
+          })
+          .option('submitter-role', {
+            type: 'string',
+            describe: 'rho tasks roles: group role of submitters (default: rho_queue_submitter)',
+          })
+          .option('worker-role', {
+            type: 'string',
+            describe: 'rho tasks roles: group role of workers (default: rho_queue_worker)',
+          })
           .option('label', { alias: 'l', type: 'string', requiresArg: true, describe: 'Only tasks with this label' })
           .option('state', {
             type: 'string',
@@ -182,6 +210,24 @@ export function registerQueueCommands(
             type: 'number',
             describe: 'Seconds between looks for work when no notice arrives (default 2)',
           })
+          .option('allow-profile', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              'Profiles a task may name (repeatable or comma-separated; default: readonly, or worker.allow_profiles in $RHO_HOME/config.yaml). The first is used for tasks naming none',
+          })
+          .option('allow-dir', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              "Directories a task's working_dir, config and databases_dir may lie in (repeatable; default: the worker's working directory, or worker.allow_dirs)",
+          })
+          .option('allow-endpoint', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              "Model endpoints an eval task's base_url may name, which then get this worker's key (default: none but its own OPENAI_BASE_URL, or worker.allow_endpoints)",
+          })
           .option('grace', {
             type: 'number',
             default: 60,
@@ -192,7 +238,23 @@ export function registerQueueCommands(
       async (argv) => {
         const { workerAction } = await actions();
         const args = argv as unknown as WorkerArguments;
-        setExit(await workerAction({ ...args, ...optionalList('labels', list(argv.labels)) }, terminal, env));
+        setExit(
+          await workerAction(
+            {
+              ...args,
+              ...optionalList('labels', list(argv.labels)),
+              ...optionalList('allowProfile', list(argv.allowProfile)),
+              // A directory may hold a comma: --allow-dir is repeated, never split.
+              ...optionalList(
+                'allowDir',
+                argv.allowDir === undefined ? undefined : ([] as unknown[]).concat(argv.allowDir).map(String),
+              ),
+              ...optionalList('allowEndpoint', list(argv.allowEndpoint)),
+            },
+            terminal,
+            env,
+          ),
+        );
       },
     )
     .command(

@@ -44,8 +44,12 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   // directly during a run goes after what it has gathered (flushOutput is the renderer's flush
   // once there is one).
   let flushOutput = (): void => {};
+  // With --json a warning is a JSON line too (`{"type":"warning",...}`), on stderr: stdout carries
+  // only the session's records, each of which is in its trace.
   const onWarning = argv.json
-    ? undefined
+    ? (message: string) => {
+        terminal.stderr.write(`${JSON.stringify({ type: 'warning', ts: new Date().toISOString(), message })}\n`);
+      }
     : (message: string) => {
         flushOutput();
         terminal.stderr.write(`Warning: ${message}\n`);
@@ -55,7 +59,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0'
       ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' })
       : undefined;
-  const setup = await prepareRun(argv, env, onWarning === undefined ? {} : { onWarning });
+  const setup = await prepareRun(argv, env, { onWarning });
   if (setup.prompt === undefined) {
     if (!interactive) {
       throw new UsageError({
@@ -71,11 +75,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         () => ({}),
       )) ?? {}),
       resume: (reference) =>
-        prepareRun(
-          { ...argv, resume: reference, prompt: undefined, p: undefined },
-          env,
-          onWarning === undefined ? {} : { onWarning },
-        ),
+        prepareRun({ ...argv, resume: reference, prompt: undefined, p: undefined }, env, { onWarning }),
     });
   }
   const { session } = setup;
@@ -137,6 +137,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   if (!argv.json && setup.resumed) {
     terminal.stderr.write(`Resuming session: ${session.id}\n`);
     for (const note of replayNotes(session)) terminal.stderr.write(`${note}\n`);
+  } else if (setup.resumed) {
+    // With --json the notes (skipped or torn lines, interrupted calls) are warnings too.
+    for (const note of replayNotes(session)) onWarning(note.replace(/^Note: /, ''));
   }
   let interrupts = 0;
   const onInterrupt = () => {

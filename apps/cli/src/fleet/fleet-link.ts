@@ -1,9 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChildSessionInfo, SecretRedactor, SessionOptions, SessionStatus, TraceRecord } from '@rho/core';
+import type {
+  ChildSessionInfo,
+  ControlChannel,
+  SecretRedactor,
+  SessionOptions,
+  SessionStatus,
+  TraceRecord,
+} from '@rho/core';
 import { FileControlChannel } from '@rho/core/internal';
 import type { Fleet, FleetConfig, FleetWarning, SessionAttachment, SessionRegistration } from '@rho/fleet';
-import { connectFleet, redactUrl } from '@rho/fleet';
+import { connectFleet, FleetSessionTakenError, redactUrl } from '@rho/fleet';
 import { CompositeControlChannel } from './composite-control.js';
 
 /** Options of {@link FleetLink.start}. */
@@ -31,7 +38,22 @@ interface LinkedSession {
   closed: boolean;
   /** The registration in progress, if any. */
   attaching?: Promise<void>;
+  /** Set when the fleet refused the session (another process runs it): this run stops. */
+  refused?: boolean;
 }
+
+/**
+ * The fleet's side of the channel of a session the fleet refused because another process runs
+ * it: the run is asked to stop (one session, one process), and nothing goes to the fleet.
+ */
+const REFUSED: ControlChannel = {
+  isCancelRequested: async () => true,
+  isPauseRequested: async () => false,
+  takeDirectives: async (cursor) => ({ texts: [], cursor }),
+  clearCancel: async () => {},
+  heartbeat: async () => {},
+  reportStatus: async () => {},
+};
 
 /**
  * Connects the sessions of one `rho` process (the run's and its delegate children) to a fleet,
@@ -136,7 +158,9 @@ export class FleetLink {
   }
 
   private controlOf(linked: LinkedSession): CompositeControlChannel {
-    return new CompositeControlChannel(new FileControlChannel(linked.directory), () => linked.attachment?.control);
+    return new CompositeControlChannel(new FileControlChannel(linked.directory), () =>
+      linked.refused === true ? REFUSED : linked.attachment?.control,
+    );
   }
 
   private observe(linked: LinkedSession, record: TraceRecord): void {
@@ -208,6 +232,16 @@ export class FleetLink {
         await attachment.close({ ...(linked.status === undefined ? {} : { status: linked.status }) });
     } catch (error) {
       if (this.closed || linked.closed) return;
+      const cause = (error as { cause?: unknown }).cause;
+      if (FleetSessionTakenError.isInstance(error) || FleetSessionTakenError.isInstance(cause)) {
+        // Another process runs this session (a copied or restored session directory): this run
+        // stops rather than run the same session twice, and the fleet's row and trace stay the other's.
+        linked.refused = true;
+        this.options.onWarning?.(
+          `fleet: ${(FleetSessionTakenError.isInstance(error) ? error : (cause as Error)).message} This run stops.`,
+        );
+        return;
+      }
       this.warn({
         code: 'database_unreachable',
         message: `session ${linked.registration.id} is not registered yet (${error instanceof Error ? error.message : String(error)}); retrying.`,

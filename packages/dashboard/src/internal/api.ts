@@ -136,30 +136,60 @@ async function streamSession(
     'X-Accel-Buffering': 'no',
   });
   response.flushHeaders();
-  const write = (event: string, data: unknown) => {
-    if (!response.writableEnded) response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  // Back-pressure: a client that does not read holds at most what the socket buffers plus one
+  // event. The follow loop waits for 'drain' before it reads more of the trace, and the ticker
+  // sends nothing (no status, no keep-alive) while the client is behind.
+  const write = (event: string, data: unknown): boolean => {
+    if (response.writableEnded || response.destroyed) return true;
+    return response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
+  const drained = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (!response.writableNeedDrain || response.destroyed || stop.signal.aborted) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        response.off('drain', done);
+        response.off('close', done);
+        stop.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      response.on('drain', done);
+      response.on('close', done);
+      stop.signal.addEventListener('abort', done, { once: true });
+    });
   let lastSession = JSON.stringify(first);
   write('session', first);
   // The status (and tokens, cost) come from the listing, not the trace: sent again when they change.
   const ticker = setInterval(() => {
+    if (response.writableNeedDrain) return;
     source.getSession(id).then(
       (session) => {
         const text = JSON.stringify(session);
-        if (session !== undefined && text !== lastSession) {
+        if (session !== undefined && text !== lastSession && !response.writableNeedDrain) {
           lastSession = text;
           write('session', session);
         }
       },
       () => {},
     );
-    if (!response.writableEnded) response.write(': keep-alive\n\n');
+    if (!response.writableEnded && !response.destroyed) response.write(': keep-alive\n\n');
   }, context.statusIntervalMs);
   try {
     let count = 0;
     for await (const batch of source.follow(id, { signal: stop.signal })) {
-      count += batch.length;
-      write('records', { from: count - batch.length, records: batch });
+      // A batch goes out in events of bounded size, each record itself bounded (a record of
+      // hundreds of MB, written before traces had a record limit, is sent cut, with a note).
+      for (const piece of boundedPieces(batch)) {
+        const from = count;
+        count += piece.length;
+        if (response.writableEnded || response.destroyed) break;
+        // Each record's JSON was made once, to measure it: the event is put together from those.
+        const sent = response.write(`event: records\ndata: {"from":${from},"records":[${piece.join(',')}]}\n\n`);
+        if (!sent) await drained();
+        if (stop.signal.aborted) break;
+      }
     }
   } catch (error) {
     write('failure', { error: error instanceof Error ? error.message : String(error) });
@@ -169,6 +199,47 @@ async function streamSession(
     context.closing.removeEventListener('abort', end);
     response.end();
   }
+}
+
+/** The largest `records` event the dashboard sends (records above it go alone, cut to fit). */
+export const SSE_EVENT_BYTES = 256 * 1024;
+/** A string field longer than this, in a record too large for one event, is cut. */
+const FIELD_KEEP = 16 * 1024;
+
+/**
+ * Splits a batch into runs of records (as JSON texts) that add up to at most
+ * {@link SSE_EVENT_BYTES} characters; a record larger than that goes alone, cut to fit.
+ */
+export function* boundedPieces(batch: readonly Record<string, unknown>[]): Generator<string[]> {
+  let piece: string[] = [];
+  let size = 0;
+  for (const record of batch) {
+    let json = JSON.stringify(record);
+    if (json.length > SSE_EVENT_BYTES) json = JSON.stringify(cutRecord(record, json.length));
+    if (piece.length > 0 && size + json.length > SSE_EVENT_BYTES) {
+      yield piece;
+      piece = [];
+      size = 0;
+    }
+    piece.push(json);
+    size += json.length;
+  }
+  if (piece.length > 0) yield piece;
+}
+
+/** A copy of a too-large record with every long string cut, saying how much was left out. */
+function cutRecord(record: Record<string, unknown>, length: number): Record<string, unknown> {
+  const cut = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return value.length > FIELD_KEEP
+        ? `${value.slice(0, FIELD_KEEP)}\n[... ${value.length - FIELD_KEEP} more characters not sent to the dashboard: see the trace file]`
+        : value;
+    if (Array.isArray(value)) return value.map(cut);
+    if (typeof value === 'object' && value !== null)
+      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, cut(inner)]));
+    return value;
+  };
+  return { ...(cut(record) as Record<string, unknown>), dashboard_cut: { original_bytes: length } };
 }
 
 async function control(

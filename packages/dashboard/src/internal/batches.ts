@@ -7,7 +7,9 @@ const MAX_BATCH = 2000;
  * trace gets few messages instead of thousands (at most 2,000 records each), and a live record is
  * handed on as soon as it is read.
  */
-export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): AsyncIterable<T[]> {
+export function batches<T>(
+  start: (onIdle: () => boolean, onChunk: () => void) => AsyncIterable<T>,
+): AsyncIterable<T[]> {
   return {
     async *[Symbol.asyncIterator]() {
       const ready: T[][] = [];
@@ -15,6 +17,7 @@ export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): 
       let done = false;
       let failure: unknown;
       let wake: (() => void) | undefined;
+      let stopped = false;
       const notify = () => {
         const resolve = wake;
         wake = undefined;
@@ -27,11 +30,28 @@ export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): 
           notify();
         }
       };
+      // Back-pressure: the follower is not read further while a batch waits for the consumer, so a
+      // consumer that stalls (a dashboard client that does not read) holds at most one batch
+      // ready, one being filled and the one it has, each at most one chunk of the file.
+      let taken: (() => void) | undefined;
+      const consumed = () => {
+        const resolve = taken;
+        taken = undefined;
+        resolve?.();
+      };
       const pump = (async () => {
-        for await (const item of start(() => (flush(), false))) {
+        for await (const item of start(
+          () => (flush(), false),
+          () => flush(),
+        )) {
           pending.push(item);
           // A long trace replayed from the start goes out in pieces, not as one message.
           if (pending.length >= MAX_BATCH) flush();
+          if (ready.length > 0 && !stopped) {
+            await new Promise<void>((resolve) => {
+              taken = resolve;
+            });
+          }
         }
       })().then(
         () => {
@@ -49,6 +69,7 @@ export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): 
         for (;;) {
           const next = ready.shift();
           if (next !== undefined) {
+            consumed();
             yield next;
             continue;
           }
@@ -60,6 +81,8 @@ export function batches<T>(start: (onIdle: () => boolean) => AsyncIterable<T>): 
         await pump;
         if (failure !== undefined) throw failure;
       } finally {
+        stopped = true;
+        consumed();
         notify();
       }
     },

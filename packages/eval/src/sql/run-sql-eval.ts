@@ -1,4 +1,4 @@
-import type { Budgets, ModelClient, ModelClientOptions } from '@rho/core';
+import type { Budgets, ModelClient, ModelClientOptions, SecretRedactor } from '@rho/core';
 import { ConfigError } from '@rho/core';
 import type { CompareResultSetsOptions } from './compare-result-sets.js';
 import { compareResultSets } from './compare-result-sets.js';
@@ -105,6 +105,8 @@ export interface SqlEvalOptions {
    * ended; the grading is the same. `undefined` means it was stopped by `signal`.
    */
   runSession?: SqlSessionRunner;
+  /** Secrets the model and the traces of the questions' sessions must not see. */
+  redactor?: SecretRedactor;
 }
 
 /** Runs one question's session and reports its outcome; see {@link SqlEvalOptions.runSession}. */
@@ -284,6 +286,7 @@ async function runQuestion(
           queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
           sessionsDir: options.sessionsDir,
           ...(options.signal === undefined ? {} : { signal: options.signal }),
+          ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
           onSession,
         })
       : await options.runSession(question, {

@@ -1,5 +1,13 @@
 import { dirname, join } from 'node:path';
-import type { Budgets, ModelClient, ModelClientOptions, RunResult, RunStatus, SessionOptions } from '@rho/core';
+import type {
+  Budgets,
+  ModelClient,
+  ModelClientOptions,
+  RunResult,
+  RunStatus,
+  SecretRedactor,
+  SessionOptions,
+} from '@rho/core';
 import { Agent, SessionStore } from '@rho/core';
 import { builtinProfile } from '@rho/permissions';
 import { closeDbTools, dbTools, parseDatabaseConfig } from '@rho/tools-db';
@@ -69,6 +77,8 @@ export interface SqlQuestionSessionOptions {
   sessionOptions?: (session: { id: string; directory: string; workingDir: string }) => SessionOptions;
   /** Learns the session id as soon as the session exists. */
   onSession?: (sessionId: string) => void;
+  /** Secrets the model and the trace must not see (the CLI's redactor of every secret it knows). */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -119,6 +129,7 @@ export async function runSqlQuestionSession(
     // tools are read-only by construction (the database tool runs every statement in a
     // read-only connection under the readonly profile; submit_sql only records).
     approvalPolicy: () => false,
+    ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
     ...(options.createClient === undefined ? {} : { client: options.createClient }),
     ...(options.clientOptions === undefined ? {} : { clientOptions: options.clientOptions }),
   });

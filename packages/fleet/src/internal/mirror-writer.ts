@@ -5,6 +5,8 @@ import type { UsageRow } from './pg-trace-mirror.js';
 /** One session's batch, as a mirror hands it over. */
 export interface MirrorBatch {
   sessionId: string;
+  /** The writing process's claim on the session: rows are written only while the registry holds it. */
+  runToken?: string;
   records: { seq: number; record: TraceRecord }[];
   /** The status as of the batch's last record, if one of them set it. */
   status: string | undefined;
@@ -95,26 +97,36 @@ export class MirrorWriter {
         times.push(validTime(record.ts));
         bodies.push(jsonForPostgres(this.redact(record)));
       }
+    const tokens: (string | null)[] = [];
+    for (const batch of batches)
+      for (let index = 0; index < batch.records.length; index += 1) tokens.push(batch.runToken ?? null);
     const ids = batches.map((batch) => batch.sessionId);
+    const idTokens = batches.map((batch) => batch.runToken ?? null);
     const lasts = batches.map((batch) => String(batch.records[batch.records.length - 1]!.seq));
     const statuses = batches.map((batch) => batch.status ?? null);
     const usage = (key: keyof UsageRow) => batches.map((batch) => String(batch.usage[key]));
     const notices = noticePayloads(batches.map((batch, index) => `${batch.sessionId} ${lasts[index]}`));
     await this.sql.begin(async (tx) => {
+      // Fenced: only the process whose run token the registry row holds writes a session's records
+      // (a process that lost the row after its heartbeat stopped writes nothing into the new run's).
       await tx`insert into trace_records (session_id, seq, type, ts, record)
         select u.session_id, u.seq, u.type, u.ts::timestamptz, u.record::jsonb
-        from unnest(${sessions}::text[], ${seqs}::bigint[], ${types}::text[], ${times}::text[], ${bodies}::text[])
-          as u(session_id, seq, type, ts, record)
+        from unnest(${sessions}::text[], ${seqs}::bigint[], ${types}::text[], ${times}::text[], ${bodies}::text[],
+          ${tokens}::text[]) as u(session_id, seq, type, ts, record, token)
+        where u.token is null or exists (select 1 from agent_registry r
+          where r.session_id = u.session_id and r.run_token = u.token)
         on conflict do nothing`;
       await tx`update agent_registry r set records = greatest(r.records, u.last),
           status = coalesce(u.status, r.status),
           input_tokens = u.input_tokens, output_tokens = u.output_tokens, cached_tokens = u.cached_tokens,
-          reasoning_tokens = u.reasoning_tokens, cost_usd = u.cost_usd, updated_at = now()
+          reasoning_tokens = u.reasoning_tokens, cost_usd = u.cost_usd, unpriced_calls = u.unpriced_calls,
+          updated_at = now()
         from unnest(${ids}::text[], ${lasts}::bigint[], ${statuses}::text[], ${usage('input_tokens')}::bigint[],
           ${usage('output_tokens')}::bigint[], ${usage('cached_tokens')}::bigint[], ${usage('reasoning_tokens')}::bigint[],
-          ${usage('cost_usd')}::float8[])
-          as u(session_id, last, status, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd)
-        where r.session_id = u.session_id`;
+          ${usage('cost_usd')}::float8[], ${usage('unpriced_calls')}::bigint[], ${idTokens}::text[])
+          as u(session_id, last, status, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd,
+            unpriced_calls, token)
+        where r.session_id = u.session_id and (u.token is null or r.run_token = u.token)`;
       for (const payload of notices) await tx`select pg_notify(${this.channel}, ${payload})`;
     });
   }

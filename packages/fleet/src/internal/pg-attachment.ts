@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SecretRedactor, SessionStatus } from '@rho/core';
 import type { Sql } from 'postgres';
+import { FleetSessionTakenError } from '../errors.js';
+import { LIVE_STATUS_SQL, LIVE_STATUSES } from '../migrations.js';
 import type { AttachOptions, FleetWarning, SessionAttachment, SessionRegistration } from '../types.js';
 import type { MirrorWriter } from './mirror-writer.js';
 import type { NotificationHub } from './notifications.js';
@@ -34,13 +37,21 @@ export class PgAttachment implements SessionAttachment {
   private closed = false;
   /** Resolves once the session is registered. */
   registered: Promise<void> = Promise.resolve();
+  /** This process's claim on the session's registry row: the fencing token of every write. */
+  readonly runToken = randomUUID();
 
   constructor(
     private readonly context: AttachmentContext,
     readonly info: SessionRegistration & { host: string; pid: number },
     private readonly options: AttachOptions,
   ) {
-    this.control = new PgControlChannel(context.sql, info.id);
+    this.control = new PgControlChannel(context.sql, info.id, this.runToken);
+    this.control.onLost = () =>
+      context.warn({
+        code: 'session_lost',
+        message: `session ${info.id} was registered by another process after this one's heartbeat stopped (it was paused or cut off from the database): this run stops, and what it writes no longer reaches the fleet.`,
+        sessionId: info.id,
+      });
     this.unsubscribe = context.signals.subscribe(info.id, (payload) => this.control.notified(payload));
   }
 
@@ -61,27 +72,47 @@ export class PgAttachment implements SessionAttachment {
       ...this.info,
       ...redact({ cwd: this.info.cwd, labels: this.info.labels, firstPrompt: this.info.firstPrompt }),
     };
+    const token = this.runToken;
     const row = await sql.begin(async (tx) => {
+      // The row is taken over only when it is not live (finished, or its agent dead) or is this
+      // process's own (its token, or the same host and pid: a session attached again in one
+      // process): a live row of another process is left alone, and nothing is returned.
       const [registered] = await tx<RegisteredRow[]>`
-        insert into agent_registry (session_id, parent_id, host, pid, cwd, model, profile, status, labels,
-          first_prompt, started_at)
+        insert into agent_registry as r (session_id, parent_id, host, pid, cwd, model, profile, status, labels,
+          first_prompt, started_at, run_token)
         values (${info.id}, ${info.parentId ?? null}, ${info.host}, ${info.pid}, ${info.cwd ?? null},
           ${info.model ?? null}, ${info.profile ?? null}, ${info.status ?? 'running'}, ${tx.json(info.labels ?? {})},
-          ${info.firstPrompt ?? null}, ${info.startedAt ?? new Date().toISOString()})
+          ${info.firstPrompt ?? null}, ${info.startedAt ?? new Date().toISOString()}, ${token})
         on conflict (session_id) do update set
-          parent_id = coalesce(excluded.parent_id, agent_registry.parent_id),
-          host = excluded.host, pid = excluded.pid, cwd = coalesce(excluded.cwd, agent_registry.cwd),
-          model = coalesce(excluded.model, agent_registry.model),
-          profile = coalesce(excluded.profile, agent_registry.profile),
-          status = excluded.status, labels = agent_registry.labels || excluded.labels,
-          first_prompt = coalesce(agent_registry.first_prompt, excluded.first_prompt),
-          heartbeat_at = now(), updated_at = now(), gone = false, cancel_requested = false
-        returning records, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd`;
+          parent_id = coalesce(excluded.parent_id, r.parent_id),
+          host = excluded.host, pid = excluded.pid, cwd = coalesce(excluded.cwd, r.cwd),
+          model = coalesce(excluded.model, r.model),
+          profile = coalesce(excluded.profile, r.profile),
+          status = excluded.status, labels = r.labels || excluded.labels,
+          first_prompt = coalesce(r.first_prompt, excluded.first_prompt),
+          heartbeat_at = now(), updated_at = now(), gone = false, cancel_requested = false,
+          run_token = excluded.run_token
+        where r.run_token is not distinct from excluded.run_token
+          or (r.host = excluded.host and r.pid is not distinct from excluded.pid)
+          or (${tx.unsafe(LIVE_STATUS_SQL)}) not in ${tx(LIVE_STATUSES)}
+        returning records, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, unpriced_calls`;
+      if (registered === undefined) {
+        const [owner] = await tx<{ host: string; pid: number | null; age: number }[]>`
+          select host, pid, extract(epoch from now() - heartbeat_at)::float8 as age
+          from agent_registry where session_id = ${info.id}`;
+        throw new FleetSessionTakenError({
+          sessionId: info.id,
+          host: owner?.host ?? 'another node',
+          pid: owner?.pid ?? undefined,
+          heartbeatAgeSeconds: owner?.age ?? 0,
+        });
+      }
       // A cancel left by an earlier process that died mid-run must not stop this one.
       await tx`update signal_queue set acked_at = now()
         where session_id = ${info.id} and kind = 'cancel' and acked_at is null`;
-      return registered!;
+      return registered;
     });
+    this.control.markClaimed();
     this.mirrorInstance ??= this.createMirror(row);
     this.mirrorInstance.start();
     await this.control.sync();
@@ -94,7 +125,12 @@ export class PgAttachment implements SessionAttachment {
       if (this.closed) return;
       this.register().then(
         () => undefined,
-        () => {
+        (error: unknown) => {
+          // Another process owns the session: retrying would not change that.
+          if (FleetSessionTakenError.isInstance(error)) {
+            this.context.warn({ code: 'session_taken', message: error.message, sessionId: this.info.id });
+            return;
+          }
           delay = Math.min(delay * 2, 5_000);
           setTimeout(attempt, delay).unref();
         },
@@ -117,7 +153,7 @@ export class PgAttachment implements SessionAttachment {
     if (options.status !== undefined) {
       await this.context
         .sql`update agent_registry set status = ${options.status}, updated_at = now(), heartbeat_at = now()
-        where session_id = ${this.info.id}`.catch(() => undefined);
+        where session_id = ${this.info.id} and run_token = ${this.runToken}`.catch(() => undefined);
     }
   }
 
@@ -129,6 +165,7 @@ export class PgAttachment implements SessionAttachment {
     return new PgTraceMirror({
       writer: this.context.writer,
       sessionId: this.info.id,
+      runToken: this.runToken,
       recordsBefore,
       mirroredBefore: mirrored,
       usage: {
@@ -137,6 +174,7 @@ export class PgAttachment implements SessionAttachment {
         cached_tokens: Number(row?.cached_tokens ?? 0),
         reasoning_tokens: Number(row?.reasoning_tokens ?? 0),
         cost_usd: Number(row?.cost_usd ?? 0),
+        unpriced_calls: Number(row?.unpriced_calls ?? 0),
       },
       tracePath,
       bufferLimit: this.options.bufferLimit ?? 10_000,

@@ -6,6 +6,8 @@ export interface ControlRow {
   cancel_requested: boolean;
   pause_requested: boolean;
   signal_seq: string | number;
+  /** The run token the row holds (absent in rows read without it). */
+  run_token?: string | null;
 }
 
 /**
@@ -32,14 +34,35 @@ export class PgControlChannel implements ControlChannel {
   private unhealthyUntil = 0;
   /** Called after every sync that changed the flags (the bench and tests observe delivery). */
   onChange: ((state: { cancel: boolean; pause: boolean }) => void) | undefined;
+  /**
+   * Called once when another process took the session's row over (its run token replaced this
+   * one's): from then on this process's run is asked to stop (a cancel it cannot clear).
+   */
+  onLost: (() => void) | undefined;
+  /** Set once another process holds the row: this process's run must stop. */
+  private lost = false;
+  /** Set once this process registered the row: a token read before that is the previous run's. */
+  private claimed = false;
 
   constructor(
     private readonly sql: Sql,
     readonly sessionId: string,
+    /** This process's claim on the row; undefined for channels that do not fence (tests). */
+    private readonly runToken?: string,
   ) {}
 
+  /** The registration succeeded: from now on a row holding another token means the session was taken over. */
+  markClaimed(): void {
+    this.claimed = true;
+  }
+
+  /** Whether another process took the session over (this process's writes change nothing now). */
+  get superseded(): boolean {
+    return this.lost;
+  }
+
   async isCancelRequested(): Promise<boolean> {
-    return this.cancel;
+    return this.cancel || this.lost;
   }
 
   async isPauseRequested(): Promise<boolean> {
@@ -133,15 +156,19 @@ export class PgControlChannel implements ControlChannel {
 
   /** A sign of life; sent in the background (the fleet's poll beats for every attached session too). */
   async heartbeat(): Promise<void> {
-    void this.sql`update agent_registry set heartbeat_at = now() where session_id = ${this.sessionId}`.catch(
-      () => undefined,
-    );
+    void this.sql`update agent_registry set heartbeat_at = now()
+      where session_id = ${this.sessionId} and ${this.ownRow()}`.catch(() => undefined);
   }
 
   /** Sent in the background; the mirrored `status` record says the same. */
   async reportStatus(status: SessionStatus): Promise<void> {
     void this.sql`update agent_registry set status = ${status}, heartbeat_at = now(), updated_at = now()
-      where session_id = ${this.sessionId}`.catch(() => undefined);
+      where session_id = ${this.sessionId} and ${this.ownRow()}`.catch(() => undefined);
+  }
+
+  /** The fencing condition of every write: the row still holds this process's run token. */
+  private ownRow() {
+    return this.runToken === undefined ? this.sql`true` : this.sql`run_token = ${this.runToken}`;
   }
 
   /** Stops retrying in the background (the attachment closed). */
@@ -161,7 +188,7 @@ export class PgControlChannel implements ControlChannel {
           this.again = false;
           const generation = this.generation;
           const [row] = await this.sql<ControlRow[]>`
-            select cancel_requested, pause_requested, signal_seq from agent_registry
+            select cancel_requested, pause_requested, signal_seq, run_token from agent_registry
             where session_id = ${this.sessionId}`;
           if (row !== undefined) await this.apply(row, generation);
         } while (this.again);
@@ -192,6 +219,17 @@ export class PgControlChannel implements ControlChannel {
 
   /** Applies a registry row read at `generation` (here or by the fleet's poll of every attached session). */
   async apply(row: ControlRow, generation: number): Promise<void> {
+    if (this.runToken !== undefined && row.run_token !== undefined && row.run_token !== this.runToken) {
+      if (!this.claimed) return;
+      // Another process registered the session after this one's heartbeat went stale (it was
+      // paused, or cut off): this run stops, and its writes are fenced off already.
+      if (!this.lost) {
+        this.lost = true;
+        this.onChange?.({ cancel: true, pause: this.pause });
+        this.onLost?.();
+      }
+      return;
+    }
     const seq = Number(row.signal_seq);
     // Read before a local change, or older than what was applied: a fresher read follows.
     if (generation !== this.generation || seq < this.appliedSeq) return;

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { OperatorChannel, SecretRedactor, SessionStatus, TraceRecord } from '@rho/core';
 import { ConfigError, createSecretRedactor, SessionNotFoundError } from '@rho/core';
 import type { Sql } from 'postgres';
-import { FleetUnavailableError } from '../errors.js';
+import { FleetUnavailableError, isTransientDatabaseError } from '../errors.js';
 import type { FleetConfig } from '../fleet-config.js';
 import { redactUrl } from '../fleet-config.js';
 import { LATEST_SCHEMA_VERSION, LIVE_STATUS_SQL, LIVE_STATUSES, MIGRATIONS } from '../migrations.js';
@@ -50,8 +50,14 @@ interface RegistryRow {
   input_tokens: string;
   output_tokens: string;
   cost_usd: number;
+  unpriced_calls: string;
   records: string;
 }
+
+/** Longest wait for a lock on the fleet's tables, per statement (see ConnectFleetOptions). */
+const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+/** Longest time one statement of the fleet may run. */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 /** The PostgreSQL fleet (see {@link Fleet}); made by `connectFleet`. */
 export class PgFleet implements Fleet {
@@ -72,8 +78,11 @@ export class PgFleet implements Fleet {
   ) {
     this.signals = new NotificationHub(sql, channelName(config.schema, 'signals'));
     this.records = new NotificationHub(sql, channelName(config.schema, 'records'));
-    // The fleet url's own password joins the secrets kept out of the tables.
-    this.redact = createSecretRedactor([...(options.redactor?.secrets ?? []), urlPassword(config.url)]);
+    // The fleet url's own password joins the secrets kept out of the tables (named ones keep their names).
+    this.redact = createSecretRedactor([
+      ...(options.redactor?.named ?? options.redactor?.secrets ?? []),
+      urlPassword(config.url),
+    ]);
     this.writer = new MirrorWriter(sql, this.records.channel, this.redact);
   }
 
@@ -89,6 +98,10 @@ export class PgFleet implements Fleet {
       ...(config.ssl === undefined ? {} : { ssl: config.ssl as never }),
       connection: {
         application_name: 'rho-fleet',
+        // Every wait is bounded: a lock held on the fleet's tables (a migration elsewhere, a stuck
+        // transaction) fails a command after seconds, saying so, instead of holding it forever.
+        lock_timeout: Math.max(1, Math.round(options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS)),
+        statement_timeout: Math.max(1, Math.round(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)),
         search_path: config.schema,
         'rho_fleet.dead_after_ms': String(Math.round(config.deadAfterMs)),
       },
@@ -108,6 +121,9 @@ export class PgFleet implements Fleet {
   async migrate(): Promise<MigrateResult> {
     const schema = this.config.schema;
     const result = await this.sql.begin(async (tx) => {
+      // A migration may wait for sessions to release the tables, and may take long on a big fleet.
+      await tx`set local lock_timeout = 0`;
+      await tx`set local statement_timeout = 0`;
       // Two nodes migrating at once take turns; the second finds the work done.
       await tx`select pg_advisory_xact_lock(hashtext(${`rho_fleet.migrate.${schema}`}))`;
       await tx.unsafe(`create schema if not exists "${schema}"`);
@@ -245,11 +261,48 @@ export class PgFleet implements Fleet {
     });
     const onAbort = () => wake?.();
     options.signal?.addEventListener('abort', onAbort);
+    // A database that goes away mid-follow (a restart) is waited for, within reconnectForMs: every
+    // query below is retried from the same cursor, so no record is repeated or lost.
+    const reconnectForMs = options.reconnectForMs ?? 300_000;
+    let lostAt: number | undefined;
+    let backoff = 250;
+    const retrying = async <T>(query: () => Promise<T>): Promise<T> => {
+      for (;;) {
+        try {
+          const value = await query();
+          if (lostAt !== undefined) {
+            lostAt = undefined;
+            backoff = 250;
+            options.onConnectionLost?.(undefined);
+          }
+          return value;
+        } catch (error) {
+          if (!isTransientDatabaseError(error) || isAborted(options.signal)) throw error;
+          const now = Date.now();
+          if (lostAt === undefined) {
+            lostAt = now;
+            options.onConnectionLost?.(error);
+          }
+          if (now - lostAt > reconnectForMs) throw error;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, backoff);
+            function done() {
+              clearTimeout(timer);
+              wake = undefined;
+              resolve();
+            }
+            wake = done;
+          });
+          if (isAborted(options.signal)) throw error;
+          backoff = Math.min(backoff * 2, 5_000);
+        }
+      }
+    };
     try {
       await this.records.ready();
       while (options.signal?.aborted !== true) {
         woken = false;
-        const batch = await this.readRecords(sessionId, cursor);
+        const batch = await retrying(() => this.readRecords(sessionId, cursor));
         for (const item of batch) {
           cursor = item.seq;
           yield item;
@@ -257,13 +310,15 @@ export class PgFleet implements Fleet {
         }
         if (batch.length > 0) continue;
         if (untilFinished) {
-          const [row] = await this.sql<{ live_status: string; records: string }[]>`
+          const [row] = await retrying(
+            () => this.sql<{ live_status: string; records: string }[]>`
             select ${this.sql.unsafe(LIVE_STATUS_SQL)} as live_status, r.records
-            from agent_registry r where r.session_id = ${sessionId}`;
+            from agent_registry r where r.session_id = ${sessionId}`,
+          );
           const live = row !== undefined && (LIVE_STATUSES as readonly string[]).includes(row.live_status);
           if (!live && (row === undefined || Number(row.records) <= cursor)) {
             // One more read: records may have landed between the two queries.
-            const rest = await this.readRecords(sessionId, cursor);
+            const rest = await retrying(() => this.readRecords(sessionId, cursor));
             for (const item of rest) yield item;
             return;
           }
@@ -372,13 +427,22 @@ export class PgFleet implements Fleet {
     const ids = attachments.map((attachment) => attachment.id);
     const generations = new Map(attachments.map((attachment) => [attachment.id, attachment.control.currentGeneration]));
     const beat = Date.now() - this.lastHeartbeat >= this.config.heartbeatIntervalMs - 50;
+    const tokens = attachments.map((attachment) => attachment.runToken);
     try {
+      // One round trip. The heartbeat is fenced: only rows that still hold this process's run
+      // token are touched. The flags are read for every attached session with the token the row
+      // holds, so a session another process took over learns it here.
       const rows = beat
         ? await this.sql<(ControlRow & { session_id: string })[]>`
-            update agent_registry set heartbeat_at = now() where session_id in ${this.sql(ids)}
-            returning session_id, cancel_requested, pause_requested, signal_seq`
+            with beat as (
+              update agent_registry r set heartbeat_at = now()
+              from unnest(${ids}::text[], ${tokens}::text[]) as u(session_id, token)
+              where r.session_id = u.session_id and r.run_token = u.token
+              returning r.session_id)
+            select session_id, cancel_requested, pause_requested, signal_seq, run_token from agent_registry
+            where session_id in ${this.sql(ids)}`
         : await this.sql<(ControlRow & { session_id: string })[]>`
-            select session_id, cancel_requested, pause_requested, signal_seq from agent_registry
+            select session_id, cancel_requested, pause_requested, signal_seq, run_token from agent_registry
             where session_id in ${this.sql(ids)}`;
       if (beat) this.lastHeartbeat = Date.now();
       const byId = new Map(attachments.map((attachment) => [attachment.id, attachment]));
@@ -472,6 +536,7 @@ function toFleetSession(row: RegistryRow): FleetSession {
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
     costUsd: Number(row.cost_usd),
+    unpricedCalls: Number(row.unpriced_calls ?? 0),
     records: Number(row.records),
   };
 }

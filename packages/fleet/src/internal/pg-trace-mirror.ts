@@ -13,6 +13,8 @@ export interface UsageRow {
   cached_tokens: number;
   reasoning_tokens: number;
   cost_usd: number;
+  /** Model calls without a known price (their cost is not in `cost_usd`). */
+  unpriced_calls: number;
 }
 
 /** What a {@link PgTraceMirror} needs. */
@@ -20,6 +22,8 @@ export interface PgTraceMirrorOptions {
   /** Writes the batches of every session of the fleet in shared transactions. */
   writer: MirrorWriter;
   sessionId: string;
+  /** The attachment's run token (fencing of every write). */
+  runToken?: string;
   /** Records already in the trace (the next one observed is `recordsBefore + 1`). */
   recordsBefore: number;
   /** The highest sequence number the fleet holds for the session. */
@@ -233,6 +237,7 @@ export class PgTraceMirror implements TraceMirror {
     // before its last records are there (usage may run ahead: it only grows).
     return this.options.writer.write({
       sessionId: this.options.sessionId,
+      ...(this.options.runToken === undefined ? {} : { runToken: this.options.runToken }),
       records: batch,
       status: batchStatus(batch.map((item) => item.record)),
       usage: { ...this.usage },
@@ -274,6 +279,7 @@ export class PgTraceMirror implements TraceMirror {
         this.usage.cached_tokens += number('cache_read_tokens');
         this.usage.reasoning_tokens += number('reasoning_tokens');
         this.usage.cost_usd += number('cost_usd');
+        if (typeof value.cost_usd !== 'number') this.usage.unpriced_calls += 1;
         break;
       case 'run_end': {
         const usage = value.usage;
@@ -284,6 +290,7 @@ export class PgTraceMirror implements TraceMirror {
           this.usage.cached_tokens = number('cached_tokens', totals);
           this.usage.reasoning_tokens = number('reasoning_tokens', totals);
           this.usage.cost_usd = number('cost_usd', totals);
+          this.usage.unpriced_calls = number('unpriced_calls', totals);
         }
         break;
       }

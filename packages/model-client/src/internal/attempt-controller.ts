@@ -19,18 +19,41 @@ export class AttemptController {
   private phase: 'first_byte' | 'idle' = 'first_byte';
   private readonly onCallerAbort: () => void;
   private answering = false;
-  /** Which watchdog fired, if one did. */
-  timedOut: 'first_byte' | 'idle' | undefined = undefined;
+  /** Which watchdog fired, if one did (`answer`: the whole answer took longer than its limit). */
+  timedOut: 'first_byte' | 'idle' | 'answer' | undefined = undefined;
+  /** The bound on the whole answer: one timer for the attempt, never moved. */
+  private answerTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly firstByteTimeoutMs: number,
     private readonly idleTimeoutMs: number,
     private readonly callerSignal: AbortSignal | undefined,
+    /**
+     * Longest time one attempt may take from sending the request to the end of its answer,
+     * whatever arrives meanwhile (a server that drips one character a second never lets the idle
+     * watchdog fire). Infinite when not given.
+     */
+    private readonly answerTimeoutMs: number = Number.POSITIVE_INFINITY,
   ) {
     this.onCallerAbort = () => this.controller.abort(callerSignal?.reason);
     if (callerSignal?.aborted) this.controller.abort(callerSignal.reason);
     else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    if (Number.isFinite(answerTimeoutMs)) {
+      this.answerTimer = setTimeout(() => {
+        this.answerTimer = undefined;
+        if (this.controller.signal.aborted) return;
+        this.timedOut = 'answer';
+        this.controller.abort(new Error(`the answer took longer than ${answerTimeoutMs} ms`));
+      }, answerTimeoutMs);
+      // Only a request in flight keeps the process alive, as with the other watchdogs.
+      this.answerTimer.unref();
+    }
     this.arm();
+  }
+
+  /** Stops the attempt for a reason of the caller's own (an answer over its size bound). */
+  abort(reason: Error): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 
   /** The signal to hand to the HTTP request. */
@@ -40,6 +63,7 @@ export class AttemptController {
 
   /** The limit of the watchdog that fired (or of the current phase), in milliseconds. */
   get timeoutMs(): number {
+    if (this.timedOut === 'answer') return this.answerTimeoutMs;
     return (this.timedOut ?? (this.answering ? 'idle' : 'first_byte')) === 'idle'
       ? this.idleTimeoutMs
       : this.firstByteTimeoutMs;
@@ -71,6 +95,8 @@ export class AttemptController {
     this.deadline = Number.POSITIVE_INFINITY;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.answerTimer !== undefined) clearTimeout(this.answerTimer);
+    this.answerTimer = undefined;
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
   }
 

@@ -36,12 +36,25 @@ const TRANSIENT_STREAM_ERROR = /server_error|overloaded|rate_limit|timeout|unava
 /** Classifies an error thrown by the SDK or by reading the stream. */
 export function classifyFailure(
   error: unknown,
-  timedOut: 'first_byte' | 'idle' | undefined,
+  timedOut: 'first_byte' | 'idle' | 'answer' | undefined,
   timeoutMs: number,
   context: FailureContext,
   sdk: SdkErrors,
 ): Failure {
   const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
+  if (timedOut === 'answer') {
+    const description = `the answer from ${context.baseURL} took longer than ${formatDuration(timeoutMs)} (answer time limit; raise it with --max-answer-time or RHO_MAX_ANSWER_TIME)`;
+    return {
+      statusCode: undefined,
+      providerMessage: undefined,
+      description,
+      // The same request would drip again: a server this slow is not retried.
+      retryable: false,
+      retryAfterMs: undefined,
+      cause: error,
+      response: { kind: 'answer_too_long', received: `more than ${formatDuration(timeoutMs)} of streaming` },
+    };
+  }
   if (timedOut === 'idle') {
     return {
       statusCode: undefined,

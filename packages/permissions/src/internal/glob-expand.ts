@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOCAL_SYNC_FILES, LookupNeeded, type SyncFileView } from '../file-lookup.js';
 import { ShellRefusal } from './shell-words.js';
 
 /** More names than this from one pattern is refused: the argv would be unreadable and slow to check. */
@@ -166,23 +166,6 @@ function sortedByBytes(names: readonly string[]): string[] {
     .map((entry) => entry.name);
 }
 
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Expand one pathname pattern the way `bash -c` does by default: `*`, `?` and `[...]` match within
  * one path component; a name starting with `.` matches only a pattern component starting with a
@@ -192,9 +175,15 @@ function isDirectory(path: string): boolean {
  * inside the working directory: absolute patterns, `~` and `..` components are refused.
  *
  * `pattern` escapes quoted characters with a backslash (see `wordText`); `literal` is the word's
- * value, returned when nothing matches.
+ * value, returned when nothing matches. `files` is the file system the pattern is expanded on
+ * (this machine's, or the backend's the command runs on).
  */
-export function expandGlob(pattern: string, literal: string, cwd: string): string[] {
+export function expandGlob(
+  pattern: string,
+  literal: string,
+  cwd: string,
+  files: SyncFileView = LOCAL_SYNC_FILES,
+): string[] {
   // Scanning a bracket expression from each `[` is quadratic on `[[[[...`: 99,000 of them held the
   // event loop for 30 s. No path is longer than PATH_MAX, so no longer pattern is needed.
   if (pattern.length > MAX_GLOB_PATTERN) {
@@ -240,8 +229,10 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
       const directory = join(cwd, candidate === '' ? '.' : candidate);
       let names: string[];
       try {
-        names = readdirSync(directory);
-      } catch {
+        names = files.readdir(directory);
+      } catch (error) {
+        // A lookup still to be made (a backend's file system) is the caller's to make.
+        if (error instanceof LookupNeeded) throw error;
         continue;
       }
       for (const name of sortedByBytes(names)) {
@@ -250,7 +241,7 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
         if (!matcher(bytes(name))) continue;
         const path = `${candidate}${name}`;
         if (!last) {
-          if (isDirectory(join(cwd, path))) next.push(`${path}/`);
+          if (files.kind(join(cwd, path), true) === 'directory') next.push(`${path}/`);
         } else next.push(path);
         if (next.length > MAX_GLOB_MATCHES) {
           throw new ShellRefusal(
@@ -264,7 +255,10 @@ export function expandGlob(pattern: string, literal: string, cwd: string): strin
   }
   // Literal components after a wildcard name paths that must exist, as in bash.
   const matches = magic
-    ? candidates.filter((candidate) => candidate !== '' && (!literalAfterMagic || exists(join(cwd, candidate))))
+    ? candidates.filter(
+        (candidate) =>
+          candidate !== '' && (!literalAfterMagic || files.kind(join(cwd, candidate), false) !== undefined),
+      )
     : [];
   if (matches.length === 0) return [literal];
   // Bash sorts the complete expansion once.

@@ -129,6 +129,12 @@ export class QueueStore {
   }
 
   private async migrate(): Promise<void> {
+    // A submitter or worker role (rho tasks roles) may not create anything: once the table is
+    // there, its owner made it, and nothing is to do.
+    const { rows } = await this.pool.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [
+      `${this.schema}.rho_task`,
+    ]);
+    if (rows[0]?.found !== null && rows[0]?.found !== undefined) return;
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { defineTool } from '@rho/core';
 import { mustBeOneOf, requiredOneOf } from '@rho/core/internal';
 import type { Tool, ToolResult } from '@rho/core';
-import { checkSql, checkWritePath, openWriteTarget } from '@rho/permissions';
+import { checkSql, checkWritePath, databaseExportsEnabled, openWriteTarget } from '@rho/permissions';
 import type { PermissionProfile, WriteTarget } from '@rho/permissions';
 import type { DatabaseConfig, DatabaseType } from '../database-config.js';
 import { AliasConnection } from './connection-cache.js';
@@ -110,6 +110,10 @@ export function createDatabaseTool(
     );
   }
 
+  // export_query writes a file: offered only when the profile enables exports (never under
+  // `readonly`, whatever approves the call), and refused by checkWritePath otherwise.
+  const exportsEnabled = databaseExportsEnabled(settings.profile);
+  const operations = exportsEnabled ? OPERATIONS : OPERATIONS.filter((operation) => operation !== 'export_query');
   const accessText = readonly
     ? 'read-only: one read statement per call, run in a read-only transaction'
     : 'full (writes allowed)';
@@ -117,8 +121,10 @@ export function createDatabaseTool(
     `Query ${driver.label} databases [${aliases.length === 0 ? 'none configured' : aliases.join(', ')}]. Operations: ` +
     "'list_tables' lists tables and views (table_pattern: SQL LIKE pattern, default %; schema optional), " +
     "'describe' shows a table's columns, primary key, foreign keys and indexes (table_name, schema optional), " +
-    `'query' runs one SQL statement and shows up to row_limit rows (default ${DEFAULT_ROW_LIMIT}, at most ${MAX_ROW_LIMIT}) with the exact count of rows left out, ` +
-    "'export_query' streams every row of one query to a new CSV file at export_path, which must end in .csv (or .tsv for tab-separated) and not exist yet. " +
+    `'query' runs one SQL statement and shows up to row_limit rows (default ${DEFAULT_ROW_LIMIT}, at most ${MAX_ROW_LIMIT}) with the exact count of rows left out${exportsEnabled ? ',' : '.'} ` +
+    (exportsEnabled
+      ? "'export_query' streams every row of one query to a new CSV file at export_path, which must end in .csv (or .tsv for tab-separated) and not exist yet. "
+      : `No 'export_query': the '${settings.profile.name}' profile does not allow database exports. `) +
     `Access: ${accessText}.`;
 
   const parameters = {
@@ -129,7 +135,7 @@ export function createDatabaseTool(
         description: aliases.length <= 1 ? 'Database alias (optional: there is only one).' : 'Database alias to use.',
         enum: aliases,
       },
-      operation: { type: 'string', description: 'What to do.', enum: OPERATIONS },
+      operation: { type: 'string', description: 'What to do.', enum: operations },
       sql: { type: 'string', description: "One SQL statement, for 'query' and 'export_query'." },
       table_pattern: { type: 'string', description: "SQL LIKE pattern for 'list_tables' (default %)." },
       table_name: { type: 'string', description: "Table to 'describe'." },
@@ -216,6 +222,12 @@ export function createDatabaseTool(
           case 'describe':
             return attachWarning(await describe(connection, args.table_name, args.schema));
           case 'export_query':
+            if (!exportsEnabled) {
+              return failure(
+                `Export blocked: export_query writes a file, which the '${settings.profile.name}' profile does not allow (database_exports is off). Use the query operation to see the rows.`,
+                { blocked: true, rule: 'database_exports.off' },
+              );
+            }
             return attachWarning(
               await exportQuery(
                 connection,
@@ -226,7 +238,7 @@ export function createDatabaseTool(
               ),
             );
           default:
-            return failure(`Unknown operation: ${mustBeOneOf('operation', OPERATIONS, args.operation)}`);
+            return failure(`Unknown operation: ${mustBeOneOf('operation', operations, args.operation)}`);
         }
       } catch (error) {
         return attachWarning(failure(`${errorPrefix}: ${messageOf(error)}`));

@@ -2,8 +2,12 @@ import type { Tool, ToolContext, ToolResult } from '@rho/core';
 import { builtinProfile } from '@rho/permissions';
 import type { PermissionProfile } from '@rho/permissions';
 
-/** A built-in profile, failing loudly if the permissions package lost it. */
-export function profile(name: 'readonly' | 'developer' | 'unrestricted'): PermissionProfile {
+/**
+ * A built-in profile, failing loudly if the permissions package lost it; `readonly-exports` is
+ * `readonly` with `database_exports: on` (the one way a read-only profile lets export_query write).
+ */
+export function profile(name: 'readonly' | 'readonly-exports' | 'developer' | 'unrestricted'): PermissionProfile {
+  if (name === 'readonly-exports') return { ...profile('readonly'), name, databaseExports: true };
   const found = builtinProfile(name);
   if (found === undefined) throw new Error(`built-in profile ${name} is missing`);
   return found;

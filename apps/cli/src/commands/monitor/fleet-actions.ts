@@ -1,8 +1,9 @@
-import type { RawTraceRecord, TraceRecord } from '@rho/core';
+import type { RawTraceRecord, TraceRecord, UsageTotals } from '@rho/core';
 import { isKnownRecord, RhoError } from '@rho/core';
 import type { Fleet, FleetSession, FleetSessionStatus } from '@rho/fleet';
 import type { MonitoredSession } from '@rho/monitor';
 import { EXIT, UsageError } from '../../exit-codes.js';
+import { formatCost } from '../../format.js';
 import { createEventRenderer } from '../../render.js';
 import type { ControlKind } from './monitor-actions.js';
 import type { MonitorIo } from './monitor-io.js';
@@ -66,7 +67,16 @@ export async function fleetPsAction(fleet: Fleet, options: FleetPsOptions, io: M
     return EXIT.completed;
   }
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  const costs = new Map(sessions.map((session) => [session.id, `$${session.costUsd.toFixed(4)}`]));
+  // As the local listing: `unknown` when no call was priced, `$x + unpriced` when some were not.
+  const costs = new Map(
+    sessions.map((session) => [
+      session.id,
+      formatCost({ cost_usd: session.costUsd, unpriced_calls: session.unpricedCalls } as UsageTotals).replace(
+        'cost unknown',
+        'unknown',
+      ),
+    ]),
+  );
   io.out(`${formatSessionTable(sessions.map(asMonitored), { color: io.color, width, costs, hosts: true })}\n`);
   if (full) io.out(`(the newest ${options.limit} shown; use --limit N or --json for more)\n`);
   return EXIT.completed;
@@ -90,7 +100,8 @@ export function fleetSessionJson(session: FleetSession): Record<string, unknown>
     first_prompt: session.firstPrompt ?? null,
     input_tokens: session.inputTokens,
     output_tokens: session.outputTokens,
-    cost_usd: session.costUsd,
+    cost_usd: session.costUsd === 0 && session.unpricedCalls > 0 ? null : session.costUsd,
+    unpriced_calls: session.unpricedCalls,
     parent_id: session.parentId ?? null,
     records: session.records,
   };
@@ -173,6 +184,17 @@ export async function fleetWatchAction(
     afterSeq: options.fromStart ? 0 : target.records,
     follow: options.follow,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onConnectionLost: (error) => {
+      const text =
+        error === undefined
+          ? "The fleet's database answers again; watching on.\n"
+          : `The fleet's database went away (${error instanceof Error ? error.message : String(error)}); reconnecting (for up to 5 minutes)...\n`;
+      if (options.json)
+        io.out(
+          `${JSON.stringify({ type: 'warning', ts: new Date().toISOString(), message: text.trim(), source: 'fleet' })}\n`,
+        );
+      else io.err(text);
+    },
   })) {
     if (options.json)
       io.out(`${JSON.stringify(childId === undefined ? record : { ...record, child_session_id: childId })}\n`);

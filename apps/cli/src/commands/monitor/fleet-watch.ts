@@ -19,7 +19,14 @@ export interface FleetWatchedRecord {
 export async function* followFleetSession(
   fleet: Fleet,
   target: FleetSession,
-  options: { afterSeq: number; follow: boolean; signal?: AbortSignal; discoverIntervalMs?: number },
+  options: {
+    afterSeq: number;
+    follow: boolean;
+    signal?: AbortSignal;
+    discoverIntervalMs?: number;
+    /** Told when the database goes away (the error) and when it is back (`undefined`). */
+    onConnectionLost?: (error: unknown | undefined) => void;
+  },
 ): AsyncGenerator<FleetWatchedRecord, void, undefined> {
   let queue: FleetWatchedRecord[] = [];
   let head = 0;
@@ -44,7 +51,15 @@ export async function* followFleetSession(
 
   const follow = (id: string, childId: string | undefined, afterSeq: number, untilFinished: boolean) => {
     const task = (async () => {
-      for await (const { record } of fleet.followRecords(id, { afterSeq, untilFinished, signal: stop.signal })) {
+      for await (const { record } of fleet.followRecords(id, {
+        afterSeq,
+        untilFinished,
+        signal: stop.signal,
+        // The watched session's follow speaks for the connection; a child's would say it again.
+        ...(childId === undefined && options.onConnectionLost !== undefined
+          ? { onConnectionLost: options.onConnectionLost }
+          : {}),
+      })) {
         queue.push(childId === undefined ? { record } : { record, childId });
         notify();
       }

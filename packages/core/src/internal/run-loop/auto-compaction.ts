@@ -6,7 +6,7 @@ import { AUTO_COMPACT_THRESHOLD, COMPACTION_PROMPT, messagesToKeep, SUMMARY_PREF
 import type { ContextWindowResolver } from '../../context-window-resolver.js';
 import { SessionWriteError } from '../../errors.js';
 import { State } from '../../state.js';
-import { safeAppend } from './run-scope.js';
+import { modelSystemPrompt, safeAppend } from './run-scope.js';
 
 /** What compaction works on: the conversation, and the agent and client that continue it. */
 export interface CompactionScope {
@@ -49,7 +49,7 @@ export async function compactHistory(
   // Same system prompt and tools as the conversation, so the provider's prompt cache is reused.
   const request: ModelRequest = {
     messages: [
-      { role: 'system', content: agent.systemPrompt },
+      { role: 'system', content: modelSystemPrompt(agent.systemPrompt, state.secretRedactor) },
       ...state.messages,
       { role: 'user', content: `${COMPACTION_PROMPT}${guidance}` },
     ],

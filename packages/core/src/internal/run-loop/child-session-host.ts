@@ -8,6 +8,8 @@ import { agentConfigToDocument, parseAgentConfig } from '../../agent-config.js';
 import type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from '../../child-sessions.js';
 import type { UsageTotals } from '../../events.js';
 import type { Approver, Budgets, SessionOptions } from '../../session-options.js';
+import type { SecretRedactor } from '../../secret-redaction.js';
+import { mergeSecretRedactors } from '../../secret-redaction.js';
 import type { SessionObserver } from '../../session-observer.js';
 import { readSessionMeta } from '../../session-meta.js';
 import { SessionStore } from '../../session-store.js';
@@ -36,6 +38,8 @@ export interface ParentSession {
   recordChildUsage(childSessionId: string, usage: UsageTotals, model: string): void;
   /** Told of each child, and give it observers of its own. */
   readonly observers: readonly SessionObserver[];
+  /** The parent's redactor: a child's records and results keep the same secrets out. */
+  readonly redactor?: SecretRedactor | undefined;
 }
 
 /** The tool call a child is spawned for. */
@@ -76,6 +80,7 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
       : undefined;
   // An app's per-child options (a fleet registration, say) need the child's id before it exists.
   const hook = parent.childSessionOptions;
+  const redactor = mergeSecretRedactors(parent.redactor, options.session?.redactor);
   const id = hook === undefined ? undefined : (options.session?.id ?? place?.id ?? randomUUID());
   const child = agent.createSession({
     ...(place === undefined ? {} : place),
@@ -89,6 +94,8 @@ function spawnChild(parent: ParentSession, options: SpawnChildOptions): ChildSes
           childSessionOptions: hook,
         }),
     ...options.session,
+    // What a child sees reaches the parent as its result: the parent's secrets are the child's too.
+    ...(redactor === undefined ? {} : { redactor }),
   });
   if (options.copyHistory === true) {
     for (const message of historyWithoutPendingCalls(parent.state.messages)) child.state.addMessage(message);

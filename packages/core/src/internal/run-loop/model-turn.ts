@@ -2,7 +2,7 @@ import type { ChatToolCall, ModelRequest, ModelToolCall, Usage } from '@rho/mode
 import { ModelApiError, RhoError } from '@rho/model-client';
 import { timestamp } from '../../events.js';
 import type { RunScope } from './run-scope.js';
-import { emit } from './run-scope.js';
+import { emit, modelSystemPrompt } from './run-scope.js';
 
 /** How one model call ended. */
 export type TurnOutcome =
@@ -16,8 +16,10 @@ export type TurnOutcome =
  */
 export async function modelTurn(scope: RunScope, withTools: boolean): Promise<TurnOutcome> {
   const { agent, state, client, controller, listeners } = scope;
+  // The history is redacted as it is appended (State); the system prompt here, once per prompt.
+  const redactor = state.secretRedactor;
   const request: ModelRequest = {
-    messages: [{ role: 'system', content: agent.systemPrompt }, ...state.messages],
+    messages: [{ role: 'system', content: modelSystemPrompt(agent.systemPrompt, redactor) }, ...state.messages],
     ...(withTools && agent.registry.size > 0 ? { tools: agent.registry.specs() } : {}),
   };
   const model = client.model;
@@ -41,10 +43,12 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
       switch (event.type) {
         case 'text':
           text += event.text;
-          if (listeners.length > 0) emit(listeners, { type: 'text', ts: timestamp(), text: event.text });
+          if (listeners.length > 0)
+            emit(listeners, { type: 'text', ts: timestamp(), text: redactor?.text(event.text) ?? event.text });
           break;
         case 'reasoning':
-          if (listeners.length > 0) emit(listeners, { type: 'reasoning', ts: timestamp(), text: event.text });
+          if (listeners.length > 0)
+            emit(listeners, { type: 'reasoning', ts: timestamp(), text: redactor?.text(event.text) ?? event.text });
           break;
         case 'refusal':
           refusal += event.text;
@@ -103,6 +107,8 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
     ...(usage === null ? { usage_reported: false } : {}),
     ...(responseId === undefined ? {} : { response_id: responseId }),
   });
+  // The answer as a whole (a secret split across two deltas included) is what the run returns.
+  if (redactor !== undefined && text !== '') text = redactor.text(text);
   // A refusal is recorded whatever happens next: it is what the model said instead of an answer.
   if (refusal !== '') state.append({ type: 'refusal', content: refusal });
   if (controller.signal.aborted) {

@@ -3,6 +3,7 @@ import type { Agent } from '../../agent.js';
 import type { ChildSessions } from '../../child-sessions.js';
 import type { ContextWindowResolver } from '../../context-window-resolver.js';
 import type { SessionEvent } from '../../events.js';
+import type { SecretRedactor } from '../../secret-redaction.js';
 import type { Approver } from '../../session-options.js';
 import type { State } from '../../state.js';
 import type { RunControl } from './run-control.js';
@@ -52,4 +53,17 @@ export function safeAppend(state: State, record: Parameters<State['append']>[0])
   } catch {
     // The outcome is still returned to the caller.
   }
+}
+
+/** The last system prompt each redactor redacted: a prompt is scanned once, not at every turn. */
+const redactedPrompts = new WeakMap<SecretRedactor, { prompt: string; redacted: string }>();
+
+/** The system prompt as the model gets it: with the known secrets of `redactor` replaced. */
+export function modelSystemPrompt(prompt: string, redactor: SecretRedactor | undefined): string {
+  if (redactor === undefined) return prompt;
+  const cached = redactedPrompts.get(redactor);
+  if (cached !== undefined && cached.prompt === prompt) return cached.redacted;
+  const redacted = redactor.text(prompt);
+  redactedPrompts.set(redactor, { prompt, redacted });
+  return redacted;
 }

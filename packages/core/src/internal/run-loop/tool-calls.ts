@@ -45,6 +45,7 @@ export async function runToolCalls(scope: RunScope, toolCalls: ModelToolCall[]):
     workingDir: agent.workingDir,
     backend: agent.backend,
     children: scope.childrenFor(call),
+    ...(state.secretRedactor === undefined ? {} : { redactor: state.secretRedactor }),
   });
   const concurrent =
     prepared.length > 1 && prepared.every((call) => call.ok && call.tool.annotations?.readOnly === true);

@@ -1,16 +1,20 @@
 import type { DatabaseConfig } from '../../database-config.js';
 import type { DialectDriver, DriverConnection, RowSink, RunOptions, RunOutcome } from '../driver.js';
-import { ROW_BATCH_SIZE, StatementError, leadingKeyword } from '../run-error.js';
-import type { SqliteDatabase } from './sqlite-engine.js';
-import { openSqlite } from './sqlite-engine.js';
+import { StatementError, leadingKeyword } from '../run-error.js';
+import { SqliteProcess } from './sqlite-process.js';
 
 // Statements that change the connection or write files even on a read-only connection:
 // ATTACH/DETACH swap databases in, PRAGMA changes settings, VACUUM INTO writes a new file.
 const REFUSED_IN_READONLY = new Set(['ATTACH', 'DETACH', 'PRAGMA', 'VACUUM']);
 
+/**
+ * A connection whose statements run in a child process (see sqlite-process.ts): SQLite's step
+ * cannot be interrupted from this thread, so the statement timeout and cancellation kill that
+ * process, and the next call opens the database again.
+ */
 class SqliteConnection implements DriverConnection {
   constructor(
-    private readonly database: SqliteDatabase,
+    private readonly database: SqliteProcess,
     private readonly timeoutMs: number,
     private readonly readonly: boolean,
   ) {}
@@ -22,57 +26,48 @@ class SqliteConnection implements DriverConnection {
     if (options.readonly && REFUSED_IN_READONLY.has(leadingKeyword(sql))) {
       throw new StatementError(`${leadingKeyword(sql)} is not allowed in read-only mode`);
     }
+    // One deadline for the whole statement, rows handed to the sink included (as before).
+    const deadline = Date.now() + this.timeoutMs;
+    const limits = () => ({ timeoutMs: Math.max(1, deadline - Date.now()), signal: options.signal });
+    let reply = await this.database.request(
+      { op: 'run', sql, params: options.params ?? [], readonly: options.readonly },
+      limits(),
+    );
+    let columnsSent = false;
     try {
-      return await this.runStatement(sql, sink, options);
-    } finally {
-      // A statement may leave a transaction open (BEGIN, SAVEPOINT): never carry it into the
-      // next call, where it would pin an old snapshot or hold a lock.
-      if (this.database.inTransaction) this.database.exec('ROLLBACK');
-    }
-  }
-
-  private async runStatement(sql: string, sink: RowSink, options: RunOptions): Promise<RunOutcome> {
-    // prepare() compiles exactly one statement and throws on a second one.
-    const statement = this.database.prepare(sql);
-    // better-sqlite3 reports sqlite3_stmt_readonly; node:sqlite cannot, and relies on the
-    // read-only connection and query_only (below) alone.
-    if (options.readonly && statement.readonly === false) {
-      throw new StatementError(
-        'the statement would write to the database; only read-only statements run in read-only mode',
-      );
-    }
-    const params = options.params ?? [];
-    if (!statement.reader) {
-      const info = statement.run(params);
-      return { hasResultSet: false, affectedRows: info.changes };
-    }
-    await sink.columns(statement.columns());
-    const started = Date.now();
-    let batch: unknown[][] = [];
-    // better-sqlite3 runs on this thread and cannot be interrupted mid-step, so the timeout and
-    // abort are checked between rows: they bound long scans, not a single slow aggregate step.
-    for (const row of statement.iterate(params)) {
-      batch.push(row);
-      if (batch.length >= ROW_BATCH_SIZE) {
-        await sink.rows(batch);
-        batch = [];
-        if (options.signal?.aborted) throw new StatementError('the statement was cancelled');
-        if (Date.now() - started > this.timeoutMs) {
-          throw new StatementError(`the statement ran longer than the ${this.timeoutMs / 1000} s statement timeout`);
+      for (;;) {
+        if (reply.type !== 'rows' && reply.type !== 'done') {
+          throw new StatementError(`unexpected answer from the SQLite process: ${reply.type}`);
         }
+        if (reply.type === 'done' && !reply.hasResultSet) {
+          return {
+            hasResultSet: false,
+            ...(reply.affectedRows === undefined ? {} : { affectedRows: reply.affectedRows }),
+          };
+        }
+        if (!columnsSent) {
+          await sink.columns(reply.columns ?? []);
+          columnsSent = true;
+        }
+        if (reply.rows !== undefined && reply.rows.length > 0) await sink.rows(reply.rows);
+        if (reply.type === 'done') return { hasResultSet: true };
+        if (options.signal?.aborted === true) throw new StatementError('the statement was cancelled');
+        reply = await this.database.request({ op: 'more' }, limits());
       }
+    } catch (error) {
+      // A sink that failed (a full disk) leaves the statement open over there: end the process
+      // rather than leave rows pending; the next call opens the database again.
+      if (reply.type === 'rows') this.database.kill();
+      throw error;
     }
-    if (batch.length > 0) await sink.rows(batch);
-    return { hasResultSet: true };
   }
 
-  /** A local file: open until rho closes it. */
   isBroken(): boolean {
-    return false;
+    return this.database.broken;
   }
 
   async ping(): Promise<void> {
-    for (const row of this.database.prepare('SELECT 1').iterate([])) void row;
+    await this.database.request({ op: 'ping' }, { timeoutMs: this.timeoutMs });
   }
 
   async writeAccess(): Promise<string | undefined> {
@@ -81,26 +76,25 @@ class SqliteConnection implements DriverConnection {
   }
 
   async close(): Promise<void> {
-    try {
-      this.database.close();
-    } catch {
-      // already closed
-    }
+    await this.database.close();
   }
 }
 
-/** SQLite through better-sqlite3 (or Node's built-in `node:sqlite` on Node 24+, see sqlite-engine.ts). */
+/**
+ * SQLite through better-sqlite3 (or Node's built-in `node:sqlite` on Node 24+, see sqlite-engine.ts),
+ * in a child process per connection.
+ */
 export const sqliteDriver: DialectDriver = {
   type: 'sqlite',
   label: 'SQLite',
   async connect(config: DatabaseConfig, settings: { readonly: boolean }): Promise<DriverConnection> {
-    const database = await openSqlite(config.path ?? '', {
+    const { process: child } = await SqliteProcess.open({
+      path: config.path ?? '',
       readonly: settings.readonly,
       fileMustExist: true,
       timeoutMs: Math.round(config.statementTimeoutSeconds * 1000),
     });
-    if (settings.readonly) database.exec('PRAGMA query_only = ON');
-    return new SqliteConnection(database, config.statementTimeoutSeconds * 1000, settings.readonly);
+    return new SqliteConnection(child, config.statementTimeoutSeconds * 1000, settings.readonly);
   },
   listTables(pattern) {
     return {
