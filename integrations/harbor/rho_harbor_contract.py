@@ -18,7 +18,7 @@ RUN_SCRIPT_SOURCE = HERE / "rho-harbor-run.sh"
 INSTALL_TEMPLATE = HERE / "install-rho.sh.j2"
 RUN_SCRIPT_PATH = "/installed-agent/rho-harbor-run.sh"
 DEFAULT_PACKAGE_SPEC = "@rho/cli"
-DEFAULT_NODE_VERSION = "22.12.0"
+DEFAULT_NODE_VERSION = "22.23.5"
 
 # Variables passed through to the run when set on the host (Harbor forwards them explicitly).
 FORWARDED_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RHO_FIRST_BYTE_TIMEOUT", "RHO_IDLE_TIMEOUT", "RHO_MAX_RETRIES")

@@ -3,6 +3,14 @@
 // yargs, the agent runtime or any tool package, so they start about as fast as Node itself.
 import { readFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
+import { unsupportedNodeMessage } from './node-version.js';
+
+// First of all, before anything that an older Node would fail on with a less helpful message.
+const unsupported = unsupportedNodeMessage(process.versions.node, process.execPath);
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`);
+  process.exit(2);
+}
 
 /** Widths `dist/help-<width>.txt` is rendered at (scripts/render-help.mjs), widest last. */
 const HELP_WIDTHS = [40, 60, 80, 100];
@@ -34,12 +42,12 @@ if (only === '--version' || only === '-V') {
   // `rho ... > FILE` on a disk that fills up: the output is incomplete, and rho says so.
   const { guardFileStdout, stdoutFault } = await import('./output-file.js');
   guardFileStdout();
-  // Node 22.1+ keeps V8's compiled code of the modules it loads in a cache on disk (in the
-  // system's temporary directory, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it
-  // off): a run loads some 440 modules, and their compilation is about a tenth of its start-up.
-  // Node 20 has no such cache, and a failure to write it is not rho's concern.
+  // Node keeps V8's compiled code of the modules it loads in a cache on disk (in the system's
+  // temporary directory, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a run
+  // loads some 440 modules, and their compilation is about a tenth of its start-up. A failure to
+  // write it is not rho's concern.
   try {
-    (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+    nodeModule.enableCompileCache();
   } catch {
     // No cache: the same start as without it.
   }

@@ -47,8 +47,9 @@ let stdoutFailure: { error: NodeJS.ErrnoException; path: string | undefined } | 
  * says what failed, so the exit code and a message can say the output is incomplete.
  */
 export function guardFileStdout(stream: NodeJS.WriteStream = process.stdout, fd = 1): void {
-  // Node gives a file (not a terminal or a pipe) a SyncWriteStream. (An fstat of the descriptor
-  // here broke the resolution of later imports on Node 20 when stdout is a pipe.)
+  // Node gives a file (not a terminal or a pipe) a SyncWriteStream, whose `_write` is what is
+  // replaced below. (Checked by class rather than by an fstat of the descriptor, which on Node 20,
+  // rho's floor then, broke the resolution of later imports when stdout was a pipe.)
   if (stream.constructor.name !== 'SyncWriteStream') return;
   const target = stream as unknown as {
     _write: (chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void) => void;

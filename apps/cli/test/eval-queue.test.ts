@@ -62,7 +62,7 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
           HOME: process.env.HOME,
           RHO_QUEUE_SCHEMA: schema,
           RHO_FLEET_HOST: host,
-          RHO_QUEUE_LEASE: '5',
+          RHO_QUEUE_LEASE: '10',
           // The model is the workers' to call: the submitter has no key.
           OPENAI_BASE_URL: server.url,
           OPENAI_API_KEY: 'test',

@@ -369,7 +369,7 @@ describe('the Harbor adapter (integrations/harbor)', () => {
       (_, name: string) =>
         ({
           package_spec: '@rho/cli@0.1.0',
-          node_version: '22.12.0',
+          node_version: '22.23.5',
           run_script: readFileSync(runScript, 'utf8').trimEnd(),
         })[name] ?? `<${name}?>`,
     );

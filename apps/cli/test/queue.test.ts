@@ -53,7 +53,7 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
   const env = () => ({
     RHO_FLEET_URL: POSTGRES_URL,
     RHO_QUEUE_SCHEMA: schema,
-    RHO_QUEUE_LEASE: '2',
+    RHO_QUEUE_LEASE: '10',
     OPENAI_BASE_URL: server.url,
     OPENAI_API_KEY: 'test',
     OPENAI_MODEL: 'scripted',

@@ -3,8 +3,8 @@ import type { ExportResult } from '@opentelemetry/core';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { SecretRedactor, SessionObserver } from '@rho/core';
 import { createSecretRedactor } from '@rho/core';
@@ -74,12 +74,12 @@ export function createOtlpTracing(options: OtlpTracingOptions): OtlpTracing {
     options.onExportError,
     options.redactor ?? createSecretRedactor(),
   );
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: options.serviceName ?? 'rho',
       ...(options.serviceVersion === undefined ? {} : { [ATTR_SERVICE_VERSION]: options.serviceVersion }),
     }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: timeoutMs })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: timeoutMs })],
   });
   const tracer = provider.getTracer('@rho/otel');
   let stopped: Promise<void> | undefined;

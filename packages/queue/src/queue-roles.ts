@@ -46,19 +46,28 @@ $$;
 
 grant usage on schema ${schema} to ${submitter}, ${worker};
 
--- pg-boss's tables, as pg-boss uses them: both read; submitters add and cancel jobs, workers take,
--- renew, complete and archive them (pg-boss fails or retries a job by deleting and re-inserting it).
+-- pg-boss's tables, as pg-boss 12 uses them: both read; submitters add and cancel jobs (job and
+-- the tables that hold its queues: job_common, and a partition per partitioned queue); workers
+-- take, heartbeat, complete and fail them (pg-boss fails or retries a job by deleting and
+-- re-inserting it) and run the supervision (lease expiry, queue statistics, warnings). Every
+-- pg-boss object records itself in instance.
 grant select on all tables in schema ${schema} to ${submitter}, ${worker};
-grant insert, update on ${schema}.job to ${submitter};
-grant insert, update, delete on ${schema}.job to ${worker};
-grant update on ${schema}.version to ${worker};
 do $$
+declare t regclass;
 begin
-  if to_regclass('${schema}.archive') is not null then
-    execute 'grant insert, delete on ${schema}.archive to ${worker}';
-  end if;
+  for t in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = '${schema}' and c.relkind in ('r', 'p') and c.relname <> 'rho_task'
+  loop
+    execute format('grant insert, update, delete on %s to ${worker}', t);
+  end loop;
+  for t in select '${schema}.job'::regclass
+    union select i.inhrelid::regclass from pg_inherits i where i.inhparent = '${schema}.job'::regclass
+  loop
+    execute format('grant insert, update on %s to ${submitter}', t);
+  end loop;
 end
 $$;
+grant insert, update, delete on ${schema}.instance to ${submitter};
 -- A new label set gets its own pg-boss queue (a partition of job, which only the owner may add).
 do $$
 declare fn regprocedure;

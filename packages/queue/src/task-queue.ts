@@ -11,8 +11,9 @@ export interface TaskQueueOptions {
   /** The schema of the queue's tables, pg-boss's included (default `rho_queue`). */
   schema?: string;
   /**
-   * How long a running task's lease lasts, in seconds (default 60): a worker heartbeats three
-   * times a lease; when it stops (the machine died), the task is started again elsewhere.
+   * The lease of the tasks this queue submits, in seconds (default 60, at least 10): a worker
+   * heartbeats three times a lease; when the heartbeats stop (the machine died), the task is
+   * started again elsewhere.
    */
   leaseSeconds?: number;
   /** Errors that did not fail a call (a dropped idle connection). */
@@ -52,11 +53,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Default lease of a running task, in seconds. */
 export const DEFAULT_LEASE_SECONDS = 60;
+/** The shortest lease: pg-boss's heartbeat counts in whole seconds, 10 at least. */
+export const MIN_LEASE_SECONDS = 10;
+/**
+ * The longest one attempt may run, in seconds: pg-boss fails a job that has been active for its
+ * `expireInSeconds` whatever its heartbeats, and allows 24 hours at most.
+ */
+export const MAX_ATTEMPT_SECONDS = 86_400;
 /** Default schema of the queue. */
 export const DEFAULT_QUEUE_SCHEMA = 'rho_queue';
 
 /** Opens the queue (creating its schema on first use, unless `create: false`). */
 export async function createTaskQueue(options: TaskQueueOptions): Promise<TaskQueue> {
+  const lease = leaseOf(options.leaseSeconds);
   const store = await QueueStore.open({
     url: options.url,
     schema: options.schema ?? DEFAULT_QUEUE_SCHEMA,
@@ -65,14 +74,17 @@ export async function createTaskQueue(options: TaskQueueOptions): Promise<TaskQu
     ...(options.create === undefined ? {} : { create: options.create }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });
-  return new PostgresTaskQueue(store, leaseOf(options.leaseSeconds));
+  return new PostgresTaskQueue(store, lease);
 }
 
-/** The lease in whole seconds (pg-boss counts in seconds), at least 1. */
+/** The lease in whole seconds (pg-boss counts in seconds), at least {@link MIN_LEASE_SECONDS}. */
 export function leaseOf(seconds: number | undefined): number {
   if (seconds === undefined) return DEFAULT_LEASE_SECONDS;
-  if (!Number.isFinite(seconds) || seconds < 1)
-    throw new ConfigError({ message: `The lease must be at least 1 second (got ${seconds}).`, code: 'queue_lease' });
+  if (!Number.isFinite(seconds) || seconds < MIN_LEASE_SECONDS)
+    throw new ConfigError({
+      message: `The lease must be at least ${MIN_LEASE_SECONDS} seconds (got ${seconds}): pg-boss's job heartbeat allows no shorter.`,
+      code: 'queue_lease',
+    });
   return Math.ceil(seconds);
 }
 
@@ -133,20 +145,32 @@ class PostgresTaskQueue implements TaskQueue {
     const rows = tasks.map((task) => ({ id: randomUUID(), task, queue: queueName(task.labels ?? []) }));
     await store.transaction(async (client) => {
       const db = { executeSql: async (text: string, values?: unknown[]) => client.query(text, values) };
-      await store.boss.insert(
-        rows.map(({ id, task, queue }) => ({
-          id,
-          name: queue,
-          data: { task_id: id },
-          priority: task.priority ?? 0,
-          retryLimit: (task.max_attempts ?? 3) - 1,
-          retryDelay: 0,
-          expireInSeconds: this.leaseSeconds,
-          // A queued job past keep_until is dropped by pg-boss; rho_task then says expired.
-          keepUntil: task.deadline ?? new Date(Date.now() + 365 * 86_400_000).toISOString(),
-        })),
-        { db },
-      );
+      for (const queue of queues) {
+        await store.boss.insert(
+          queue,
+          rows
+            .filter((row) => row.queue === queue)
+            .map(({ id, task }) => ({
+              id,
+              data: { task_id: id },
+              priority: task.priority ?? 0,
+              retryLimit: (task.max_attempts ?? 3) - 1,
+              retryDelay: 0,
+              // The lease: pg-boss fails (and retries) an active job whose worker has not touched it
+              // for this long. The worker heartbeats at a third of it.
+              heartbeatSeconds: this.leaseSeconds,
+              expireInSeconds: MAX_ATTEMPT_SECONDS,
+              // A queued job is dropped by pg-boss after its retention; rho_task then says expired.
+              retentionSeconds:
+                task.deadline === undefined
+                  ? 365 * 86_400
+                  : Math.max(1, Math.ceil((Date.parse(task.deadline) - Date.now()) / 1000)),
+              // Finished jobs leave pg-boss's table after a day: results live in rho_task.
+              deleteAfterSeconds: 86_400,
+            })),
+          { db },
+        );
+      }
       // One transaction gives every job the same created_on; a microsecond apart each, equal
       // priorities start in the order they were submitted.
       await client.query(

@@ -29,7 +29,11 @@ export interface TaskWorkerOptions {
   cwd?: string;
   /** The model endpoint the worker itself is configured with (`OPENAI_BASE_URL`): a task naming it is no override. */
   ownEndpoint?: string;
-  /** The lease this worker renews while a task runs, in seconds (default 60; heartbeat every third). */
+  /**
+   * How often this worker brings the queue's catalogue in line with pg-boss, in seconds (default 60).
+   * A running task's lease is the one it was submitted with (the queue's `leaseSeconds`, kept by
+   * pg-boss as the job's `heartbeatSeconds`): the worker heartbeats at a third of it.
+   */
   leaseSeconds?: number;
   /** How often to look for tasks when no notification arrives, in seconds (default 2). */
   pollSeconds?: number;
@@ -77,6 +81,8 @@ interface Running {
   id: string;
   queue: string;
   attempt: number;
+  /** pg-boss's retry count of this attempt (attempt - 1): the fencing token of every heartbeat and settle. */
+  retryCount: number;
   session: RunningSession;
   reason?: StopReason;
   timers: NodeJS.Timeout[];
@@ -216,8 +222,6 @@ class Worker implements TaskWorker {
     // Another worker took it first: look again at once.
     if (job === undefined) return true;
     const attempt = job.retryCount + 1;
-    // The job's lease was set by whoever submitted it: from now on it is this worker's.
-    await this.renewLease(queue, job.id);
     const claimed = await this.store.query<{ spec: TaskSpec; deadline: Date | null; state: TaskState }>(
       `UPDATE ${s}.rho_task SET state = 'running', attempt = $2, host = $3, worker_id = $4, session_id = NULL,
          started_at = now(), heartbeat_at = now(), finished_at = NULL, result = NULL
@@ -230,7 +234,7 @@ class Worker implements TaskWorker {
       const { rows } = await this.store.query<{ state: TaskState }>(`SELECT state FROM ${s}.rho_task WHERE id = $1`, [
         job.id,
       ]);
-      await this.store.boss.complete(queue, job.id);
+      await this.store.boss.complete(queue, { id: job.id, retryCount: job.retryCount });
       this.options.onEvent?.({ type: 'task_skipped', task_id: job.id, state: rows[0]?.state ?? 'failed' });
       return true;
     }
@@ -238,7 +242,7 @@ class Worker implements TaskWorker {
     const refusal = taskRefusal(row.spec, this.allow);
     if (refusal !== undefined) {
       this.options.onEvent?.({ type: 'task_refused', task_id: job.id, reason: refusal });
-      await this.finish({ id: job.id, queue, attempt }, 'failed', {
+      await this.finish({ id: job.id, queue, attempt, retryCount: job.retryCount }, 'failed', {
         status: 'refused',
         attempt,
         host: this.host,
@@ -247,7 +251,7 @@ class Worker implements TaskWorker {
       return true;
     }
     if (row.deadline !== null && row.deadline.getTime() <= Date.now()) {
-      await this.finish({ id: job.id, queue, attempt }, 'expired', {
+      await this.finish({ id: job.id, queue, attempt, retryCount: job.retryCount }, 'expired', {
         status: 'expired',
         attempt,
         host: this.host,
@@ -255,11 +259,28 @@ class Worker implements TaskWorker {
       });
       return true;
     }
-    this.launch({ id: job.id, queue, attempt, spec: allowedSpec(row.spec, this.allow), deadline: row.deadline });
+    this.launch({
+      id: job.id,
+      queue,
+      attempt,
+      retryCount: job.retryCount,
+      // Jobs submitted without a heartbeat (none should be): the worker's own period.
+      leaseSeconds: job.heartbeatSeconds ?? this.lease,
+      spec: allowedSpec(row.spec, this.allow),
+      deadline: row.deadline,
+    });
     return true;
   }
 
-  private launch(task: { id: string; queue: string; attempt: number; spec: TaskSpec; deadline: Date | null }): void {
+  private launch(task: {
+    id: string;
+    queue: string;
+    attempt: number;
+    retryCount: number;
+    leaseSeconds: number;
+    spec: TaskSpec;
+    deadline: Date | null;
+  }): void {
     const s = this.store.schema;
     this.options.onEvent?.({ type: 'task_started', task_id: task.id, attempt: task.attempt, prompt: task.spec.prompt });
     const session = this.options.runner(
@@ -277,9 +298,17 @@ class Worker implements TaskWorker {
         },
       },
     );
-    const running: Running = { id: task.id, queue: task.queue, attempt: task.attempt, session, timers: [] };
+    const running: Running = {
+      id: task.id,
+      queue: task.queue,
+      attempt: task.attempt,
+      retryCount: task.retryCount,
+      session,
+      timers: [],
+    };
     this.tasks.set(task.id, running);
-    running.timers.push(setInterval(() => void this.heartbeat(running), (this.lease * 1000) / 3));
+    // The job's own lease (set when it was submitted), whatever this worker's: three beats a lease.
+    running.timers.push(setInterval(() => void this.heartbeat(running), (task.leaseSeconds * 1000) / 3));
     if (task.deadline !== null) {
       const wait = task.deadline.getTime() - Date.now();
       // setTimeout holds at most about 24.8 days; a later deadline is checked by heartbeats.
@@ -292,7 +321,12 @@ class Worker implements TaskWorker {
   private async heartbeat(task: Running): Promise<void> {
     const s = this.store.schema;
     try {
-      const renewed = await this.renewLease(task.queue, task.id);
+      // pg-boss's heartbeat, fenced to this attempt: it touches the job only while it is active
+      // and still at the retry count this worker fetched.
+      const touched = (await this.store.boss.touch(task.queue, { id: task.id, retryCount: task.retryCount })) as {
+        affected?: number;
+      };
+      const renewed = touched.affected === 1;
       const row = await this.store.query<{ state: TaskState; attempt: number }>(
         `UPDATE ${s}.rho_task SET heartbeat_at = now() WHERE id = $1 RETURNING state, attempt`,
         [task.id],
@@ -303,20 +337,6 @@ class Worker implements TaskWorker {
     } catch (error) {
       this.options.onError?.(error as Error);
     }
-  }
-
-  /**
-   * Extends a running job's lease to a full lease from now. pg-boss 10 has no heartbeat of its own
-   * (12 does, on Node 22): its maintenance fails an active job once `started_on + expire_in` has
-   * passed, so the lease is renewed by moving `expire_in`. False when the job is no longer ours.
-   */
-  private async renewLease(queue: string, id: string): Promise<boolean> {
-    const { rowCount } = await this.store.query(
-      `UPDATE ${this.store.schema}.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
-       WHERE name = $1 AND id = $2 AND state = 'active'`,
-      [queue, id, this.lease],
-    );
-    return rowCount === 1;
   }
 
   private stop(task: Running, reason: StopReason): void {
@@ -333,7 +353,11 @@ class Worker implements TaskWorker {
     result.attempt = task.attempt;
     try {
       if (task.reason === 'handback') {
-        await this.store.boss.fail(task.queue, task.id, { reason: 'handed back by a worker that was stopped' });
+        await this.store.boss.fail(
+          task.queue,
+          { id: task.id, retryCount: task.retryCount },
+          { reason: 'handed back by a worker that was stopped' },
+        );
         await this.store.reconcile();
         this.options.onEvent?.({ type: 'task_handed_back', task_id: task.id, attempt: task.attempt });
       } else if (task.reason !== 'lost') {
@@ -362,7 +386,7 @@ class Worker implements TaskWorker {
 
   /** Records the final state (guarded by the attempt, so a lost attempt cannot overwrite a newer one). */
   private async finish(
-    task: { id: string; queue: string; attempt: number },
+    task: { id: string; queue: string; attempt: number; retryCount: number },
     state: TaskState,
     result: TaskResult,
   ): Promise<void> {
@@ -373,7 +397,12 @@ class Worker implements TaskWorker {
        WHERE id = $1 AND attempt = $2 AND state IN ('running', 'cancelled') RETURNING state`,
       [task.id, task.attempt, state, JSON.stringify(result)],
     );
-    await this.store.boss.complete(task.queue, task.id, { state, status: result.status });
+    // Fenced like the heartbeat: a stale attempt cannot complete the job another attempt holds.
+    await this.store.boss.complete(
+      task.queue,
+      { id: task.id, retryCount: task.retryCount },
+      { state, status: result.status },
+    );
     this.options.onEvent?.({ type: 'task_finished', task_id: task.id, state: rows[0]?.state ?? state, result });
   }
 

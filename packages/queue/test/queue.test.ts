@@ -42,7 +42,7 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
       url: POSTGRES_URL,
       schema,
       runner,
-      leaseSeconds: 2,
+      leaseSeconds: 10,
       maintenanceSeconds: 1,
       pollSeconds: 0.2,
       killAfterSeconds: 1,
@@ -53,7 +53,7 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
   };
 
   beforeAll(async () => {
-    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 });
+    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 10 });
   });
   afterAll(async () => {
     for (const worker of workers) await worker.drain(0);
@@ -159,10 +159,11 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     expect(task).toMatchObject({ attempt: 2, result: { answer: 'finally', attempt: 2 } });
   });
 
-  it("holds a task on the worker's lease, not the submitter's, from the moment it is taken", async () => {
+  it("heartbeats a task at a third of the lease it was submitted with, not of the worker's", async () => {
     const labels = ['lease'];
     const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
     const script = scriptedRunner();
+    // Submitted with a 10 s lease; taken by a worker whose own period is 10 minutes.
     const worker = await createTaskWorker({
       url: POSTGRES_URL,
       schema,
@@ -175,16 +176,107 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'running');
     const client = new pg.Client({ connectionString: POSTGRES_URL });
     await client.connect();
-    const { rows } = await client.query<{ left: number }>(
-      `SELECT extract(epoch FROM started_on + expire_in - now())::float AS left FROM ${schema}.job WHERE id = $1`,
-      [id],
-    );
-    await client.end();
-    // Submitted with a 2 s lease; taken by a worker whose lease is 10 minutes.
-    expect(rows[0]!.left).toBeGreaterThan(60);
+    try {
+      const { rows } = await client.query<{ heartbeat_seconds: number }>(
+        `SELECT heartbeat_seconds FROM ${schema}.job WHERE id = $1`,
+        [id],
+      );
+      expect(rows[0]!.heartbeat_seconds).toBe(10);
+      // pg-boss's heartbeat moves heartbeat_on; a worker beating at a third of its own 600 s would
+      // not touch it within the test's wait.
+      await waitFor(async () => {
+        const beat = await client.query<{ moved: boolean }>(
+          `SELECT heartbeat_on > started_on + interval '1 second' AS moved FROM ${schema}.job WHERE id = $1 AND state = 'active'`,
+          [id],
+        );
+        return beat.rows[0]?.moved === true;
+      }, 'a heartbeat');
+    } finally {
+      await client.end();
+    }
     script.complete(id!, 'ok');
     await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'done', 'done');
     await worker.drain(0);
+    expect((await queue.list({ ids: [id!] }))[0]).toMatchObject({ state: 'done', attempt: 1 });
+  });
+
+  it('fences a lost attempt: its late completion does not end the job another worker now runs', async () => {
+    const labels = ['fence'];
+    const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
+    const first = scriptedRunner();
+    const a = await startWorker(first.runner, { labels });
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'attempt 1 running');
+    // What pg-boss's supervision does to a job whose heartbeats stopped (a worker frozen past its
+    // lease): the job fails back to retry. Then a second worker takes attempt 2.
+    const { PgBoss } = await import('pg-boss');
+    const boss = new PgBoss({
+      connectionString: POSTGRES_URL,
+      schema,
+      supervise: false,
+      schedule: false,
+      migrate: false,
+    });
+    await boss.start();
+    try {
+      await boss.fail('rho_tasks.fence', id!, { reason: 'lease lost (test)' });
+    } finally {
+      await boss.stop({ graceful: false });
+    }
+    const second = scriptedRunner();
+    const b = await startWorker(second.runner, { labels });
+    await waitFor(async () => second.started.length === 1, 'attempt 2 started');
+    expect(second.started[0]).toMatchObject({ id, attempt: 2 });
+    // Attempt 1 wakes and finishes before its next heartbeat could tell it the job is gone. Its
+    // completion is for attempt 1: pg-boss must leave attempt 2's active job alone.
+    first.complete(id!, 'stale');
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      // Attempt 2's worker still holds the job: its heartbeat moves heartbeat_on while it is active.
+      await waitFor(async () => {
+        const { rows } = await client.query<{ beat: boolean }>(
+          `SELECT heartbeat_on > started_on + interval '1 second' AS beat FROM ${schema}.job WHERE id = $1 AND state = 'active' AND retry_count = 1`,
+          [id],
+        );
+        return rows[0]?.beat === true;
+      }, "attempt 2's heartbeat on its active job");
+    } finally {
+      await client.end();
+    }
+    second.complete(id!, 'second');
+    const task = await waitFor(async () => {
+      const [row] = await queue.list({ ids: [id!] });
+      return row!.state === 'done' ? row : undefined;
+    }, 'done');
+    await a.drain(0);
+    await b.drain(0);
+    expect(task).toMatchObject({ attempt: 2, result: { answer: 'second', attempt: 2 } });
+  });
+
+  it('refuses a lease shorter than pg-boss heartbeat allows, saying what to use', async () => {
+    await expect(createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 })).rejects.toThrow(
+      /at least 10 seconds \(got 2\)/,
+    );
+  });
+
+  it('says what to do with a queue an older rho made (pg-boss 10), which pg-boss 12 cannot migrate', async () => {
+    const old = testSchema('rho_queue_old');
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      // What pg-boss 10 leaves: its schema version 24 (the rest of its tables do not matter here).
+      await client.query(`CREATE SCHEMA ${old}`);
+      await client.query(
+        `CREATE TABLE ${old}.version (version int PRIMARY KEY, maintained_on timestamptz, cron_on timestamptz)`,
+      );
+      await client.query(`INSERT INTO ${old}.version (version) VALUES (24)`);
+      await expect(createTaskQueue({ url: POSTGRES_URL, schema: old })).rejects.toThrow(
+        new RegExp(`made by an older rho \\(pg-boss 10\\).*DROP SCHEMA ${old} CASCADE.*--queue-schema`),
+      );
+    } finally {
+      await client.end();
+      await dropSchema(old);
+    }
   });
 
   it('refuses an unknown or ambiguous task id with a clear error', async () => {

@@ -42,7 +42,7 @@ describe.skipIf(!available)('a worker refuses what its allowlist does not grant'
   mkdirSync(other);
 
   beforeAll(async () => {
-    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 });
+    queue = await createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 10 });
   });
   afterAll(async () => {
     for (const worker of workers) await worker.drain(0);
@@ -59,7 +59,7 @@ describe.skipIf(!available)('a worker refuses what its allowlist does not grant'
       allow,
       cwd: home,
       ownEndpoint: 'http://127.0.0.1:9/v1',
-      leaseSeconds: 2,
+      leaseSeconds: 10,
       pollSeconds: 0.2,
     });
     workers.push(worker);
@@ -187,13 +187,15 @@ describe.skipIf(!available)('queue roles: submitters and workers are separate da
     const [id] = await submitter.submit([parseTaskSpec({ prompt: 'via roles', labels: ['fresh'] }, 'test')]);
     const script = recordingRunner();
     const errors: Error[] = [];
-    const before = await admin.query<{ at: Date | null }>(`select maintained_on as at from ${schema}.version`);
+    // pg-boss 12 records each supervision pass of a queue in its queue row (monitor_on).
+    const monitored = `select max(monitor_on) as at from ${schema}.queue where name = 'rho_tasks.fresh'`;
+    const before = await admin.query<{ at: Date | null }>(monitored);
     const worker = await createTaskWorker({
       url: as(roles.node),
       schema,
       runner: script.runner,
       labels: ['fresh'],
-      leaseSeconds: 2,
+      leaseSeconds: 10,
       maintenanceSeconds: 1,
       pollSeconds: 0.2,
       onError: (error) => errors.push(error),
@@ -205,9 +207,9 @@ describe.skipIf(!available)('queue roles: submitters and workers are separate da
     }, 'the task done');
     expect(task.result).toMatchObject({ status: 'completed', answer: 'ran' });
     expect(script.started.map((started) => started.id)).toEqual([id]);
-    // pg-boss's maintenance (lease expiry, archiving) runs as the worker role too, without an error.
+    // pg-boss's supervision (lease expiry, queue statistics) runs as the worker role too, without an error.
     await waitFor(async () => {
-      const { rows } = await admin.query<{ at: Date | null }>(`select maintained_on as at from ${schema}.version`);
+      const { rows } = await admin.query<{ at: Date | null }>(monitored);
       return rows[0]?.at !== null && rows[0]?.at?.getTime() !== before.rows[0]?.at?.getTime();
     }, "a maintenance run by the worker's role");
     expect(errors.map((error) => error.message)).toEqual([]);
@@ -217,7 +219,7 @@ describe.skipIf(!available)('queue roles: submitters and workers are separate da
       url: as(roles.node),
       schema,
       labels: ['held'],
-      leaseSeconds: 2,
+      leaseSeconds: 10,
       pollSeconds: 0.2,
       onError: (error) => errors.push(error),
       runner: () => {

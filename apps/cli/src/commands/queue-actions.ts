@@ -76,8 +76,10 @@ export async function openQueue(
 function leaseFrom(flag: number | undefined, env: NodeJS.ProcessEnv): { leaseSeconds?: number } {
   const value = flag ?? (env.RHO_QUEUE_LEASE === undefined ? undefined : Number(env.RHO_QUEUE_LEASE));
   if (value === undefined) return {};
-  if (!Number.isFinite(value) || value < 1)
-    throw new UsageError({ message: `The lease must be a number of seconds, at least 1 (got ${String(value)}).` });
+  if (!Number.isFinite(value) || value < 10)
+    throw new UsageError({
+      message: `The lease must be a number of seconds, at least 10 (got ${String(value)}): pg-boss's job heartbeat allows no shorter.`,
+    });
   return { leaseSeconds: value };
 }
 

@@ -203,7 +203,8 @@ export function registerQueueCommands(
           })
           .option('lease', {
             type: 'number',
-            describe: 'Seconds a task stays ours without a heartbeat (default: $RHO_QUEUE_LEASE or 60)',
+            describe:
+              'Seconds between checks of the queue for tasks whose worker died (default: $RHO_QUEUE_LEASE or 60, at least 10); a task keeps the lease it was submitted with',
           })
           .option('poll', {
             type: 'number',

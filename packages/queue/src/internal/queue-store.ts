@@ -1,6 +1,6 @@
 import { ConfigError, RhoError } from '@rho/core';
 import type pg from 'pg';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 
 /** Prefix of the pg-boss queues tasks go to: `rho_tasks`, or `rho_tasks.<label>.<label>` (sorted). */
 export const QUEUE_PREFIX = 'rho_tasks';
@@ -21,9 +21,9 @@ export function queueLabels(name: string): string[] | undefined {
 export interface StoreOptions {
   url: string;
   schema: string;
-  /** Run pg-boss's maintenance (lease expiry) in this process: workers do. */
+  /** Run pg-boss's supervision (lease expiry) in this process: workers do. */
   supervise: boolean;
-  /** How often maintenance runs, in seconds. */
+  /** How often supervision looks for expired leases, in seconds. */
   maintenanceSeconds: number;
   /** Create the schema when it is missing (default true); false: a missing queue is a QueueNotFoundError. */
   create?: boolean;
@@ -63,9 +63,7 @@ export class QueueStore {
       });
     }
     // The driver and pg-boss load when a queue is opened, not when @rho/queue is imported.
-    const [{ default: pgModule }, bossModule] = await Promise.all([import('pg'), import('pg-boss')]);
-    // pg-boss is CommonJS (`export =`): Node hands it over as the default export.
-    const PgBossClass = (bossModule as unknown as { default: typeof PgBoss }).default;
+    const [{ default: pgModule }, { PgBoss: PgBossClass }] = await Promise.all([import('pg'), import('pg-boss')]);
     const pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 10_000 });
     pool.on('error', (error) => options.onError?.(error));
     const boss = new PgBossClass({
@@ -74,9 +72,10 @@ export class QueueStore {
       supervise: options.supervise,
       schedule: false,
       migrate: true,
-      maintenanceIntervalSeconds: options.maintenanceSeconds,
-      // Finished jobs leave pg-boss's table after a day: results live in rho_task.
-      archiveCompletedAfterSeconds: 86_400,
+      // Expired leases (a job whose heartbeat stopped) are found by the supervision pass, every
+      // maintenanceSeconds for every queue.
+      superviseIntervalSeconds: options.maintenanceSeconds,
+      monitorIntervalSeconds: options.maintenanceSeconds,
     });
     boss.on('error', (error: Error) => options.onError?.(error));
     const store = new QueueStore(options, pool, boss, pgModule);
@@ -113,6 +112,14 @@ export class QueueStore {
       await store.migrate();
     } catch (error) {
       await store.close();
+      // pg-boss 12 migrates schemas of pg-boss 11 and later only; rho's queues before Node 22 were
+      // pg-boss 10's (schema version 24), and pg-boss 11 cannot migrate those either.
+      if (/Cannot migrate pg-boss schema from version (\d|1\d|2[0-4])\b/.test((error as Error).message)) {
+        throw new QueueUnavailableError({
+          message: `The queue in schema '${options.schema}' at ${redact(options.url)} was made by an older rho (pg-boss 10), which this rho cannot take over. Let that rho's workers finish its tasks (rho tasks --state queued,running shows none left; rho results keeps what you need), then drop it (DROP SCHEMA ${options.schema} CASCADE), or give this rho another schema (--queue-schema).`,
+          cause: error,
+        });
+      }
       throw new QueueUnavailableError({
         message: `Cannot set up the queue schema '${options.schema}' at ${redact(options.url)}: ${(error as Error).message}.`,
         cause: error,
@@ -231,7 +238,7 @@ export class QueueStore {
 
   /** Stops pg-boss and closes the pool. */
   async close(): Promise<void> {
-    await this.boss.stop({ graceful: false, wait: true, close: false }).catch(() => undefined);
+    await this.boss.stop({ graceful: false, close: false }).catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
 }
