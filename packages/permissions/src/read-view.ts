@@ -310,6 +310,16 @@ export function readView(options: ReadViewOptions): ReadView {
           'its sandbox has a /proc of its own.',
       };
     }
+    const hiding = hiddenBy(path);
+    if (hiding !== undefined) {
+      return {
+        allowed: false,
+        rule: 'read.hidden',
+        reason:
+          `${input} is inside ${hiding}, which is hidden from every session (rho's home with its database ` +
+          "passwords and other sessions' traces, or a user's home). Work in another directory, or copy what is needed into the working directory.",
+      };
+    }
     const root = roots
       .filter((candidate) => within(path, candidate.path))
       .sort((a, b) => b.path.length - a.path.length)[0];
@@ -322,16 +332,6 @@ export function readView(options: ReadViewOptions): ReadView {
           `directories (${SYSTEM_READ_ROOTS.join(', ')}) and the profile's read_paths` +
           `${readPaths.length > 0 ? ` (${readPaths.join(', ')})` : ''}. To read it, add it (or its directory) to ` +
           `read_paths in a profile of your own${options.profile?.name ? ` based on ${options.profile.name}` : ''}.`,
-      };
-    }
-    const hiding = hiddenBy(path);
-    if (hiding !== undefined) {
-      return {
-        allowed: false,
-        rule: 'read.hidden',
-        reason:
-          `${input} is inside ${hiding}, which is hidden from every session (rho's home with its database ` +
-          "passwords and other sessions' traces, or a user's home). Work in another directory, or copy what is needed into the working directory.",
       };
     }
     if (systemSecret(basename(path), undefined, path) || SYSTEM_SECRETS.some((secret) => within(path, secret))) {
