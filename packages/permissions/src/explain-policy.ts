@@ -241,7 +241,7 @@ export function formatPolicyExplanation(explanation: PolicyExplanation): string 
   if (explanation.sandbox !== undefined) {
     const { sandbox } = explanation;
     const detail = sandbox.active
-      ? `active: ${sandbox.description}, read view only, ${sandbox.network.length > 0 ? `network for ${sandbox.network.join(', ')} only` : 'no network'}`
+      ? `active: ${sandbox.description}, read-only, ${sandbox.network.length > 0 ? `network for ${sandbox.network.join(', ')} only` : 'no network'}`
       : sandbox.mode === 'off'
         ? 'off (the profile sets `sandbox: off`)'
         : 'missing (required by the profile)';
