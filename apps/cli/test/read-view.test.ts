@@ -45,7 +45,10 @@ function workspace(): { root: string; home: string; work: string } {
   const home = join(root, 'rho-home');
   mkdirSync(work);
   mkdirSync(join(home, 'sessions', 'another-session'), { recursive: true });
-  writeFileSync(join(home, 'databases.yaml'), `databases:\n  prod:\n    type: postgres\n    host: 127.0.0.1\n    database: postgres\n    user: postgres\n    password: ${SECRETS.database}\n`);
+  writeFileSync(
+    join(home, 'databases.yaml'),
+    `databases:\n  prod:\n    type: postgres\n    host: 127.0.0.1\n    database: postgres\n    user: postgres\n    password: ${SECRETS.database}\n`,
+  );
   writeFileSync(join(home, 'sessions', 'another-session', 'trace.jsonl'), `{"content":"${SECRETS.trace}"}\n`);
   return { root, home, work };
 }
@@ -91,8 +94,8 @@ describe.skipIf(!bwrap)('the read view through the real CLI', () => {
     );
     const shadow = readFileSync('/etc/shadow', 'utf8').split('\n')[0]!;
     // What `cmp -l` prints of the secret itself: its bytes in octal.
-    const leakedBytes = spawnSync('cmp', ['-l', '.env', 'notes.txt'], { cwd: work, encoding: 'utf8' }).stdout
-      .split('\n')
+    const leakedBytes = spawnSync('cmp', ['-l', '.env', 'notes.txt'], { cwd: work, encoding: 'utf8' })
+      .stdout.split('\n')
       .slice(0, 3)
       .join('\n');
     expect(leakedBytes.length).toBeGreaterThan(0);
@@ -167,7 +170,10 @@ describe.skipIf(!bwrap)('the read view through the real CLI', () => {
     // The worktree config is read once extensions.worktreeConfig is set; `git config --local` does not show it.
     git(work, 'config', 'extensions.worktreeConfig', 'true');
     writeFileSync(join(work, '.git', 'config.worktree'), '[filter "evil"]\n\tclean = sed 1iFILTER-RAN-WORKTREE\n');
-    appendFileSync(join(work, '.git', 'modules', 'sub', 'config'), '[filter "evil"]\n\tclean = sed 1iFILTER-RAN-SUBMODULE\n');
+    appendFileSync(
+      join(work, '.git', 'modules', 'sub', 'config'),
+      '[filter "evil"]\n\tclean = sed 1iFILTER-RAN-SUBMODULE\n',
+    );
     appendFileSync(join(work, 'a.txt'), 'line two\n');
     appendFileSync(join(work, 'sub', 's.txt'), 'sub line two\n');
     // Proof that the plants work: git itself, without rho, runs both filters.
@@ -197,7 +203,9 @@ describe.skipIf(!bwrap)('the read view through the real CLI', () => {
     mkdirSync(outside);
     const calls = [
       bash(`echo inside > made.txt && cat made.txt`),
-      bash(`echo escaped > ${outside}/escaped.txt; echo escaped > ${home}/escaped.txt; echo escaped > /var/tmp/rho-view-escaped-${process.pid}; ls ${outside}`),
+      bash(
+        `echo escaped > ${outside}/escaped.txt; echo escaped > ${home}/escaped.txt; echo escaped > /var/tmp/rho-view-escaped-${process.pid}; ls ${outside}`,
+      ),
       bash(`cat .env ${home}/databases.yaml; grep -r SECRET ${home} /root 2>&1 | head -3; env`),
     ];
     const results = await runCalls(calls, { home, work, profile: 'developer' });

@@ -191,7 +191,8 @@ export async function createToolset(options: ToolsetOptions = {}): Promise<Tools
   // The restricted shell, and an unrestricted one in the sandbox on this machine (developer).
   const sandboxedShell =
     profile.shell === 'restricted' ||
-    (options.backend === undefined || (options.backend.name === 'local' && options.backend.isolation === undefined));
+    options.backend === undefined ||
+    (options.backend.name === 'local' && options.backend.isolation === undefined);
   if (sandboxedShell && options.onWarning !== undefined && toolset.tools.some((tool) => tool.name === 'bash')) {
     // Said once, up front: otherwise the user learns it from each refused command.
     const { refusal } = sandboxStatus(

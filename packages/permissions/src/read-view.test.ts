@@ -24,23 +24,64 @@ describe('readView', () => {
     expect(decide('/usr/share/dict/words')).toMatchObject({ allowed: true, rule: 'read.system' });
     expect(decide('/etc/passwd')).toMatchObject({ allowed: true, rule: 'read.system' });
     expect(decide('/proc/cpuinfo')).toMatchObject({ allowed: true });
-    for (const path of ['/var/lib/postgresql/data', '/run/docker.sock', '/srv/x', join(root, 'other'), '/home/someone/x'])
+    for (const path of [
+      '/var/lib/postgresql/data',
+      '/run/docker.sock',
+      '/srv/x',
+      join(root, 'other'),
+      '/home/someone/x',
+    ])
       expect(decide(path), path).toMatchObject({ allowed: false, rule: 'read.outside-view' });
-    for (const path of [join(rho, 'databases.yaml'), join(rho, 'sessions/s1/trace.jsonl'), join(home, '.bashrc'), '/root/.ssh/id_rsa'])
+    for (const path of [
+      join(rho, 'databases.yaml'),
+      join(rho, 'sessions/s1/trace.jsonl'),
+      join(home, '.bashrc'),
+      '/root/.ssh/id_rsa',
+    ])
       expect(decide(path), path).toMatchObject({ allowed: false, rule: 'read.hidden' });
     expect(decide('/proc/self/environ')).toMatchObject({ allowed: false, rule: 'read.proc' });
   });
 
   it('masks the system secrets and secret-named files, with the profile adding and letting through names', () => {
     const { work, rho, home } = tree();
-    const profile = parseProfile({ profile: 'p', secret_files: { extra: ['*.secret', 'config/master.txt'], allow: ['.env.local'] } });
+    const profile = parseProfile({
+      profile: 'p',
+      secret_files: { extra: ['*.secret', 'config/master.txt'], allow: ['.env.local'] },
+    });
     const view = readView({ profile, workingDir: work, rhoHome: rho, home });
-    for (const path of ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/sudoers.d/admins', '/etc/ssh/ssh_host_ed25519_key'])
+    for (const path of [
+      '/etc/shadow',
+      '/etc/gshadow',
+      '/etc/sudoers',
+      '/etc/sudoers.d/admins',
+      '/etc/ssh/ssh_host_ed25519_key',
+    ])
       expect(view.decide(path), path).toMatchObject({ allowed: false, rule: 'read.secret' });
     expect(view.decide('/etc/ssh/ssh_host_ed25519_key.pub')).toMatchObject({ allowed: true });
-    for (const name of ['.env', '.env.production', 'prod.env', '.netrc', '.pgpass', '.my.cnf', 'id_ed25519', 'server.pem', '.npmrc', 'credentials', 'databases.yaml', 'a.secret', 'config/master.txt'])
+    for (const name of [
+      '.env',
+      '.env.production',
+      'prod.env',
+      '.netrc',
+      '.pgpass',
+      '.my.cnf',
+      'id_ed25519',
+      'server.pem',
+      '.npmrc',
+      'credentials',
+      'databases.yaml',
+      'a.secret',
+      'config/master.txt',
+    ])
       expect(view.decide(join(work, name)), name).toMatchObject({ allowed: false, rule: 'read.secret' });
-    for (const name of ['.env.example', '.env.local', 'id_ed25519.pub', 'environment.ts', 'README.md', 'other/master.txt'])
+    for (const name of [
+      '.env.example',
+      '.env.local',
+      'id_ed25519.pub',
+      'environment.ts',
+      'README.md',
+      'other/master.txt',
+    ])
       expect(view.decide(join(work, name)), name).toMatchObject({ allowed: true });
     expect(view.decide(join(work, '.git/config'))).toMatchObject({ allowed: true, sanitized: 'git-config' });
     expect(view.decide(join(work, '.git/modules/sub/config'))).toMatchObject({ sanitized: 'git-config' });
@@ -111,15 +152,28 @@ describe('sanitizeGitConfig', () => {
   });
 
   it('knows the keys that name programs', () => {
-    for (const key of ['filter.x.clean', 'diff.x.textconv', 'diff.external', 'core.fsmonitor', 'core.sshCommand', 'credential.helper'])
+    for (const key of [
+      'filter.x.clean',
+      'diff.x.textconv',
+      'diff.external',
+      'core.fsmonitor',
+      'core.sshCommand',
+      'credential.helper',
+    ])
       expect(gitConfigKeyNamesProgram(key), key).toBe(true);
-    for (const key of ['core.bare', 'user.name', 'filter.x.required']) expect(gitConfigKeyNamesProgram(key), key).toBe(false);
+    for (const key of ['core.bare', 'user.name', 'filter.x.required'])
+      expect(gitConfigKeyNamesProgram(key), key).toBe(false);
   });
 });
 
 describe('profile keys of the view', () => {
   it('reads read_paths, secret_files and network, and refuses unknown keys', () => {
-    const profile = parseProfile({ profile: 'p', read_paths: ['/data'], secret_files: { extra: ['*.x'] }, network: true });
+    const profile = parseProfile({
+      profile: 'p',
+      read_paths: ['/data'],
+      secret_files: { extra: ['*.x'] },
+      network: true,
+    });
     expect(profile).toMatchObject({ readPaths: ['/data'], secretFiles: { extra: ['*.x'], allow: [] }, network: 'on' });
     expect(parseProfile({ network: false }).network).toBe('off');
     expect(() => parseProfile({ secret_files: { hide: [] } })).toThrow(/unknown key secret_files\.hide/);

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, join, posix, relative, resolve } from 'node:path';
+import { basename, dirname, join, posix, resolve } from 'node:path';
 import { rhoHome as defaultRhoHome } from '@rho/core';
 import { PROC_READABLE } from './check-read-path.js';
 import type { PermissionProfile } from './permission-profile.js';
@@ -102,7 +111,7 @@ export const DEFAULT_SECRET_ALLOW: readonly string[] = [
  * secret-named file past the bound is not masked inside the shell's sandbox; the file tools, which
  * decide per path, still refuse it.
  */
-export const SECRET_SCAN_MAX_ENTRIES = 20_000;
+export const SECRET_SCAN_MAX_ENTRIES = 10_000;
 
 /** Inside `.git`, only these are looked at by the scan (config files); objects, refs and logs are skipped. */
 const GIT_SCANNED = new Set(['config', 'config.worktree', 'modules', 'worktrees']);
@@ -202,26 +211,33 @@ export function within(path: string, directory: string): boolean {
   return path === directory || path.startsWith(directory.endsWith('/') ? directory : `${directory}/`);
 }
 
-function globRegExp(glob: string): RegExp {
+function globSource(glob: string): string {
   let source = '';
   for (const character of glob) {
     if (character === '*') source += '[^/]*';
     else if (character === '?') source += '[^/]';
     else source += character.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }
-  return new RegExp(`^${source}$`, 'i');
+  return source;
 }
 
-function matcher(globs: readonly string[]): (name: string, relativePath: string | undefined, absolute: string) => boolean {
-  const compiled = globs.map((glob) => ({ glob, regexp: globRegExp(glob.replace(/^\.\//, '')) }));
+function globRegExp(glob: string): RegExp {
+  return new RegExp(`^${globSource(glob)}$`, 'i');
+}
+
+/** One regular expression per kind of glob (on the name, on the relative path, on the absolute path): one test per path. */
+function matcher(
+  globs: readonly string[],
+): (name: string, relativePath: string | undefined, absolute: string) => boolean {
+  const join_ = (kind: string[]) => (kind.length === 0 ? undefined : new RegExp(`^(?:${kind.join('|')})$`, 'i'));
+  const cleaned = globs.map((glob) => glob.replace(/^\.\//, ''));
+  const names = join_(cleaned.filter((glob) => !glob.includes('/')).map(globSource));
+  const relatives = join_(cleaned.filter((glob) => glob.includes('/') && !glob.startsWith('/')).map(globSource));
+  const absolutes = join_(cleaned.filter((glob) => glob.startsWith('/')).map(globSource));
   return (name, relativePath, absolute) =>
-    compiled.some(({ glob, regexp }) =>
-      glob.startsWith('/')
-        ? regexp.test(absolute)
-        : glob.includes('/')
-          ? relativePath !== undefined && regexp.test(relativePath)
-          : regexp.test(name),
-    );
+    (names?.test(name) ?? false) ||
+    (relativePath !== undefined && (relatives?.test(relativePath) ?? false)) ||
+    (absolutes?.test(absolute) ?? false);
 }
 
 /** Whether `path` is a git config file that can name credentials or programs: `.git/config`, `config.worktree`, a submodule's or a worktree's. */
@@ -261,13 +277,9 @@ export function readView(options: ReadViewOptions): ReadView {
   // unless the working directory is in them: the user works there.
   const hidden = [
     ...new Set(
-      [
-        rhoHomePath,
-        sessionDir,
-        realOr(home),
-        '/root',
-        ...(options.hide ?? []).map((path) => realOr(path)),
-      ].filter((path) => path !== '/' && !within(workingDir, path)),
+      [rhoHomePath, sessionDir, realOr(home), '/root', ...(options.hide ?? []).map((path) => realOr(path))].filter(
+        (path) => path !== '/' && !within(workingDir, path),
+      ),
     ),
   ];
   // rho's home and the sessions hide even an enclosing working directory's copy of them: only the
@@ -284,7 +296,8 @@ export function readView(options: ReadViewOptions): ReadView {
 
   function secretName(path: string): boolean {
     const name = basename(path);
-    const relativePath = within(path, workingDir) ? relative(workingDir, path) : undefined;
+    const prefix = workingDir === '/' ? '/' : `${workingDir}/`;
+    const relativePath = path.startsWith(prefix) ? path.slice(prefix.length) : undefined;
     return isSecret(name, relativePath, path) && !isAllowed(name, relativePath, path);
   }
 
@@ -405,7 +418,8 @@ function computeMasks(
         if (budget <= 0) break;
         budget -= 1;
         const path = join(directory, entry.name);
-        if (hiddenBy(path) !== undefined) continue;
+        // Hidden directories are directories: a file is hidden only with the directory it is in.
+        if (entry.isDirectory() && hiddenBy(path) !== undefined) continue;
         if (inGit && !GIT_SCANNED.has(entry.name) && !/\/\.git\/(modules|worktrees)\//.test(`${path}/`)) continue;
         // A link is not masked (mounting over it would follow it); what it points to is decided on its own.
         if (entry.isSymbolicLink()) continue;
@@ -436,7 +450,8 @@ function addMask(masks: ViewMask[], path: string): void {
 }
 
 /** Keys of a git config that name a credential (a token, a helper that prints one). */
-const GIT_CREDENTIAL_KEYS = /^(extraheader|helper|password|token|accesstoken|cookiefile|sslkey|sslcert|sslkeypasswordprotected)$/i;
+const GIT_CREDENTIAL_KEYS =
+  /^(extraheader|helper|password|token|accesstoken|cookiefile|sslkey|sslcert|sslkeypasswordprotected)$/i;
 /**
  * Keys of a git config that name a program git runs: `filter.*.clean/smudge/process`,
  * `diff.*.textconv/command`, `diff.external`, `merge.*.driver`, `core.fsmonitor`, `core.pager`,
@@ -509,10 +524,13 @@ function copiesDirectory(): string {
  * opened in the sandbox's user namespace, which would turn a masked file into an error).
  */
 export function emptyFile(): string {
+  if (empty !== undefined && existsSync(empty)) return empty;
   const target = join(copiesDirectory(), 'empty');
   if (!existsSync(target)) writeFileSync(target, '', { mode: 0o444 });
-  return target;
+  return (empty = target);
 }
+
+let empty: string | undefined;
 
 /** A sanitized copy of a git config file (one per content), or undefined when it cannot be read. */
 export function sanitizedGitConfigCopy(path: string): string | undefined {

@@ -29,7 +29,10 @@ function expandHome(path: string): string {
  * command is refused with the reason, unless the profile (or the override) says `sandbox: off`:
  * then `undefined`, and commands run as rho does (the built-in `unrestricted` profile).
  */
-export function developerSandbox(profile: PermissionProfile, options: DeveloperSandboxOptions): ShellConfinement | undefined {
+export function developerSandbox(
+  profile: PermissionProfile,
+  options: DeveloperSandboxOptions,
+): ShellConfinement | undefined {
   if ((options.sandbox ?? sandboxModeOf(profile)) === 'off') return undefined;
   return async (cwd) => {
     const wrapper = await sandboxWrapper(options.sandboxLookup);
@@ -40,7 +43,8 @@ export function developerSandbox(profile: PermissionProfile, options: DeveloperS
       };
     const view = options.view(cwd);
     const where = view.decide(cwd);
-    if (!where.allowed) return { allowed: false, reason: `the working directory ${cwd} is not visible: ${where.reason}` };
+    if (!where.allowed)
+      return { allowed: false, reason: `the working directory ${cwd} is not visible: ${where.reason}` };
     const writable = profile.writeRoots.map((root) => resolve(view.workingDir, expandHome(root)));
     return {
       allowed: true,

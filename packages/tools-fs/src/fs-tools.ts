@@ -123,7 +123,12 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
               view: makeView,
             }),
           }
-        : confineOption(developerSandbox(profile, { view: makeView, ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }) }))),
+        : confineOption(
+            developerSandbox(profile, {
+              view: makeView,
+              ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+            }),
+          )),
     }),
   );
   if (!profile.bashOnly && profile.fileWrite !== 'off') {

@@ -7,7 +7,8 @@ import { join, resolve } from 'node:path';
  * `filter.<name>.clean/smudge/process` (run on working-tree files whose attributes select the
  * filter), `diff.<name>.textconv/command`, `merge.<name>.driver`, and `diff.external`.
  */
-const NEUTRALISED_BY_EMPTY = /^(filter\.(.+)\.(clean|smudge|process)|diff\.(.+)\.(textconv|command)|merge\.(.+)\.driver|diff\.external)$/i;
+const NEUTRALISED_BY_EMPTY =
+  /^(filter\.(.+)\.(clean|smudge|process)|diff\.(.+)\.(textconv|command)|merge\.(.+)\.driver|diff\.external)$/i;
 
 /**
  * Keys naming a program that the restricted shell's fixed `-c` options already override for git
@@ -15,7 +16,8 @@ const NEUTRALISED_BY_EMPTY = /^(filter\.(.+)\.(clean|smudge|process)|diff\.(.+)\
  * `GIT_CONFIG_PARAMETERS`): see `hardenPlan`. Pager keys do nothing under `--no-pager`; include
  * paths are followed here (`--includes`), so what they include is judged itself.
  */
-const OVERRIDDEN = /^(core\.(fsmonitor|pager|hookspath|sshcommand)|credential\.helper|gpg(\..+)?\.program|pager\..+|include(if\..+)?\.path|protocol\..+|help\..+)$/i;
+const OVERRIDDEN =
+  /^(core\.(fsmonitor|pager|hookspath|sshcommand)|credential\.helper|gpg(\..+)?\.program|pager\..+|include(if\..+)?\.path|protocol\..+|help\..+)$/i;
 
 /**
  * Keys naming a program that no `-c` value switches off safely: a repository that sets one is not

@@ -15,7 +15,11 @@ const defaults = new Map<string, ReadView>();
  * call's working directory (deny by default even for tools made by hand). Another backend's files
  * are not this machine's: only the `/proc` rule applies there (the backend decides on its own).
  */
-export function viewOf(source: ReadViewSource | undefined, backend: ExecutionBackend, context: ToolContext): ReadView | undefined {
+export function viewOf(
+  source: ReadViewSource | undefined,
+  backend: ExecutionBackend,
+  context: ToolContext,
+): ReadView | undefined {
   if (backend.name !== 'local' || backend.isolation !== undefined) return undefined;
   if (typeof source === 'function') return source(context.workingDir);
   if (source !== undefined) return source;
