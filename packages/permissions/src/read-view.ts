@@ -294,8 +294,7 @@ export function readView(options: ReadViewOptions): ReadView {
   const isAllowed = matcher(secretAllow);
   const systemSecret = matcher(SYSTEM_SECRETS);
 
-  function secretName(path: string): boolean {
-    const name = basename(path);
+  function secretName(path: string, name = basename(path)): boolean {
     const prefix = workingDir === '/' ? '/' : `${workingDir}/`;
     const relativePath = path.startsWith(prefix) ? path.slice(prefix.length) : undefined;
     return isSecret(name, relativePath, path) && !isAllowed(name, relativePath, path);
@@ -384,7 +383,7 @@ export function readView(options: ReadViewOptions): ReadView {
 function computeMasks(
   roots: readonly ViewRoot[],
   hiddenBy: (path: string) => string | undefined,
-  secretName: (path: string) => boolean,
+  secretName: (path: string, name?: string) => boolean,
 ): ViewMask[] {
   const masks: ViewMask[] = [];
   for (const secret of SYSTEM_SECRETS) {
@@ -424,11 +423,11 @@ function computeMasks(
         // A link is not masked (mounting over it would follow it); what it points to is decided on its own.
         if (entry.isSymbolicLink()) continue;
         if (entry.isDirectory()) {
-          if (secretName(path)) masks.push({ path, kind: 'empty-dir' });
+          if (secretName(path, entry.name)) masks.push({ path, kind: 'empty-dir' });
           else queue.push({ directory: path, inGit: inGit || entry.name === '.git' });
         } else if (entry.isFile()) {
-          if (secretName(path)) masks.push({ path, kind: 'empty-file' });
-          else if (isGitConfig(path)) {
+          if (secretName(path, entry.name)) masks.push({ path, kind: 'empty-file' });
+          else if ((entry.name === 'config' || entry.name === 'config.worktree') && isGitConfig(path)) {
             const source = sanitizedGitConfigCopy(path);
             if (source !== undefined) masks.push({ path, kind: 'copy', source });
           }
