@@ -101,7 +101,7 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
       profile.shell === 'restricted' ? sandboxStatus(profile, await sandboxWrapper(request.sandboxLookup)) : undefined;
     const refusal = decision.allowed && status?.refusal !== undefined ? status.refusal : undefined;
     const network =
-      decision.allowed && status?.active
+      decision.allowed && status?.active && profile.network !== 'off'
         ? decision.plan.steps.flatMap((step) =>
             step.pipeline.filter(commandNeedsNetwork).map((command) => command.argv[command.programIndex ?? 0] ?? ''),
           )
