@@ -126,6 +126,25 @@ describe('readView', () => {
   });
 });
 
+describe('the scan of secret names', () => {
+  it('masks a secret created after an earlier scan, in a directory whose listing was cached', async () => {
+    const { work, rho, home } = tree();
+    mkdirSync(join(work, 'old'));
+    // A listing is trusted only once the directory has not changed for two seconds (its change
+    // time, which no one can set back, included).
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const masked = () =>
+      readView({ workingDir: work, rhoHome: rho, home })
+        .masks()
+        .map((mask) => mask.path);
+    expect(masked()).not.toContain(join(work, 'old/.env'));
+    // The listing of `old` is now cached and trusted; creating a file changes the directory's times.
+    writeFileSync(join(work, 'old/.env'), 'KEY=1');
+    writeFileSync(join(work, '.netrc'), 'machine x password y');
+    expect(masked()).toEqual(expect.arrayContaining([join(work, 'old/.env'), join(work, '.netrc')]));
+  });
+});
+
 describe('sanitizeGitConfig', () => {
   it('drops credentials and program-naming entries, and keeps the rest', () => {
     const text = [

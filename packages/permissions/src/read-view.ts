@@ -7,6 +7,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -407,12 +408,8 @@ function computeMasks(
     const queue: { directory: string; inGit: boolean }[] = [{ directory: root.path, inGit: false }];
     while (queue.length > 0 && budget > 0) {
       const { directory, inGit } = queue.shift()!;
-      let entries;
-      try {
-        entries = readdirSync(directory, { withFileTypes: true });
-      } catch {
-        continue;
-      }
+      const entries = listDirectory(directory);
+      if (entries === undefined) continue;
       for (const entry of entries) {
         if (budget <= 0) break;
         budget -= 1;
@@ -436,6 +433,54 @@ function computeMasks(
     }
   }
   return masks;
+}
+
+/** One entry of a directory listing, as the scan needs it. */
+interface ListedEntry {
+  name: string;
+  isDirectory(): boolean;
+  isFile(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+/**
+ * Listings of the directories scanned before, with the change time they had: a directory whose
+ * modification and change times are unchanged has the same names (adding, removing or renaming an
+ * entry changes them), so one `stat` replaces reading it again. A listing is trusted only when
+ * the directory had not changed for {@link RACY_MS} when it was read: a change within the same
+ * clock tick as the reading could otherwise go unseen (git's "racy" entries, the same answer).
+ */
+const listings = new Map<string, { mtimeMs: number; ctimeMs: number; trusted: boolean; entries: ListedEntry[] }>();
+const RACY_MS = 2000;
+const MAX_LISTINGS = 50_000;
+
+function listDirectory(directory: string): readonly ListedEntry[] | undefined {
+  let info;
+  try {
+    info = statSync(directory);
+  } catch {
+    listings.delete(directory);
+    return undefined;
+  }
+  const cached = listings.get(directory);
+  if (cached !== undefined && cached.trusted && cached.mtimeMs === info.mtimeMs && cached.ctimeMs === info.ctimeMs)
+    return cached.entries;
+  let entries: ListedEntry[];
+  try {
+    entries = readdirSync(directory, { withFileTypes: true });
+  } catch {
+    listings.delete(directory);
+    return undefined;
+  }
+  if (listings.size >= MAX_LISTINGS) listings.clear();
+  const newest = Math.max(info.mtimeMs, info.ctimeMs);
+  listings.set(directory, {
+    mtimeMs: info.mtimeMs,
+    ctimeMs: info.ctimeMs,
+    trusted: Date.now() - newest > RACY_MS,
+    entries,
+  });
+  return entries;
 }
 
 function addMask(masks: ViewMask[], path: string): void {
