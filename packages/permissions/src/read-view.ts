@@ -94,6 +94,19 @@ export const DEFAULT_SECRET_FILES: readonly string[] = [
   // rho's own: database aliases with their passwords.
   'databases.yaml',
   'databases.yml',
+  // Directories of credentials (masked whole: a home used as the working directory), and shell
+  // and client histories (passwords typed on command lines).
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.docker',
+  '.password-store',
+  '.config/gh',
+  '.config/gcloud',
+  '.*_history',
+  '.history',
 ];
 
 /** Secret-looking names that are examples, not secrets: readable unless the profile says otherwise. */
@@ -309,6 +322,17 @@ export function readView(options: ReadViewOptions): ReadView {
     );
   }
 
+  /** The secret-named file or directory `path` is or lies in, below the visible directory `root`. */
+  function secretComponent(path: string, root: string): string | undefined {
+    if (secretName(path)) return path;
+    let parent = dirname(path);
+    while (parent !== root && within(parent, root) && parent !== '/') {
+      if (secretName(parent)) return parent;
+      parent = dirname(parent);
+    }
+    return undefined;
+  }
+
   function decide(input: string): ReadDecision {
     const path = posix.normalize(input);
     if (path === '/proc' || path.startsWith('/proc/')) {
@@ -354,12 +378,14 @@ export function readView(options: ReadViewOptions): ReadView {
         reason: `${input} is a secret of the system (password hashes, sudo rules, host keys), masked in every session.`,
       };
     }
-    if (secretName(path)) {
+    const secret = secretComponent(path, root.path);
+    if (secret !== undefined) {
       return {
         allowed: false,
         rule: 'read.secret',
         reason:
-          `${basename(path)} is named like a file that holds secrets (${secretFiles.slice(0, 8).join(', ')}, ...), so ` +
+          `${secret === path ? basename(path) : `${input} is inside ${basename(secret)}, which`} is named like ` +
+          `a file that holds secrets (${secretFiles.slice(0, 8).join(', ')}, ...), so ` +
           'it is masked: the shell sees it empty and the file tools do not read it. If it holds none, list it under ' +
           'secret_files.allow in a profile of your own.',
       };
