@@ -78,14 +78,20 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
   const { profile, backend } = options;
   const backendOption = backend === undefined ? {} : { backend };
   // One view for the file tools and the shell: the session's working directory (else the call's),
-  // the system directories and the profile's read paths; rho's home and the sessions hidden.
-  const makeView = (cwd: string): ReadView =>
+  // the system directories and the profile's read paths; rho's home and the sessions hidden. The
+  // shell's working directory of the profile (`shell_working_dir`) is the shell's own working
+  // directory, and readable by the file tools.
+  const makeView = (cwd: string, shell = false): ReadView =>
     readView({
-      profile,
-      workingDir: options.workingDir ?? cwd,
+      profile:
+        profile.shellWorkingDir === undefined || shell
+          ? profile
+          : { ...profile, readPaths: [...(profile.readPaths ?? []), profile.shellWorkingDir] },
+      workingDir: (shell ? profile.shellWorkingDir : undefined) ?? options.workingDir ?? cwd,
       ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }),
       ...(options.sessionDir === undefined ? {} : { sessionDir: options.sessionDir }),
     });
+  const shellView = (cwd: string): ReadView => makeView(cwd, true);
   const views = new Map<string, ReadView>();
   const fileView = (cwd: string): ReadView => {
     let view = views.get(cwd);
@@ -120,12 +126,12 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
               ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
               // A backend that is a container already contains every command.
               ...(backend?.isolation === undefined ? {} : { contained: backend.isolation }),
-              view: makeView,
+              view: shellView,
             }),
           }
         : confineOption(
             developerSandbox(profile, {
-              view: makeView,
+              view: shellView,
               ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
             }),
           )),
