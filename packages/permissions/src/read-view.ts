@@ -3,10 +3,11 @@ import {
   chmodSync,
   existsSync,
   lstatSync,
-  mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -581,12 +582,19 @@ function dropKey(section: string, key: string): boolean {
 }
 
 /** Where sanitized copies are kept (outside every view: the host's temporary directory is never visible). */
+let copies: string | undefined;
+
+/**
+ * The directory of this process's copies: a fresh private directory (`mkdtemp`, mode 0700) under
+ * the host's temporary directory, never one that another user could have made in advance.
+ */
 function copiesDirectory(): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const directory = join(tmpdir(), `rho-view-${uid}`);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  chmodSync(directory, 0o700);
-  return directory;
+  if (copies !== undefined && existsSync(copies)) return copies;
+  const created = mkdtempSync(join(tmpdir(), 'rho-view-'));
+  chmodSync(created, 0o700);
+  // Removed with the process (the sandboxes that bind these files die with it).
+  process.once('exit', () => rmSync(created, { recursive: true, force: true }));
+  return (copies = created);
 }
 
 /**
@@ -612,6 +620,6 @@ export function sanitizedGitConfigCopy(path: string): string | undefined {
   }
   const clean = sanitizeGitConfig(text);
   const target = join(copiesDirectory(), `${createHash('sha256').update(clean).digest('hex').slice(0, 32)}.gitconfig`);
-  if (!existsSync(target)) writeFileSync(target, clean, { mode: 0o444 });
+  if (!existsSync(target)) writeFileSync(target, clean, { mode: 0o444, flag: 'wx' });
   return target;
 }
