@@ -174,7 +174,9 @@ describe('read', () => {
 
   it('expands ~ to the home directory (hidden from a working directory elsewhere)', async () => {
     const result = await call(read, { path: '~/definitely-not-here-rho.txt' }, contextFor(dir));
-    expect(result.content).toMatch(/^Refused: \/.*definitely-not-here-rho\.txt is inside \S+, which is hidden from every session/);
+    expect(result.content).toMatch(
+      /^Refused: \/.*definitely-not-here-rho\.txt is inside \S+, which is hidden from every session/,
+    );
   });
 
   it('copes with a file that grows and shrinks while it is read', async () => {
