@@ -166,6 +166,8 @@ export interface ReadViewOptions {
   home?: string;
   /** More directories to hide (a backend's own list). */
   hide?: readonly string[];
+  /** Scan the working directory and the read paths for secret-named files to mask (default true; the sandbox's probe does not). */
+  scan?: boolean;
 }
 
 /** One visible directory of a view. */
@@ -404,7 +406,12 @@ export function readView(options: ReadViewOptions): ReadView {
     secretAllow,
     hiddenBy,
     decide,
-    masks: () => (masks ??= computeMasks(roots, hiddenBy, secretName)),
+    masks: () =>
+      (masks ??= computeMasks(
+        options.scan === false ? roots.filter((root) => root.rule === 'read.system') : roots,
+        hiddenBy,
+        secretName,
+      )),
   };
 }
 

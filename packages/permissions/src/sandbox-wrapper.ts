@@ -157,9 +157,17 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
 function probe(bwrap: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     let stderr = '';
-    const child = spawn(bwrap, bubblewrapArguments(bwrap, ['true'], { cwd: '/usr', allowNetwork: false }).slice(1), {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      bwrap,
+      bubblewrapArguments(bwrap, ['true'], {
+        cwd: '/usr',
+        allowNetwork: false,
+        view: readView({ workingDir: '/usr', scan: false }),
+      }).slice(1),
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
