@@ -145,7 +145,7 @@ function buildParser(
     policy
       .command(
         'check',
-        'What a profile decides for a shell command, a write path or an SQL statement, and why (exit 0 allowed, 1 refused)',
+        'What a profile decides for a shell command, a write path, a read path or an SQL statement, and why (exit 0 allowed, 1 refused)',
         (check) =>
           check
             .option('profile', {
@@ -154,6 +154,10 @@ function buildParser(
             })
             .option('shell', { type: 'string', describe: 'A shell command line' })
             .option('write', { type: 'string', describe: 'A path the agent would write' })
+            .option('read', {
+              type: 'string',
+              describe: 'A path the agent would read (the view of the shell sandbox and the file tools)',
+            })
             .option('sql', { type: 'string', describe: 'An SQL statement (with --dialect)' })
             .option('dialect', {
               type: 'string',
@@ -163,7 +167,7 @@ function buildParser(
             .option('working-dir', {
               alias: 'w',
               type: 'string',
-              describe: 'Working directory for --write and --shell (default: current directory)',
+              describe: 'Working directory for --write, --read and --shell (default: current directory)',
             })
             .option('via', {
               type: 'string',
@@ -182,7 +186,7 @@ function buildParser(
           );
         },
       )
-      .demandCommand(1, 'Use: rho policy check --shell "CMD" | --write PATH | --sql "SQL" --dialect D'),
+      .demandCommand(1, 'Use: rho policy check --shell "CMD" | --write PATH | --read PATH | --sql "SQL" --dialect D'),
   );
   parser.command('db', 'Check the configured database accounts', (db) =>
     db

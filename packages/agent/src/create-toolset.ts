@@ -188,11 +188,12 @@ export async function createToolset(options: ToolsetOptions = {}): Promise<Tools
     await mcp?.servers.close();
     throw error;
   }
-  if (
-    profile.shell === 'restricted' &&
-    options.onWarning !== undefined &&
-    toolset.tools.some((tool) => tool.name === 'bash')
-  ) {
+  // The restricted shell, and an unrestricted one in the sandbox on this machine (developer).
+  const sandboxedShell =
+    profile.shell === 'restricted' ||
+    options.backend === undefined ||
+    (options.backend.name === 'local' && options.backend.isolation === undefined);
+  if (sandboxedShell && options.onWarning !== undefined && toolset.tools.some((tool) => tool.name === 'bash')) {
     // Said once, up front: otherwise the user learns it from each refused command.
     const { refusal } = sandboxStatus(
       options.sandbox === undefined ? profile : { ...profile, sandbox: options.sandbox },
@@ -269,6 +270,7 @@ export function buildToolset(options: ResolvedToolsetOptions): Toolset {
     ...(options.backend === undefined ? {} : { backend: options.backend }),
     ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
     ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+    ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }),
   });
   if (options.delegate !== false) own.push(createDelegateTool());
   const databaseTools: AnyTool[] =

@@ -52,6 +52,8 @@ export function builtinProfile(name: string): PermissionProfile | undefined {
         database: 'mutations',
         approval: 'none',
         shellTimeoutSeconds: 300,
+        // Asked for by name: its shell runs as rho does, outside the sandbox (for environments that are sandboxes already).
+        sandbox: 'off',
       };
     case 'developer-bash-only':
       return {

@@ -298,12 +298,14 @@ function buildCommand(node: Node, extraRedirects: Node[], builder: PlanBuilder):
   builder.commands.push(...checked.checked);
   let finalArgv = checked.argv;
   if (builder.cwd !== undefined && finalArgv[checked.programIndex] === 'git') {
-    const overrides = gitDriverOverrides(finalArgv, checked.programIndex, builder.cwd);
-    if (overrides === undefined)
+    const ruling = gitDriverOverrides(finalArgv, checked.programIndex, builder.cwd);
+    if (ruling === undefined)
       throw new ShellRefusal(
         'git.drivers',
         `git: the repository's config in ${builder.cwd} cannot be read on this machine (a remote backend, or a directory that does not exist), so its filter and diff drivers (programs git runs on files) cannot be switched off; restricted mode does not run git there`,
       );
+    if ('refused' in ruling) throw new ShellRefusal('git.config', ruling.refused);
+    const overrides = ruling.overrides;
     if (overrides.length > 0)
       finalArgv = [
         ...finalArgv.slice(0, checked.programIndex + 1),

@@ -1,9 +1,11 @@
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkShellCommand, type ShellPlan } from './check-shell-command.js';
 import { checkSql, type SqlDialect } from './check-sql.js';
 import { checkWritePath } from './check-write-path.js';
 import type { PermissionProfile } from './permission-profile.js';
 import { approvalPolicy } from './approval-policy.js';
+import { readView } from './read-view.js';
 import {
   commandNeedsNetwork,
   sandboxStatus,
@@ -22,6 +24,7 @@ export type PolicyRequest = { profile: PermissionProfile } & (
   | { shell: string; sandboxLookup?: SandboxLookupOptions; workingDir?: string }
   | { write: string; workingDir: string; roots?: string[]; via?: WriteTool }
   | { sql: string; dialect: SqlDialect }
+  | { read: string; workingDir: string; rhoHome?: string; sessionDir?: string }
 );
 
 /**
@@ -30,7 +33,7 @@ export type PolicyRequest = { profile: PermissionProfile } & (
  */
 export interface PolicyExplanation {
   /** What was checked. */
-  kind: 'shell' | 'write' | 'sql';
+  kind: 'shell' | 'write' | 'sql' | 'read';
   /** Name of the profile that decided. */
   profile: string;
   /** The command line, path or statement, as given. */
@@ -55,7 +58,11 @@ export interface PolicyExplanation {
   approval?: { required: boolean; reason?: string };
   /** Write, when allowed: the real path the write would land on. */
   realPath?: string;
-  /** Write: the working directory the path was resolved against. */
+  /** Read: the path decided (absolute, links resolved). */
+  readPath?: string;
+  /** Read, when allowed: how the shell's sandbox shows it (`sanitized`: a git config without its credential and program entries). */
+  shown?: 'as-is' | 'sanitized';
+  /** Write and read: the working directory the path was resolved against. */
   workingDir?: string;
   /** Write: the tool asked about (`write`, `edit` or `export_query`). */
   via?: WriteTool;
@@ -94,7 +101,7 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
       profile.shell === 'restricted' ? sandboxStatus(profile, await sandboxWrapper(request.sandboxLookup)) : undefined;
     const refusal = decision.allowed && status?.refusal !== undefined ? status.refusal : undefined;
     const network =
-      decision.allowed && status?.active
+      decision.allowed && status?.active && profile.network !== 'off'
         ? decision.plan.steps.flatMap((step) =>
             step.pipeline.filter(commandNeedsNetwork).map((command) => command.argv[command.programIndex ?? 0] ?? ''),
           )
@@ -120,6 +127,37 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
             },
           }),
       approval: approvalOf(profile, 'bash', { command: request.shell }),
+    };
+  }
+  if ('read' in request) {
+    const workingDir = resolve(request.workingDir);
+    // The very view the shell's sandbox mounts and the file tools decide on.
+    const view = readView({
+      profile,
+      workingDir,
+      ...(request.rhoHome === undefined ? {} : { rhoHome: request.rhoHome }),
+      ...(request.sessionDir === undefined ? {} : { sessionDir: request.sessionDir }),
+    });
+    const path = resolve(workingDir, request.read);
+    let real = path;
+    try {
+      real = realpathSync(path);
+    } catch {
+      // judged as written
+    }
+    const decisions = [...new Set([path, real])].map((candidate) => view.decide(candidate));
+    const decision = decisions.find((candidate) => !candidate.allowed) ?? decisions.at(-1)!;
+    return {
+      kind: 'read',
+      profile: profile.name,
+      input: request.read,
+      workingDir: view.workingDir,
+      readPath: real,
+      allowed: decision.allowed,
+      rule: decision.rule,
+      ...(decision.allowed
+        ? { shown: decision.sanitized === undefined ? ('as-is' as const) : ('sanitized' as const) }
+        : { reason: decision.reason }),
     };
   }
   if ('write' in request) {
@@ -197,6 +235,9 @@ export function formatPolicyExplanation(explanation: PolicyExplanation): string 
     );
   }
   if (explanation.realPath !== undefined) lines.push(`writes:   ${explanation.realPath}`);
+  if (explanation.readPath !== undefined) lines.push(`path:     ${explanation.readPath}`);
+  if (explanation.shown === 'sanitized')
+    lines.push('shown:    without its credential and program entries (bash); the file tools do not read it');
   if (explanation.sandbox !== undefined) {
     const { sandbox } = explanation;
     const detail = sandbox.active

@@ -60,6 +60,7 @@ describe('hardenPlan', () => {
       GIT_PAGER: 'cat',
       GIT_TERMINAL_PROMPT: '0',
       GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
       TERM: 'dumb',
     });
   });
@@ -93,6 +94,7 @@ describe('hardenPlan', () => {
       GIT_PAGER: 'cat',
       GIT_TERMINAL_PROMPT: '0',
       GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
       TERM: 'dumb',
     });
   });

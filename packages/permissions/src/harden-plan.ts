@@ -36,8 +36,10 @@ const ENVIRONMENT_FIXED: Readonly<Record<string, string>> = {
   PAGER: 'cat',
   GIT_PAGER: 'cat',
   GIT_TERMINAL_PROMPT: '0',
-  // /etc/gitconfig is not read: only the user's own config and the -c overrides apply.
+  // Neither /etc/gitconfig nor the user's ~/.gitconfig is read (either can name programs): only
+  // the repository's config, whose programs are switched off by -c options, and the -c overrides.
   GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
 };
 
 function allowedVariable(name: string): boolean {
@@ -167,8 +169,8 @@ function hardenCommand(command: ShellCommand): ShellCommand {
   const index = command.programIndex ?? 0;
   const argv = hardenProgram(command.argv, index);
   if (command.argv[index] === 'git') {
-    // /etc/gitconfig is not the user's; the repository's own config is overridden by the -c options above.
-    return { ...command, argv, env: { ...command.env, GIT_CONFIG_NOSYSTEM: '1' } };
+    // No system or global config; the repository's own is overridden by the -c options above.
+    return { ...command, argv, env: { ...command.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } };
   }
   return { ...command, argv };
 }
@@ -177,7 +179,7 @@ function hardenCommand(command: ShellCommand): ShellCommand {
  * Build the environment of restricted commands from `base`: only the variables of
  * {@link ENVIRONMENT_ALLOWLIST} (with relative and empty `PATH` entries removed, which would
  * search the working directory), then `TERM=dumb`, `PAGER=cat`, `GIT_PAGER=cat`,
- * `GIT_TERMINAL_PROMPT=0`, `GIT_CONFIG_NOSYSTEM=1`.
+ * `GIT_TERMINAL_PROMPT=0`, `GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL=/dev/null`.
  */
 export function scrubEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = {};
@@ -191,8 +193,8 @@ export function scrubEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
       .filter((directory) => isAbsolute(directory))
       .join(delimiter);
   }
-  // The repository's config is the threat (it comes with the checkout); the user's own global
-  // config stays in effect, overridden by the -c options hardenPlan adds.
+  // Every git config that can name a program is out of play: system and global are not read,
+  // the repository's is switched off by the -c options hardenPlan and the policy add.
   Object.assign(result, ENVIRONMENT_FIXED);
   return result;
 }

@@ -7,6 +7,7 @@ export {
   DEFAULT_DANGEROUS_PATTERNS,
   DEFAULT_DANGEROUS_TOOLS,
   FILE_WRITE_MODES,
+  NETWORK_MODES,
   SANDBOX_MODES,
   SHELL_MODES,
   databaseExportsEnabled,
@@ -16,6 +17,7 @@ export type {
   ApprovalMode,
   DatabaseMode,
   FileWriteMode,
+  NetworkMode,
   PermissionProfile,
   ProfileSandboxMode,
   ShellMode,
@@ -56,6 +58,17 @@ export type {
 } from './sandbox-limits.js';
 export type { SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
 export { checkReadPath, PROC_READABLE } from './check-read-path.js';
+export {
+  DEFAULT_SECRET_ALLOW,
+  DEFAULT_SECRET_FILES,
+  gitConfigKeyNamesProgram,
+  readView,
+  sanitizeGitConfig,
+  SECRET_SCAN_MAX_ENTRIES,
+  SYSTEM_READ_ROOTS,
+  SYSTEM_SECRETS,
+} from './read-view.js';
+export type { ReadDecision, ReadRule, ReadView, ReadViewOptions, ViewMask, ViewRoot } from './read-view.js';
 export type { ReadPathDecision } from './check-read-path.js';
 export { checkWritePath } from './check-write-path.js';
 export type { CheckWritePathOptions, PathDecision, WriteKind } from './check-write-path.js';

@@ -31,6 +31,13 @@ export const APPROVAL_MODES: readonly ApprovalMode[] = ['all', 'dangerous', 'gra
 export type ProfileSandboxMode = 'required' | 'off';
 /** The sandbox modes. */
 export const SANDBOX_MODES: readonly ProfileSandboxMode[] = ['required', 'off'];
+/**
+ * Whether the shell's sandbox has the host's network: `off` (no process has it), `on` (the
+ * developer shell has it; the restricted shell gives it to network programs only, as by default).
+ */
+export type NetworkMode = 'on' | 'off';
+/** The network modes. */
+export const NETWORK_MODES: readonly NetworkMode[] = ['on', 'off'];
 
 /** Tools that need approval under the `dangerous` approval mode (the original's list). */
 export const DEFAULT_DANGEROUS_TOOLS: readonly string[] = [
@@ -90,8 +97,28 @@ export interface PermissionProfile {
   bashOnly: boolean;
   /** Directories besides the working directory where writes are allowed (YAML `file_write.roots`). */
   writeRoots: string[];
-  /** The sandbox of restricted shell commands (YAML `sandbox`); `required` when absent. */
+  /**
+   * The sandbox of shell commands (YAML `sandbox`); `required` when absent. Restricted commands
+   * and, on this machine, an unrestricted shell (`developer`) run inside it; `off` runs them
+   * without one (the built-in `unrestricted` profile).
+   */
   sandbox?: ProfileSandboxMode;
+  /**
+   * Directories (or files) readable besides the working directory and the system directories
+   * (YAML `read_paths`; `~` is the user's home, relative paths resolve against the working directory).
+   */
+  readPaths?: string[];
+  /**
+   * File names masked as secrets besides the defaults (`extra`), and secret-looking names that
+   * are not (`allow`) (YAML `secret_files`): globs on the file name, or on the path relative to
+   * the working directory when they contain a `/`.
+   */
+  secretFiles?: { extra: string[]; allow: string[] };
+  /**
+   * The network of the shell's sandbox (YAML `network`). Absent: the restricted shell gives it to
+   * network programs (curl, wget) only, an unrestricted shell in the sandbox has none.
+   */
+  network?: NetworkMode;
   /** Decisions for MCP tools (YAML `mcp`); absent: every MCP tool asks (none under `approval: none`). */
   mcp?: McpPermissions;
   /**
@@ -238,6 +265,24 @@ const topLevelEntries = {
       v.picklist(['on', 'off'], (issue) => `database_exports must be on or off (got ${JSON.stringify(issue.input)})`),
     ),
   ),
+  read_paths: v.optional(stringList('read_paths')),
+  secret_files: v.optional(
+    v.strictObject(
+      { extra: v.optional(stringList('secret_files.extra')), allow: v.optional(stringList('secret_files.allow')) },
+      (issue) =>
+        issue.path?.length
+          ? unknownKeyMessage('secret_files', issue, ['extra', 'allow'])
+          : 'secret_files must be a mapping with extra and allow (lists of file name globs)',
+    ),
+  ),
+  network: v.optional(
+    v.pipe(
+      v.unknown(),
+      // YAML 1.1 readers turn `on`/`off` into booleans.
+      v.transform((value) => (value === true ? 'on' : value)),
+      modeField('network', NETWORK_MODES),
+    ),
+  ),
   mcp: v.optional(
     v.strictObject(
       {
@@ -324,6 +369,10 @@ export function parseProfile(source: unknown, origin?: string): PermissionProfil
     profile.limits = limits;
   }
   if (data.database_exports !== undefined) profile.databaseExports = data.database_exports === 'on';
+  if (data.read_paths !== undefined) profile.readPaths = [...data.read_paths];
+  if (data.secret_files !== undefined)
+    profile.secretFiles = { extra: [...(data.secret_files.extra ?? [])], allow: [...(data.secret_files.allow ?? [])] };
+  if (data.network !== undefined) profile.network = data.network;
   if (data.mcp !== undefined) {
     profile.mcp = {
       allow: [...(data.mcp.allow ?? [])],
@@ -368,6 +417,9 @@ export function profileToDocument(profile: PermissionProfile): Record<string, un
           },
         }),
     ...(profile.databaseExports === undefined ? {} : { database_exports: profile.databaseExports ? 'on' : 'off' }),
+    ...(profile.readPaths === undefined ? {} : { read_paths: profile.readPaths }),
+    ...(profile.secretFiles === undefined ? {} : { secret_files: profile.secretFiles }),
+    ...(profile.network === undefined ? {} : { network: profile.network }),
     ...(profile.mcp === undefined
       ? {}
       : {

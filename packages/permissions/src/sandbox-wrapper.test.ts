@@ -69,7 +69,7 @@ describe('the bubblewrap sandbox', () => {
       expect(names).not.toContain(name);
     for (const name of names)
       expect(name).toMatch(
-        /^(PWD|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/,
+        /^(PWD|PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM|GIT_CONFIG_GLOBAL)$/,
       );
   });
 

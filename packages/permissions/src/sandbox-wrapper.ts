@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { basename, delimiter, isAbsolute, join, relative } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import type { ShellCommand } from './check-shell-command.js';
 import type { SandboxLimitArguments } from './sandbox-limits.js';
 import type { PermissionProfile, ProfileSandboxMode } from './permission-profile.js';
+import { readView, type ReadView } from './read-view.js';
+import { viewMounts } from './sandbox-mounts.js';
 
 /**
  * Whether restricted commands must run in the operating-system sandbox (`required`, the default)
@@ -13,8 +15,16 @@ export type SandboxMode = ProfileSandboxMode;
 
 /** Options of a sandboxed run. */
 export interface SandboxRunOptions {
-  /** Directory the command runs in (bound read-only like everything else). */
+  /** Directory the command runs in (bound read-only unless `writableCwd`). */
   cwd: string;
+  /**
+   * What the process sees (`readView` of `@rho/permissions`): the working directory, the system
+   * directories and the profile's read paths, with rho's home hidden and secrets masked. Absent:
+   * the view of `cwd` with the defaults and `hide`.
+   */
+  view?: ReadView;
+  /** Directories bound read-write besides the working directory (the profile's write roots, for the developer shell). */
+  writable?: readonly string[];
   /**
    * Keep the host's network (this one process: curl, wget); otherwise the process has a network
    * namespace of its own with nothing but its own loopback.
@@ -27,7 +37,7 @@ export interface SandboxRunOptions {
    * `--clearenv` then `--setenv` for each entry).
    */
   env?: Readonly<Record<string, string>>;
-  /** Directories hidden behind an empty read-only tmpfs (rho's home, with its database passwords). */
+  /** Directories hidden behind an empty read-only tmpfs (rho's home, with its database passwords), added to the view's. */
   hide?: readonly string[];
   /** Directories created (empty) inside the private /tmp before the command starts. */
   tmpDirs?: readonly string[];
@@ -100,25 +110,18 @@ function findOnPath(program: string, searchPath: string): string | undefined {
 }
 
 function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunOptions): string[] {
-  // A hidden directory that is the working directory itself stays visible: the user works there.
-  const candidates = (options.hide ?? []).filter(
-    (directory) => existsSync(directory) && relative(directory, options.cwd) !== '',
-  );
-  // A directory inside another hidden one is hidden with it (it no longer exists under the empty
-  // tmpfs, so hiding it again would fail), unless the working directory lies between them: then
-  // the bind of the working directory shows it again, and it is hidden after that bind.
-  const hidden = candidates.filter(
-    (directory) =>
-      !candidates.some(
-        (outer) => isInside(directory, outer) && !(isInside(directory, options.cwd) && isInside(options.cwd, outer)),
-      ),
-  );
+  // What the process sees is the read view, built from the working directory and the hidden
+  // directories when the caller did not give one: the host's root is never bound.
+  const view = options.view ?? readView({ workingDir: options.cwd, hide: options.hide ?? [] });
+  const mounts = viewMounts(view, {
+    allowNetwork: options.allowNetwork,
+    ...(options.writableCwd === undefined ? {} : { writableCwd: options.writableCwd }),
+    ...(options.writable === undefined ? {} : { writable: options.writable }),
+  });
   return [
     ...(options.limits?.outer ?? []),
     bwrap,
-    '--ro-bind',
-    '/',
-    '/',
+    ...mounts.system,
     '--dev',
     '/dev',
     // A procfs of the new PID namespace: `ps` and /proc show the sandbox's processes only.
@@ -130,18 +133,13 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
     // servers) are hidden. A network program keeps it: resolv.conf often points into /run.
     ...(!options.allowNetwork && existsSync('/run') ? ['--tmpfs', '/run'] : []),
     ...(options.tmpDirs ?? []).flatMap((directory) => ['--dir', directory]),
-    // Hidden (an empty tmpfs) before the working directory is bound, so a working directory inside
-    // one stays visible; made read-only only at the end, once every mount point in it is made.
-    ...hidden.filter((directory) => !isInside(directory, options.cwd)).flatMap((directory) => ['--tmpfs', directory]),
-    // Bound again after the private /tmp, so a working directory under /tmp stays visible.
-    options.writableCwd === true ? '--bind' : '--ro-bind',
-    options.cwd,
-    options.cwd,
-    // A hidden directory inside the working directory (the user's home under a working directory
-    // of /home) is hidden after the working directory is bound, or the bind would show it again.
-    ...hidden.filter((directory) => isInside(directory, options.cwd)).flatMap((directory) => ['--tmpfs', directory]),
+    // Bound after the private /tmp, so a working directory under /tmp stays visible.
+    ...mounts.view,
     ...(options.readOnlyBinds ?? []).filter(existsSync).flatMap((path) => ['--ro-bind', path, path]),
-    ...hidden.flatMap((directory) => ['--remount-ro', directory]),
+    ...mounts.remount,
+    // The empty root itself: nothing written outside the writable binds and /tmp.
+    '--remount-ro',
+    '/',
     // New user, IPC, PID, network, UTS and cgroup namespaces.
     '--unshare-all',
     ...(options.allowNetwork ? ['--share-net'] : []),
@@ -163,18 +161,20 @@ function bubblewrapArguments(bwrap: string, argv: string[], options: SandboxRunO
   ];
 }
 
-/** Whether `path` lies strictly inside `directory` (both absolute). */
-function isInside(path: string, directory: string): boolean {
-  const relation = relative(directory, path);
-  return relation !== '' && !relation.startsWith('..') && !isAbsolute(relation);
-}
-
 function probe(bwrap: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     let stderr = '';
-    const child = spawn(bwrap, bubblewrapArguments(bwrap, ['true'], { cwd: '/', allowNetwork: false }).slice(1), {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      bwrap,
+      bubblewrapArguments(bwrap, ['true'], {
+        cwd: '/usr',
+        allowNetwork: false,
+        view: readView({ workingDir: '/usr', scan: false }),
+      }).slice(1),
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
@@ -224,7 +224,8 @@ const cache = new Map<string, Promise<SandboxWrapper>>();
 
 /**
  * The bubblewrap sandbox, when `bwrap` is installed and works here (it needs user namespaces or
- * root): the whole file system read-only, a private /tmp and /run, new user, IPC, PID, UTS,
+ * root): the read view only (the working directory, the system directories, the profile's read
+ * paths; rho's home hidden, secrets masked), a private /tmp and /run, new user, IPC, PID, UTS,
  * cgroup and network namespaces (the network only for the one process that asks for it), no
  * capabilities, a new session (no terminal), killed with its parent. Probed once per lookup (by
  * running `true` inside it). On other systems than Linux, or without a working `bwrap`,

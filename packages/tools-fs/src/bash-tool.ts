@@ -42,6 +42,18 @@ export interface ShellRunLimits {
   release(): Promise<void>;
 }
 
+/**
+ * Where an unrestricted command runs on this machine (see `developerSandbox`): refused with the
+ * reason, or allowed with the argv that runs `bash -c COMMAND` inside the sandbox and the
+ * environment to start it with.
+ */
+export type ShellConfinement = (
+  cwd: string,
+) => Promise<
+  | { allowed: true; wrap: (argv: string[]) => string[]; env: Record<string, string | undefined> }
+  | { allowed: false; reason: string }
+>;
+
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
   /** Backend to run on; defaults to the session's. */
@@ -59,6 +71,11 @@ export interface BashToolOptions {
   workingDir?: string;
   /** Seconds between SIGTERM and SIGKILL when a command is stopped. */
   killGraceSeconds?: number;
+  /**
+   * Unrestricted mode on this machine (the local backend): the sandbox every command runs in.
+   * Absent, or on another backend (a container, a remote machine), commands run as they are.
+   */
+  confine?: ShellConfinement;
 }
 
 /**
@@ -124,6 +141,15 @@ export function createBashTool(options: BashToolOptions) {
         }
         if (!gated.allowed) return failure(`Command blocked: ${gated.reason}`, { command, working_dir: cwd });
       }
+      let confined: { wrap: (argv: string[]) => string[]; env: Record<string, string | undefined> } | undefined;
+      if (!restricted && options.confine !== undefined && backend.name === 'local' && backend.isolation === undefined) {
+        const decision = await options.confine(cwd).catch((error: unknown) => ({
+          allowed: false as const,
+          reason: `the sandbox could not be prepared (${errorMessage(error)})`,
+        }));
+        if (!decision.allowed) return failure(`Command blocked: ${decision.reason}`, { command, working_dir: cwd });
+        confined = decision;
+      }
 
       const stdout = new OutputCollector(BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES);
       const stderr = new OutputCollector(BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES);
@@ -158,7 +184,9 @@ export function createBashTool(options: BashToolOptions) {
         } else {
           const exit: ProcessExit = await runProcess(
             backend,
-            { argv: ['bash', '-c', command], cwd, stdin: 'ignore' },
+            confined === undefined
+              ? { argv: ['bash', '-c', command], cwd, stdin: 'ignore' }
+              : { argv: confined.wrap(['bash', '-c', command]), cwd, env: confined.env, stdin: 'ignore' },
             { onStdout: (chunk) => stdout.push(chunk), onStderr: (chunk) => stderr.push(chunk) },
             supervisor,
           );

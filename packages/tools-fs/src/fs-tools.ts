@@ -1,7 +1,15 @@
 import type { AnyTool, ExecutionBackend } from '@rho/core';
-import { checkWritePath, openWriteTarget, type PermissionProfile, type SandboxMode } from '@rho/permissions';
+import {
+  checkWritePath,
+  openWriteTarget,
+  readView,
+  type PermissionProfile,
+  type ReadView,
+  type SandboxMode,
+} from '@rho/permissions';
 import { sandboxModeOf, sandboxOffWarning } from '@rho/permissions/internal';
 import { createBashTool } from './bash-tool.js';
+import { developerSandbox } from './developer-sandbox.js';
 import { createEditTool } from './edit-tool.js';
 import { createGlobTool } from './glob-tool.js';
 import { createGrepTool } from './grep-tool.js';
@@ -35,6 +43,14 @@ export interface FsToolsOptions {
    * (`sandbox: off`): the CLI prints it on every run. Library code never prints.
    */
   onWarning?: (message: string) => void;
+  /** rho's home, hidden from every tool (default core's `rhoHome()`). */
+  rhoHome?: string;
+  /** The sessions directory, hidden from every tool (default `$RHO_HOME/sessions`). */
+  sessionDir?: string;
+}
+
+function confineOption<T>(confine: T | undefined): { confine?: T } {
+  return confine === undefined ? {} : { confine };
 }
 
 /**
@@ -70,14 +86,36 @@ export function policyWritePathCheck(profile: PermissionProfile, workingDir?: st
 export function fsTools(options: FsToolsOptions): AnyTool[] {
   const { profile, backend } = options;
   const backendOption = backend === undefined ? {} : { backend };
+  // One view for the file tools and the shell: the session's working directory (else the call's),
+  // the system directories and the profile's read paths; rho's home and the sessions hidden. The
+  // shell's working directory of the profile (`shell_working_dir`) is the shell's own working
+  // directory, and readable by the file tools.
+  const makeView = (cwd: string, shell = false): ReadView =>
+    readView({
+      profile:
+        profile.shellWorkingDir === undefined || shell
+          ? profile
+          : { ...profile, readPaths: [...(profile.readPaths ?? []), profile.shellWorkingDir] },
+      workingDir: (shell ? profile.shellWorkingDir : undefined) ?? options.workingDir ?? cwd,
+      ...(options.rhoHome === undefined ? {} : { rhoHome: options.rhoHome }),
+      ...(options.sessionDir === undefined ? {} : { sessionDir: options.sessionDir }),
+    });
+  const shellView = (cwd: string): ReadView => makeView(cwd, true);
+  const views = new Map<string, ReadView>();
+  const fileView = (cwd: string): ReadView => {
+    let view = views.get(cwd);
+    if (view === undefined) views.set(cwd, (view = makeView(cwd)));
+    return view;
+  };
   const tools: AnyTool[] = [];
   if (!profile.bashOnly) {
+    const readers = { ...backendOption, view: fileView };
     tools.push(
-      createReadTool(backendOption),
-      createGrepTool(backendOption),
-      createGlobTool(backendOption),
-      createListTool(backendOption),
-      createReadExcelTool(backendOption),
+      createReadTool(readers),
+      createGrepTool(readers),
+      createGlobTool(readers),
+      createListTool(readers),
+      createReadExcelTool(readers),
     );
   }
   const restricted = profile.shell === 'restricted';
@@ -97,9 +135,15 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
               ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
               // A backend that is a container already contains every command.
               ...(backend?.isolation === undefined ? {} : { contained: backend.isolation }),
+              view: shellView,
             }),
           }
-        : {}),
+        : confineOption(
+            developerSandbox(profile, {
+              view: shellView,
+              ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+            }),
+          )),
     }),
   );
   if (!profile.bashOnly && profile.fileWrite !== 'off') {

@@ -1,4 +1,6 @@
+import { resolve } from 'node:path';
 import { defineTool } from '@rho/core';
+import { readPathRefusal, viewOf } from './internal/read-path.js';
 import { LineSplitter } from './internal/line-splitter.js';
 import { OutputCollector } from './internal/output-collector.js';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
@@ -38,6 +40,9 @@ export function createGlobTool(options: SearchToolOptions = {}) {
       if (!args.pattern) return failure('No pattern provided');
       const backend = backendOf(options.backend, context);
       const root = await resolvePath(backend, context.workingDir, args.path || '.');
+      const view = viewOf(options.view, backend, context);
+      const refusal = await readPathRefusal(backend, root, view);
+      if (refusal !== undefined) return refusal;
       try {
         if ((await backend.stat(root)).type !== 'directory') return failure(`Not a directory: ${root}`);
       } catch (error) {
@@ -53,6 +58,8 @@ export function createGlobTool(options: SearchToolOptions = {}) {
       const files: string[] = [];
       let total = 0;
       const splitter = new LineSplitter((line) => {
+        // A directory hidden from the session (rho's home inside the working directory) is not listed.
+        if (view?.hiddenBy(resolve(root, line)) !== undefined) return;
         total += 1;
         if (files.length < maxResults) files.push(line);
       }, 4096);

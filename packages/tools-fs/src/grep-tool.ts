@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { defineTool } from '@rho/core';
 import { capLine } from './internal/cap-line.js';
 import { LineSplitter } from './internal/line-splitter.js';
@@ -8,7 +9,7 @@ import { RIPGREP_MISSING, SKIPPED_DIRECTORY_GLOBS, resolveRipgrep } from './inte
 import { runProcess } from './internal/run-process.js';
 import { ProcessSupervisor } from './internal/supervisor.js';
 import type { FsToolOptions } from './read-tool.js';
-import { readPathRefusal } from './internal/read-path.js';
+import { readPathRefusal, viewOf, visibleInView } from './internal/read-path.js';
 import { scrubEnvironment } from '@rho/permissions/internal';
 
 /** Options of the ripgrep-based tools. */
@@ -65,7 +66,8 @@ export function createGrepTool(options: SearchToolOptions = {}) {
       if (!args.pattern) return failure('No pattern provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path || '.');
-      const refusal = await readPathRefusal(backend, path);
+      const view = viewOf(options.view, backend, context);
+      const refusal = await readPathRefusal(backend, path, view);
       if (refusal !== undefined) return refusal;
       let isDirectory: boolean;
       try {
@@ -97,6 +99,8 @@ export function createGrepTool(options: SearchToolOptions = {}) {
         if (truncated) return;
         const formatted = formatRipgrepRecord(record, cut);
         if (formatted === undefined) return;
+        // A file the view does not show (a secret name, rho's home inside the searched directory) is never shown.
+        if (!visibleInView(view, resolve(context.workingDir, formatted.file))) return;
         // Text mode's "--" between groups of context that do not touch.
         if (
           contextLines > 0 &&

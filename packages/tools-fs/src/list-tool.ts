@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { defineTool, type ExecutionBackend, type FileInfo } from '@rho/core';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
+import type { ReadView } from '@rho/permissions';
+import { readPathRefusal, viewOf } from './internal/read-path.js';
 import { failure } from './internal/result.js';
 import type { FsToolOptions } from './read-tool.js';
 
@@ -43,18 +45,21 @@ export function createListTool(options: FsToolOptions = {}) {
       if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
+      const view = viewOf(options.view, backend, context);
+      const refusal = await readPathRefusal(backend, path, view);
+      if (refusal !== undefined) return refusal;
       const showHidden = args.show_hidden ?? false;
       let entries: Entry[];
       try {
         if ((await backend.stat(path)).type !== 'directory') return failure(`Not a directory: ${path}`);
-        entries = await readEntries(backend, path, showHidden);
+        entries = await readEntries(backend, path, showHidden, view);
       } catch (error) {
         return listError(error, path);
       }
       if (args.recursive) {
         const lines: string[] = [];
         const counter = { items: 0 };
-        await tree(backend, entries, '', 0, Math.max(0, args.max_depth ?? 3), showHidden, lines, counter);
+        await tree(backend, entries, '', 0, Math.max(0, args.max_depth ?? 3), showHidden, lines, counter, view);
         return {
           content: lines.length === 0 ? '(empty directory)' : lines.join('\n'),
           success: true,
@@ -76,8 +81,16 @@ export function createListTool(options: FsToolOptions = {}) {
   });
 }
 
-async function readEntries(backend: ExecutionBackend, directory: string, showHidden: boolean): Promise<Entry[]> {
-  const names = (await backend.readdir(directory)).filter((name) => showHidden || !name.startsWith('.'));
+async function readEntries(
+  backend: ExecutionBackend,
+  directory: string,
+  showHidden: boolean,
+  view?: ReadView,
+): Promise<Entry[]> {
+  // A directory hidden from the session (rho's home inside the working directory) is not listed.
+  const names = (await backend.readdir(directory)).filter(
+    (name) => (showHidden || !name.startsWith('.')) && view?.hiddenBy(join(directory, name)) === undefined,
+  );
   const entries = await Promise.all(
     names.map(async (name): Promise<Entry> => {
       const path = join(directory, name);
@@ -126,6 +139,7 @@ async function tree(
   showHidden: boolean,
   lines: string[],
   counter: { items: number },
+  view?: ReadView,
 ): Promise<void> {
   for (const [index, entry] of entries.entries()) {
     if (lines.length >= LIST_MAX_ENTRIES) {
@@ -146,12 +160,12 @@ async function tree(
         const childPrefix = prefix + (last ? '    ' : '│   ');
         let children: Entry[];
         try {
-          children = await readEntries(backend, entry.path, showHidden);
+          children = await readEntries(backend, entry.path, showHidden, view);
         } catch {
           lines.push(`${childPrefix}[permission denied]`);
           continue;
         }
-        await tree(backend, children, childPrefix, depth + 1, maxDepth, showHidden, lines, counter);
+        await tree(backend, children, childPrefix, depth + 1, maxDepth, showHidden, lines, counter, view);
       }
       continue;
     }

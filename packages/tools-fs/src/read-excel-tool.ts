@@ -7,7 +7,7 @@ import { backendOf, errorCode, errorMessage, resolvePath } from './internal/path
 import { failure } from './internal/result.js';
 import { checkWorkbookBounds } from './internal/xlsx-bounds.js';
 import type { FsToolOptions } from './read-tool.js';
-import { readPathRefusal } from './internal/read-path.js';
+import { readPathRefusal, viewOf } from './internal/read-path.js';
 
 /** Rows shown when `end_row` is not given. */
 export const EXCEL_DEFAULT_ROWS = 500;
@@ -79,7 +79,7 @@ export function createReadExcelTool(options: FsToolOptions = {}) {
       if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
-      const refusal = await readPathRefusal(backend, path);
+      const refusal = await readPathRefusal(backend, path, viewOf(options.view, backend, context));
       if (refusal !== undefined) return refusal;
       if (!EXCEL_ACTIONS.includes(args.action))
         return failure(`Unknown action: ${mustBeOneOf('action', EXCEL_ACTIONS, args.action)}`);

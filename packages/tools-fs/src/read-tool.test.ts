@@ -172,9 +172,11 @@ describe('read', () => {
     });
   });
 
-  it('expands ~ to the home directory', async () => {
+  it('expands ~ to the home directory (hidden from a working directory elsewhere)', async () => {
     const result = await call(read, { path: '~/definitely-not-here-rho.txt' }, contextFor(dir));
-    expect(result.content).toMatch(/^File not found: \/.*definitely-not-here-rho\.txt$/);
+    expect(result.content).toMatch(
+      /^Refused: \/.*definitely-not-here-rho\.txt is inside \S+, which is hidden from every session/,
+    );
   });
 
   it('copes with a file that grows and shrinks while it is read', async () => {

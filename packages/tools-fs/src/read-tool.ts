@@ -3,7 +3,7 @@ import { defineTool, type ExecutionBackend, type ReadHandle } from '@rho/core';
 import { backendOf, errorCode, errorMessage, resolvePath } from './internal/paths.js';
 import { failure } from './internal/result.js';
 import { capLine } from './internal/cap-line.js';
-import { readPathRefusal } from './internal/read-path.js';
+import { readPathRefusal, viewOf, type ReadViewSource } from './internal/read-path.js';
 
 /** Lines shown when `end_line` is not given. */
 export const READ_DEFAULT_LINES = 500;
@@ -38,6 +38,12 @@ export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set(
 export interface FsToolOptions {
   /** Backend to run on; defaults to the session's (`context.backend`). */
   backend?: ExecutionBackend;
+  /**
+   * What the tools may read on this machine (`readView` of `@rho/permissions`, or a function of
+   * the call's working directory); default: the view of the call's working directory with the
+   * defaults (rho's home and the user's home hidden, secrets masked).
+   */
+  view?: ReadViewSource;
 }
 
 /**
@@ -76,7 +82,7 @@ export function createReadTool(options: FsToolOptions = {}) {
       if (!args.path) return failure('No path provided');
       const backend = backendOf(options.backend, context);
       const path = await resolvePath(backend, context.workingDir, args.path);
-      const refusal = await readPathRefusal(backend, path);
+      const refusal = await readPathRefusal(backend, path, viewOf(options.view, backend, context));
       if (refusal !== undefined) return refusal;
       try {
         const info = await backend.stat(path);

@@ -185,7 +185,7 @@ describe('restrictedShellGate', () => {
           expect(names).toContain('PATH');
           for (const name of names)
             expect(name).toMatch(
-              /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM)$/,
+              /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|NO_COLOR|SSL_CERT_FILE|SSL_CERT_DIR|TERM|PAGER|GIT_PAGER|GIT_TERMINAL_PROMPT|GIT_CONFIG_NOSYSTEM|GIT_CONFIG_GLOBAL)$/,
             );
           for (const value of Object.values(secrets)) expect(JSON.stringify(options)).not.toContain(value);
         }

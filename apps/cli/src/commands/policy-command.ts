@@ -11,6 +11,7 @@ export interface PolicyCheckArguments {
   profile?: string;
   shell?: string;
   write?: string;
+  read?: string;
   sql?: string;
   dialect?: string;
   workingDir?: string;
@@ -26,10 +27,10 @@ const WRITE_TOOLS: readonly WriteTool[] = ['write', 'edit', 'export_query'];
  * `PolicyExplanation` is what `--json` prints.
  */
 async function explain(argv: PolicyCheckArguments, env: NodeJS.ProcessEnv): Promise<PolicyExplanation> {
-  const given = [argv.shell, argv.write, argv.sql].filter((value) => value !== undefined);
+  const given = [argv.shell, argv.write, argv.read, argv.sql].filter((value) => value !== undefined);
   if (given.length !== 1)
     throw new UsageError({
-      message: 'Give exactly one of --shell "CMD", --write PATH or --sql "STATEMENT" --dialect D.',
+      message: 'Give exactly one of --shell "CMD", --write PATH, --read PATH or --sql "STATEMENT" --dialect D.',
     });
   const profile: PermissionProfile = await loadProfile(argv.profile ?? env.RHO_PROFILE ?? 'readonly', {
     rhoHome: rhoHome(env),
@@ -41,6 +42,13 @@ async function explain(argv: PolicyCheckArguments, env: NodeJS.ProcessEnv): Prom
   }
   if (argv.shell !== undefined)
     return explainPolicy({ profile, shell: argv.shell, workingDir: resolve(argv.workingDir ?? process.cwd()) });
+  if (argv.read !== undefined)
+    return explainPolicy({
+      profile,
+      read: argv.read,
+      workingDir: resolve(argv.workingDir ?? process.cwd()),
+      rhoHome: rhoHome(env),
+    });
   if (argv.write !== undefined) {
     return explainPolicy({
       profile,
