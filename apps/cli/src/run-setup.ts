@@ -3,7 +3,7 @@ import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendName, defaultBackendRegistry } from '@rho/agent';
-import type { AgentConfig, Budgets, CompactionOptions, ExecutionBackend, Session } from '@rho/core';
+import type { AgentConfig, Budgets, CompactionOptions, ExecutionBackend, Session, SessionOptions } from '@rho/core';
 import {
   loadAgentConfig,
   loadUserConfig,
@@ -13,7 +13,7 @@ import {
   SessionStore,
   unknownAgentConfigKeys,
 } from '@rho/core';
-import { readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
+import { FileControlChannel, readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
 import { parseMcpServerSources } from '@rho/tools-mcp';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';
@@ -31,6 +31,7 @@ import {
 } from './input-checks.js';
 import { fleetSources } from './fleet/fleet-source.js';
 import { fileChannelFor, parseLabels, startFleetLink } from './fleet/run-fleet.js';
+import { LeaseGuardChannel, taskLease } from './lease-guard.js';
 import { knownSecretsRedactor } from './known-secrets.js';
 import { loadSessionConfig, redactSessionConfig, writeSessionSecrets } from './session-secrets.js';
 import { otelSettings, startOtel } from './otel.js';
@@ -432,6 +433,18 @@ async function prepareLockedRun(
       '--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.',
     );
 
+  // A queued task's session also answers to the worker's lease: it stops itself when the lease
+  // lapses (the worker is frozen or lost it), before another attempt can start elsewhere.
+  const lease = taskLease(env);
+  const guarded = (options: SessionOptions, directory: string): SessionOptions =>
+    lease === undefined
+      ? options
+      : {
+          ...options,
+          control: new LeaseGuardChannel(options.control ?? new FileControlChannel(directory), lease, (message) =>
+            hooks.onWarning?.(message),
+          ),
+        };
   let session: Session;
   try {
     if (resumedDirectory !== undefined && lock !== undefined) {
@@ -443,18 +456,21 @@ async function prepareLockedRun(
         directory: resumedDirectory,
         state,
         lock,
-        ...(fleet?.sessionOptions(
-          {
-            id,
-            model,
-            profile: savedProfileName,
-            cwd: workingDir,
-            ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
-            ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
-            ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
-          },
+        ...guarded(
+          fleet?.sessionOptions(
+            {
+              id,
+              model,
+              profile: savedProfileName,
+              cwd: workingDir,
+              ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
+              ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
+              ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
+            },
+            resumedDirectory,
+          ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor)),
           resumedDirectory,
-        ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor))),
+        ),
       });
     } else {
       // config.yaml keeps no secret: what was redacted out of it waits in secrets.json for a resume.
@@ -472,16 +488,19 @@ async function prepareLockedRun(
         id,
         directory,
         lock,
-        ...(fleet?.sessionOptions(
-          {
-            id,
-            model,
-            profile: savedProfileName,
-            cwd: workingDir,
-            ...(prompt === undefined ? {} : { firstPrompt: prompt }),
-          },
+        ...guarded(
+          fleet?.sessionOptions(
+            {
+              id,
+              model,
+              profile: savedProfileName,
+              cwd: workingDir,
+              ...(prompt === undefined ? {} : { firstPrompt: prompt }),
+            },
+            directory,
+          ) ?? {},
           directory,
-        ) ?? {}),
+        ),
       });
     }
   } catch (error) {

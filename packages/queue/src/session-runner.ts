@@ -10,7 +10,20 @@ export interface RunnableTask {
   attempt: number;
   /** What was submitted. */
   spec: TaskSpec;
+  /**
+   * The attempt's lease as the session can see it without the database: a file whose modification
+   * time is the last renewal the worker confirmed. The session stops itself when the file is older
+   * than {@link LEASE_LAPSE_FRACTION} of `seconds` (or gone), before another attempt can start, even
+   * when the worker is frozen and cannot stop it.
+   */
+  lease?: { file: string; seconds: number };
 }
+
+/**
+ * A session stops itself once its lease file is older than this fraction of the lease: two
+ * heartbeats (one every third of the lease) were missed, and the job expires at the full lease.
+ */
+export const LEASE_LAPSE_FRACTION = 0.8;
 
 /** A session started for a task. */
 export interface RunningSession {
@@ -71,7 +84,14 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
   return (task, hooks) => {
     const child = spawn(command, [...prefix, ...(options.extraArgs ?? []), ...sessionArguments(task.spec)], {
       cwd: options.cwd ?? process.cwd(),
-      env: { ...(options.env ?? process.env), RHO_TASK_ID: task.id, RHO_TASK_ATTEMPT: String(task.attempt) },
+      env: {
+        ...(options.env ?? process.env),
+        RHO_TASK_ID: task.id,
+        RHO_TASK_ATTEMPT: String(task.attempt),
+        ...(task.lease === undefined
+          ? {}
+          : { RHO_TASK_LEASE_FILE: task.lease.file, RHO_TASK_LEASE_SECONDS: String(task.lease.seconds) }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const outcome: TaskResult = { status: 'crashed', attempt: task.attempt };

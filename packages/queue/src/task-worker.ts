@@ -1,3 +1,6 @@
+import { rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { hostname as osHostname } from 'node:os';
 import { QueueStore, queueLabels, QUEUE_PREFIX } from './internal/queue-store.js';
 import type { RunningSession, TaskRunner } from './session-runner.js';
@@ -86,6 +89,8 @@ interface Running {
   session: RunningSession;
   reason?: StopReason;
   timers: NodeJS.Timeout[];
+  /** The lease file the session watches: touched after each confirmed renewal, removed when lost. */
+  leaseFile: string;
 }
 
 /** Starts a worker: it takes matching tasks, runs them, heartbeats, reports results. */
@@ -283,8 +288,12 @@ class Worker implements TaskWorker {
   }): void {
     const s = this.store.schema;
     this.options.onEvent?.({ type: 'task_started', task_id: task.id, attempt: task.attempt, prompt: task.spec.prompt });
+    // The lease as the session sees it: renewed now (the job was just fetched), then after each
+    // confirmed heartbeat. A session whose worker is frozen sees the file age and stops itself.
+    const leaseFile = join(tmpdir(), `rho-lease-${task.id}-${task.attempt}-${process.pid}`);
+    touchLease(leaseFile);
     const session = this.options.runner(
-      { id: task.id, attempt: task.attempt, spec: task.spec },
+      { id: task.id, attempt: task.attempt, spec: task.spec, lease: { file: leaseFile, seconds: task.leaseSeconds } },
       {
         onSession: (sessionId) => {
           this.options.onEvent?.({ type: 'task_session', task_id: task.id, session_id: sessionId });
@@ -305,6 +314,7 @@ class Worker implements TaskWorker {
       retryCount: task.retryCount,
       session,
       timers: [],
+      leaseFile,
     };
     this.tasks.set(task.id, running);
     // The job's own lease (set when it was submitted), whatever this worker's: three beats a lease.
@@ -332,6 +342,7 @@ class Worker implements TaskWorker {
         [task.id],
       );
       const state = row.rows[0];
+      if (renewed && state !== undefined && state.attempt === task.attempt) touchLease(task.leaseFile);
       if (state?.state === 'cancelled') this.stop(task, 'cancelled');
       else if (!renewed || state === undefined || state.attempt !== task.attempt) this.stop(task, 'lost');
     } catch (error) {
@@ -342,6 +353,8 @@ class Worker implements TaskWorker {
   private stop(task: Running, reason: StopReason): void {
     if (task.reason !== undefined) return;
     task.reason = reason;
+    // A lost lease: the session sees it at its next step even before the signal arrives.
+    if (reason === 'lost') rmSync(task.leaseFile, { force: true });
     task.session.stop(reason === 'lost' ? 'kill' : 'cancel');
     const killAfter = (this.options.killAfterSeconds ?? 10) * 1000;
     task.timers.push(setTimeout(() => task.session.stop('kill'), killAfter).unref());
@@ -349,6 +362,7 @@ class Worker implements TaskWorker {
 
   private async ended(task: Running, result: TaskResult): Promise<void> {
     for (const timer of task.timers) clearTimeout(timer);
+    rmSync(task.leaseFile, { force: true });
     result.host = this.host;
     result.attempt = task.attempt;
     try {
@@ -432,5 +446,16 @@ class Worker implements TaskWorker {
     await this.store.close();
     this.resolveStopped();
     return this.stopped;
+  }
+}
+
+/** Marks the lease renewed now, for the session that watches the file (creating it the first time). */
+function touchLease(file: string): void {
+  try {
+    const now = new Date();
+    writeFileSync(file, '');
+    utimesSync(file, now, now);
+  } catch {
+    // The session then stops itself at its next step: the safe side.
   }
 }
