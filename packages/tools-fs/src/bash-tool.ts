@@ -47,10 +47,14 @@ export interface ShellRunLimits {
  * reason, or allowed with the argv that runs `bash -c COMMAND` inside the sandbox and the
  * environment to start it with.
  */
-export type ShellConfinement = (
-  cwd: string,
-) => Promise<
-  | { allowed: true; wrap: (argv: string[]) => string[]; env: Record<string, string | undefined> }
+export type ShellConfinement = (cwd: string) => Promise<
+  | {
+      allowed: true;
+      wrap: (argv: string[]) => string[];
+      env: Record<string, string | undefined>;
+      /** The resource limits of the command (reported and released like the restricted shell's). */
+      limits?: ShellRunLimits;
+    }
   | { allowed: false; reason: string }
 >;
 
@@ -141,7 +145,9 @@ export function createBashTool(options: BashToolOptions) {
         }
         if (!gated.allowed) return failure(`Command blocked: ${gated.reason}`, { command, working_dir: cwd });
       }
-      let confined: { wrap: (argv: string[]) => string[]; env: Record<string, string | undefined> } | undefined;
+      let confined:
+        | { wrap: (argv: string[]) => string[]; env: Record<string, string | undefined>; limits?: ShellRunLimits }
+        | undefined;
       if (!restricted && options.confine !== undefined && backend.name === 'local' && backend.isolation === undefined) {
         const decision = await options.confine(cwd).catch((error: unknown) => ({
           allowed: false as const,
@@ -151,6 +157,8 @@ export function createBashTool(options: BashToolOptions) {
         confined = decision;
       }
 
+      // The limits of this command: the restricted shell's line, or the developer sandbox's command.
+      const runLimits = gated?.allowed ? gated.limits : confined?.limits;
       const stdout = new OutputCollector(BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES);
       const stderr = new OutputCollector(BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES);
       const supervisor = new ProcessSupervisor({
@@ -195,7 +203,7 @@ export function createBashTool(options: BashToolOptions) {
           exitCode = statusOf(exit);
         }
       } catch (error) {
-        if (gated?.allowed) await gated.limits?.release();
+        await runLimits?.release();
         return failure(`Error executing command: ${errorMessage(error)}`);
       } finally {
         await supervisor.finish();
@@ -225,11 +233,11 @@ export function createBashTool(options: BashToolOptions) {
       }
       // Every limit reached is named, so a killed command never comes back as an empty output.
       const notes = [...backendLimits].map((message) => `[${message}]`);
-      if (gated?.allowed && gated.limits !== undefined) {
+      if (runLimits !== undefined) {
         // Read before the release: the cgroup's counters go with it.
-        const hits = gated.limits.hits({ statuses, stderr: err });
+        const hits = runLimits.hits({ statuses, stderr: err });
         // Not awaited: a killed line's last processes may take a moment to leave the cgroup.
-        void gated.limits.release();
+        void runLimits.release();
         notes.push(...hits.map((hit) => `[${hit.message}; the profile's limits.${hit.limit} sets it]`));
         if (hits.length > 0) metadata['limits_reached'] = hits.map((hit) => hit.limit);
       }

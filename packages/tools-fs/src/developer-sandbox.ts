@@ -1,6 +1,13 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { sandboxWrapper, type PermissionProfile, type ReadView, type SandboxMode } from '@rho/permissions';
+import {
+  resolveSandboxLimits,
+  SandboxLimitRun,
+  sandboxWrapper,
+  type PermissionProfile,
+  type ReadView,
+  type SandboxMode,
+} from '@rho/permissions';
 import { sandboxModeOf, scrubEnvironment, type SandboxLookupOptions } from '@rho/permissions/internal';
 import type { ShellConfinement } from './bash-tool.js';
 
@@ -46,11 +53,24 @@ export function developerSandbox(
     if (!where.allowed)
       return { allowed: false, reason: `the working directory ${cwd} is not visible: ${where.reason}` };
     const writable = profile.writeRoots.map((root) => resolve(view.workingDir, expandHome(root)));
+    // The same limits as the restricted shell's lines (processes, memory, CPU time, /tmp).
+    const limits = new SandboxLimitRun(resolveSandboxLimits(profile.limits), {
+      ...(wrapper.program === undefined ? {} : { bwrap: wrapper.program }),
+      ...(options.sandboxLookup?.searchPath === undefined ? {} : { searchPath: options.sandboxLookup.searchPath }),
+    });
     return {
       allowed: true,
       env: scrubEnvironment(process.env),
       wrap: (argv) =>
-        wrapper.wrap(argv, { cwd, view, writableCwd: true, writable, allowNetwork: profile.network === 'on' }),
+        wrapper.wrap(argv, {
+          cwd,
+          view,
+          writableCwd: true,
+          writable,
+          allowNetwork: profile.network === 'on',
+          limits: limits.arguments,
+        }),
+      limits,
     };
   };
 }
