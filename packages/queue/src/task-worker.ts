@@ -58,6 +58,8 @@ export type WorkerEvent =
   | { type: 'task_session'; task_id: string; session_id: string }
   | { type: 'task_finished'; task_id: string; state: TaskState; result: TaskResult }
   | { type: 'task_handed_back'; task_id: string; attempt: number }
+  /** This worker's attempt ended after the task had passed to another attempt: its result was not recorded. */
+  | { type: 'task_lost'; task_id: string; attempt: number; reason: string }
   | { type: 'task_skipped'; task_id: string; state: TaskState }
   | { type: 'task_refused'; task_id: string; reason: string };
 
@@ -411,6 +413,17 @@ class Worker implements TaskWorker {
        WHERE id = $1 AND attempt = $2 AND state IN ('running', 'cancelled') RETURNING state`,
       [task.id, task.attempt, state, JSON.stringify(result)],
     );
+    if (rows.length === 0) {
+      // The task is no longer this attempt's (its lease lapsed and another attempt took it): the
+      // result is not recorded, and the job, fenced to the live attempt, is left alone.
+      this.options.onEvent?.({
+        type: 'task_lost',
+        task_id: task.id,
+        attempt: task.attempt,
+        reason: "the task's lease lapsed and another attempt holds it; this attempt's result was not recorded",
+      });
+      return;
+    }
     // Fenced like the heartbeat: a stale attempt cannot complete the job another attempt holds.
     await this.store.boss.complete(
       task.queue,

@@ -439,6 +439,8 @@ function describe(event: WorkerEvent | { type: string; [key: string]: unknown })
       return `${String(e.task_id)}: ${String(e.state)}`;
     case 'task_handed_back':
       return `${String(e.task_id)}: handed back to the queue`;
+    case 'task_lost':
+      return `${String(e.task_id)}: attempt ${String(e.attempt)} lost: ${String(e.reason)}`;
     case 'task_skipped':
       return `${String(e.task_id)}: skipped (${String(e.state)})`;
     case 'task_refused':
