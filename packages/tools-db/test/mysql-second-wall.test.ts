@@ -28,18 +28,22 @@ function tool(options: { skipSqlPolicy: boolean }): Tool {
 async function busySession(): Promise<{ done: Promise<unknown>; end: () => Promise<void> }> {
   const victim = await mysqlAdmin(DATABASE);
   await victim.query('START TRANSACTION');
-  // The literal comes first: the tool's table shows the first 50 characters of a cell.
-  const done = victim.query(`SELECT '${SECRET}', SLEEP(6) FROM Artist WHERE ArtistId = 1`).catch(() => undefined);
+  const [[{ id }]] = (await victim.query('SELECT CONNECTION_ID() AS id')) as unknown as [[{ id: number }]];
+  // The literal comes first: the tool's table shows the first 50 characters of a cell. The
+  // statement sleeps until the test ends it (KILL QUERY): a loaded machine may need seconds to
+  // see it in INNODB_TRX, and the test must not race its end.
+  const done = victim.query(`SELECT '${SECRET}', SLEEP(120) FROM Artist WHERE ArtistId = 1`).catch(() => undefined);
   await vi.waitFor(
     async () => {
       const [rows] = await admin.query('SELECT trx_query FROM information_schema.INNODB_TRX');
       expect(JSON.stringify(rows)).toContain('hunter2-wall');
     },
-    { timeout: 5000, interval: 50 },
+    { timeout: 25_000, interval: 50 },
   );
   return {
     done,
     end: async () => {
+      await admin.query(`KILL QUERY ${id}`).catch(() => undefined);
       await done;
       await victim.end().catch(() => undefined);
     },

@@ -167,6 +167,6 @@ describe('edit', () => {
     await symlink('real.txt', join(dir, 'link.txt'));
     await call(edit, { path: 'link.txt', old_string: 'one', new_string: 'two' }, contextFor(dir));
     expect(await readFile(join(dir, 'real.txt'), 'utf8')).toBe('two\n');
-    expect((await import('node:fs/promises')).readlink(join(dir, 'link.txt'))).resolves.toBe('real.txt');
+    await expect((await import('node:fs/promises')).readlink(join(dir, 'link.txt'))).resolves.toBe('real.txt');
   });
 });
