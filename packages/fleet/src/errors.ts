@@ -104,6 +104,9 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
 export function isTransientDatabaseError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return true;
+  // node-postgres (the queue's driver) says a lost connection in words, without a code.
+  if (error instanceof Error && /Connection terminated|connection error|Connection ended/i.test(error.message))
+    return true;
   const cause = (error as { cause?: unknown } | null)?.cause;
   return cause !== undefined && cause !== error && isTransientDatabaseError(cause);
 }
