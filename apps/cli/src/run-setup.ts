@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
@@ -138,6 +138,9 @@ export async function prepareRun(
     // one that fails after making the backend releases it.
     held.lock?.release();
     await held.closeBackend?.();
+    // A new session whose set-up failed before its run wrote anything leaves nothing behind.
+    if (held.created !== undefined && !existsSync(join(held.created, 'trace.jsonl')))
+      rmSync(held.created, { recursive: true, force: true });
     throw error;
   }
 }
@@ -146,6 +149,8 @@ export async function prepareRun(
 interface Held {
   lock?: SessionLock;
   closeBackend?: () => Promise<void>;
+  /** A new session's directory, made before its tools start (removed if the set-up fails before the run). */
+  created?: string;
 }
 
 async function prepareLockedRun(
@@ -345,8 +350,37 @@ async function prepareLockedRun(
     ],
     { env },
   );
+  // Saved with the session so a resume loads the same packages (paths made absolute).
+  if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
+  // A new session exists (its directory, meta.json, its lock) before its tools start: `rho ps`
+  // lists it and `rho cancel` reaches it while MCP servers start, which may take up to their
+  // startup_timeout. Its config.yaml keeps no secret: the agent config's and the environment's are
+  // known now (databases.yaml's passwords are never written into it).
+  let created: { id: string; directory: string } | undefined;
+  if (resumedDirectory === undefined) {
+    const early = knownSecretsRedactor(env, [config, userConfig], {
+      mcpServers,
+      urls: [argv.fleet, argv.baseUrl, baseURL, argv.otel],
+    });
+    const saved = redactSessionConfig(configDocument(config), early);
+    created = store.create({ config: saved.document, model, profile: savedProfileName, workingDir });
+    held.created = created.directory;
+    lock = SessionLock.acquire(created.directory);
+    held.lock = lock;
+    writeSessionSecrets(created.directory, saved.secrets);
+  }
+  // While the tools start, a cancel of the new session (`rho cancel`, its cancel file) stops the
+  // wait for MCP servers at once; the run then ends cancelled before its first model call.
+  const starting = new AbortController();
+  const cancelWatch =
+    created === undefined
+      ? undefined
+      : setInterval(() => {
+          if (existsSync(join(created.directory, 'cancel'))) starting.abort();
+        }, 200);
   const toolset = await buildToolset({
     profile,
+    signal: starting.signal,
     workingDir,
     backend,
     home,
@@ -363,7 +397,7 @@ async function prepareLockedRun(
     ...(argv.dbConfig === undefined ? {} : { dbConfigPath: resolve(argv.dbConfig) }),
     ...(config.databases === undefined ? {} : { databases: config.databases }),
     mcpServers,
-  });
+  }).finally(() => clearInterval(cancelWatch));
   // Every secret rho knows, kept from the model, the trace and what leaves the machine (the
   // fleet's tables, spans) by one redactor: the key of every tool result and record is replaced.
   const redactor = knownSecretsRedactor(env, [config, userConfig], {
@@ -371,8 +405,6 @@ async function prepareLockedRun(
     mcpServers,
     urls: [argv.fleet, argv.baseUrl, baseURL, argv.otel],
   });
-  // Saved with the session so a resume loads the same packages (paths made absolute).
-  if (toolPackages.length > 0) config.toolPackages = [...new Set(toolPackages.map(absoluteSpec))];
   let localClient: Awaited<ReturnType<typeof loadGgufClient>> | undefined;
   try {
     localClient = ggufPath === undefined ? undefined : await loadGgufClient(ggufPath, env);
@@ -473,17 +505,8 @@ async function prepareLockedRun(
         ),
       });
     } else {
-      // config.yaml keeps no secret: what was redacted out of it waits in secrets.json for a resume.
-      const saved = redactSessionConfig(configDocument(config), redactor);
-      const { id, directory } = store.create({
-        config: saved.document,
-        model,
-        profile: savedProfileName,
-        workingDir,
-      });
-      lock = SessionLock.acquire(directory);
-      held.lock = lock;
-      writeSessionSecrets(directory, saved.secrets);
+      // Made (and locked) before the tools started, above.
+      const { id, directory } = created!;
       session = agent.createSession({
         id,
         directory,
@@ -526,7 +549,8 @@ async function prepareLockedRun(
     }
     tracing.instrument(session, { captureContent: otel.content });
   }
-  const heldLock = lock;
+  // Taken above: the resumed session's, or the new one's before its tools started.
+  const heldLock = lock!;
   const close = async () => {
     heldLock.release();
     // Spans and the fleet's mirror of every way the run ended (answer, error, Ctrl+C, SIGTERM) go

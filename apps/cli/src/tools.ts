@@ -24,6 +24,8 @@ export interface ToolSetup {
    * servers of `$RHO_HOME/config.yaml` and the agent config already merged (`parseMcpServerSources`).
    */
   mcpServers?: Readonly<Record<string, unknown>> | readonly McpServerConfig[];
+  /** Aborts the set-up (MCP servers starting) when the run is cancelled meanwhile. */
+  signal?: AbortSignal;
   /** `tool_packages` and `--tool-package`, resolved from node_modules or paths here. */
   toolPackages?: readonly ToolPackageReference[];
   /** Whether this run can obtain approvals: a terminal that asks, `--auto-approve`, or nobody. */
@@ -67,6 +69,7 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
         }),
     extraTools: packages.map((loaded) => ({ source: `tool package ${loaded.spec}`, tools: loaded.tools })),
     ...(setup.mcpServers === undefined ? {} : { mcpServers: setup.mcpServers }),
+    ...(setup.signal === undefined ? {} : { signal: setup.signal }),
     approvals: setup.approvals,
     // Said once per process: a REPL builds the toolset again on /resume.
     ...(setup.onWarning === undefined ? {} : { onWarning: onceEach(setup.onWarning) }),

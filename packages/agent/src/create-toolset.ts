@@ -77,6 +77,11 @@ export interface ToolsetOptions {
    * resolved from `env`) or parsed configs. Servers start here to list their tools, restart after
    * a crash, and stop with `close()`. A server that cannot start is reported through `onWarning`.
    */
+  /**
+   * Stops the set-up while it waits (MCP servers starting): a caller that learns the run was
+   * cancelled meanwhile aborts it, and the servers that have not answered are left out.
+   */
+  signal?: AbortSignal;
   mcpServers?: Readonly<Record<string, unknown>> | readonly McpServerConfig[];
   /**
    * Whether approvals can be obtained where these tools run. With `none`, a tool whose every
@@ -215,7 +220,7 @@ async function startMcpServers(options: ToolsetOptions, workingDir: string): Pro
     workingDir,
     ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
   });
-  return { servers, tools: await servers.tools() };
+  return { servers, tools: await servers.tools(options.signal) };
 }
 
 /** The profile for a name without reading files: a built-in profile, else a clear error. */

@@ -11,5 +11,5 @@ export { mustBeOneOf, requiredOneOf } from '../choices.js';
 export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from '../rho-agent-sessions.js';
 export type { FoundSession } from '../rho-agent-sessions.js';
 export { readSessionMeta, updateSessionMeta } from '../session-meta.js';
-export { SessionLock } from '../session-lock.js';
+export { SessionLock, sessionLockOwner } from '../session-lock.js';
 export { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from '../truncate.js';

@@ -5,6 +5,7 @@ import type { RawTraceRecord } from '@rho/core';
 import { FileOperatorChannel, SessionStore, State } from '@rho/core';
 import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
 import { isKnownRecord } from '@rho/core';
+import { sessionLockOwner } from '@rho/core/internal';
 import { EXIT, UsageError } from '../../exit-codes.js';
 import { formatCost } from '../../format.js';
 import { createEventRenderer } from '../../render.js';
@@ -213,7 +214,12 @@ export async function controlAction(
   let changed = 0;
   for (const { id, directory: sessionDirectory } of targets) {
     const session = readMonitoredSession(sessionDirectory, {}, false);
-    const live = session !== undefined && ACTIVE_STATUSES.has(session.status);
+    // A session still being set up (its tools, MCP servers, starting) is live too while the
+    // process that holds its lock is: a cancel stops it before its first model call.
+    const live =
+      session !== undefined &&
+      (ACTIVE_STATUSES.has(session.status) ||
+        (session.status === 'created' && sessionLockOwner(sessionDirectory) !== undefined));
     if (kind !== 'resume' && !live) {
       if (!all) io.out(`${id}: ${session?.status ?? 'unknown'}, not running; nothing to ${kind}\n`);
       continue;
