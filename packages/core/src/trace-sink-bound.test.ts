@@ -55,3 +55,20 @@ describe('JsonlTraceSink record bound', () => {
     expect(MAX_TRACE_RECORD_BYTES).toBe(8 * 1024 * 1024);
   });
 });
+
+describe('readTraceFile', () => {
+  it('reads a trace in chunks and passes over a line above the limit without holding it', async () => {
+    const { readTraceFile } = await import('./trace-file.js');
+    const { writeFileSync } = await import('node:fs');
+    const directory = mkdtempSync(join(tmpdir(), 'rho-read-file-'));
+    const path = join(directory, 'trace.jsonl');
+    const huge = JSON.stringify({ type: 'message', role: 'assistant', content: 'z'.repeat(300_000), ts: 't' });
+    const small = (n: number) => JSON.stringify({ type: 'status', status: 'running', n, ts: 't' });
+    writeFileSync(path, `${small(1)}\n${huge}\n${small(2)}\n`);
+    const contents = readTraceFile(path, { maxLineBytes: 100_000 });
+    expect(contents.records.map((record) => record['n'])).toEqual([1, 2]);
+    expect(contents.skipped).toMatchObject([{ kind: 'too_large', line: 2 }]);
+    expect(contents.lines).toEqual([1, 3]);
+    expect(readTraceFile(path).records).toHaveLength(3);
+  });
+});

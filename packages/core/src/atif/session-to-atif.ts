@@ -3,6 +3,8 @@ import { basename, join } from 'node:path';
 import { loadYaml } from '../internal/yaml.js';
 import { TraceError } from '../errors.js';
 import { readSessionMeta } from '../session-meta.js';
+import { readTraceFile } from '../trace-file.js';
+import type { TraceContents } from '../trace-reader.js';
 import type { AtifTrajectory } from './atif-schema.js';
 import type { TraceToAtifOptions } from './trace-to-atif.js';
 import { traceToAtif } from './trace-to-atif.js';
@@ -15,9 +17,10 @@ import { traceToAtif } from './trace-to-atif.js';
  */
 export function sessionToAtif(directory: string, options: TraceToAtifOptions = {}): AtifTrajectory {
   const tracePath = join(directory, 'trace.jsonl');
-  let trace: Buffer;
+  let trace: TraceContents;
   try {
-    trace = readFileSync(tracePath);
+    // Read in chunks: a line over 64 MiB (written before traces had a record limit) is noted, not held.
+    trace = readTraceFile(tracePath);
   } catch (error) {
     throw new TraceError({
       message: `No readable trace.jsonl in ${directory}: ${(error as Error).message}. Only sessions that ran a task can be exported.`,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TraceError } from '../errors.js';
 import { DIRECTIVE_PREFIX } from '../state.js';
 import { readTrace } from '../trace-reader.js';
+import type { TraceContents } from '../trace-reader.js';
 import type { AtifMetrics, AtifStep, AtifTrajectory } from './atif-schema.js';
 import { ATIF_SCHEMA_VERSION } from './atif-schema.js';
 import { contentOf, count, inFieldOrder, isPlainObject, stringOf, toolCallsOf } from './atif-fields.js';
@@ -79,8 +80,12 @@ interface Totals {
  *
  * Throws a {@link TraceError} when the trace holds no message at all (ATIF needs one step).
  */
-export function traceToAtif(trace: string | Uint8Array, options: TraceToAtifOptions = {}): AtifTrajectory {
-  const { records, skipped, tornLastLine } = readTrace(trace);
+export function traceToAtif(
+  trace: string | Uint8Array | TraceContents,
+  options: TraceToAtifOptions = {},
+): AtifTrajectory {
+  const { records, skipped, tornLastLine } =
+    typeof trace === 'string' || trace instanceof Uint8Array ? readTrace(trace) : trace;
   const skippedLines = skipped.filter((note) => note.kind !== 'invalid_record').map((note) => note.line);
   const invalidRecords = skipped
     .filter((note) => note.kind === 'invalid_record')
