@@ -28,7 +28,11 @@ class SqliteConnection implements DriverConnection {
     }
     // One deadline for the whole statement, rows handed to the sink included (as before).
     const deadline = Date.now() + this.timeoutMs;
-    const limits = () => ({ timeoutMs: Math.max(1, deadline - Date.now()), signal: options.signal });
+    const limits = () => ({
+      timeoutMs: Math.max(1, deadline - Date.now()),
+      statementTimeoutMs: this.timeoutMs,
+      signal: options.signal,
+    });
     let reply = await this.database.request(
       { op: 'run', sql, params: options.params ?? [], readonly: options.readonly },
       limits(),

@@ -53,6 +53,8 @@ function replyError(reply: Extract<ChildReply, { type: 'error' }>): Error {
 export interface RequestLimits {
   /** Kill the process when the answer has not come within this many milliseconds. */
   timeoutMs?: number;
+  /** The statement timeout as configured, for the message (`timeoutMs` is what is left of it). */
+  statementTimeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -144,7 +146,8 @@ export class SqliteProcess {
       };
       const onAbort = (): void => stop(new StatementError('the statement was cancelled'));
       if (limits.timeoutMs !== undefined) {
-        const seconds = limits.timeoutMs / 1000;
+        // The alias's timeout as configured, not what was left of it when this request was sent.
+        const seconds = (limits.statementTimeoutMs ?? limits.timeoutMs) / 1000;
         timer = setTimeout(
           () =>
             stop(
