@@ -5,8 +5,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -14,60 +12,12 @@ import type { LoopbackServer } from '@rho/core/testing';
 import { probePostgres } from '@rho/fleet/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, startPgProxy } from './support/pg-proxy.js';
 import { bin, runRho } from './support/run-rho.js';
 
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
 const schema = `rho_queue_restart_${randomBytes(5).toString('hex')}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A proxy to the shared PostgreSQL on `port` that can be "restarted" (connections cut, then refused). */
-async function startProxy(port: number) {
-  const sockets = new Set<Socket>();
-  let connections = 0;
-  const listen = async (): Promise<Server> => {
-    const server = createServer((socket) => {
-      connections += 1;
-      const upstream = connect(5432, '127.0.0.1');
-      sockets.add(socket).add(upstream);
-      socket.pipe(upstream).pipe(socket);
-      const end = () => {
-        socket.destroy();
-        upstream.destroy();
-      };
-      socket.on('error', end).on('close', end);
-      upstream.on('error', end).on('close', end);
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    return server;
-  };
-  let server = await listen();
-  return {
-    connections: () => connections,
-    /** The server goes down: every connection is cut and new ones are refused. */
-    async down() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-        sockets.clear();
-      });
-    },
-    async up() {
-      server = await listen();
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string) {
   const started = Date.now();
@@ -123,7 +73,7 @@ describe.skipIf(!available)('rho results --wait across a database restart', { ti
       stdio: 'ignore',
     });
     const port = await freePort();
-    const proxy = await startProxy(port);
+    const proxy = await startPgProxy(port);
     try {
       let stderr = '';
       let stdout = '';
