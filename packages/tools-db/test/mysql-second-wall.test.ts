@@ -26,13 +26,21 @@ function tool(options: { skipSqlPolicy: boolean }): Tool {
 
 /** Another session inside a transaction, running a statement with a password literal for six seconds. */
 async function busySession(): Promise<{ done: Promise<unknown>; end: () => Promise<void> }> {
+  // Another session's statement that stays in INNODB_TRX until the test ends it: an UPDATE whose
+  // literal holds the password, waiting for a row lock another connection holds (a read-write
+  // transaction in LOCK WAIT is always listed; a read-only one may not be, depending on how far
+  // the server has got with it, which made a sleeping SELECT flaky under load).
+  const holder = await mysqlAdmin(DATABASE);
+  await holder.query('START TRANSACTION');
+  await holder.query('SELECT * FROM Artist WHERE ArtistId = 1 FOR UPDATE');
   const victim = await mysqlAdmin(DATABASE);
+  await victim.query('SET SESSION innodb_lock_wait_timeout = 120');
   await victim.query('START TRANSACTION');
-  const [[{ id }]] = (await victim.query('SELECT CONNECTION_ID() AS id')) as unknown as [[{ id: number }]];
-  // The literal comes first: the tool's table shows the first 50 characters of a cell. The
-  // statement sleeps until the test ends it (KILL QUERY): a loaded machine may need seconds to
-  // see it in INNODB_TRX, and the test must not race its end.
-  const done = victim.query(`SELECT '${SECRET}', SLEEP(120) FROM Artist WHERE ArtistId = 1`).catch(() => undefined);
+  // The literal comes first (a comment, kept in the statement's text): the tool's table shows the
+  // first 50 characters of a cell.
+  const done = victim
+    .query(`/* ${SECRET} */ UPDATE Artist SET Name = '${SECRET}' WHERE ArtistId = 1`)
+    .catch(() => undefined);
   await vi.waitFor(
     async () => {
       const [rows] = await admin.query('SELECT trx_query FROM information_schema.INNODB_TRX');
@@ -43,9 +51,10 @@ async function busySession(): Promise<{ done: Promise<unknown>; end: () => Promi
   return {
     done,
     end: async () => {
-      await admin.query(`KILL QUERY ${id}`).catch(() => undefined);
+      await holder.query('ROLLBACK').catch(() => undefined);
       await done;
-      await victim.end().catch(() => undefined);
+      await victim.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([holder.end(), victim.end()].map((ending) => ending.catch(() => undefined)));
     },
   };
 }
@@ -77,7 +86,10 @@ describe.skipIf(!probe.available)(
       await admin?.end();
     });
 
-    it("is real: INNODB_TRX shows another session's statement with its password literal", async () => {
+    // Retried: the other session's statement is the test's set-up, and under a loaded machine its
+    // appearance in INNODB_TRX was seen to lag past the wait (the server's side, not rho's); the
+    // refusal below does not depend on it.
+    it("is real: INNODB_TRX shows another session's statement with its password literal", { retry: 2 }, async () => {
       const session = await busySession();
       try {
         const result = await call(tool({ skipSqlPolicy: true }), {
@@ -92,8 +104,8 @@ describe.skipIf(!probe.available)(
     });
 
     it('INNODB_TRX, INNODB_LOCKS and INNODB_LOCK_WAITS are refused by the readonly tool, qualified or not', async () => {
-      const session = await busySession();
-      try {
+      // Refused before they run, whatever the server holds: no other session is needed to show it.
+      {
         const readonlyTool = tool({ skipSqlPolicy: false });
         for (const sql of [
           'SELECT trx_query FROM information_schema.INNODB_TRX',
@@ -107,8 +119,6 @@ describe.skipIf(!probe.available)(
           expect(result.content).toMatch(/Refused: information_schema\.\w+ exposes other sessions'/i);
           expect(result.content).not.toContain('hunter2-wall');
         }
-      } finally {
-        await session.end();
       }
     });
 
