@@ -111,8 +111,12 @@ export class JsonlTraceSink implements TraceSink {
       if (line.length <= this.maxRecordBytes) return line;
     }
     // Thousands of fields: only what says what the record was.
-    const stub = { type: record.type, ts: (record as { ts?: unknown }).ts, spilled: { file, bytes: bytes.length - 1 } };
-    return Buffer.from(`${JSON.stringify(stub)}\n`);
+    const outline = {
+      type: record.type,
+      ts: (record as { ts?: unknown }).ts,
+      spilled: { file, bytes: bytes.length - 1 },
+    };
+    return Buffer.from(`${JSON.stringify(outline)}\n`);
   }
 }
 
