@@ -168,12 +168,13 @@ let counter = 0;
 const swept = new Set<string>();
 
 /**
- * Removes the empty cgroups a rho that died (SIGKILL, a crash) left under `parent`: those named
- * for a process that no longer exists. Once per parent and process.
+ * Removes what a rho that died (SIGKILL, a crash) left under `parent`: the entries `pattern` names
+ * for a process (its first group, a pid) that no longer exists. Once per parent, pattern and process.
  */
-function sweep(parent: string): void {
-  if (swept.has(parent)) return;
-  swept.add(parent);
+function sweepLeftovers(parent: string, pattern: RegExp, remove: (path: string) => void): void {
+  const key = `${parent}\0${pattern.source}`;
+  if (swept.has(key)) return;
+  swept.add(key);
   let entries: string[];
   try {
     entries = readdirSync(parent);
@@ -181,14 +182,19 @@ function sweep(parent: string): void {
     return;
   }
   for (const entry of entries) {
-    const owner = /^rho-limits-(\d+)-\d+$/.exec(entry)?.[1];
+    const owner = pattern.exec(entry)?.[1];
     if (owner === undefined || owner === String(process.pid) || existsSync(`/proc/${owner}`)) continue;
     try {
-      rmdirSync(join(parent, entry));
+      remove(join(parent, entry));
     } catch {
-      // Still holds processes, or not ours to remove.
+      // Still in use, or not ours to remove.
     }
   }
+}
+
+/** The empty cgroups of dead rho processes. */
+function sweep(parent: string): void {
+  sweepLeftovers(parent, /^rho-limits-(\d+)-\d+$/, (path) => rmdirSync(path));
 }
 
 function makeChild(parent: string, files: Record<string, string>): string | undefined {
@@ -394,27 +400,9 @@ export interface SandboxLimitOptions {
 const SIGXCPU_STATUS = 128 + 24;
 const SIGXFSZ_STATUS = 128 + 25;
 
-const sweptTmp = new Set<string>();
-
-/** Removes the runs' /tmp directories a rho that died left under `parent` (named for a process that no longer exists). */
+/** The runs' /tmp directories of dead rho processes. */
 function sweepTmp(parent: string): void {
-  if (sweptTmp.has(parent)) return;
-  sweptTmp.add(parent);
-  let entries: string[];
-  try {
-    entries = readdirSync(parent);
-  } catch {
-    return;
-  }
-  for (const entry of entries) {
-    const owner = /^rho-sandbox-tmp-(\d+)-/.exec(entry)?.[1];
-    if (owner === undefined || owner === String(process.pid) || existsSync(`/proc/${owner}`)) continue;
-    try {
-      rmSync(join(parent, entry), { recursive: true, force: true });
-    } catch {
-      // Not ours to remove.
-    }
-  }
+  sweepLeftovers(parent, /^rho-sandbox-tmp-(\d+)-/, (path) => rmSync(path, { recursive: true, force: true }));
 }
 
 /** A disk-backed parent for the runs' /tmp: /var/tmp (disk on the usual systems, where /tmp may be RAM), else tmpdir(). */
