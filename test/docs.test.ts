@@ -117,9 +117,17 @@ function linksOf(markdown: string): { line: number; target: string }[] {
 }
 
 /** What is wrong with each relative link of `file` (relative to the root), as `file:line: ...`. */
-function brokenLinks(file: string, readText: (path: string) => string = (path) => readFileSync(path, 'utf8')): string[] {
+function brokenLinks(
+  file: string,
+  readText: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): string[] {
   const problems: string[] = [];
   const source = join(root, file);
+  const anchors = new Map<string, Set<string>>();
+  const anchorsAt = (path: string): Set<string> => {
+    if (!anchors.has(path)) anchors.set(path, anchorsOf(readText(path)));
+    return anchors.get(path)!;
+  };
   for (const { line, target } of linksOf(readText(source))) {
     const [rawPath, anchor] = target.split('#', 2) as [string, string | undefined];
     const path = decodeURI(rawPath);
@@ -137,7 +145,7 @@ function brokenLinks(file: string, readText: (path: string) => string = (path) =
       problems.push(`${file}:${line}: ${target}: an anchor into a file that is not Markdown`);
       continue;
     }
-    if (!anchorsOf(readText(destination)).has(decodeURIComponent(anchor))) {
+    if (!anchorsAt(destination).has(decodeURIComponent(anchor))) {
       problems.push(`${file}:${line}: ${target}: ${relative(root, destination)} has no heading #${anchor}`);
     }
   }
@@ -307,7 +315,9 @@ describe('the documentation', () => {
   const files = documentationFiles();
 
   it('covers the README, docs/ and contributing/', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', join('docs', 'README.md'), join('contributing', 'decisions.md')]));
+    expect(files).toEqual(
+      expect.arrayContaining(['README.md', join('docs', 'README.md'), join('contributing', 'decisions.md')]),
+    );
   });
 
   it('has no dead relative link or anchor', () => {
@@ -337,17 +347,16 @@ describe('the checks themselves', () => {
     expect(slug('The daytona backend: tools in a Daytona cloud sandbox')).toBe(
       'the-daytona-backend-tools-in-a-daytona-cloud-sandbox',
     );
-    expect([...anchorsOf('# A\n## Notes\n```\n# not a heading\n```\n## Notes\n```` ```sql ```` is prose\n## B\n')]).toEqual([
-      'a',
-      'notes',
-      'notes-1',
-      'b',
-    ]);
+    expect([
+      ...anchorsOf('# A\n## Notes\n```\n# not a heading\n```\n## Notes\n```` ```sql ```` is prose\n## B\n'),
+    ]).toEqual(['a', 'notes', 'notes-1', 'b']);
   });
 
   it('finds a dead link and a missing anchor', () => {
     const text = (path: string): string =>
-      path.endsWith('README.md') ? '# rho\n[ok](docs/permissions.md) [gone](docs/nowhere.md) [bad](#no-such-heading) `[code](x.md)`\n' : readFileSync(path, 'utf8');
+      path.endsWith('README.md')
+        ? '# rho\n[ok](docs/permissions.md) [gone](docs/nowhere.md) [bad](#no-such-heading) `[code](x.md)`\n'
+        : readFileSync(path, 'utf8');
     const problems = brokenLinks('README.md', text);
     expect(problems).toHaveLength(2);
     expect(problems[0]).toMatch(/^README\.md:2: docs\/nowhere\.md: no file/);
@@ -394,7 +403,15 @@ describe('the checks themselves', () => {
   it('fails a removed flag, an unknown subcommand and a command word taken as a task', async () => {
     const lines = rhoLines(
       'x.md',
-      ['```sh', 'rho ps --json', 'rho ps --bogus-flag', 'rho fleet no-such-command', 'rho no-such-command', 'rho "a task"', '```'].join('\n'),
+      [
+        '```sh',
+        'rho ps --json',
+        'rho ps --bogus-flag',
+        'rho fleet no-such-command',
+        'rho no-such-command',
+        'rho "a task"',
+        '```',
+      ].join('\n'),
     );
     const problems = await staleCommands(lines);
     expect(problems).toHaveLength(3);
