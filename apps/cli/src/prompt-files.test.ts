@@ -8,6 +8,7 @@ import {
   parseFrontmatter,
   parseVars,
   preparePrompt,
+  PromptError,
   renderTemplate,
 } from './prompt-files.js';
 
@@ -39,10 +40,10 @@ describe('frontmatter', () => {
 
   it('reports invalid YAML and non-mapping frontmatter', () => {
     expect(() => parseFrontmatter('---\nkey: [unclosed\n---\nBody')).toThrow(
-      /^Prompt configuration error: Invalid YAML frontmatter: /,
+      /^Prompt configuration error: prompt file:\d+: not valid YAML: /,
     );
     expect(() => parseFrontmatter('---\n- a\n- b\n---\nBody')).toThrow(
-      'Prompt configuration error: Frontmatter must be a YAML mapping',
+      'Prompt configuration error: prompt file:2: the frontmatter must be a YAML mapping',
     );
   });
 });
@@ -95,6 +96,62 @@ describe('prompt files', () => {
   });
 });
 
+describe('the line of a wrong value', () => {
+  it('is the line of the prompt file, after leading blank lines and the --- line', () => {
+    const path = file(
+      [
+        '',
+        '',
+        '---',
+        'description: Debug logs',
+        'variables:',
+        '  env: {required: true}',
+        '  level:',
+        '    default: warn',
+        '    required: sometimes',
+        'initial_prompt: Check {{ env }}',
+        '---',
+        'You debug {{ env }}.',
+      ].join('\n'),
+    );
+    let error: unknown;
+    try {
+      loadPromptFile(path);
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as Error).message).toBe(
+      `Prompt configuration error: ${path}:9: 'variables.level.required' must be true or false (got "sometimes").`,
+    );
+    expect(error).toBeInstanceOf(PromptError);
+    expect(error).toMatchObject({ file: path, field: 'variables.level.required', line: 9 });
+    expect(() => loadPromptFile(file('---\ndescription: [a, b]\n---\nBody'))).toThrow(
+      /prompt\.md:2: 'description' must be a string \(got \["a","b"\]\)\.$/,
+    );
+    expect(() => loadPromptFile(file('---\nvariables:\n  env: {requierd: true}\n---\nBody'))).toThrow(
+      /prompt\.md:3: 'variables\.env\.requierd' is an unknown key; allowed keys: required, default\.$/,
+    );
+    expect(() => loadPromptFile(file('---\nvariables:\n  a: 1\n  b: [x]\n---\nBody'))).toThrow(
+      /prompt\.md:4: 'variables\.b' must be a default value or a mapping with required and default \(got \["x"\]\)\.$/,
+    );
+    expect(() => loadPromptFile(file('\n---\ndescription: d\nvariables: [unclosed\n---\nBody'))).toThrow(
+      /prompt\.md:\d+: not valid YAML: /,
+    );
+    // Other keys of the frontmatter are left alone.
+    expect(loadPromptFile(file('---\ntags: [ops]\n---\nBody')).variables).toEqual({});
+  });
+
+  it('is the line of the vars file', () => {
+    const path = file('env: prod\nlevels:\n  - warn\n', 'vars.yaml');
+    expect(() => loadVarsFile(path)).toThrow(
+      `Prompt configuration error: ${path}:2: 'levels' must be a string, a number, or true or false (got ["warn"]).`,
+    );
+    expect(() => loadVarsFile(file('a: 1\nb: [unclosed\n', 'vars.yaml'))).toThrow(/vars\.yaml:\d+: not valid YAML: /);
+    expect(loadVarsFile(file('', 'vars.yaml'))).toEqual({});
+    expect(loadVarsFile(file('empty:\n', 'vars.yaml'))).toEqual({ empty: '' });
+  });
+});
+
 describe('templates', () => {
   it('renders with trim_blocks and lstrip_blocks and undefined as empty', () => {
     expect(
@@ -138,6 +195,9 @@ describe('variables from the command line', () => {
     expect(() => loadVarsFile('/nonexistent/vars.yaml')).toThrow(
       'Prompt configuration error: Vars file not found: /nonexistent/vars.yaml',
     );
-    expect(() => loadVarsFile(file('- a\n', 'vars.yaml'))).toThrow(/Vars file must contain a YAML mapping/);
+    const list = file('- a\n', 'vars.yaml');
+    expect(() => loadVarsFile(list)).toThrow(
+      `Prompt configuration error: ${list}:1: the document must be a YAML mapping of variable names to values (got ["a"]).`,
+    );
   });
 });

@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { ConfigError } from '@rho/core';
+import { configLocation, parseConfigText, validateConfig, type ConfigSource } from '@rho/core/internal';
+import * as v from 'valibot';
 import { UsageError } from './exit-codes.js';
 
 /** A declared template variable of a prompt file. */
@@ -22,32 +25,115 @@ export interface PromptFile {
 
 /** A problem with a prompt file or its variables; reported as "Prompt configuration error: ...". */
 export class PromptError extends UsageError {
-  constructor(message: string) {
-    super({ message: `Prompt configuration error: ${message}`, code: 'prompt_error' });
+  constructor(
+    message: string,
+    at: { file?: string | undefined; field?: string | undefined; line?: number | undefined } = {},
+  ) {
+    super({
+      message: `Prompt configuration error: ${message}`,
+      code: 'prompt_error',
+      ...(at.file === undefined ? {} : { file: at.file }),
+      ...(at.field === undefined ? {} : { field: at.field }),
+      ...(at.line === undefined ? {} : { line: at.line }),
+    });
+  }
+
+  /** A ConfigError of the config reader (`FILE:LINE: 'KEY' must be ...`) as a prompt error. */
+  static from(error: unknown): unknown {
+    return ConfigError.isInstance(error) && !(error instanceof PromptError)
+      ? new PromptError(error.message, error)
+      : error;
   }
 }
 
+/** A variable's value as written: text, a number or true/false (rendered as text), or nothing. */
+const scalar = v.nullable(
+  v.union([v.string(), v.number(), v.boolean()], 'must be a string, a number, or true or false'),
+);
+
+const variableSpec = v.lazy((input) =>
+  typeof input === 'object' && input !== null && !Array.isArray(input)
+    ? v.strictObject(
+        { required: v.optional(v.boolean('must be true or false')), default: v.optional(scalar) },
+        'is an unknown key; allowed keys: required, default',
+      )
+    : v.nullable(
+        v.union(
+          [v.string(), v.number(), v.boolean()],
+          'must be a default value or a mapping with required and default',
+        ),
+      ),
+);
+
+/**
+ * Frontmatter: `description`, `variables` (name → default, or `{required, default}`),
+ * `initial_prompt`. Other keys are left alone (Markdown frontmatter often carries more), and a
+ * list of variable names, not the documented form, declares nothing, as in the original.
+ */
+const frontmatterSchema = v.looseObject({
+  description: v.optional(v.nullable(v.string('must be a string'))),
+  initial_prompt: v.optional(v.nullable(v.string('must be a string'))),
+  variables: v.optional(
+    v.nullable(
+      v.pipe(
+        v.unknown(),
+        v.transform((value) => (Array.isArray(value) ? {} : value)),
+        v.record(v.string(), variableSpec, 'must be a mapping of variable names to a default or {required, default}'),
+      ),
+    ),
+  ),
+});
+
+const varsFileSchema = v.pipe(
+  v.unknown(),
+  v.check(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'must be a YAML mapping of variable names to values',
+  ),
+  v.record(v.string(), scalar),
+);
+
 /**
  * Splits `---` YAML frontmatter from the body. Text that does not start with `---`, or whose
- * frontmatter is never closed, is all body.
+ * frontmatter is never closed, is all body. `file` names the file in messages, whose lines are
+ * the file's (the frontmatter starts on the line after `---`).
+ *
+ * @throws PromptError `FILE:LINE: 'KEY' must be ...` for frontmatter that is not valid YAML or
+ * not what a prompt file holds.
  */
-export function parseFrontmatter(content: string): { frontmatter: Record<string, unknown>; body: string } {
+export function parseFrontmatter(
+  content: string,
+  file = 'prompt file',
+): { frontmatter: v.InferOutput<typeof frontmatterSchema>; body: string } {
   const text = content.trim();
   if (!text.startsWith('---')) return { frontmatter: {}, body: text };
   const lines = text.split('\n');
   const close = lines.findIndex((line, index) => index > 0 && line.trim() === '---');
   if (close === -1) return { frontmatter: {}, body: text };
-  const yamlText = lines.slice(1, close).join('\n');
-  let value: unknown;
+  // Blank lines in place of what precedes the frontmatter (the stripped start and the `---`
+  // line), so the lines the reader names are the file's.
+  const before = content.slice(0, content.length - content.trimStart().length).split('\n').length;
+  let source: ConfigSource;
   try {
-    value = yamlParse(yamlText);
+    source = parseConfigText(`${'\n'.repeat(before)}${lines.slice(1, close).join('\n')}`, file);
   } catch (error) {
-    throw new PromptError(`Invalid YAML frontmatter: ${(error as Error).message.split('\n')[0]}`);
+    throw PromptError.from(error);
   }
+  let value = source.value;
   if (value === null || value === undefined) value = {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new PromptError('Frontmatter must be a YAML mapping');
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new PromptError(`${configLocation(source, [])}: the frontmatter must be a YAML mapping`, {
+      file,
+      line: source.lineOf([]),
+    });
+  let frontmatter: v.InferOutput<typeof frontmatterSchema>;
+  try {
+    frontmatter = validateConfig(frontmatterSchema, value, source);
+  } catch (error) {
+    throw PromptError.from(error);
+  }
   return {
-    frontmatter: value as Record<string, unknown>,
+    frontmatter,
     body: lines
       .slice(close + 1)
       .join('\n')
@@ -64,26 +150,15 @@ export function loadPromptFile(path: string): PromptFile {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new PromptError(`Prompt file not found: ${path}`);
     throw new PromptError(`Failed to read prompt file: ${(error as Error).message}`);
   }
-  const { frontmatter, body } = parseFrontmatter(content);
+  const { frontmatter, body } = parseFrontmatter(content, path);
   if (body === '') throw new PromptError(`Prompt file has no content (system prompt): ${path}`);
   const variables: Record<string, PromptVariable> = {};
-  const declared = frontmatter.variables;
-  // A list of names is not the documented form; like the original, it declares nothing.
-  if (declared !== null && typeof declared === 'object' && !Array.isArray(declared)) {
-    for (const [name, spec] of Object.entries(declared as Record<string, unknown>)) {
-      if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
-        const { required, default: fallback } = spec as { required?: unknown; default?: unknown };
-        variables[name] = {
-          required: required === true,
-          ...(fallback === undefined || fallback === null ? {} : { default: String(fallback) }),
-        };
-      } else {
-        variables[name] = {
-          required: false,
-          ...(spec === null || spec === undefined ? {} : { default: String(spec) }),
-        };
-      }
-    }
+  for (const [name, spec] of Object.entries(frontmatter.variables ?? {})) {
+    const fallback = spec !== null && typeof spec === 'object' ? spec.default : spec;
+    variables[name] = {
+      required: spec !== null && typeof spec === 'object' && spec.required === true,
+      ...(fallback === undefined || fallback === null ? {} : { default: String(fallback) }),
+    };
   }
   return {
     path,
@@ -107,7 +182,7 @@ export function parseVars(items: readonly string[]): Record<string, string> {
   return vars;
 }
 
-/** Reads `--vars-file`: a YAML mapping whose values are stringified. */
+/** Reads `--vars-file`: a YAML mapping whose values (text, numbers, true/false) are stringified. */
 export function loadVarsFile(path: string): Record<string, string> {
   let text: string;
   try {
@@ -115,18 +190,15 @@ export function loadVarsFile(path: string): Record<string, string> {
   } catch {
     throw new PromptError(`Vars file not found: ${path}`);
   }
-  let value: unknown;
+  let vars: Record<string, string | number | boolean | null>;
   try {
-    value = yamlParse(text);
+    const source = parseConfigText(text, path);
+    if (source.value === null || source.value === undefined) return {};
+    vars = validateConfig(varsFileSchema, source.value, source);
   } catch (error) {
-    throw new PromptError(`Invalid YAML in vars file ${path}: ${(error as Error).message.split('\n')[0]}`);
+    throw PromptError.from(error);
   }
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw new PromptError(`Vars file must contain a YAML mapping: ${path}`);
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, item === null ? '' : String(item)]),
-  );
+  return Object.fromEntries(Object.entries(vars).map(([key, item]) => [key, item === null ? '' : String(item)]));
 }
 
 interface NunjucksEnvironment {
@@ -193,9 +265,4 @@ export function preparePrompt(
   return prompt.initialPrompt === undefined
     ? { systemPrompt }
     : { systemPrompt, initialPrompt: renderTemplate(prompt.initialPrompt, vars).trim() };
-}
-
-/** The `yaml` package's parse, loaded on first use: a run without a prompt file or vars file does not load it. */
-function yamlParse(text: string): unknown {
-  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }

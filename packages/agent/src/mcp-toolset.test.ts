@@ -212,7 +212,7 @@ describe('createToolset with mcp_servers', () => {
 
   it('rejects a bad mcp_servers entry with a ConfigError', async () => {
     await expect(createToolset({ workingDir: workingDir(), mcpServers: { broken: { args: ['x'] } } })).rejects.toThrow(
-      /mcp_servers\.broken needs command/,
+      /^MCP servers: 'mcp_servers\.broken' needs command/,
     );
   });
 });

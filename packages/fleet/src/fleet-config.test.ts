@@ -1,4 +1,5 @@
 import { ConfigError } from '@rho/core';
+import { parseConfigText } from '@rho/core/internal';
 import { describe, expect, it } from 'vitest';
 import { redactUrl, resolveFleetConfig } from './fleet-config.js';
 
@@ -55,13 +56,13 @@ describe('resolveFleetConfig', () => {
 
   it('validates the mapping, the schema, the intervals and the TLS options', () => {
     expect(() => resolveFleetConfig({ env: {}, userConfig: { url: 'postgres://x/y', scheme: 'a' } })).toThrow(
-      /unknown key 'fleet.scheme'/,
+      "$RHO_HOME/config.yaml: 'fleet.scheme' is an unknown key (known: url, schema, ssl, heartbeat_interval_ms, dead_after_ms).",
     );
     expect(() => resolveFleetConfig({ env: {}, userConfig: { url: 'postgres://x/y', schema: 'Bad-Name' } })).toThrow(
-      /lower-case SQL identifier/,
+      `$RHO_HOME/config.yaml: 'fleet.schema' must be a lower-case SQL identifier such as rho_fleet (got "Bad-Name").`,
     );
     expect(() => resolveFleetConfig({ env: {}, userConfig: { url: 'postgres://x/y', dead_after_ms: -1 } })).toThrow(
-      /positive number of milliseconds/,
+      "$RHO_HOME/config.yaml: 'fleet.dead_after_ms' must be a positive number of milliseconds (got -1).",
     );
     expect(
       resolveFleetConfig({
@@ -74,8 +75,82 @@ describe('resolveFleetConfig', () => {
     );
     expect(() =>
       resolveFleetConfig({ env: {}, userConfig: { url: 'postgres://x/y', ssl: { passphrase: 1 } } }),
-    ).toThrow(/fleet.ssl.passphrase/);
-    expect(() => resolveFleetConfig({ env: {}, agentConfig: 'postgres://x' as never })).toThrow(/must be a mapping/);
+    ).toThrow(/'fleet\.ssl\.passphrase' is not a TLS option rho passes on/);
+    expect(() => resolveFleetConfig({ env: {}, agentConfig: 'postgres://x' as never })).toThrow(
+      `the agent config: 'fleet' must be a mapping such as {url: postgres://..., schema: rho_fleet} (got "postgres://x").`,
+    );
+  });
+});
+
+describe('the line of a wrong value in a file', () => {
+  const user = [
+    'mcp_servers: {}',
+    'fleet:',
+    '  url: postgres://rho:${FLEET_PASSWORD}@db/rho',
+    '  schema: team_fleet',
+    '  ssl:',
+    '    ca: PEM',
+    '    rejectUnauthorized: yes',
+    '  dead_after_ms: 60000',
+    '',
+  ].join('\n');
+  const problem = (text: string, env: Record<string, string> = { FLEET_PASSWORD: 'pw' }) => {
+    const source = parseConfigText(text, 'config.yaml');
+    try {
+      resolveFleetConfig({ env, userConfig: (source.value as { fleet: never }).fleet, userConfigSource: source });
+    } catch (error) {
+      return error as ConfigError;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('names the file, the key and its line, nested keys too', () => {
+    const tls = problem(user);
+    expect(tls.message).toBe('config.yaml:7: \'fleet.ssl.rejectUnauthorized\' must be true or false (got "yes").');
+    expect(tls).toMatchObject({
+      file: 'config.yaml',
+      field: 'fleet.ssl.rejectUnauthorized',
+      line: 7,
+      code: 'fleet_config',
+    });
+    const fixed = user.replace('rejectUnauthorized: yes', 'rejectUnauthorized: true');
+    expect(problem(fixed.replace('60000', 'soon')).message).toBe(
+      'config.yaml:8: \'fleet.dead_after_ms\' must be a positive number of milliseconds (got "soon").',
+    );
+    expect(problem(fixed.replace('schema: team_fleet', 'shema: team_fleet')).message).toMatch(
+      /^config\.yaml:4: 'fleet\.shema' is an unknown key /,
+    );
+    expect(problem(fixed, {}).message).toBe(
+      "config.yaml:3: 'fleet.url' references ${FLEET_PASSWORD}, which is not set; export FLEET_PASSWORD or write the value.",
+    );
+    const mysql = problem(fixed.replace('postgres://', 'mysql://'));
+    expect(mysql.message).toBe(
+      'config.yaml:3: \'fleet.url\' must start with postgres:// or postgresql:// (got "mysql://rho:***@db/rho").',
+    );
+    // The agent config's settings win, and are checked in their own file.
+    const agent = parseConfigText('fleet:\n  url: postgres://a/b\n  heartbeat_interval_ms: 0\n', 'agent.yaml');
+    const source = parseConfigText(fixed, 'config.yaml');
+    expect(() =>
+      resolveFleetConfig({
+        env: {},
+        agentConfig: (agent.value as { fleet: never }).fleet,
+        agentConfigSource: agent,
+        userConfig: (source.value as { fleet: never }).fleet,
+        userConfigSource: source,
+      }),
+    ).toThrow("agent.yaml:3: 'fleet.heartbeat_interval_ms' must be a positive number of milliseconds (got 0).");
+    expect(
+      resolveFleetConfig({
+        env: { FLEET_PASSWORD: 'pw' },
+        userConfig: (source.value as { fleet: never }).fleet,
+        userConfigSource: source,
+      }),
+    ).toMatchObject({
+      url: 'postgres://rho:pw@db/rho',
+      schema: 'team_fleet',
+      deadAfterMs: 60000,
+      ssl: { ca: 'PEM', rejectUnauthorized: true },
+    });
   });
 });
 

@@ -1,4 +1,7 @@
 import { ConfigError } from '@rho/core';
+import { configProblem, configSource, validateConfig, type ConfigSource } from '@rho/core/internal';
+import type { GenericSchema, InferOutput } from 'valibot';
+import * as v from 'valibot';
 
 /**
  * TLS settings passed through to postgres.js (`ssl`): `true` or a mode (`require`, `prefer`,
@@ -60,6 +63,13 @@ export interface ResolveFleetConfigOptions {
   agentConfig?: FleetSettings;
   /** `$RHO_HOME/config.yaml`'s `fleet:` mapping (`UserConfig.fleet`). */
   userConfig?: FleetSettings;
+  /**
+   * The agent config's document (`readConfigFile`/`parseConfigText` of `@rho/core/internal`),
+   * `agentConfig` being its `fleet` key: messages then name its file and the line of each key.
+   */
+  agentConfigSource?: Pick<ConfigSource, 'file' | 'lineOf'>;
+  /** `$RHO_HOME/config.yaml`'s document, the same way for `userConfig`. */
+  userConfigSource?: Pick<ConfigSource, 'file' | 'lineOf'>;
 }
 
 /** The default schema of the fleet's tables. */
@@ -67,6 +77,58 @@ export const DEFAULT_FLEET_SCHEMA = 'rho_fleet';
 const DEFAULT_HEARTBEAT_MS = 5_000;
 const DEFAULT_DEAD_AFTER_MS = 30_000;
 const SETTING_KEYS = ['url', 'schema', 'ssl', 'heartbeat_interval_ms', 'dead_after_ms'];
+const TLS_MODES = ['require', 'prefer', 'allow', 'verify-full'] as const;
+const TLS_OPTIONS =
+  'is not a TLS option rho passes on (known: ca, cert, key as PEM text, rejectUnauthorized, servername)';
+
+/** The `fleet:` mapping's shape: its keys, and the url's type (the other values are checked when used). */
+const settingsSchema = v.pipe(
+  v.unknown(),
+  v.check(isMapping, 'must be a mapping such as {url: postgres://..., schema: rho_fleet}'),
+  v.strictObject(
+    {
+      url: v.optional(v.string('must be a string (postgres://...)')),
+      schema: v.optional(v.unknown()),
+      ssl: v.optional(v.unknown()),
+      heartbeat_interval_ms: v.optional(v.unknown()),
+      dead_after_ms: v.optional(v.unknown()),
+    },
+    `is an unknown key (known: ${SETTING_KEYS.join(', ')})`,
+  ),
+);
+
+const schemaName = v.pipe(
+  v.string('must be a lower-case SQL identifier such as rho_fleet'),
+  v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier such as rho_fleet'),
+);
+
+const MILLISECONDS = 'must be a positive number of milliseconds';
+const milliseconds = v.pipe(v.number(MILLISECONDS), v.finite(MILLISECONDS), v.gtValue(0, MILLISECONDS));
+
+/** `ssl`: true, false or a mode, or a mapping of TLS options (each checked on its own line). */
+const tlsSchema = v.lazy((input) =>
+  isMapping(input)
+    ? v.strictObject(
+        {
+          ca: v.optional(v.string('must be PEM text')),
+          cert: v.optional(v.string('must be PEM text')),
+          key: v.optional(v.string('must be PEM text')),
+          rejectUnauthorized: v.optional(v.boolean('must be true or false')),
+          servername: v.optional(v.string('must be a host name')),
+        },
+        TLS_OPTIONS,
+      )
+    : v.union(
+        [v.boolean(), v.picklist(TLS_MODES)],
+        'must be true, false, require, prefer, allow, verify-full or a mapping of TLS options',
+      ),
+);
+
+/** One `fleet:` mapping and the document it is in (for its file and its lines). */
+interface Settings {
+  values: Record<string, unknown>;
+  source: Pick<ConfigSource, 'file' | 'lineOf'>;
+}
 
 /**
  * The fleet configuration, or `undefined` when no fleet is configured (then nothing changes: no
@@ -75,46 +137,61 @@ const SETTING_KEYS = ['url', 'schema', 'ssl', 'heartbeat_interval_ms', 'dead_aft
  * the agent config, else the user config. `${NAME}` in the url is replaced by the environment
  * variable (so the password stays out of files).
  *
- * @throws ConfigError for a malformed `fleet:` mapping, an undefined `${NAME}`, a url that is not
+ * @throws ConfigError for a malformed `fleet:` mapping (`FILE:LINE: 'fleet.KEY' must be ... (got
+ * ...).`, the line when the document is given), an undefined `${NAME}`, a url that is not
  * `postgres://` or `postgresql://`, or a schema that is not a plain identifier. Messages show the
  * url redacted.
  */
 export function resolveFleetConfig(options: ResolveFleetConfigOptions): FleetConfig | undefined {
-  const agent = settings(options.agentConfig, 'the agent config');
-  const user = settings(options.userConfig, '$RHO_HOME/config.yaml');
+  const agent = settings(options.agentConfig, options.agentConfigSource ?? configSource(undefined, 'the agent config'));
+  const user = settings(
+    options.userConfig,
+    options.userConfigSource ?? configSource(undefined, '$RHO_HOME/config.yaml'),
+  );
   const flag = nonEmpty(options.flag);
   const env = nonEmpty(options.env.RHO_FLEET_URL);
   let raw: string | undefined;
   let source: FleetConfigSource;
+  let from: Settings | undefined;
   if (flag !== undefined) [raw, source] = [flag, 'flag'];
   else if (env !== undefined) [raw, source] = [env, 'env'];
-  else if (typeof agent.url === 'string') [raw, source] = [agent.url, 'agent-config'];
-  else if (typeof user.url === 'string') [raw, source] = [user.url, 'user-config'];
+  else if (typeof agent.values.url === 'string') [raw, source, from] = [agent.values.url, 'agent-config', agent];
+  else if (typeof user.values.url === 'string') [raw, source, from] = [user.values.url, 'user-config', user];
   else return undefined;
-  const url = interpolate(raw, options.env, source);
-  if (!/^postgres(ql)?:\/\//.test(url))
+  const url = interpolate(raw, options.env, source, from);
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    if (from !== undefined)
+      throw fleetProblem(
+        configProblem(from.source, ['fleet', 'url'], 'must start with postgres:// or postgresql://', {
+          value: redactUrl(url),
+        }),
+      );
     throw new ConfigError({
       message: `The fleet url (from ${describe(source)}) must start with postgres:// or postgresql:// (got ${redactUrl(url)}).`,
       code: 'fleet_config',
       field: 'fleet.url',
     });
-  const pick = (key: string): unknown => agent[key] ?? user[key];
-  const schema = pick('schema') ?? DEFAULT_FLEET_SCHEMA;
-  if (typeof schema !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
-    throw new ConfigError({
-      message: `fleet.schema must be a lower-case SQL identifier such as rho_fleet (got ${JSON.stringify(schema)}).`,
-      code: 'fleet_config',
-      field: 'fleet.schema',
-    });
+  }
+  // Each setting from the agent config, else the user config, checked where it was written.
+  const pick = <TSchema extends GenericSchema>(key: string, schema: TSchema): InferOutput<TSchema> | undefined => {
+    const at = agent.values[key] !== undefined && agent.values[key] !== null ? agent : user;
+    const value = at.values[key];
+    if (value === undefined || value === null) return undefined;
+    try {
+      return validateConfig(schema, value, at.source, ['fleet', key]);
+    } catch (error) {
+      throw fleetProblem(error);
+    }
+  };
   const config: FleetConfig = {
     url,
-    schema,
-    heartbeatIntervalMs: milliseconds(pick('heartbeat_interval_ms'), 'heartbeat_interval_ms', DEFAULT_HEARTBEAT_MS),
-    deadAfterMs: milliseconds(pick('dead_after_ms'), 'dead_after_ms', DEFAULT_DEAD_AFTER_MS),
+    schema: pick('schema', schemaName) ?? DEFAULT_FLEET_SCHEMA,
+    heartbeatIntervalMs: pick('heartbeat_interval_ms', milliseconds) ?? DEFAULT_HEARTBEAT_MS,
+    deadAfterMs: pick('dead_after_ms', milliseconds) ?? DEFAULT_DEAD_AFTER_MS,
     source,
   };
-  const ssl = pick('ssl');
-  if (ssl !== undefined) config.ssl = tls(ssl);
+  const ssl = pick('ssl', tlsSchema) as FleetTls | undefined;
+  if (ssl !== undefined) config.ssl = ssl;
   return config;
 }
 
@@ -134,76 +211,49 @@ export function redactUrl(url: string): string {
   }
 }
 
-function settings(value: FleetSettings | undefined, origin: string): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value))
+function settings(value: FleetSettings | undefined, source: Pick<ConfigSource, 'file' | 'lineOf'>): Settings {
+  if (value === undefined || value === null) return { values: {}, source };
+  try {
+    validateConfig(settingsSchema, value, source, ['fleet']);
+  } catch (error) {
+    throw fleetProblem(error);
+  }
+  return { values: value, source };
+}
+
+function interpolate(
+  raw: string,
+  env: Record<string, string | undefined>,
+  source: FleetConfigSource,
+  from: Settings | undefined,
+): string {
+  return raw.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const value = env[name];
+    if (value !== undefined) return value;
+    const unset = `references \${${name}}, which is not set; export ${name} or write the value`;
+    if (from !== undefined) throw fleetProblem(configProblem(from.source, ['fleet', 'url'], unset));
     throw new ConfigError({
-      message: `${origin}: 'fleet' must be a mapping such as {url: postgres://..., schema: rho_fleet}.`,
-      code: 'fleet_config',
-      field: 'fleet',
-    });
-  for (const key of Object.keys(value))
-    if (!SETTING_KEYS.includes(key))
-      throw new ConfigError({
-        message: `${origin}: unknown key 'fleet.${key}' (known: ${SETTING_KEYS.join(', ')}).`,
-        code: 'fleet_config',
-        field: `fleet.${key}`,
-      });
-  if (value.url !== undefined && typeof value.url !== 'string')
-    throw new ConfigError({
-      message: `${origin}: 'fleet.url' must be a string (postgres://...).`,
+      message: `The fleet url (from ${describe(source)}) ${unset}.`,
       code: 'fleet_config',
       field: 'fleet.url',
     });
-  return value;
-}
-
-function interpolate(raw: string, env: Record<string, string | undefined>, source: FleetConfigSource): string {
-  return raw.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const value = env[name];
-    if (value === undefined)
-      throw new ConfigError({
-        message: `The fleet url (from ${describe(source)}) references \${${name}}, which is not set; export ${name} or write the value.`,
-        code: 'fleet_config',
-        field: 'fleet.url',
-      });
-    return value;
   });
 }
 
-function milliseconds(value: unknown, key: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new ConfigError({
-      message: `fleet.${key} must be a positive number of milliseconds (got ${JSON.stringify(value)}).`,
-      code: 'fleet_config',
-      field: `fleet.${key}`,
-    });
-  return value;
-}
-
-function tls(value: unknown): FleetTls {
-  if (typeof value === 'boolean') return value;
-  if (typeof value === 'string' && ['require', 'prefer', 'allow', 'verify-full'].includes(value))
-    return value as FleetTls;
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const known = ['ca', 'cert', 'key', 'rejectUnauthorized', 'servername'];
-    for (const [key, item] of Object.entries(value)) {
-      const ok = key === 'rejectUnauthorized' ? typeof item === 'boolean' : typeof item === 'string';
-      if (!known.includes(key) || !ok)
-        throw new ConfigError({
-          message: `fleet.ssl.${key} is not a TLS option rho passes on (known: ca, cert, key as PEM text, rejectUnauthorized, servername).`,
-          code: 'fleet_config',
-          field: `fleet.ssl.${key}`,
-        });
-    }
-    return value as FleetTls;
-  }
-  throw new ConfigError({
-    message: `fleet.ssl must be true, false, require, prefer, allow, verify-full or a mapping of TLS options (got ${JSON.stringify(value)}).`,
+/** A problem of the config reader with the fleet's error code. */
+function fleetProblem(error: unknown): unknown {
+  if (!ConfigError.isInstance(error)) return error;
+  return new ConfigError({
+    message: error.message,
     code: 'fleet_config',
-    field: 'fleet.ssl',
+    ...(error.file === undefined ? {} : { file: error.file }),
+    ...(error.field === undefined ? {} : { field: error.field }),
+    ...(error.line === undefined ? {} : { line: error.line }),
   });
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

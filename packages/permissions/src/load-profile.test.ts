@@ -89,18 +89,71 @@ describe('YAML profiles', () => {
     const error = await loadProfile(path).catch((caught: unknown) => caught);
     expect(ConfigError.isInstance(error)).toBe(true);
     expect((error as ConfigError).message).toBe(
-      `Profile ${path}: shell.mode must be one of restricted, unrestricted (got "sometimes").`,
+      `${path}:3: 'shell.mode' must be one of restricted, unrestricted (got "sometimes").`,
     );
     expect((error as ConfigError).field).toBe('shell.mode');
     expect((error as ConfigError).file).toBe(path);
+    expect((error as ConfigError).line).toBe(3);
+  });
+
+  test('a wrong value in a profile file names the file, the key and its line, nested keys and list items too', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
+    const path = join(home, 'lab.yaml');
+    const good = [
+      'profile: lab',
+      'shell: restricted',
+      'approval:',
+      '  mode: granular',
+      '  required_tools:',
+      '    - write',
+      '    - read',
+      'limits:',
+      '  pids: 64',
+      '  memory: 512M',
+      'mcp:',
+      '  allow: [notes]',
+      '  deny:',
+      '    - notes/delete',
+    ];
+    const failure = async (line: number, text: string) => {
+      const lines = [...good];
+      lines[line - 1] = text;
+      await writeFile(path, `${lines.join('\n')}\n`);
+      return (await loadProfile(path).catch((caught: unknown) => caught)) as ConfigError;
+    };
+    const error = await failure(7, '    - 3');
+    expect(error.message).toBe(`${path}:7: 'approval.required_tools[1]' must be a string (got 3).`);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ file: path, field: 'approval.required_tools[1]', line: 7 });
+    expect((await failure(14, '    - a/b/c')).message).toBe(
+      `${path}:14: 'mcp.deny[0]' has more than one "/": write server or server/tool (got "a/b/c").`,
+    );
+    expect((await failure(10, '  memory: plenty')).message).toMatch(
+      new RegExp(`^${path}:10: 'limits\\.memory' must be a size: .* \\(got "plenty"\\)\\.$`),
+    );
+    // A scalar section is its mode: the line is the section's.
+    expect((await failure(2, 'shell: sometimes')).message).toBe(
+      `${path}:2: 'shell.mode' must be one of restricted, unrestricted (got "sometimes").`,
+    );
+    expect((await failure(4, '  mode: often')).message).toBe(
+      `${path}:4: 'approval.mode' must be one of all, dangerous, granular, none (got "often").`,
+    );
+    expect((await failure(9, '  pids: many')).message).toBe(
+      `${path}:9: 'limits.pids' must be a whole number (got "many").`,
+    );
+    expect((await failure(1, 'fle_write: full')).message).toMatch(
+      new RegExp(`^${path}:1: 'fle_write' is an unknown key; allowed keys: profile, name, `),
+    );
+    await writeFile(path, `${good.join('\n')}\n`);
+    expect((await loadProfile(path)).requiredTools).toEqual(['write', 'read']);
   });
 
   test('unknown keys are refused rather than silently ignored', () => {
     expect(() => parseProfile({ profile: 'x', fle_write: 'full' }, 'x.yaml')).toThrow(
-      /unknown key fle_write; allowed keys: profile, name/,
+      /^x\.yaml: 'fle_write' is an unknown key; allowed keys: profile, name/,
     );
     expect(() => parseProfile({ approval: { mode: 'all', requierd_tools: [] } })).toThrow(
-      /unknown key approval.requierd_tools/,
+      /^Profile: 'approval\.requierd_tools' is an unknown key; allowed keys: mode, required_tools, dangerous_patterns\.$/,
     );
   });
 
@@ -111,8 +164,12 @@ describe('YAML profiles', () => {
       approval: 'all',
       shell: 'restricted',
     });
-    expect(() => parseProfile({ shell_timeout: 0 })).toThrow(/shell_timeout must be at least 1/);
-    expect(() => parseProfile(['a'])).toThrow(/must be a YAML mapping/);
+    expect(() => parseProfile({ shell_timeout: 0 })).toThrow(
+      "Profile: 'shell_timeout' must be at least 1 second (got 0).",
+    );
+    expect(() => parseProfile(['a'])).toThrow(
+      'Profile: the document must be a YAML mapping with keys such as profile, shell, file_write, database, approval (got ["a"]).',
+    );
   });
 
   test('database_exports: on or off (YAML true/false too), validated, kept through the document form', async () => {
@@ -120,7 +177,7 @@ describe('YAML profiles', () => {
     expect(parseProfile({ database_exports: false }).databaseExports).toBe(false);
     expect(parseProfile({}).databaseExports).toBeUndefined();
     expect(() => parseProfile({ database_exports: 'sometimes' }, 'x.yaml')).toThrow(
-      'Profile x.yaml: database_exports must be on or off (got "sometimes").',
+      'x.yaml: \'database_exports\' must be on or off (got "sometimes").',
     );
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
     const path = join(home, 'exports.yaml');
@@ -143,11 +200,13 @@ describe('YAML profiles', () => {
     expect(loaded.database).toBe('readonly');
     expect(parseProfile(profileToDocument(loaded))).toEqual(loaded);
     expect(() => parseProfile({ database_functions: ['public.f(int)'] }, 'x.yaml')).toThrow(
-      /database_functions entry "public\.f\(int\)" must be a function name or schema\.name/,
+      /^x\.yaml: 'database_functions\[0\]' must be a function name or schema\.name, .* \(got "public\.f\(int\)"\)\.$/,
     );
-    expect(() => parseProfile({ database_functions: ['a.b.c'] })).toThrow(/database_functions entry "a\.b\.c"/);
+    expect(() => parseProfile({ database_functions: ['a.b.c'] })).toThrow(
+      /'database_functions\[0\]' must be .* \(got "a\.b\.c"\)/,
+    );
     expect(() => parseProfile({ database_functions: 'public.f' })).toThrow(
-      /database_functions must be a list of strings/,
+      /'database_functions' must be a list of strings \(got "public\.f"\)/,
     );
   });
 
@@ -163,6 +222,6 @@ describe('YAML profiles', () => {
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
     const path = join(home, 'broken.yaml');
     await writeFile(path, 'shell: [unclosed\n');
-    await expect(loadProfile(path)).rejects.toThrow(new RegExp(`Profile file ${path} is not valid YAML`));
+    await expect(loadProfile(path)).rejects.toThrow(`${path}:2: not valid YAML: `);
   });
 });

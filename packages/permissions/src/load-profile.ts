@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, rhoHome } from '@rho/core';
-import { createRequire } from 'node:module';
+import { parseConfigText } from '@rho/core/internal';
 import { BUILTIN_PROFILES, builtinProfile } from './builtin-profiles.js';
 import { parseProfile, type PermissionProfile } from './permission-profile.js';
 
@@ -37,17 +37,9 @@ async function loadFile(path: string): Promise<PermissionProfile> {
       cause: error,
     });
   }
-  let document: unknown;
-  try {
-    document = parseYaml(text);
-  } catch (error) {
-    throw new ConfigError({
-      message: `Profile file ${path} is not valid YAML: ${(error as Error).message}`,
-      file: path,
-      cause: error,
-    });
-  }
-  return parseProfile(document, path);
+  // Not valid YAML: `PATH:LINE: not valid YAML: ...`; a wrong value: `PATH:LINE: 'KEY' must be ...`.
+  const source = parseConfigText(text, path);
+  return parseProfile(source.value, source);
 }
 
 /**
@@ -73,9 +65,4 @@ export async function loadProfile(nameOrPath: string, options: LoadProfileOption
     message: `Unknown profile: ${nameOrPath}. Use one of ${BUILTIN_PROFILES.join(', ')}, a profile file ${join(directory, `${nameOrPath}.yaml`)}, or a path to a YAML file.`,
     field: 'profile',
   });
-}
-
-/** The `yaml` package's parse, loaded on first use (starting a session without this file type loads nothing). */
-function parseYaml(text: string): unknown {
-  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '@rho/core';
+import { configSource, validateConfig, type ConfigSource } from '@rho/core/internal';
 import * as v from 'valibot';
 import { MCP_DECISIONS, mcpPatternProblem, mcpReadOnlyProblem, type McpPermissions } from './mcp-rules.js';
 import { formatBytes, parseByteSize, SANDBOX_LIMIT_KEYS, type SandboxLimits } from './sandbox-limits.js';
@@ -141,138 +141,132 @@ export function databaseExportsEnabled(profile: PermissionProfile): boolean {
   return profile.databaseExports ?? profile.fileWrite !== 'off';
 }
 
-function modeField<const T extends string>(field: string, allowed: readonly T[]) {
-  const message = `must be one of ${allowed.join(', ')}`;
+function modeField<const T extends string>(allowed: readonly T[]) {
   return v.pipe(
     v.unknown(),
     // YAML 1.1 readers (and hand-written files) turn `off` into `false`: accept it as `off`.
     v.transform((value) => (value === false ? 'off' : value)),
-    v.picklist(allowed as T[], (issue) => `${field} ${message} (got ${JSON.stringify(issue.input)})`),
+    v.picklist(allowed as T[], `must be one of ${allowed.join(', ')}`),
+  );
+}
+
+/** A mapping of known keys: an unknown key names the keys allowed; anything else says what the mapping holds. */
+function mapping<TEntries extends v.ObjectEntries>(entries: TEntries, notAMapping: string) {
+  return v.pipe(
+    v.unknown(),
+    // A YAML list is an object too, to valibot: refuse it as what it is.
+    v.check((value) => !Array.isArray(value), notAMapping),
+    v.strictObject(entries, (issue) =>
+      issue.path?.length ? `is an unknown key; allowed keys: ${Object.keys(entries).join(', ')}` : notAMapping,
+    ),
   );
 }
 
 /** A section written either as a scalar mode or as a mapping with `mode` and more keys. */
-function section<TEntries extends v.ObjectEntries>(field: string, entries: TEntries) {
+function section<TEntries extends v.ObjectEntries>(entries: TEntries) {
   return v.pipe(
     v.unknown(),
     v.transform((value) =>
       typeof value === 'object' && value !== null && !Array.isArray(value) ? value : { mode: value },
     ),
-    v.strictObject(entries, (issue) => unknownKeyMessage(field, issue, Object.keys(entries))),
+    mapping(entries, `must be a mode or a mapping with ${Object.keys(entries).join(', ')}`),
   );
-}
-
-function unknownKeyMessage(section: string, issue: v.BaseIssue<unknown>, allowed: string[]): string {
-  const key = issue.path?.at(-1)?.key;
-  return `unknown key ${section ? `${section}.` : ''}${String(key)}; allowed keys: ${allowed.join(', ')}`;
 }
 
 // `name` or `schema.name`: no spaces, parentheses, quotes or further dots.
 const FUNCTION_NAME = /^[^\s.()"']+(?:\.[^\s.()"']+)?$/;
 
-const stringList = (field: string) =>
-  v.array(v.string(`${field} must be a list of strings`), `${field} must be a list of strings`);
+const stringList = () => v.array(v.string('must be a string'), 'must be a list of strings');
 
-const mcpPatterns = (field: string) =>
-  v.pipe(
-    stringList(field),
-    v.check(
-      (patterns) => patterns.every((pattern) => mcpPatternProblem(pattern) === undefined),
-      (issue) => {
-        const bad = (issue.input as string[]).find((pattern) => mcpPatternProblem(pattern) !== undefined) ?? '';
-        return `${field} pattern ${JSON.stringify(bad)} ${mcpPatternProblem(bad) ?? ''}`;
-      },
+/** A list of strings, each checked by `problem` (a sentence starting with a verb, or undefined). */
+const checkedList = (problem: (entry: string) => string | undefined) =>
+  v.array(
+    v.pipe(
+      v.string('must be a string'),
+      v.check(
+        (entry) => problem(entry) === undefined,
+        (issue) => problem(issue.input as string) ?? '',
+      ),
     ),
+    'must be a list of strings',
   );
 
-const wholeNumber = (field: string, max: number) =>
+const wholeNumber = (max: number) =>
   v.pipe(
-    v.number(`${field} must be a whole number`),
-    v.integer(`${field} must be a whole number`),
-    v.minValue(1, `${field} must be at least 1`),
-    v.maxValue(max, `${field} must be at most ${max}`),
+    v.number('must be a whole number'),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1'),
+    v.maxValue(max, `must be at most ${max}`),
   );
 
-const byteSize = (field: string, min: number) =>
+const byteSize = (min: number) =>
   v.pipe(
     v.unknown(),
     v.transform((value) => parseByteSize(value) ?? value),
-    v.number(
-      (issue) =>
-        `${field} must be a size: bytes, or a number with K, M, G or T (binary units), such as 512M (got ${JSON.stringify(issue.input)})`,
-    ),
-    v.minValue(min, `${field} must be at least ${formatBytes(min)}`),
+    v.number('must be a size: bytes, or a number with K, M, G or T (binary units), such as 512M'),
+    v.minValue(min, `must be at least ${formatBytes(min)}`),
   );
 
+const onOff = v.pipe(
+  v.unknown(),
+  // YAML 1.1 readers turn on/off into true/false: accept both spellings.
+  v.transform((value) => (value === true ? 'on' : value === false ? 'off' : value)),
+  v.picklist(['on', 'off'], 'must be on or off'),
+);
+
 const topLevelEntries = {
-  profile: v.optional(v.string('profile must be a string')),
-  name: v.optional(v.string('name must be a string')),
-  description: v.optional(v.nullable(v.string('description must be a string'))),
-  shell: v.optional(section('shell', { mode: v.optional(modeField('shell.mode', SHELL_MODES)) })),
+  profile: v.optional(v.string('must be a string')),
+  name: v.optional(v.string('must be a string')),
+  description: v.optional(v.nullable(v.string('must be a string'))),
+  shell: v.optional(section({ mode: v.optional(modeField(SHELL_MODES)) })),
   file_write: v.optional(
-    section('file_write', {
-      mode: v.optional(modeField('file_write.mode', FILE_WRITE_MODES)),
-      roots: v.optional(stringList('file_write.roots')),
+    section({
+      mode: v.optional(modeField(FILE_WRITE_MODES)),
+      roots: v.optional(stringList()),
     }),
   ),
-  database: v.optional(section('database', { mode: v.optional(modeField('database.mode', DATABASE_MODES)) })),
+  database: v.optional(section({ mode: v.optional(modeField(DATABASE_MODES)) })),
   database_functions: v.optional(
-    v.pipe(
-      stringList('database_functions'),
-      v.check(
-        (names) => names.every((name) => FUNCTION_NAME.test(name)),
-        (issue) =>
-          `database_functions entry ${JSON.stringify((issue.input as string[]).find((name) => !FUNCTION_NAME.test(name)))} must be a function name or schema.name, as stored in the catalog (unquoted names in lower case), without arguments or spaces`,
-      ),
+    checkedList((name) =>
+      FUNCTION_NAME.test(name)
+        ? undefined
+        : 'must be a function name or schema.name, as stored in the catalog (unquoted names in lower case), without arguments or spaces',
     ),
   ),
   approval: v.optional(
-    section('approval', {
-      mode: v.optional(modeField('approval.mode', APPROVAL_MODES)),
-      required_tools: v.optional(stringList('approval.required_tools')),
-      dangerous_patterns: v.optional(stringList('approval.dangerous_patterns')),
+    section({
+      mode: v.optional(modeField(APPROVAL_MODES)),
+      required_tools: v.optional(stringList()),
+      dangerous_patterns: v.optional(stringList()),
     }),
   ),
   shell_timeout: v.optional(
     v.pipe(
-      v.number('shell_timeout must be a number of seconds'),
-      v.minValue(1, 'shell_timeout must be at least 1 second'),
-      v.maxValue(86_400, 'shell_timeout must be at most 86400 seconds'),
+      v.number('must be a number of seconds'),
+      v.minValue(1, 'must be at least 1 second'),
+      v.maxValue(86_400, 'must be at most 86400 seconds'),
     ),
   ),
-  shell_working_dir: v.optional(v.nullable(v.string('shell_working_dir must be a string'))),
-  bash_only: v.optional(v.boolean('bash_only must be true or false')),
-  sandbox: v.optional(modeField('sandbox', SANDBOX_MODES)),
+  shell_working_dir: v.optional(v.nullable(v.string('must be a string'))),
+  bash_only: v.optional(v.boolean('must be true or false')),
+  sandbox: v.optional(modeField(SANDBOX_MODES)),
   limits: v.optional(
-    v.strictObject(
+    mapping(
       {
-        pids: v.optional(wholeNumber('limits.pids', 1_000_000)),
-        memory: v.optional(byteSize('limits.memory', 16 * 1024 * 1024)),
-        cpu_seconds: v.optional(wholeNumber('limits.cpu_seconds', 86_400)),
-        tmp_size: v.optional(byteSize('limits.tmp_size', 1024 * 1024)),
+        pids: v.optional(wholeNumber(1_000_000)),
+        memory: v.optional(byteSize(16 * 1024 * 1024)),
+        cpu_seconds: v.optional(wholeNumber(86_400)),
+        tmp_size: v.optional(byteSize(1024 * 1024)),
       },
-      (issue) =>
-        issue.path?.length
-          ? unknownKeyMessage('limits', issue, [...SANDBOX_LIMIT_KEYS])
-          : `limits must be a mapping with ${SANDBOX_LIMIT_KEYS.join(', ')}`,
+      `must be a mapping with ${SANDBOX_LIMIT_KEYS.join(', ')}`,
     ),
   ),
-  database_exports: v.optional(
-    v.pipe(
-      v.unknown(),
-      // YAML 1.1 readers turn on/off into true/false: accept both spellings.
-      v.transform((value) => (value === true ? 'on' : value === false ? 'off' : value)),
-      v.picklist(['on', 'off'], (issue) => `database_exports must be on or off (got ${JSON.stringify(issue.input)})`),
-    ),
-  ),
-  read_paths: v.optional(stringList('read_paths')),
+  database_exports: v.optional(onOff),
+  read_paths: v.optional(stringList()),
   secret_files: v.optional(
-    v.strictObject(
-      { extra: v.optional(stringList('secret_files.extra')), allow: v.optional(stringList('secret_files.allow')) },
-      (issue) =>
-        issue.path?.length
-          ? unknownKeyMessage('secret_files', issue, ['extra', 'allow'])
-          : 'secret_files must be a mapping with extra and allow (lists of file name globs)',
+    mapping(
+      { extra: v.optional(stringList()), allow: v.optional(stringList()) },
+      'must be a mapping with extra and allow (lists of file name globs)',
     ),
   ),
   network: v.optional(
@@ -280,68 +274,42 @@ const topLevelEntries = {
       v.unknown(),
       // YAML 1.1 readers turn `on`/`off` into booleans.
       v.transform((value) => (value === true ? 'on' : value)),
-      modeField('network', NETWORK_MODES),
+      modeField(NETWORK_MODES),
     ),
   ),
   mcp: v.optional(
-    v.strictObject(
+    mapping(
       {
-        default: v.optional(modeField('mcp.default', MCP_DECISIONS)),
-        allow: v.optional(mcpPatterns('mcp.allow')),
-        ask: v.optional(mcpPatterns('mcp.ask')),
-        deny: v.optional(mcpPatterns('mcp.deny')),
-        read_only: v.optional(
-          v.pipe(
-            stringList('mcp.read_only'),
-            v.check(
-              (entries) => entries.every((entry) => mcpReadOnlyProblem(entry) === undefined),
-              (issue) => {
-                const bad = (issue.input as string[]).find((entry) => mcpReadOnlyProblem(entry) !== undefined) ?? '';
-                return `mcp.read_only entry ${JSON.stringify(bad)} ${mcpReadOnlyProblem(bad) ?? ''}`;
-              },
-            ),
-          ),
-        ),
+        default: v.optional(modeField(MCP_DECISIONS)),
+        allow: v.optional(checkedList(mcpPatternProblem)),
+        ask: v.optional(checkedList(mcpPatternProblem)),
+        deny: v.optional(checkedList(mcpPatternProblem)),
+        read_only: v.optional(checkedList(mcpReadOnlyProblem)),
       },
-      (issue) =>
-        issue.path?.length
-          ? unknownKeyMessage('mcp', issue, ['default', 'allow', 'ask', 'deny', 'read_only'])
-          : 'mcp must be a mapping with default, allow, ask, deny and read_only',
+      'must be a mapping with default, allow, ask, deny and read_only',
     ),
   ),
 };
 
-const profileSchema = v.strictObject(topLevelEntries, (issue) =>
-  unknownKeyMessage('', issue, Object.keys(topLevelEntries)),
+const profileSchema = mapping(
+  topLevelEntries,
+  'must be a YAML mapping with keys such as profile, shell, file_write, database, approval',
 );
-
-function issuePath(issue: v.BaseIssue<unknown>): string {
-  return (issue.path ?? []).map((item) => String(item.key)).join('.');
-}
 
 /**
  * Validate a parsed profile document (the YAML schema of the original, reference §3.5) and return
- * the profile. Throws a `ConfigError` naming the origin, the field and what is allowed.
+ * the profile. `origin` names where it came from: a file path, or the document read with
+ * `readConfigFile`/`parseConfigText` of `@rho/core/internal` (then messages give the line too).
+ *
+ * @throws ConfigError `FILE:LINE: 'KEY' must be ... (got ...).`, naming the file, the key and the
+ * line (a profile made in code is `Profile`, without a line).
  */
-export function parseProfile(source: unknown, origin?: string): PermissionProfile {
-  const where = origin ? `Profile ${origin}` : 'Profile';
-  if (typeof source !== 'object' || source === null || Array.isArray(source)) {
-    throw new ConfigError({
-      message: `${where}: a profile must be a YAML mapping with keys such as profile, shell, file_write, database, approval.`,
-      ...(origin ? { file: origin } : {}),
-    });
-  }
-  const result = v.safeParse(profileSchema, source, { abortPipeEarly: true });
-  if (!result.success) {
-    const first = result.issues[0];
-    const field = issuePath(first);
-    throw new ConfigError({
-      message: `${where}: ${first.message}.`,
-      ...(origin ? { file: origin } : {}),
-      field,
-    });
-  }
-  const data = result.output;
+export function parseProfile(
+  document: unknown,
+  origin?: string | Pick<ConfigSource, 'file' | 'lineOf'>,
+): PermissionProfile {
+  const source = typeof origin === 'object' ? origin : configSource(document, origin ?? 'Profile');
+  const data = validateConfig(profileSchema, document, source);
   const approvalObject = data.approval;
   const fileWrite = data.file_write;
   const profile: PermissionProfile = {

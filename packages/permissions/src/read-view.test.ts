@@ -195,7 +195,7 @@ describe('profile keys of the view', () => {
     });
     expect(profile).toMatchObject({ readPaths: ['/data'], secretFiles: { extra: ['*.x'], allow: [] }, network: 'on' });
     expect(parseProfile({ network: false }).network).toBe('off');
-    expect(() => parseProfile({ secret_files: { hide: [] } })).toThrow(/unknown key secret_files\.hide/);
-    expect(() => parseProfile({ read_paths: 'x' })).toThrow(/read_paths must be a list of strings/);
+    expect(() => parseProfile({ secret_files: { hide: [] } })).toThrow(/'secret_files\.hide' is an unknown key/);
+    expect(() => parseProfile({ read_paths: 'x' })).toThrow(/'read_paths' must be a list of strings/);
   });
 });

@@ -107,13 +107,13 @@ describe('sizes in profiles', () => {
   });
 
   test.each([
-    [{ pids: 0 }, /limits\.pids must be at least 1/],
-    [{ pids: 2.5 }, /limits\.pids must be a whole number/],
-    [{ memory: 'plenty' }, /limits\.memory must be a size: bytes, or a number with K, M, G or T/],
-    [{ memory: '1M' }, /limits\.memory must be at least 16 MiB/],
-    [{ cpu_seconds: '60' }, /limits\.cpu_seconds must be a whole number/],
-    [{ tmp_size: '100' }, /limits\.tmp_size must be at least 1 MiB/],
-    [{ disk: '1G' }, /unknown key limits\.disk; allowed keys: pids, memory, cpu_seconds, tmp_size/],
+    [{ pids: 0 }, "Profile: 'limits.pids' must be at least 1 (got 0)."],
+    [{ pids: 2.5 }, "'limits.pids' must be a whole number (got 2.5)."],
+    [{ memory: 'plenty' }, /'limits\.memory' must be a size: bytes, or a number with K, M, G or T .*\(got "plenty"\)/],
+    [{ memory: '1M' }, /'limits\.memory' must be at least 16 MiB/],
+    [{ cpu_seconds: '60' }, /'limits\.cpu_seconds' must be a whole number \(got "60"\)/],
+    [{ tmp_size: '100' }, /'limits\.tmp_size' must be at least 1 MiB/],
+    [{ disk: '1G' }, /'limits\.disk' is an unknown key; allowed keys: pids, memory, cpu_seconds, tmp_size/],
   ])('limits %j is refused with what to write', (limits, message) => {
     expect(() => parseProfile({ profile: 'p', limits })).toThrow(ConfigError);
     expect(() => parseProfile({ profile: 'p', limits })).toThrow(message);

@@ -173,7 +173,7 @@ describe('when there is no sandbox', () => {
     expect(parseProfile({ profile: 'lab', sandbox: 'required' }).sandbox).toBe('required');
     expect(parseProfile({ profile: 'lab' }).sandbox).toBeUndefined();
     expect(() => parseProfile({ profile: 'lab', sandbox: 'auto' })).toThrow(
-      /sandbox must be one of required, off \(got "auto"\)/,
+      /'sandbox' must be one of required, off \(got "auto"\)/,
     );
   });
 });

@@ -58,23 +58,80 @@ describe('parseDatabaseConfig', () => {
   });
 
   it('reports a missing type, an unknown type, missing and unsupported fields', () => {
-    expect(errorOf(() => parseDatabaseConfig({ a: { database: 'x' } })).message).toMatch(
-      /"a".*missing the required "type"/,
+    expect(errorOf(() => parseDatabaseConfig({ a: { database: 'x' } })).message).toBe(
+      "Database config: 'databases.a.type' is required: one of sqlite, postgres, mysql, oracle, vertica.",
     );
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mssql' } })).message).toMatch(
-      /unknown type "mssql".*sqlite, postgres, mysql, oracle, vertica/,
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mssql' } })).message).toBe(
+      'Database config: \'databases.a.type\' must be one of sqlite, postgres, mysql, oracle, vertica (got "mssql").',
     );
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'postgres' } })).message).toContain(
-      '(postgres) is missing required fields: database',
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'postgres' } })).message).toBe(
+      "Database config: 'databases.a' (postgres) is missing required fields: database.",
     );
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'oracle', dsn: 'h:1/s', host: 'h' } })).message).toContain(
-      'unsupported fields: host. Oracle uses "dsn"',
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'oracle', dsn: 'h:1/s', host: 'h' } })).message).toBe(
+      'Database config: \'databases.a.host\' (oracle) has unsupported fields: host. Oracle uses "dsn", which includes host:port/service.',
     );
-    expect(
-      errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', pasword: 'typo' } })).message,
-    ).toContain('unknown field "pasword"');
-    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', port: 'abc' } })).message).toContain(
-      'port',
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', pasword: 'typo' } })).message).toBe(
+      "Database config: 'databases.a.pasword' is an unknown field; allowed fields are type, path, host, port, database, user, password, dsn, statement_timeout.",
+    );
+    expect(errorOf(() => parseDatabaseConfig({ a: { type: 'mysql', database: 'x', port: 'abc' } })).message).toBe(
+      'Database config: \'databases.a.port\' must be a whole number between 1 and 65535 (got "abc").',
+    );
+    expect(errorOf(() => parseDatabaseConfig(['a'], { file: 'agent.yaml' })).message).toMatch(
+      /^agent\.yaml: 'databases' must be a mapping of alias to settings/,
+    );
+    expect(errorOf(() => parseDatabaseConfig({ 'a b': { type: 'mysql' } })).field).toBe('databases.a b');
+  });
+
+  it('names the file, the key and its line of a databases.yaml', async () => {
+    const directory = await tempDir();
+    const file = join(directory, 'databases.yaml');
+    const good = [
+      'databases:',
+      '  warehouse:',
+      '    type: postgres',
+      '    database: dw',
+      '    port: 5432',
+      '  reports:',
+      '    type: mysql',
+      '    database: reports',
+      '    statement_timeout: 60',
+    ];
+    const failure = async (line: number, text: string) => {
+      const lines = [...good];
+      lines[line - 1] = text;
+      await writeFile(file, `${lines.join('\n')}\n`);
+      return (await loadDatabaseConfig({ path: file, env: {} }).catch((caught: unknown) => caught)) as ConfigError;
+    };
+    const error = await failure(9, '    statement_timeout: soon');
+    expect(error.message).toBe(
+      `${file}:9: 'databases.reports.statement_timeout' must be a positive number of seconds (got "soon").`,
+    );
+    expect(error).toMatchObject({ file, field: 'databases.reports.statement_timeout', line: 9 });
+    expect((await failure(5, '    port: 70000')).message).toBe(
+      `${file}:5: 'databases.warehouse.port' must be a whole number between 1 and 65535 (got 70000).`,
+    );
+    expect((await failure(7, '    type: mongo')).message).toBe(
+      `${file}:7: 'databases.reports.type' must be one of sqlite, postgres, mysql, oracle, vertica (got "mongo").`,
+    );
+    expect((await failure(4, '    pasword: x')).message).toMatch(
+      new RegExp(`^${file}:4: 'databases\\.warehouse\\.pasword' is an unknown field; `),
+    );
+    // A field that is missing: the line of its entry.
+    expect((await failure(4, '    host: db')).message).toBe(
+      `${file}:2: 'databases.warehouse' (postgres) is missing required fields: database.`,
+    );
+    expect((await failure(8, '    password: ${UNSET_RHO_PASSWORD}')).message).toMatch(
+      new RegExp(
+        `^${file}:8: 'databases\\.reports\\.password' uses \\$\\{UNSET_RHO_PASSWORD\\}, but the environment variable`,
+      ),
+    );
+    await writeFile(file, '# aliases\ndatabases: [a, b]\n');
+    await expect(loadDatabaseConfig({ path: file, env: {} })).rejects.toThrow(
+      `${file}:2: 'databases' must be a mapping of alias to settings, such as {chinook: {type: sqlite, path: ./chinook.sqlite}} (got ["a","b"]).`,
+    );
+    await writeFile(file, 'servers: {}\n');
+    await expect(loadDatabaseConfig({ path: file, env: {} })).rejects.toThrow(
+      `${file}:1: the document must have a top-level "databases:" mapping of alias to settings.`,
     );
   });
 

@@ -3,8 +3,15 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, rhoHome } from '@rho/core';
+import {
+  configProblem,
+  configSource,
+  parseConfigText,
+  validateConfig,
+  type ConfigPath,
+  type ConfigSource,
+} from '@rho/core/internal';
 import * as v from 'valibot';
-import { createRequire } from 'node:module';
 
 /** The database engines rho has a tool for; each is also the tool's name. */
 export const DATABASE_TYPES = ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'] as const;
@@ -79,43 +86,69 @@ export interface ParseDatabaseConfigOptions {
   file?: string;
   /** Folder relative SQLite paths resolve against (default: the folder of `file`, else the process's cwd). */
   baseDir?: string;
+  /**
+   * The document the mapping was read from (`readConfigFile`/`parseConfigText` of
+   * `@rho/core/internal`): messages then give the line of each key. Its `file` is the file when
+   * `file` is not given.
+   */
+  source?: Pick<ConfigSource, 'file' | 'lineOf'>;
+  /** Where the mapping is in `source`; default `['databases']`. */
+  at?: ConfigPath;
 }
 
 const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 30;
 
-const optionalString = v.optional(v.union([v.string(), v.number()]));
+const ENTRY_FIELDS = ['type', 'path', 'host', 'port', 'database', 'user', 'password', 'dsn', 'statement_timeout'];
 
-const entrySchema = v.strictObject({
-  type: v.pipe(
-    v.string('needs a "type": one of sqlite, postgres, mysql, oracle, vertica'),
-    v.transform((value) => value.toLowerCase()),
-    v.picklist(
-      DATABASE_TYPES,
-      (issue) => `has unknown type "${String(issue.input)}": use one of ${DATABASE_TYPES.join(', ')}`,
+const optionalString = v.optional(v.union([v.string(), v.number()], 'must be a string'));
+
+const PORT = 'must be a whole number between 1 and 65535';
+const SECONDS = 'must be a positive number of seconds';
+
+const entrySchema = v.strictObject(
+  {
+    type: v.pipe(
+      v.string(`must be one of ${DATABASE_TYPES.join(', ')}`),
+      v.transform((value) => value.toLowerCase()),
+      v.picklist(DATABASE_TYPES, `must be one of ${DATABASE_TYPES.join(', ')}`),
     ),
-  ),
-  path: optionalString,
-  host: optionalString,
-  port: v.optional(
-    v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/, 'port must be a number'), v.transform(Number))]),
-      v.integer('port must be a whole number'),
-      v.minValue(1, 'port must be between 1 and 65535'),
-      v.maxValue(65535, 'port must be between 1 and 65535'),
+    path: optionalString,
+    host: optionalString,
+    port: v.optional(
+      v.pipe(
+        v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number))], PORT),
+        v.integer(PORT),
+        v.minValue(1, PORT),
+        v.maxValue(65535, PORT),
+      ),
     ),
-  ),
-  database: optionalString,
-  user: optionalString,
-  password: optionalString,
-  dsn: optionalString,
-  statement_timeout: v.optional(
-    v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.transform(Number))]),
-      v.number('statement_timeout must be a number of seconds'),
-      v.minValue(0.001, 'statement_timeout must be a positive number of seconds'),
+    database: optionalString,
+    user: optionalString,
+    password: optionalString,
+    dsn: optionalString,
+    statement_timeout: v.optional(
+      v.pipe(
+        v.union(
+          [
+            v.number(),
+            v.pipe(
+              v.string(),
+              v.check((text) => text.trim() !== '' && Number.isFinite(Number(text))),
+              v.transform(Number),
+            ),
+          ],
+          SECONDS,
+        ),
+        v.number(SECONDS),
+        v.minValue(0.001, SECONDS),
+      ),
     ),
-  ),
-});
+  },
+  (issue) =>
+    issue.expected === 'never'
+      ? `is an unknown field; allowed fields are ${ENTRY_FIELDS.join(', ')}`
+      : `is required: one of ${DATABASE_TYPES.join(', ')}`,
+);
 
 const REQUIRED_FIELDS: Record<DatabaseType, readonly string[]> = {
   sqlite: ['path'],
@@ -139,39 +172,33 @@ const UNSUPPORTED_HINTS: Partial<Record<DatabaseType, string>> = {
 };
 
 /**
- * Replaces `${VAR}` (and `${VAR:-default}`) in a string. An unset variable without a default is
- * an error naming the variable, so a missing password never silently becomes an empty one.
+ * Replaces `${VAR}` (and `${VAR:-default}`) in the strings of an entry. An unset variable without
+ * a default is an error naming the variable, so a missing password never silently becomes an empty one.
  */
-function interpolate(
-  value: string,
-  env: Record<string, string | undefined>,
-  where: string,
-  file: string | undefined,
-): string {
-  return value.replace(
-    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-    (_match, name: string, fallback: string | undefined) => {
-      const found = env[name];
-      if (found !== undefined) return found;
-      if (fallback !== undefined) return fallback;
-      throw new ConfigError({
-        message: `${where} uses \${${name}}, but the environment variable ${name} is not set: set it, or write \${${name}:-default}.`,
-        ...(file === undefined ? {} : { file }),
-        field: where,
-      });
-    },
-  );
-}
-
 function interpolateEntry(
   entry: Record<string, unknown>,
   env: Record<string, string | undefined>,
-  alias: string,
-  file: string | undefined,
+  source: Pick<ConfigSource, 'file' | 'lineOf'>,
+  at: ConfigPath,
 ): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
-    result[key] = typeof value === 'string' ? interpolate(value, env, `databases.${alias}.${key}`, file) : value;
+    result[key] =
+      typeof value !== 'string'
+        ? value
+        : value.replace(
+            /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+            (_match, name: string, fallback: string | undefined) => {
+              const found = env[name];
+              if (found !== undefined) return found;
+              if (fallback !== undefined) return fallback;
+              throw configProblem(
+                source,
+                [...at, key],
+                `uses \${${name}}, but the environment variable ${name} is not set: set it, or write \${${name}:-default}`,
+              );
+            },
+          );
   }
   return result;
 }
@@ -186,49 +213,33 @@ function expandHome(path: string): string {
  * Validates a `databases` mapping (alias → settings), as found in `databases.yaml` under
  * `databases:` or in an agent YAML, and resolves `${ENV}` references in every string value.
  *
- * @throws ConfigError naming the alias and field to fix.
+ * @throws ConfigError `FILE:LINE: 'databases.ALIAS.FIELD' must be ... (got ...).`, naming the file
+ * (when known), the key and its line (when `source` is given).
  */
 export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConfigOptions = {}): DatabaseConfig[] {
   const env = options.env ?? process.env;
-  const file = options.file;
+  const file = options.file ?? options.source?.file;
+  const source = options.source ?? configSource(mapping, file ?? 'Database config');
+  const at = options.at ?? ['databases'];
   const baseDir = options.baseDir ?? (file === undefined ? process.cwd() : dirname(file));
-  const inFile = file === undefined ? '' : ` in ${file}`;
   if (mapping === undefined || mapping === null) return [];
-  if (typeof mapping !== 'object' || Array.isArray(mapping)) {
-    throw new ConfigError({
-      message: `"databases"${inFile} must be a mapping of alias to settings, for example:\ndatabases:\n  chinook:\n    type: sqlite\n    path: ./chinook.sqlite`,
-      ...(file === undefined ? {} : { file }),
-      field: 'databases',
-    });
-  }
+  if (!isMapping(mapping))
+    throw configProblem(
+      source,
+      at,
+      'must be a mapping of alias to settings, such as {chinook: {type: sqlite, path: ./chinook.sqlite}}',
+      { value: mapping },
+    );
   const configs: DatabaseConfig[] = [];
-  for (const [alias, rawEntry] of Object.entries(mapping as Record<string, unknown>)) {
-    const where = `Database "${alias}"${inFile}`;
+  for (const [alias, rawEntry] of Object.entries(mapping)) {
+    const place = [...at, alias];
     const fail = (message: string, field?: string): never => {
-      throw new ConfigError({
-        message: `${where} ${message}`,
-        ...(file === undefined ? {} : { file }),
-        field: field === undefined ? `databases.${alias}` : `databases.${alias}.${field}`,
-      });
+      throw configProblem(source, field === undefined ? place : [...place, field], message);
     };
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(alias)) fail('has an invalid alias: use 1-64 letters, digits, "_", "-" or ".".');
-    if (rawEntry === null || typeof rawEntry !== 'object' || Array.isArray(rawEntry)) {
-      fail('must be a mapping with at least a "type" field.');
-    }
-    const entry = interpolateEntry(rawEntry as Record<string, unknown>, env, alias, file);
-    if (entry.type === undefined)
-      fail('is missing the required "type" field: one of sqlite, postgres, mysql, oracle, vertica.', 'type');
-    const parsed = v.safeParse(entrySchema, entry);
-    if (!parsed.success) {
-      const issue = parsed.issues[0];
-      const key = issue?.path?.map((item) => String(item.key)).join('.');
-      const problem =
-        issue?.type === 'strict_object' || issue?.expected === 'never'
-          ? `has an unknown field "${key}": allowed fields are type, path, host, port, database, user, password, dsn, statement_timeout.`
-          : `${key === undefined ? '' : `field "${key}" `}${issue?.message ?? 'is invalid'}.`;
-      fail(problem.replace(/\.\.$/, '.'), key);
-    }
-    const value = (parsed as v.SafeParseResult<typeof entrySchema> & { success: true }).output;
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(alias)) fail('is not a valid alias: use 1-64 letters, digits, "_", "-" or "."');
+    if (!isMapping(rawEntry)) fail('must be a mapping with at least a "type" field');
+    const entry = interpolateEntry(rawEntry as Record<string, unknown>, env, source, place);
+    const value = validateConfig(entrySchema, entry, source, place);
     const type = value.type;
     const asText = (field: unknown): string | undefined =>
       field === undefined || field === '' ? undefined : String(field);
@@ -241,12 +252,15 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
       password: asText(value.password),
       dsn: asText(value.dsn),
     };
+    // Said without the values (a password is one of them).
     const missing = REQUIRED_FIELDS[type].filter((field) => fields[field] === undefined);
-    if (missing.length > 0) fail(`(${type}) is missing required fields: ${missing.join(', ')}.`, missing[0]);
+    if (missing.length > 0) fail(`(${type}) is missing required fields: ${missing.join(', ')}`);
     const unsupported = UNSUPPORTED_FIELDS[type].filter((field) => fields[field] !== undefined);
     if (unsupported.length > 0) {
       fail(
-        `(${type}) has unsupported fields: ${unsupported.join(', ')}. ${UNSUPPORTED_HINTS[type] ?? ''}`.trimEnd(),
+        `(${type}) has unsupported fields: ${unsupported.join(', ')}. ${UNSUPPORTED_HINTS[type] ?? ''}`
+          .trimEnd()
+          .replace(/\.$/, ''),
         unsupported[0],
       );
     }
@@ -259,7 +273,7 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
       const expanded = expandHome(String(fields.path));
       const absolute = isAbsolute(expanded) ? expanded : resolve(baseDir, expanded);
       if (!existsSync(absolute))
-        fail(`(sqlite) path does not exist: ${absolute}. rho opens SQLite files but never creates them.`, 'path');
+        fail(`(sqlite) path does not exist: ${absolute}. rho opens SQLite files but never creates them`, 'path');
       config.path = absolute;
     }
     for (const field of ['host', 'database', 'user', 'password', 'dsn'] as const) {
@@ -270,6 +284,10 @@ export function parseDatabaseConfig(mapping: unknown, options: ParseDatabaseConf
     configs.push(config);
   }
   return configs;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -326,16 +344,9 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
     file = agentDefault;
   }
   const fromRhoAgent = source === 'RHO_AGENT_DB_CONFIG' || source === 'rho_agent_home';
-  let document: unknown;
-  try {
-    document = parseYaml(await readFile(file, 'utf8'));
-  } catch (error) {
-    throw new ConfigError({
-      message: `Database config ${file} is not valid YAML: ${(error as Error).message}`,
-      file,
-      cause: error,
-    });
-  }
+  // Not valid YAML: `FILE:LINE: not valid YAML: ...`.
+  const config = parseConfigText(await readFile(file, 'utf8'), file);
+  const document = config.value;
   const notice = fromRhoAgent
     ? `Using rho-agent's database aliases from ${file}${source === 'RHO_AGENT_DB_CONFIG' ? ' (RHO_AGENT_DB_CONFIG)' : ''}, as rho has none of its own (--db-config, RHO_DB_CONFIG, ${ownDefault}). Copy the file to ${ownDefault} to make it rho's.`
     : undefined;
@@ -346,24 +357,15 @@ export async function resolveDatabaseConfig(options: LoadDatabaseConfigOptions =
     ...(notice === undefined ? {} : { notice }),
   });
   if (document === null || document === undefined) return found([]);
-  if (typeof document !== 'object' || Array.isArray(document) || !('databases' in document)) {
-    throw new ConfigError({
-      message: `Database config ${file} must have a top-level "databases:" mapping of alias to settings.`,
-      file,
-      field: 'databases',
-    });
-  }
+  if (!isMapping(document) || !('databases' in document))
+    throw configProblem(config, [], 'must have a top-level "databases:" mapping of alias to settings');
   // rho-agent resolved relative SQLite paths against the current directory, rho against the file's folder.
   return found(
-    parseDatabaseConfig((document as { databases: unknown }).databases, {
+    parseDatabaseConfig(document.databases, {
       env,
       file,
+      source: config,
       ...(fromRhoAgent ? { baseDir: process.cwd() } : {}),
     }),
   );
-}
-
-/** The `yaml` package's parse, loaded on first use (starting a session without this file type loads nothing). */
-function parseYaml(text: string): unknown {
-  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }

@@ -113,17 +113,17 @@ describe('MCP tools of server-everything under permission profiles', () => {
 
   it('validates the mcp section like the rest of the profile', async () => {
     expect(() => parseProfile({ mcp: { allow: ['a/b/c'] } })).toThrow(
-      'Profile: mcp.allow pattern "a/b/c" has more than one "/": write server or server/tool.',
+      'Profile: \'mcp.allow[0]\' has more than one "/": write server or server/tool (got "a/b/c").',
     );
-    expect(() => parseProfile({ mcp: { default: 'maybe' } })).toThrow(/mcp\.default must be one of allow, ask, deny/);
+    expect(() => parseProfile({ mcp: { default: 'maybe' } })).toThrow(/'mcp\.default' must be one of allow, ask, deny/);
     expect(() => parseProfile({ mcp: { permit: [] } })).toThrow(
-      /unknown key mcp\.permit; allowed keys: default, allow, ask, deny, read_only/,
+      /'mcp\.permit' is an unknown key; allowed keys: default, allow, ask, deny, read_only/,
     );
     expect(() => parseProfile({ mcp: { read_only: ['everything'] } })).toThrow(
-      'Profile: mcp.read_only entry "everything" must name one tool as server/tool (a whole server cannot be trusted as read-only).',
+      'Profile: \'mcp.read_only[0]\' must name one tool as server/tool (a whole server cannot be trusted as read-only) (got "everything").',
     );
     expect(() => parseProfile({ mcp: { read_only: ['everything/get-*'] } })).toThrow(
-      /mcp\.read_only entry "everything\/get-\*" must name one tool exactly: no \* or \?/,
+      /'mcp\.read_only\[0\]' must name one tool exactly: no \* or \? .*\(got "everything\/get-\*"\)/,
     );
     expect((await loadProfile('readonly')).mcp).toBeUndefined();
   });

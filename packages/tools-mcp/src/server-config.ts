@@ -1,4 +1,6 @@
 import { ConfigError } from '@rho/core';
+import { configProblem, validateConfig, type ConfigPath, type ConfigSource } from '@rho/core/internal';
+import * as v from 'valibot';
 
 /** An MCP server started as a child process, spoken to over its standard input and output. */
 export interface McpStdioServerConfig {
@@ -52,6 +54,14 @@ export interface ParseMcpServersOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Where the mapping came from, for messages (a file path or `agent config`). */
   origin?: string;
+  /**
+   * The document the mapping was read from (`readConfigFile`/`parseConfigText` of
+   * `@rho/core/internal`): messages then give the line of each key. Its `file` is the origin
+   * when `origin` is not given.
+   */
+  source?: Pick<ConfigSource, 'file' | 'lineOf'>;
+  /** Where the mapping is in `source`; default `['mcp_servers']`. */
+  at?: ConfigPath;
 }
 
 /** Default time one MCP call may take: ten minutes, since servers run builds and queries. */
@@ -68,23 +78,78 @@ const SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
 const STDIO_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'startup_timeout', 'defer'];
 const HTTP_KEYS = ['url', 'headers', 'timeout', 'startup_timeout', 'defer'];
 
-/**
- * Replaces `${VAR}` and `${VAR:-default}` in a string. An unset variable without a default is a
- * `ConfigError`: a server started with an empty token fails later with a far less clear message.
- */
-export function interpolateEnv(text: string, env: Readonly<Record<string, string | undefined>>, where: string): string {
+const nonEmpty = v.pipe(
+  v.string('must be a non-empty string'),
+  v.check((text) => text.trim() !== '', 'must be a non-empty string'),
+);
+
+const NAMES_TO_STRINGS = 'must be a mapping of names to strings';
+const stringMap = v.optional(
+  v.nullable(
+    v.pipe(
+      v.unknown(),
+      // A YAML list is an object too, to valibot.
+      v.check((value) => !Array.isArray(value), NAMES_TO_STRINGS),
+      v.record(v.string(), v.union([v.string(), v.number(), v.boolean()], 'must be a string'), NAMES_TO_STRINGS),
+    ),
+  ),
+);
+
+const seconds = (max: number) => {
+  const message = `must be a number of seconds between 1 and ${max}`;
+  return v.optional(v.pipe(v.number(message), v.finite(message), v.gtValue(0, message), v.maxValue(max, message)));
+};
+
+const common = {
+  timeout: seconds(86_400),
+  startup_timeout: seconds(3_600),
+  defer: v.optional(v.boolean('must be true or false')),
+};
+
+const unknownKey = (keys: readonly string[]) => `is an unknown key; allowed keys: ${keys.join(', ')}`;
+
+const stdioSchema = v.strictObject(
+  {
+    command: nonEmpty,
+    args: v.optional(
+      v.nullable(v.array(v.union([v.string(), v.number()], 'must be a string'), 'must be a list of strings')),
+    ),
+    env: stringMap,
+    cwd: v.optional(nonEmpty),
+    ...common,
+  },
+  unknownKey(STDIO_KEYS),
+);
+
+const httpSchema = v.strictObject({ url: nonEmpty, headers: stringMap, ...common }, unknownKey(HTTP_KEYS));
+
+const unsetMessage = (name: string) =>
+  `refers to \${${name}}, which is not set: set ${name} in the environment or write \${${name}:-default}`;
+
+function substitute(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+  unset: (name: string) => never,
+): string {
   return text.replace(
     /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
     (_match, name: string, fallback: string | undefined) => {
       const value = env[name];
       if (value !== undefined && value !== '') return value;
       if (fallback !== undefined) return fallback;
-      throw new ConfigError({
-        message: `${where} refers to \${${name}}, which is not set: set ${name} in the environment or write \${${name}:-default}.`,
-        field: where,
-      });
+      return unset(name);
     },
   );
+}
+
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` in a string. An unset variable without a default is a
+ * `ConfigError`: a server started with an empty token fails later with a far less clear message.
+ */
+export function interpolateEnv(text: string, env: Readonly<Record<string, string | undefined>>, where: string): string {
+  return substitute(text, env, (name) => {
+    throw new ConfigError({ message: `${where} ${unsetMessage(name)}.`, field: where });
+  });
 }
 
 /**
@@ -93,127 +158,96 @@ export function interpolateEnv(text: string, env: Readonly<Record<string, string
  * (with optional `args`, `env`, `cwd`) or `url` (with optional `headers`), and optionally
  * `timeout` and `startup_timeout` in seconds and `defer` (deferred loading: found through `search_tools`).
  *
- * @throws ConfigError naming the server and the field.
+ * @throws ConfigError `ORIGIN:LINE: 'mcp_servers.NAME.KEY' must be ... (got ...).`, naming the
+ * origin (`MCP servers` when none is given), the key and, with `source`, its line.
  */
-export function parseMcpServers(source: unknown, options: ParseMcpServersOptions = {}): McpServerConfig[] {
+export function parseMcpServers(servers: unknown, options: ParseMcpServersOptions = {}): McpServerConfig[] {
   const env = options.env ?? process.env;
-  const prefix = options.origin === undefined ? 'mcp_servers' : `${options.origin}: mcp_servers`;
-  if (source === undefined || source === null) return [];
-  if (typeof source !== 'object' || Array.isArray(source)) {
-    throw new ConfigError({
-      message: `${prefix} must be a mapping of server name to settings (command and args, or url).`,
-      field: 'mcp_servers',
+  const at = options.at ?? ['mcp_servers'];
+  const lineOf = options.source?.lineOf.bind(options.source) ?? (() => undefined);
+  const source = { file: options.origin ?? options.source?.file ?? 'MCP servers', lineOf };
+  if (servers === undefined || servers === null) return [];
+  if (!isMapping(servers))
+    throw configProblem(source, at, 'must be a mapping of server name to settings (command and args, or url)', {
+      value: servers,
     });
-  }
-  const servers: McpServerConfig[] = [];
-  // The origin (the file) also prefixes an unset ${VAR}: which file's server needs it matters.
-  const interpolate = (text: string, where: string): string => {
-    try {
-      return interpolateEnv(text, env, where);
-    } catch (error) {
-      if (options.origin === undefined || !ConfigError.isInstance(error)) throw error;
-      throw new ConfigError({ message: `${options.origin}: ${error.message}`, field: where, cause: error });
-    }
-  };
-  for (const [name, raw] of Object.entries(source as Record<string, unknown>)) {
-    const field = `mcp_servers.${name}`;
-    const fail = (message: string, at = field): never => {
-      throw new ConfigError({
-        message: `${options.origin === undefined ? '' : `${options.origin}: `}${at} ${message}`,
-        field: at,
-      });
+  const configs: McpServerConfig[] = [];
+  for (const [name, raw] of Object.entries(servers)) {
+    const place = [...at, name];
+    // Said without the entry's values: its env and headers hold tokens.
+    const fail = (message: string, path: ConfigPath = place): never => {
+      throw configProblem(source, path, message);
     };
     if (!SERVER_NAME.test(name))
-      fail('is not a valid server name: use 1-32 letters, digits, "_" or "-" (it prefixes the tool names).');
-    if (name.includes('__')) fail('must not contain "__", which separates the server from the tool in tool names.');
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-      fail('must be a mapping with command (and args, env) or url (and headers).');
+      fail('is not a valid server name: use 1-32 letters, digits, "_" or "-" (it prefixes the tool names)');
+    if (name.includes('__')) fail('must not contain "__", which separates the server from the tool in tool names');
+    if (!isMapping(raw)) fail('must be a mapping with command (and args, env) or url (and headers)');
     const settings = raw as Record<string, unknown>;
     const hasCommand = settings.command !== undefined;
     const hasUrl = settings.url !== undefined;
     if (hasCommand === hasUrl)
       fail(
         hasCommand
-          ? 'has both command and url: give one (command for stdio, url for streamable HTTP).'
-          : 'needs command (a stdio server) or url (a streamable HTTP server).',
+          ? 'has both command and url: give one (command for stdio, url for streamable HTTP)'
+          : 'needs command (a stdio server) or url (a streamable HTTP server)',
       );
-    const allowed = hasCommand ? STDIO_KEYS : HTTP_KEYS;
-    for (const key of Object.keys(settings))
-      if (!allowed.includes(key))
-        fail(`has unknown key ${key}; allowed keys: ${allowed.join(', ')}.`, `${field}.${key}`);
-    const text = (key: string): string => {
-      const value = settings[key];
-      if (typeof value !== 'string' || value.trim() === '') fail('must be a non-empty string.', `${field}.${key}`);
-      return interpolate(value as string, `${field}.${key}`);
-    };
-    const map = (key: string): Record<string, string> => {
-      const value = settings[key];
-      if (value === undefined || value === null) return {};
-      if (typeof value !== 'object' || Array.isArray(value))
-        fail('must be a mapping of names to strings.', `${field}.${key}`);
-      const out: Record<string, string> = {};
-      for (const [k, item] of Object.entries(value as Record<string, unknown>)) {
-        if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean')
-          fail('must be a string.', `${field}.${key}.${k}`);
-        out[k] = interpolate(String(item), `${field}.${key}.${k}`);
-      }
-      return out;
-    };
-    let timeoutSeconds = DEFAULT_MCP_TIMEOUT_SECONDS;
-    if (settings.timeout !== undefined) {
-      const value = settings.timeout;
-      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 86_400)
-        fail('must be a number of seconds between 1 and 86400.', `${field}.timeout`);
-      timeoutSeconds = value as number;
-    }
-    const timeoutMs = Math.round(timeoutSeconds * 1000);
-    let startupSeconds = DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS;
-    if (settings.startup_timeout !== undefined) {
-      const value = settings.startup_timeout;
-      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3_600)
-        fail('must be a number of seconds between 1 and 3600.', `${field}.startup_timeout`);
-      startupSeconds = value as number;
-    }
-    const startupTimeoutMs = Math.round(startupSeconds * 1000);
-    if (settings.defer !== undefined && typeof settings.defer !== 'boolean')
-      fail('must be true or false.', `${field}.defer`);
-    const defer = settings.defer === true ? { defer: true } : {};
+    const interpolate = (text: string | number | boolean, path: ConfigPath): string =>
+      substitute(String(text), env, (variable) => fail(unsetMessage(variable), path));
+    const map = (values: Record<string, string | number | boolean> | null | undefined, key: string) =>
+      Object.fromEntries(
+        Object.entries(values ?? {}).map(([item, value]) => [item, interpolate(value, [...place, key, item])]),
+      );
+    const timing = (value: {
+      timeout?: number | undefined;
+      startup_timeout?: number | undefined;
+      defer?: boolean | undefined;
+    }) => ({
+      timeoutMs: Math.round((value.timeout ?? DEFAULT_MCP_TIMEOUT_SECONDS) * 1000),
+      startupTimeoutMs: Math.round((value.startup_timeout ?? DEFAULT_MCP_STARTUP_TIMEOUT_SECONDS) * 1000),
+      ...(value.defer === true ? { defer: true } : {}),
+    });
     if (hasCommand) {
-      const args = settings.args ?? [];
-      if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string' && typeof arg !== 'number'))
-        fail('must be a list of strings.', `${field}.args`);
+      const value = validateConfig(stdioSchema, settings, source, place);
       const server: McpStdioServerConfig = {
         name,
         transport: 'stdio',
-        command: text('command'),
-        args: (args as unknown[]).map((arg, index) => interpolate(String(arg), `${field}.args.${index}`)),
-        env: map('env'),
-        timeoutMs,
-        startupTimeoutMs,
-        ...defer,
+        command: interpolate(value.command, [...place, 'command']),
+        args: (value.args ?? []).map((arg, index) => interpolate(arg, [...place, 'args', index])),
+        env: map(value.env, 'env'),
+        ...timing(value),
       };
-      if (settings.cwd !== undefined) server.cwd = text('cwd');
-      servers.push(server);
+      if (value.cwd !== undefined) server.cwd = interpolate(value.cwd, [...place, 'cwd']);
+      configs.push(server);
     } else {
-      const url = text('url');
+      const value = validateConfig(httpSchema, settings, source, place);
+      const url = interpolate(value.url, [...place, 'url']);
+      // The URL as written, not as resolved: a ${TOKEN} in it stays out of the message.
       let parsed: URL | undefined;
       try {
         parsed = new URL(url);
       } catch {
-        fail(`is not a URL (${JSON.stringify(url)}).`, `${field}.url`);
+        throw configProblem(source, [...place, 'url'], 'must be a URL', { value: value.url });
       }
-      if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-        fail('must be an http:// or https:// URL.', `${field}.url`);
-      servers.push({ name, transport: 'http', url, headers: map('headers'), timeoutMs, startupTimeoutMs, ...defer });
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+        throw configProblem(source, [...place, 'url'], 'must be an http:// or https:// URL', { value: value.url });
+      configs.push({ name, transport: 'http', url, headers: map(value.headers, 'headers'), ...timing(value) });
     }
   }
-  return servers;
+  return configs;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** One `mcp_servers` mapping and the file (or `agent config`) it came from, for messages. */
 export interface McpServerSource {
   origin: string;
   servers: unknown;
+  /** The document `servers` was read from, for the line of each key in messages (see {@link ParseMcpServersOptions.source}). */
+  source?: Pick<ConfigSource, 'file' | 'lineOf'>;
+  /** Where `servers` is in `source`; default `['mcp_servers']`. */
+  at?: ConfigPath;
 }
 
 /**
@@ -238,6 +272,11 @@ export function parseMcpServerSources(
         : Object.fromEntries(
             Object.entries(source.servers as Record<string, unknown>).filter(([name]) => !replaced.has(name)),
           );
-    return parseMcpServers(kept, { ...options, origin: source.origin });
+    return parseMcpServers(kept, {
+      ...options,
+      origin: source.origin,
+      ...(source.source === undefined ? {} : { source: source.source }),
+      ...(source.at === undefined ? {} : { at: source.at }),
+    });
   });
 }

@@ -85,7 +85,7 @@ describe('rho mcp', () => {
   it('list names an unset ${ENV} reference', async () => {
     const result = await rho(['mcp', 'list', '--config', config], { NOTES_DIR: '' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/mcp_servers\.files\.args\.1 refers to \$\{NOTES_DIR\}, which is not set/);
+    expect(result.stderr).toMatch(/'mcp_servers\.files\.args\[1\]' refers to \$\{NOTES_DIR\}, which is not set/);
   });
 
   it('tools lists a server with the decision of the profile for each tool', async () => {

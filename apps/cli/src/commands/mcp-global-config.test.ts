@@ -130,7 +130,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     const alone = await rho(['mcp', 'list'], home);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain(
-      `${join(home, 'config.yaml')}: mcp_servers.everything.args.0 refers to \${UNSET_ONLY_IN_GLOBAL}, which is not set`,
+      `${join(home, 'config.yaml')}: 'mcp_servers.everything.args[0]' refers to \${UNSET_ONLY_IN_GLOBAL}, which is not set`,
     );
   });
 
@@ -169,7 +169,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
       [['mcp_servers: [everything]'], "config.yaml: 'mcp_servers' must be a mapping of server names"],
       [
         ['mcp_servers:', '  bad: {command: x, url: "https://x.example"}'],
-        'config.yaml: mcp_servers.bad has both command and url',
+        "config.yaml: 'mcp_servers.bad' has both command and url",
       ],
       [['mcp_servers: {a: ['], 'Invalid YAML in '],
     ];

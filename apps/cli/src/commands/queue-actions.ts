@@ -12,6 +12,7 @@ import type {
   TasksArguments,
   WorkerArguments,
 } from './queue-commands.js';
+import { workerSettings } from './worker-settings.js';
 
 const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'cancelled', 'expired'];
 
@@ -402,25 +403,11 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
  */
 function workerAllowlist(argv: WorkerArguments, env: NodeJS.ProcessEnv): TaskAllowlistOptions {
   const user = loadUserConfig(rhoHome(env));
-  const settings = user.worker ?? {};
-  const known = ['allow_profiles', 'allow_dirs', 'allow_endpoints'];
-  for (const key of Object.keys(settings))
-    if (!known.includes(key))
-      throw new UsageError({
-        message: `${user.path}: unknown key 'worker.${key}' (worker knows ${known.join(', ')}).`,
-      });
-  const fromConfig = (key: string): string[] | undefined => {
-    const value = settings[key];
-    if (value === undefined || value === null) return undefined;
-    if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item.trim() === ''))
-      throw new UsageError({
-        message: `${user.path}: 'worker.${key}' must be a list of non-empty strings (got ${JSON.stringify(value)}).`,
-      });
-    return value as string[];
-  };
-  const profiles = argv.allowProfile ?? fromConfig('allow_profiles');
-  const dirs = argv.allowDir ?? fromConfig('allow_dirs');
-  const endpoints = argv.allowEndpoint ?? fromConfig('allow_endpoints');
+  // No line yet: the user config does not keep its document.
+  const settings = workerSettings(user.worker, user.path);
+  const profiles = argv.allowProfile ?? settings.profiles;
+  const dirs = argv.allowDir ?? settings.dirs;
+  const endpoints = argv.allowEndpoint ?? settings.endpoints;
   return {
     ...(profiles === undefined ? {} : { profiles }),
     ...(dirs === undefined ? {} : { dirs }),
