@@ -207,7 +207,9 @@ describe('psAction', () => {
       output += chunk.toString();
     });
     const terminal: Terminal = { stdout, stderr: new PassThrough(), color: false };
-    expect(await psAction(createDirectorySource(directory), { json: false, limit: 1 }, monitorIo(terminal, {}))).toBe(0);
+    expect(await psAction(createDirectorySource(directory), { json: false, limit: 1 }, monitorIo(terminal, {}))).toBe(
+      0,
+    );
     const lines = output.trim().split('\n');
     expect(lines.map((line) => line.split(/\s+/)[0])).toEqual(['ID', 'new00end', 'old00run', '(2']);
     expect(lines.at(-1)).toBe('(2 older sessions not shown; use --limit N or --json)');

@@ -89,7 +89,10 @@ describe.skipIf(!probe.available)(`the fleet operator script ${probe.reason}`, (
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/No session in the fleet matches 'zzzz'/);
     const all = await run(config, ['cancel', '--all', '--host', 'node-b']);
-    expect(all).toMatchObject({ code: 0, stdout: 'cancel requested: b2c3d4e5-audit (node-b)\n1 session asked to stop\n' });
+    expect(all).toMatchObject({
+      code: 0,
+      stdout: 'cancel requested: b2c3d4e5-audit (node-b)\n1 session asked to stop\n',
+    });
     await waitFor(() => other.control.isCancelRequested());
   });
 });

@@ -67,7 +67,13 @@ describe.skipIf(!probe.available)(`the queue submitter ${probe.reason}`, () => {
   });
 
   it('waits for the workers and prints each result', async () => {
-    worker = await createTaskWorker({ url: SHARED_POSTGRES_URL, schema, runner: echo, labels: ['batch'], pollSeconds: 0.2 });
+    worker = await createTaskWorker({
+      url: SHARED_POSTGRES_URL,
+      schema,
+      runner: echo,
+      labels: ['batch'],
+      pollSeconds: 0.2,
+    });
     const waited = await run(['--label', 'batch', '--wait', '--poll-ms', '100', 'First task', 'Second task'], env);
     expect(waited.stderr).toBe('');
     expect(waited.code).toBe(0);

@@ -63,10 +63,7 @@ function sortValue(session: ListedSession, key: SessionSortKey): string | number
   }
 }
 
-function comparator(
-  key: SessionSortKey,
-  order: 'asc' | 'desc',
-): (left: ListedSession, right: ListedSession) => number {
+function comparator(key: SessionSortKey, order: 'asc' | 'desc'): (left: ListedSession, right: ListedSession) => number {
   const sign = order === 'asc' ? 1 : -1;
   return (left, right) => {
     const a = sortValue(left, key);

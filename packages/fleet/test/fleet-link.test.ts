@@ -39,7 +39,11 @@ describe.skipIf(!sharedServer.available)(`FleetLink${skipped}`, () => {
     appendFileSync(trace, `${JSON.stringify(record('run_start', { prompt: 'task' }))}\n`);
     appendFileSync(trace, `${JSON.stringify(record('message', { role: 'user', content: 'task' }))}\n`);
     const warnings: string[] = [];
-    const link = FleetLink.start(config, { labels: { team: 'data' }, host: 'node-l', onWarning: (w) => warnings.push(w) });
+    const link = FleetLink.start(config, {
+      labels: { team: 'data' },
+      host: 'node-l',
+      onWarning: (w) => warnings.push(w),
+    });
     const options = link.sessionOptions({ id: 'link0001', model: 'm', firstPrompt: 'task' }, directory);
     expect(options.control).toBeInstanceOf(CompositeControlChannel);
     const [session] = await eventually(async () => {

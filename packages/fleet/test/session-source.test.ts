@@ -10,7 +10,12 @@ import { copySession } from '@rho/monitor';
 import type { SessionSource } from '@rho/monitor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet, SessionAttachment } from '../src/index.js';
-import { connectFleet, createFleetSessionSource, FleetSignalRefusedError, openFleetSessionSource } from '../src/index.js';
+import {
+  connectFleet,
+  createFleetSessionSource,
+  FleetSignalRefusedError,
+  openFleetSessionSource,
+} from '../src/index.js';
 import { dropSchema, eventually, freshConfig, sharedServer } from './support/postgres.js';
 
 const skipped = sharedServer.available ? '' : ` (skipped: ${sharedServer.reason})`;
@@ -103,7 +108,11 @@ describe.skipIf(!sharedServer.available)(`the fleet as a SessionSource${skipped}
   });
 
   it('signals a live session and refuses one that is not live', async () => {
-    expect(await source.control('aa00-running', 'pause')).toEqual({ outcome: 'requested', status: 'running', live: true });
+    expect(await source.control('aa00-running', 'pause')).toEqual({
+      outcome: 'requested',
+      status: 'running',
+      live: true,
+    });
     await eventually(() => running.control.isPauseRequested(), 'the pause to reach the agent');
     expect(await source.control('aa00-running', 'pause')).toMatchObject({ outcome: 'unchanged' });
     expect(await source.control('aa00-running', 'resume')).toMatchObject({ outcome: 'requested' });
@@ -145,11 +154,12 @@ describe.skipIf(!sharedServer.available)(`the fleet as a SessionSource${skipped}
 
   it('reads the mirrored trace, copies a session into a directory, and serves the telemetry views', async () => {
     const trace = await source.readTrace('ff00-finished');
-    expect(trace.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type)).toEqual([
-      'run_start',
-      'llm_end',
-      'run_end',
-    ]);
+    expect(
+      trace
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { type: string }).type),
+    ).toEqual(['run_start', 'llm_end', 'run_end']);
     const copied = await copySession(source, await source.resolve('ff00'), root);
     expect(readFileSync(join(copied.directory, 'trace.jsonl'), 'utf8')).toBe(trace);
     expect(JSON.parse(readFileSync(join(copied.directory, 'meta.json'), 'utf8'))).toMatchObject({

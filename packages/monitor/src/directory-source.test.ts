@@ -73,7 +73,9 @@ describe('createDirectorySource', () => {
     makeSession(base, { id: 'abcd1234', status: 'completed' });
     makeSession(base, { id: 'abce5678', status: 'completed' });
     const elsewhere = temporarySessions();
-    const outside = makeSession(elsewhere, { id: 'far00001', status: 'completed' }, [{ type: 'run_start', prompt: 'x' }]);
+    const outside = makeSession(elsewhere, { id: 'far00001', status: 'completed' }, [
+      { type: 'run_start', prompt: 'x' },
+    ]);
     const source = createDirectorySource(base);
     expect((await source.get('abcd1234'))?.id).toBe('abcd1234');
     expect(await source.get('abcd')).toBeUndefined();
@@ -94,14 +96,22 @@ describe('createDirectorySource', () => {
     const running = makeSession(base, { id: 'running0', status: 'running', ...liveHere() });
     const done = makeSession(base, { id: 'finished', status: 'completed' });
     const source = createDirectorySource(base);
-    expect(await source.control('finished', 'cancel')).toEqual({ outcome: 'not_live', status: 'completed', live: false });
+    expect(await source.control('finished', 'cancel')).toEqual({
+      outcome: 'not_live',
+      status: 'completed',
+      live: false,
+    });
     expect(existsSync(join(done, 'cancel'))).toBe(false);
     expect(await source.control('running0', 'cancel')).toEqual({ outcome: 'requested', status: 'running', live: true });
     expect(await source.control('running0', 'cancel')).toMatchObject({ outcome: 'unchanged' });
     expect(existsSync(join(running, 'cancel'))).toBe(true);
     expect(await source.control('running0', 'pause')).toMatchObject({ outcome: 'requested' });
     expect(await source.control('running0', 'resume')).toMatchObject({ outcome: 'requested' });
-    expect(await source.control('finished', 'resume')).toEqual({ outcome: 'unchanged', status: 'completed', live: false });
+    expect(await source.control('finished', 'resume')).toEqual({
+      outcome: 'unchanged',
+      status: 'completed',
+      live: false,
+    });
     expect(await source.sendDirective('running0', 'focus')).toEqual({ status: 'running', live: true });
     expect(await source.sendDirective('finished', 'later')).toEqual({ status: 'completed', live: false });
     expect(readFileSync(join(done, 'directives.jsonl'), 'utf8')).toContain('later');

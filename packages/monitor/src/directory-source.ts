@@ -82,7 +82,8 @@ export function createDirectorySource(directory: string, options: DirectorySourc
       const session = read(found.directory);
       if (session === undefined)
         throw new SessionNotFoundError({ message: `${found.directory} is not a session directory.` });
-      if (resolvePath(found.directory) !== join(base, basename(found.directory))) known.set(session.id, found.directory);
+      if (resolvePath(found.directory) !== join(base, basename(found.directory)))
+        known.set(session.id, found.directory);
       return session;
     },
     follow(id: string, followOptions: FollowSessionOptions = {}): AsyncIterable<FollowedRecord> {

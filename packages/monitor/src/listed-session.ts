@@ -55,4 +55,3 @@ export interface ListedSession {
   /** The session directory, for a session of a sessions directory. */
   directory?: string;
 }
-

@@ -42,7 +42,11 @@ export async function listSessionsCommand(
   ]);
   return psAction(
     createDirectorySource(directory),
-    { json: false, limit, ...(legacyStore === undefined ? {} : { rhoAgent: createDirectorySource(legacyStore.baseDir) }) },
+    {
+      json: false,
+      limit,
+      ...(legacyStore === undefined ? {} : { rhoAgent: createDirectorySource(legacyStore.baseDir) }),
+    },
     monitorIo(terminal, env),
   );
 }

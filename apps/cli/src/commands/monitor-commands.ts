@@ -344,13 +344,14 @@ export function registerMonitorCommands(
           run: async (source) => {
             if (source.kind === 'directory') return connectAction(directory, prefixes, options, io);
             // Sessions here are read from their directories; the others are copied from the fleet's mirror.
-            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { copySession }] = await Promise.all([
-              import('node:fs'),
-              import('node:os'),
-              import('node:path'),
-              import('@rho/core'),
-              import('@rho/monitor'),
-            ]);
+            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { copySession }] =
+              await Promise.all([
+                import('node:fs'),
+                import('node:os'),
+                import('node:path'),
+                import('@rho/core'),
+                import('@rho/monitor'),
+              ]);
             const copies = mkdtempSync(join(tmpdir(), 'rho-connect-'));
             try {
               return await connectAction(directory, prefixes, options, io, async (prefix) => {

@@ -42,7 +42,15 @@ function memoryQueue() {
       submissions.push([...specs]);
       return specs.map((spec) => {
         const id = `task-${tasks.size + 1}`;
-        tasks.set(id, { id, state: 'queued', attempt: 0, labels: spec.labels ?? [], priority: 0, spec, submitted_at: '' });
+        tasks.set(id, {
+          id,
+          state: 'queued',
+          attempt: 0,
+          labels: spec.labels ?? [],
+          priority: 0,
+          spec,
+          submitted_at: '',
+        });
         return id;
       });
     },
@@ -96,8 +104,14 @@ describe('the queued eval: submitter', () => {
     const submitted: string[][] = [];
     const runner = createQueuedSqlRunner(queue, settings, { onSubmitted: (ids) => submitted.push(ids), pollMs: 10 });
     const started: string[] = [];
-    const context = (id: string) => ({ prompt: `q ${id}`, onSession: (session: string) => started.push(`${id}:${session}`) });
-    const answers = [runner.runSession(dataset.questions[0]!, context('a')), runner.runSession(dataset.questions[1]!, context('b'))];
+    const context = (id: string) => ({
+      prompt: `q ${id}`,
+      onSession: (session: string) => started.push(`${id}:${session}`),
+    });
+    const answers = [
+      runner.runSession(dataset.questions[0]!, context('a')),
+      runner.runSession(dataset.questions[1]!, context('b')),
+    ];
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(submissions).toHaveLength(1);
     expect(submitted).toEqual([['task-1', 'task-2']]);
@@ -153,15 +167,18 @@ describe('the queued eval: worker', () => {
       questionTimeoutMs: 60_000,
       queryTimeoutMs: 10_000,
     });
-    expect(sqlTaskSession({ ...spec, model: undefined }, { ...worker, allowedEndpoints: ['http://127.0.0.1:9/v1'] }).model).toBe(
-      'fallback-model',
-    );
+    expect(
+      sqlTaskSession({ ...spec, model: undefined }, { ...worker, allowedEndpoints: ['http://127.0.0.1:9/v1'] }).model,
+    ).toBe('fallback-model');
   });
 
   it('refuses an endpoint the worker does not allow, a database it lacks, and a run without key or endpoint', () => {
     const refused = (run: () => unknown, message: RegExp) =>
       expect(run).toThrow(expect.objectContaining({ message: expect.stringMatching(message) }) as Error);
-    refused(() => sqlTaskSession(spec, worker), /names the endpoint http:\/\/127.0.0.1:9\/v1, which this worker does not allow/);
+    refused(
+      () => sqlTaskSession(spec, worker),
+      /names the endpoint http:\/\/127.0.0.1:9\/v1, which this worker does not allow/,
+    );
     // Its own endpoint is always allowed.
     expect(
       sqlTaskSession(spec, { ...worker, clientOptions: { baseURL: 'http://127.0.0.1:9/v1/' } }).clientOptions,
@@ -169,7 +186,11 @@ describe('the queued eval: worker', () => {
     const local = { ...spec, sql_eval: { ...spec.sql_eval!, base_url: undefined } };
     refused(() => sqlTaskSession(local, { clientOptions: {}, defaultModel: 'm' }), /^Missing API key on this worker/);
     refused(
-      () => sqlTaskSession({ ...local, sql_eval: { ...local.sql_eval, dataset: undefined, databases_dir: '/nowhere' } }, worker),
+      () =>
+        sqlTaskSession(
+          { ...local, sql_eval: { ...local.sql_eval, dataset: undefined, databases_dir: '/nowhere' } },
+          worker,
+        ),
       /is not on this worker: \/nowhere/,
     );
     refused(
