@@ -225,7 +225,7 @@ const widths = header.map((title, column) => Math.max(title.length, ...rows.map(
 for (const row of [header, ...rows])
   console.log(`  ${row.map((text, column) => text.padEnd(widths[column])).join('  ')}`);
 const over = (name) => (summary[name].perTurn - base.perTurn).toFixed(3);
-// CPU time is what a loaded machine disturbs least (see the README): its ratio is printed too.
+// CPU time is what a loaded machine disturbs least (see docs/benchmarks.md): its ratio is printed too.
 const cpuRatio = (name) =>
   Number.isNaN(summary[name].cpuPerTurn) ? 'n/a' : `${(summary[name].cpuPerTurn / base.cpuPerTurn).toFixed(2)}x`;
 if (summary['rho-cli'])

@@ -9,7 +9,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layering (contributing/decisions.md, "Lint and format"): the `@rho/*` packages each
+ * The layering (contributing/decisions.md, D16: "The rules that carry the architecture"): the `@rho/*` packages each
  * workspace package may import, keyed by its directory. A package not listed here may import
  * `@rho/core` only, the rule for "everything else". `tests` adds what only its tests may import.
  */

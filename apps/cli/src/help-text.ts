@@ -25,7 +25,7 @@ export const ENVIRONMENT_HELP: readonly (readonly [string, string])[] = [
   ['RHO_OTEL_ENDPOINT', 'export OpenTelemetry spans to this OTLP/HTTP collector (as --otel URL)'],
   ['RHO_OTEL_CAPTURE_CONTENT', 'true: export prompts, answers and tool I/O too (as --otel-content)'],
   ['DAYTONA_API_KEY', 'API key of Daytona, for --backend daytona (DAYTONA_API_URL: a self-hosted one)'],
-  ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see the README)"],
+  ['RHO_AGENT_*', "the Python rho-agent's variables are read too (see docs/user-guide.md)"],
   ['NO_COLOR', 'no colours (answers are still laid out)'],
 ];
 

@@ -53,6 +53,37 @@ export async function renderHelp(width: number): Promise<string> {
   return `${await parser.getHelp()}\n`;
 }
 
+/** What {@link parseArguments} found: the subcommands yargs matched (none for a task) and the parsed options. */
+export interface ParsedArguments {
+  commands: string[];
+  argv: Record<string, unknown>;
+}
+
+/**
+ * Parses `args` exactly as `rho` would (the same strict parser and subcommand-typo check) and
+ * runs nothing: no command's handler, no output. A command or flag the parser refuses throws the
+ * `ArgumentError` that `rho` would answer with exit 2; `--help` and `--version` are accepted and
+ * print nothing. The documentation's test runs every `rho ...` line of the docs through it.
+ */
+export async function parseArguments(args: string[]): Promise<ParsedArguments | undefined> {
+  const quiet = { write: () => true } as unknown as NodeJS.WritableStream;
+  const parser = buildParser(yargs(args), { stdout: quiet, stderr: quiet, color: false }, {}, () => {}, 100);
+  let parsed: ParsedArguments | undefined;
+  class Parsed extends Error {}
+  // After validation, before the command's handler: record what was matched and stop there.
+  parser.middleware((argv) => {
+    parsed = { commands: argv._.map(String), argv };
+    throw new Parsed();
+  }, false);
+  checkSubcommandTypo(args);
+  try {
+    await parser.parseAsync(args, {}, () => {});
+  } catch (error) {
+    if (!(error instanceof Parsed)) throw error;
+  }
+  return parsed;
+}
+
 /** Subcommand names, for "did you mean" (the parser takes any other first word as a task). */
 const SUBCOMMANDS = [
   'monitor',

@@ -6,12 +6,15 @@ export class ConfigError extends RhoError {
   readonly file: string | undefined;
   /** The field or key at fault, if any. */
   readonly field: string | undefined;
+  /** The 1-based line of the field in the file, when the file was read as text. */
+  readonly line: number | undefined;
 
-  constructor(options: RhoErrorOptions & { file?: string; field?: string; code?: string }) {
+  constructor(options: RhoErrorOptions & { file?: string; field?: string; line?: number; code?: string }) {
     super(options.code ?? 'config_error', options);
     this.name = 'ConfigError';
     this.file = options.file;
     this.field = options.field;
+    this.line = options.line;
   }
 
   static override isInstance(error: unknown): error is ConfigError {

@@ -1,5 +1,5 @@
 // Writes synthetic session directories (meta.json and trace.jsonl in the shapes rho writes) for
-// the dashboard's benchmark and its README screenshots. Deterministic: the same arguments give the
+// the dashboard's benchmark and the screenshots of docs/operator-guide.md. Deterministic: the same arguments give the
 // same sessions. Real runs are used by the tests; these are only for volume and pictures.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

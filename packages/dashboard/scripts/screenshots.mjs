@@ -1,4 +1,4 @@
-// Takes the README's screenshots of the dashboard (docs/screenshots/dashboard-*.png) from sample
+// Takes the operator guide's screenshots of the dashboard (docs/screenshots/dashboard-*.png) from sample
 // sessions, in Debian's Chromium: `node packages/dashboard/scripts/screenshots.mjs` after a build.
 // Not part of the tests; run it again when the pages change.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

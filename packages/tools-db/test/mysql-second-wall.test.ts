@@ -24,39 +24,55 @@ function tool(options: { skipSqlPolicy: boolean }): Tool {
   return toolNamed(list, 'mysql');
 }
 
-/** Another session inside a transaction, running a statement with a password literal for six seconds. */
-async function busySession(): Promise<{ done: Promise<unknown>; end: () => Promise<void> }> {
+/**
+ * How often the set-up reads INNODB_TRX while it waits. InnoDB serves INNODB_TRX (and INNODB_LOCKS,
+ * INNODB_LOCK_WAITS) from one cache shared by all sessions, and refills it only when nobody has read
+ * it for 100 ms (CACHE_MIN_IDLE_TIME_NS in trx0i_s.cc): reads closer together than that return the
+ * first one's rows again and again. So polls must be more than 100 ms apart, or a first read that
+ * came before the other session's statement reached InnoDB pins that view for the whole wait.
+ */
+const INNODB_TRX_POLL_MS = 250;
+
+/** Another session inside a transaction, its statement (with a password literal) waiting on a row lock until `end()`. */
+async function busySession(): Promise<{ end: () => Promise<void> }> {
   // Another session's statement that stays in INNODB_TRX until the test ends it: an UPDATE whose
   // literal holds the password, waiting for a row lock another connection holds (a read-write
-  // transaction in LOCK WAIT is always listed; a read-only one may not be, depending on how far
-  // the server has got with it, which made a sleeping SELECT flaky under load).
+  // transaction in LOCK WAIT stays listed, with its statement, until the lock is released).
   const holder = await mysqlAdmin(DATABASE);
-  await holder.query('START TRANSACTION');
-  await holder.query('SELECT * FROM Artist WHERE ArtistId = 1 FOR UPDATE');
   const victim = await mysqlAdmin(DATABASE);
-  await victim.query('SET SESSION innodb_lock_wait_timeout = 120');
-  await victim.query('START TRANSACTION');
-  // The literal comes first (a comment, kept in the statement's text): the tool's table shows the
-  // first 50 characters of a cell.
-  const done = victim
-    .query(`/* ${SECRET} */ UPDATE Artist SET Name = '${SECRET}' WHERE ArtistId = 1`)
-    .catch(() => undefined);
-  await vi.waitFor(
-    async () => {
-      const [rows] = await admin.query('SELECT trx_query FROM information_schema.INNODB_TRX');
-      expect(JSON.stringify(rows)).toContain('hunter2-wall');
-    },
-    { timeout: 25_000, interval: 50 },
-  );
-  return {
-    done,
-    end: async () => {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await done;
-      await victim.query('ROLLBACK').catch(() => undefined);
-      await Promise.all([holder.end(), victim.end()].map((ending) => ending.catch(() => undefined)));
-    },
+  let done: Promise<string> = Promise.resolve('not sent');
+  const end = async (): Promise<void> => {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await done;
+    await victim.query('ROLLBACK').catch(() => undefined);
+    await Promise.all([holder.end(), victim.end()].map((ending) => ending.catch(() => undefined)));
   };
+  try {
+    await holder.query('START TRANSACTION');
+    await holder.query('SELECT * FROM Artist WHERE ArtistId = 1 FOR UPDATE');
+    await victim.query('SET SESSION innodb_lock_wait_timeout = 120');
+    await victim.query('START TRANSACTION');
+    // The literal comes first (a comment, kept in the statement's text): the tool's table shows the
+    // first 50 characters of a cell.
+    done = victim.query(`/* ${SECRET} */ UPDATE Artist SET Name = '${SECRET}' WHERE ArtistId = 1`).then(
+      () => 'ended without waiting for the lock',
+      (error: Error) => `failed: ${error.message}`,
+    );
+    let outcome = 'still waiting for the lock';
+    void done.then((text) => (outcome = text));
+    await vi.waitFor(
+      async () => {
+        const [rows] = await admin.query('SELECT trx_query FROM information_schema.INNODB_TRX');
+        expect(JSON.stringify(rows), `the other session's UPDATE: ${outcome}`).toContain('hunter2-wall');
+      },
+      { timeout: 25_000, interval: INNODB_TRX_POLL_MS },
+    );
+  } catch (error) {
+    // Ended here too: a session left holding the row lock would make every later set-up wait on it.
+    await end();
+    throw error;
+  }
+  return { end };
 }
 
 describe.skipIf(!probe.available)(
@@ -86,29 +102,19 @@ describe.skipIf(!probe.available)(
       await admin?.end();
     });
 
-    // Retried: the other session's statement is the test's set-up, and under a loaded machine its
-    // appearance in INNODB_TRX was seen to lag past the wait (the server's side, not rho's); the
-    // refusal below does not depend on it.
-    // Known open: in the full suite on Node 24 (never alone, never on Node 22) the other session's
-    // statement does not appear in INNODB_TRX within the wait, three CI runs of three; the cause is
-    // not found yet (noted on issue 32). The refusal below, which is the guarantee, runs everywhere.
-    it.skipIf(process.versions.node.startsWith('24.'))(
-      "is real: INNODB_TRX shows another session's statement with its password literal",
-      { retry: 2 },
-      async () => {
-        const session = await busySession();
-        try {
-          const result = await call(tool({ skipSqlPolicy: true }), {
-            operation: 'query',
-            sql: 'SELECT trx_query FROM information_schema.INNODB_TRX',
-          });
-          expect(result.success, result.content).toBe(true);
-          expect(result.content).toContain('hunter2-wall');
-        } finally {
-          await session.end();
-        }
-      },
-    );
+    it("is real: INNODB_TRX shows another session's statement with its password literal", async () => {
+      const session = await busySession();
+      try {
+        const result = await call(tool({ skipSqlPolicy: true }), {
+          operation: 'query',
+          sql: 'SELECT trx_query FROM information_schema.INNODB_TRX',
+        });
+        expect(result.success, result.content).toBe(true);
+        expect(result.content).toContain('hunter2-wall');
+      } finally {
+        await session.end();
+      }
+    });
 
     it('INNODB_TRX, INNODB_LOCKS and INNODB_LOCK_WAITS are refused by the readonly tool, qualified or not', async () => {
       // Refused before they run, whatever the server holds: no other session is needed to show it.

@@ -13,3 +13,14 @@ export type { FoundSession } from '../rho-agent-sessions.js';
 export { readSessionMeta, updateSessionMeta } from '../session-meta.js';
 export { SessionLock, sessionLockOwner } from '../session-lock.js';
 export { MAX_TOOL_OUTPUT_BYTES, truncateOutput } from '../truncate.js';
+export {
+  configLocation,
+  configProblem,
+  configSource,
+  formatConfigPath,
+  parseConfigText,
+  readConfigFile,
+  validateConfig,
+} from '../config-file.js';
+export type { ConfigPath, ConfigSource } from '../config-file.js';
+export { loadYaml } from './yaml.js';
