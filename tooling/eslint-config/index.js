@@ -30,7 +30,10 @@ export const layers = {
   'packages/agent': {
     allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'tools-mcp', 'backend-sandbox', 'backend-daytona'],
   },
-  'packages/eval': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'agent'] },
+  // The queued runner submits questions to the task queue and follows their tasks (issue 34).
+  'packages/eval': { allow: ['core', 'permissions', 'tools-fs', 'tools-db', 'agent', 'queue'] },
+  // The fleet's sessions are a monitor SessionSource (issue 34).
+  'packages/fleet': { allow: ['core', 'monitor'] },
   // An ExecutionBackend on Daytona; its tests run the file and shell tools' conformance suite on it.
   'packages/backend-daytona': { allow: ['core'], tests: ['tools-fs', 'permissions'] },
 };

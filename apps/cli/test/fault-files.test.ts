@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { ChatMessage } from '@rho/core';
 import { startLoopbackServer } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
-import { watchWithChildren } from '../src/commands/monitor/watch-with-children.js';
+import { watchWithChildren } from '@rho/monitor';
 import type { Outcome } from './support/run-rho.js';
 import { bin, runRho } from './support/run-rho.js';
 import { workbookMembers, writeZip } from '@rho/tools-fs/testing';

@@ -8,6 +8,7 @@ import type { Terminal } from '../src/terminal.js';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { MonitoredSession } from '@rho/monitor';
+import { createDirectorySource } from '@rho/monitor';
 import type { RawTraceRecord } from '@rho/core';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
@@ -186,7 +187,7 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
 });
 
 describe('psAction', () => {
-  it('shows the newest sessions and every older one that is still active', () => {
+  it('shows the newest sessions and every older one that is still active', async () => {
     const directory = join(mkdtempSync(join(tmpdir(), 'rho-ps-')), 'sessions');
     const store = new SessionStore(directory);
     const add = (id: string, startedAt: string, fields: object) =>
@@ -206,12 +207,14 @@ describe('psAction', () => {
       output += chunk.toString();
     });
     const terminal: Terminal = { stdout, stderr: new PassThrough(), color: false };
-    expect(psAction(directory, { json: false, limit: 1 }, monitorIo(terminal, {}))).toBe(0);
+    expect(await psAction(createDirectorySource(directory), { json: false, limit: 1 }, monitorIo(terminal, {}))).toBe(
+      0,
+    );
     const lines = output.trim().split('\n');
     expect(lines.map((line) => line.split(/\s+/)[0])).toEqual(['ID', 'new00end', 'old00run', '(2']);
     expect(lines.at(-1)).toBe('(2 older sessions not shown; use --limit N or --json)');
     output = '';
-    psAction(directory, { json: true, limit: 2 }, monitorIo(terminal, {}));
+    await psAction(createDirectorySource(directory), { json: true, limit: 2 }, monitorIo(terminal, {}));
     expect((JSON.parse(output) as { id: string }[]).map((entry) => entry.id)).toEqual(['new00end', 'old00bye']);
   });
 });

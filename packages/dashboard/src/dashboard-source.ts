@@ -1,34 +1,5 @@
 import type { OperatorChannel, RawTraceRecord } from '@rho/core';
-
-/** One session as the dashboard lists it (a row of the sessions page). */
-export interface DashboardSession {
-  /** The session id. */
-  id: string;
-  /** Live status (`running`, `paused`, `waiting_approval`, `completed`, `error`, `cancelled`, `limit`, `truncated`, `dead`, `unknown`, `created`). */
-  status: string;
-  /** Why a session is `dead` or `unknown`, for people. */
-  statusReason?: string;
-  /** The model the session runs. */
-  model?: string;
-  /** The permission profile. */
-  profile?: string;
-  /** Host the agent runs on. */
-  hostname?: string;
-  /** UTC ISO-8601 start time. */
-  startedAt: string;
-  /** Last time the session was updated (meta.json or heartbeat). */
-  updatedAt?: string;
-  /** Input tokens of the whole session, as of its last usage record. */
-  inputTokens?: number;
-  /** Output tokens of the whole session, as of its last usage record. */
-  outputTokens?: number;
-  /** Cumulative cost in USD; undefined when unknown. */
-  costUsd?: number;
-  /** The task the session was started with. */
-  firstPrompt?: string;
-  /** The parent session's id, for child agents. */
-  parentId?: string;
-}
+import type { ListedSession } from '@rho/monitor';
 
 /** A sessions page: which rows, in which order (all filtering, sorting and paging is done by the source). */
 export interface SessionQuery {
@@ -60,8 +31,8 @@ export type SessionSortKey = 'startedAt' | 'status' | 'model' | 'profile' | 'hos
 
 /** One page of sessions. */
 export interface SessionPage {
-  /** The rows of this page, in order. */
-  rows: (DashboardSession & { depth: number })[];
+  /** The rows of this page, in order: `@rho/monitor`'s listed sessions, each with its depth under its root. */
+  rows: (ListedSession & { depth: number })[];
   /** How many rows match the query in all (every page together). */
   total: number;
   /** How many sessions the source has (before filtering). */
@@ -133,10 +104,10 @@ export interface FollowOptions {
 }
 
 /**
- * Where the dashboard's sessions come from: session directories ({@link createFileSource}), or
- * later a fleet database. Everything the server shows goes through this interface, and nothing
- * else reads sessions, so a source for another store plugs in without touching the server or
- * the pages.
+ * Where the dashboard's sessions come from: a sessions directory ({@link createFileSource}), or
+ * any `@rho/monitor` `SessionSource` ({@link createDashboardSource}: a fleet's). Everything the
+ * server shows goes through this interface, and nothing else reads sessions, so a source for
+ * another store plugs in without touching the server or the pages.
  */
 export interface DashboardSource {
   /** What the source reads, for the page header (`files: /home/me/.config/rho/sessions`). */
@@ -144,7 +115,7 @@ export interface DashboardSource {
   /** One page of sessions: filtered, sorted and paged by the source. */
   listSessions(query: SessionQuery): Promise<SessionPage>;
   /** One session, or undefined when there is no such session. */
-  getSession(id: string): Promise<DashboardSession | undefined>;
+  getSession(id: string): Promise<ListedSession | undefined>;
   /**
    * The session's trace records from the first, then each new one as it is written, in batches;
    * ends when the signal aborts. Throws a `SessionNotFoundError` for an unknown id.

@@ -2,11 +2,10 @@ import { join, resolve } from 'node:path';
 import { FileOperatorChannel, SessionNotFoundError } from '@rho/core';
 import type { OperatorChannel, RawTraceRecord } from '@rho/core';
 import { followTrace } from '@rho/monitor';
-import type { LivenessOptions } from '@rho/monitor';
+import type { ListedSession, LivenessOptions } from '@rho/monitor';
 import type {
   CostBucket,
   CostStats,
-  DashboardSession,
   DashboardSource,
   FollowOptions,
   SessionPage,
@@ -66,7 +65,7 @@ export function createFileSource(directory: string, options: FileSourceOptions =
     async listSessions(query: SessionQuery): Promise<SessionPage> {
       return querySessions(index.sessions(), query);
     },
-    async getSession(id: string): Promise<DashboardSession | undefined> {
+    async getSession(id: string): Promise<ListedSession | undefined> {
       return index.find(id)?.session;
     },
     follow(id: string, followOptions: FollowOptions): AsyncIterable<RawTraceRecord[]> {

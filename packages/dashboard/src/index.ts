@@ -2,13 +2,12 @@ export { startDashboard } from './dashboard-server.js';
 export type { DashboardOptions, DashboardServer } from './dashboard-server.js';
 export { createFileSource } from './file-source.js';
 export type { FileSourceOptions } from './file-source.js';
-export { createFleetSource } from './fleet-source.js';
-export type { FleetLike, FleetSessionLike, FleetSourceOptions, FleetStatsRowLike } from './fleet-source.js';
+export { createDashboardSource } from './source-dashboard.js';
+export type { SourceDashboardOptions } from './source-dashboard.js';
 export { querySessions } from './session-query.js';
 export type {
   CostBucket,
   CostStats,
-  DashboardSession,
   DashboardSource,
   FollowOptions,
   SessionPage,

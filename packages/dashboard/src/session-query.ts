@@ -1,4 +1,5 @@
-import type { DashboardSession, SessionPage, SessionQuery, SessionSortKey } from './dashboard-source.js';
+import type { ListedSession } from '@rho/monitor';
+import type { SessionPage, SessionQuery, SessionSortKey } from './dashboard-source.js';
 
 const ACTIVE = new Set(['running', 'paused', 'waiting_approval']);
 const MAX_LIMIT = 1000;
@@ -8,7 +9,7 @@ const MAX_LIMIT = 1000;
  * agents under their parents, and cut out one page. A source that keeps its listing in memory
  * (the file source) uses it; a database source would do the same in SQL.
  */
-export function querySessions(sessions: readonly DashboardSession[], query: SessionQuery): SessionPage {
+export function querySessions(sessions: readonly ListedSession[], query: SessionQuery): SessionPage {
   const search = query.search?.trim().toLowerCase() ?? '';
   const matching = sessions.filter(
     (session) =>
@@ -34,14 +35,14 @@ export function querySessions(sessions: readonly DashboardSession[], query: Sess
   };
 }
 
-function searchText(session: DashboardSession): string {
+function searchText(session: ListedSession): string {
   return [session.id, session.firstPrompt, session.model, session.profile, session.hostname]
     .filter((part) => part !== undefined)
     .join('\u0000')
     .toLowerCase();
 }
 
-function sortValue(session: DashboardSession, key: SessionSortKey): string | number {
+function sortValue(session: ListedSession, key: SessionSortKey): string | number {
   switch (key) {
     case 'tokens':
       return (session.inputTokens ?? 0) + (session.outputTokens ?? 0);
@@ -62,10 +63,7 @@ function sortValue(session: DashboardSession, key: SessionSortKey): string | num
   }
 }
 
-function comparator(
-  key: SessionSortKey,
-  order: 'asc' | 'desc',
-): (left: DashboardSession, right: DashboardSession) => number {
+function comparator(key: SessionSortKey, order: 'asc' | 'desc'): (left: ListedSession, right: ListedSession) => number {
   const sign = order === 'asc' ? 1 : -1;
   return (left, right) => {
     const a = sortValue(left, key);
@@ -78,12 +76,12 @@ function comparator(
 
 /** Roots in sort order, each followed by its descendants (siblings sorted the same way). */
 function treeOrder(
-  sessions: DashboardSession[],
-  compare: (left: DashboardSession, right: DashboardSession) => number,
-): (DashboardSession & { depth: number })[] {
+  sessions: ListedSession[],
+  compare: (left: ListedSession, right: ListedSession) => number,
+): (ListedSession & { depth: number })[] {
   const byId = new Map(sessions.map((session) => [session.id, session]));
-  const children = new Map<string, DashboardSession[]>();
-  const roots: DashboardSession[] = [];
+  const children = new Map<string, ListedSession[]>();
+  const roots: ListedSession[] = [];
   for (const session of sessions) {
     const parent = session.parentId;
     if (parent === undefined || parent === session.id || !byId.has(parent) || cycles(byId, session)) {
@@ -95,8 +93,8 @@ function treeOrder(
     else siblings.push(session);
   }
   roots.sort(compare);
-  const rows: (DashboardSession & { depth: number })[] = [];
-  const visit = (session: DashboardSession, depth: number) => {
+  const rows: (ListedSession & { depth: number })[] = [];
+  const visit = (session: ListedSession, depth: number) => {
     rows.push({ ...session, depth });
     const own = children.get(session.id);
     if (own === undefined) return;
@@ -108,7 +106,7 @@ function treeOrder(
 }
 
 /** Two sessions naming each other as parent (a hand-edited meta.json) would hide both. */
-function cycles(byId: Map<string, DashboardSession>, session: DashboardSession): boolean {
+function cycles(byId: Map<string, ListedSession>, session: ListedSession): boolean {
   const seen = new Set([session.id]);
   let parent = session.parentId;
   while (parent !== undefined) {
@@ -119,9 +117,9 @@ function cycles(byId: Map<string, DashboardSession>, session: DashboardSession):
   return false;
 }
 
-const facetCache = new WeakMap<readonly DashboardSession[], SessionPage['facets']>();
+const facetCache = new WeakMap<readonly ListedSession[], SessionPage['facets']>();
 
-function facetsOf(sessions: readonly DashboardSession[]): SessionPage['facets'] {
+function facetsOf(sessions: readonly ListedSession[]): SessionPage['facets'] {
   const cached = facetCache.get(sessions);
   if (cached !== undefined) return cached;
   const models = new Set<string>();

@@ -13,7 +13,8 @@ export interface Session {
   updatedAt?: string;
   inputTokens?: number;
   outputTokens?: number;
-  costUsd?: number;
+  /** Null when calls were made and none was priced (the cost is unknown). */
+  costUsd?: number | null;
   firstPrompt?: string;
   parentId?: string;
   depth?: number;

@@ -6,9 +6,9 @@ export function compact(value: number | undefined): string {
   return String(Math.round(value));
 }
 
-/** A cost in USD. */
-export function usd(value: number | undefined): string {
-  if (value === undefined) return '-';
+/** A cost in USD; `-` when unknown. */
+export function usd(value: number | null | undefined): string {
+  if (value === undefined || value === null) return '-';
   return value >= 1 ? `$${value.toFixed(2)}` : `$${value.toFixed(4)}`;
 }
 

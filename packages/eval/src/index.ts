@@ -23,3 +23,12 @@ export type {
   SqlResultStatus,
   SqlRunHeader,
 } from './sql/sql-results-file.js';
+export { createQueuedSqlRunner, sqlQuestionTask } from './sql/queued-sql-eval.js';
+export type {
+  QueuedSqlClientOptions,
+  QueuedSqlEvalSettings,
+  QueuedSqlRunner,
+  QueuedSqlRunnerHooks,
+} from './sql/queued-sql-eval.js';
+export { sqlTaskReport, sqlTaskSession } from './sql/sql-task.js';
+export type { SqlTaskSession, SqlTaskWorker } from './sql/sql-task.js';

@@ -37,3 +37,14 @@ export type {
 export { LATEST_SCHEMA_VERSION } from './migrations.js';
 export { fleetRolesSql } from './roles.js';
 export type { FleetRolesOptions } from './roles.js';
+export { FleetLink } from './fleet-link.js';
+export type { FleetLinkOptions } from './fleet-link.js';
+export {
+  COMPOSITE_CURSOR_FILE_SPAN,
+  CompositeControlChannel,
+  joinCursor,
+  resumedFileControl,
+  splitCursor,
+} from './composite-control.js';
+export { createFleetSessionSource, listedFleetSession, openFleetSessionSource } from './fleet-session-source.js';
+export type { FleetSessionSourceOptions } from './fleet-session-source.js';

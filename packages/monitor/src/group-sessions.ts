@@ -1,21 +1,23 @@
-import type { MonitoredSession } from './list-sessions.js';
+import type { ListedSession } from './listed-session.js';
 
 /** A session with the child agents it started (issue 9: delegate and agent-as-tool). */
-export interface SessionTreeNode {
+export interface SessionTreeNode<S extends Pick<ListedSession, 'id' | 'parentId'> = ListedSession> {
   /** The session itself. */
-  session: MonitoredSession;
+  session: S;
   /** Children in the order they were listed; each may have children of its own. */
-  children: SessionTreeNode[];
+  children: SessionTreeNode<S>[];
 }
 
 /**
  * Groups sessions under their parent (meta.json `parent_id`), keeping the input order at each
  * level. A child whose parent is not in the list is a root of its own, so nothing is hidden.
  */
-export function groupSessions(sessions: readonly MonitoredSession[]): SessionTreeNode[] {
-  const nodes = new Map<string, SessionTreeNode>();
+export function groupSessions<S extends Pick<ListedSession, 'id' | 'parentId'>>(
+  sessions: readonly S[],
+): SessionTreeNode<S>[] {
+  const nodes = new Map<string, SessionTreeNode<S>>();
   for (const session of sessions) nodes.set(session.id, { session, children: [] });
-  const roots: SessionTreeNode[] = [];
+  const roots: SessionTreeNode<S>[] = [];
   for (const session of sessions) {
     const node = nodes.get(session.id)!;
     const parent =
@@ -27,9 +29,11 @@ export function groupSessions(sessions: readonly MonitoredSession[]): SessionTre
 }
 
 /** Visits a forest depth first, parents before children, with the depth of each node. */
-export function flattenSessionTree(roots: readonly SessionTreeNode[]): { session: MonitoredSession; depth: number }[] {
-  const rows: { session: MonitoredSession; depth: number }[] = [];
-  const visit = (node: SessionTreeNode, depth: number) => {
+export function flattenSessionTree<S extends Pick<ListedSession, 'id' | 'parentId'>>(
+  roots: readonly SessionTreeNode<S>[],
+): { session: S; depth: number }[] {
+  const rows: { session: S; depth: number }[] = [];
+  const visit = (node: SessionTreeNode<S>, depth: number) => {
     rows.push({ session: node.session, depth });
     for (const child of node.children) visit(child, depth + 1);
   };
@@ -38,7 +42,10 @@ export function flattenSessionTree(roots: readonly SessionTreeNode[]): { session
 }
 
 /** A hand-edited meta.json could make two sessions each other's parent; such a loop would hide both. */
-function createsCycle(nodes: Map<string, SessionTreeNode>, session: MonitoredSession): boolean {
+function createsCycle<S extends Pick<ListedSession, 'id' | 'parentId'>>(
+  nodes: Map<string, SessionTreeNode<S>>,
+  session: S,
+): boolean {
   const seen = new Set<string>([session.id]);
   let parentId = session.parentId;
   while (parentId !== undefined) {

@@ -1,5 +1,21 @@
 export { ACTIVE_STATUSES, judgeLiveness } from './live-status.js';
 export type { LiveStatus, Liveness, LivenessOptions } from './live-status.js';
+export type { ListedSession } from './listed-session.js';
+export type {
+  ControlKind,
+  ControlResult,
+  DirectiveResult,
+  FollowedRecord,
+  FollowSessionOptions,
+  SessionFilter,
+  SessionList,
+  SessionSource,
+  SessionStatsRow,
+  SessionStatsView,
+} from './session-source.js';
+export { createDirectorySource } from './directory-source.js';
+export type { DirectorySourceOptions } from './directory-source.js';
+export { copySession } from './copy-session.js';
 export { listSessions, readMonitoredSession } from './list-sessions.js';
 export type { ListSessionsOptions, MonitoredSession } from './list-sessions.js';
 export { flattenSessionTree, groupSessions } from './group-sessions.js';
@@ -8,6 +24,7 @@ export { followTrace } from './follow-trace.js';
 export type { FollowTraceOptions } from './follow-trace.js';
 export { watchSession } from './watch-session.js';
 export type { WatchSessionOptions } from './watch-session.js';
+export { watchWithChildren } from './watch-with-children.js';
 export { readSessionContext } from './session-context.js';
 export type { SessionContext, SessionContextOptions } from './session-context.js';
 export { buildCoordinatorPrompt } from './coordinator-prompt.js';

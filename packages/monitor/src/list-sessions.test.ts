@@ -51,7 +51,7 @@ describe('listSessions', () => {
     });
     expect(sessions[1]).toMatchObject({
       recordedStatus: 'running',
-      deadReason: expect.stringMatching(/is gone/) as unknown,
+      statusReason: expect.stringMatching(/is gone/) as unknown,
     });
     expect(sessions[3]!.costUsd).toBe(0.25);
     expect(listSessions(base, { limit: 2 }).map((session) => session.id)).toEqual(['bbbb2222', 'cccc3333']);

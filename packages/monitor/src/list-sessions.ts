@@ -2,44 +2,15 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SessionStore } from '@rho/core';
 import type { SessionInfo } from '@rho/core';
-import type { LiveStatus, LivenessOptions } from './live-status.js';
+import type { LivenessOptions } from './live-status.js';
 import { judgeLiveness } from './live-status.js';
+import type { ListedSession } from './listed-session.js';
 
-/** One session as the monitor lists it: what core's {@link SessionStore} reads, plus liveness. */
-export interface MonitoredSession {
-  /** The directory name, which is the session id. */
-  id: string;
-  /** Absolute path of the session directory. */
-  directory: string;
-  /** Live status: meta.json's status, or `dead` when the agent process is gone. */
-  status: LiveStatus;
-  /** The status meta.json records (differs from `status` only for dead sessions). */
-  recordedStatus: string;
-  /** Why the session is considered dead. */
-  deadReason?: string;
-  /** The model the session runs. */
-  model?: string;
-  /** The permission profile it runs under. */
-  profile?: string;
-  /** UTC ISO-8601 start time (the directory's mtime when meta.json lacks it). */
-  startedAt: string;
-  /** When meta.json was last written. */
-  updatedAt?: string;
-  /** Last heartbeat of the agent process, if it wrote one. */
-  heartbeatAt?: string;
-  /** Process id of the agent (rho sessions only). */
-  pid?: number;
-  /** Host the agent runs on; the pid is only meaningful there. */
-  hostname?: string;
-  /** The task the session was started with. */
-  firstPrompt?: string;
-  /** Cumulative cost in USD as of the end of the last run. */
-  costUsd?: number;
-  /** Id of the parent session, for child agents. */
-  parentId?: string;
-  /** Why the session's meta.json could not be read (its status is then `unknown`). */
-  problem?: string;
-}
+/**
+ * One session of a sessions directory as the monitor lists it: the {@link ListedSession} every
+ * view shows, read from what core's {@link SessionStore} reads plus liveness, with its directory.
+ */
+export type MonitoredSession = ListedSession & { directory: string };
 
 /** Options of {@link listSessions}. */
 export interface ListSessionsOptions extends LivenessOptions {
@@ -88,13 +59,14 @@ function monitored(info: SessionInfo, options: LivenessOptions): MonitoredSessio
     info.problem !== undefined
       ? { status: 'unknown' as const, reason: undefined }
       : judgeLiveness(meta, () => traceModifiedMs(info.directory), options);
+  const reason = liveness.reason ?? info.problem;
   return {
     id: info.id,
     directory: info.directory,
     status: liveness.status,
     recordedStatus: info.status,
     ...(info.problem === undefined ? {} : { problem: info.problem }),
-    ...(liveness.reason === undefined ? {} : { deadReason: liveness.reason }),
+    ...(reason === undefined ? {} : { statusReason: reason }),
     ...(info.model === undefined ? {} : { model: info.model }),
     ...(info.profile === undefined ? {} : { profile: info.profile }),
     startedAt: info.startedAt,

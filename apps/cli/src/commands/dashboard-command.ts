@@ -25,7 +25,7 @@ export async function dashboardCommand(
   terminal: Terminal,
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
-  const [{ createFileSource, createFleetSource, startDashboard }, { rhoHome }, { requireDirectory }] =
+  const [{ createDashboardSource, createFileSource, startDashboard }, { rhoHome }, { requireDirectory }] =
     await Promise.all([import('@rho/dashboard'), import('@rho/core'), import('./monitor/monitor-actions.js')]);
   const explicit = argv.dir !== undefined && argv.dir !== '';
   // A fleet (--fleet, RHO_FLEET_URL, fleet: in config.yaml) shows every node's sessions, unless a
@@ -35,11 +35,11 @@ export async function dashboardCommand(
   let closeFleet = async (): Promise<void> => {};
   let served: string;
   if (fleetConfig !== undefined) {
-    const { connectFleet, redactUrl } = await import('@rho/fleet');
-    const fleet = await connectFleet(fleetConfig, { connectTimeoutSeconds: 5 });
+    const { openFleetSessionSource } = await import('@rho/fleet');
+    const fleet = await openFleetSessionSource(fleetConfig, { connectTimeoutSeconds: 5 });
     closeFleet = () => fleet.close().catch(() => {});
-    served = `the fleet at ${redactUrl(fleetConfig.url)} (schema ${fleetConfig.schema})`;
-    source = createFleetSource(fleet, served);
+    served = fleet.description;
+    source = createDashboardSource(fleet);
   } else {
     const directory = explicit ? resolve(argv.dir!) : resolve(rhoHome(env), 'sessions');
     requireDirectory(directory, explicit);

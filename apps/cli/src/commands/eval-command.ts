@@ -316,12 +316,12 @@ export async function evalSqlCommand(
     ...(argv.maxTokens === undefined ? {} : { maxTokens: positive(argv.maxTokens, '--max-tokens', true)! }),
     ...(argv.maxCost === undefined ? {} : { maxCostUsd: positive(argv.maxCost, '--max-cost')! }),
   };
-  let queued: import('./eval-queue.js').QueuedSqlRunner | undefined;
+  let queued: import('@rho/eval').QueuedSqlRunner | undefined;
   if (argv.queue) {
-    const { createQueuedSqlRunner, openEvalQueue } = await import('./eval-queue.js');
+    const { openEvalQueue } = await import('./eval-queue.js');
     const queue = await openEvalQueue(argv, env);
     const source = argv.dataset ?? (header?.dataset === 'chinook' ? 'chinook' : undefined);
-    queued = createQueuedSqlRunner(
+    queued = evaluation.createQueuedSqlRunner(
       queue,
       {
         dataset,
@@ -342,11 +342,14 @@ export async function evalSqlCommand(
         questionTimeoutSeconds: questionTimeout,
         queryTimeoutSeconds: queryTimeout,
         ...(systemPrompt === undefined ? {} : { systemPrompt }),
-        ...(nonEmpty(argv.baseUrl) === undefined ? {} : { baseUrl: nonEmpty(argv.baseUrl)! }),
-        ...(argv.reasoningEffort === undefined ? {} : { reasoningEffort: argv.reasoningEffort }),
-        ...(firstByte === undefined ? {} : { firstByteTimeout: firstByte }),
-        ...(idle === undefined ? {} : { idleTimeout: idle }),
-        ...(retriesRaw === undefined ? {} : { maxRetries: retriesRaw }),
+        // The endpoint settings given as flags (--base-url only: each worker has its own OPENAI_BASE_URL), never the key.
+        clientOptions: {
+          ...(nonEmpty(argv.baseUrl) === undefined ? {} : { baseURL: nonEmpty(argv.baseUrl)! }),
+          ...(argv.reasoningEffort === undefined ? {} : { reasoningEffort: argv.reasoningEffort }),
+          ...(firstByte === undefined ? {} : { firstByteTimeoutMs: firstByte * 1000 }),
+          ...(idle === undefined ? {} : { idleTimeoutMs: idle * 1000 }),
+          ...(retriesRaw === undefined ? {} : { maxRetries: retriesRaw }),
+        },
       },
       {
         onSubmitted: (ids) => {

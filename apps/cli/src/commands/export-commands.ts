@@ -53,7 +53,7 @@ export async function exportCommand(
   const { isDiskFault, writeNewFileWhole } = await import('../output-file.js');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
-  const { SessionNotFoundError, SessionStore, SessionWriteError, TraceError, rhoHome, sessionToAtif } =
+  const { SessionNotFoundError, SessionStore, SessionWriteError, TraceError, rhoHome, sessionToAtif, traceToAtif } =
     await import('@rho/core');
   const { resolveSessionWithRhoAgent } = await import('@rho/core/internal');
   const fail = (message: string): number => {
@@ -93,10 +93,27 @@ export async function exportCommand(
       const { operatorFleetConfig } = await import('../fleet/operator-fleet.js');
       const config = explicitDir ? undefined : await operatorFleetConfig(argv.fleet, env);
       if (config === undefined) return fail(notFound!.message);
-      const { exportFromFleet } = await import('../fleet/fleet-export.js');
-      const trajectory = await exportFromFleet(config, argv.session, version);
-      if (trajectory === undefined) return fail(notFound!.message);
-      json = `${JSON.stringify(redact(trajectory), null, 2)}\n`;
+      const { openFleetSessionSource } = await import('@rho/fleet');
+      const fleet = await openFleetSessionSource(config, { maxConnections: 2, connectTimeoutSeconds: 5 });
+      try {
+        let session;
+        try {
+          session = await fleet.resolve(argv.session);
+        } catch (error) {
+          // Several candidates is worth saying as is; none means the local message stands.
+          if (SessionNotFoundError.isInstance(error) && error.candidates.length === 0) return fail(notFound!.message);
+          throw error;
+        }
+        // The records the fleet mirrored, in sequence order: the trajectory its own node would export.
+        const trajectory = traceToAtif(await fleet.readTrace(session.id), {
+          agentVersion: version,
+          sessionId: session.id,
+          ...(session.model === undefined ? {} : { model: session.model }),
+        });
+        json = `${JSON.stringify(redact(trajectory), null, 2)}\n`;
+      } finally {
+        await fleet.close();
+      }
     }
   } catch (error) {
     if (TraceError.isInstance(error)) return fail(error.message);

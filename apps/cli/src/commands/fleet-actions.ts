@@ -1,4 +1,5 @@
-import type { Fleet, FleetStatsRow, FleetStatsView, FleetStatus } from '@rho/fleet';
+import type { Fleet, FleetStatus } from '@rho/fleet';
+import type { SessionSource, SessionStatsRow, SessionStatsView } from '@rho/monitor';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { formatElapsed } from '../format.js';
 import { operatorFleetConfig } from '../fleet/operator-fleet.js';
@@ -8,6 +9,23 @@ import type { FleetArguments, FleetRolesArguments, StatsArguments } from './flee
 
 const NO_FLEET =
   'No fleet is configured: pass --fleet postgres://USER@HOST/DB, set RHO_FLEET_URL, or write fleet: {url: ...} in $RHO_HOME/config.yaml.';
+
+/** The configured fleet's sessions (a UsageError when none is), for `action`; closed after. */
+async function withSessions<T>(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  action: (source: SessionSource) => Promise<T>,
+): Promise<T> {
+  const config = await operatorFleetConfig(flag, env);
+  if (config === undefined) throw new UsageError({ message: NO_FLEET });
+  const { openFleetSessionSource } = await import('@rho/fleet');
+  const source = await openFleetSessionSource(config, { maxConnections: 2, connectTimeoutSeconds: 5 });
+  try {
+    return await action(source);
+  } finally {
+    await source.close().catch(() => {});
+  }
+}
 
 /** Connects to the configured fleet (a UsageError when none is), runs `action`, closes. */
 async function withFleet<T>(
@@ -128,10 +146,10 @@ function formatStatus(status: FleetStatus, color: boolean): string {
 }
 
 /** The views `rho stats VIEW [--by ...]` names, in the order `all` prints them. */
-function viewsOf(view: string | undefined, by: string | undefined): FleetStatsView[] {
+function viewsOf(view: string | undefined, by: string | undefined): SessionStatsView[] {
   if (by !== undefined && view !== undefined && view !== 'cost' && view !== 'tokens' && view !== 'all')
     throw new UsageError({ message: `--by applies to the cost (tokens) view only: rho stats cost --by ${by}.` });
-  const cost = `cost_by_${by ?? 'model'}` as FleetStatsView;
+  const cost = `cost_by_${by ?? 'model'}` as SessionStatsView;
   switch (view) {
     case 'cost':
     case 'tokens':
@@ -147,7 +165,7 @@ function viewsOf(view: string | undefined, by: string | undefined): FleetStatsVi
   }
 }
 
-const TITLES: Record<FleetStatsView, string> = {
+const TITLES: Record<SessionStatsView, string> = {
   sessions_by_status: 'Sessions by status',
   cost_by_model: 'Cost and tokens by model',
   cost_by_profile: 'Cost and tokens by profile',
@@ -157,15 +175,16 @@ const TITLES: Record<FleetStatsView, string> = {
   model_latency: 'Model latency (ms)',
 };
 
-/** `rho stats`: the fleet's telemetry views as tables (or JSON: one object per view, its rows). */
+/** `rho stats`: the telemetry views of the fleet's sessions as tables (or JSON: one object per view, its rows). */
 export async function statsCommand(argv: StatsArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
   const views = viewsOf(argv.view, argv.by);
   if (argv.limit !== undefined && (!Number.isInteger(argv.limit) || argv.limit <= 0))
     throw new UsageError({ message: `--limit must be a whole number above 0 (got ${argv.limit}).` });
-  return withFleet(argv.fleet, env, async (fleet) => {
-    const results: [FleetStatsView, FleetStatsRow[]][] = [];
+  return withSessions(argv.fleet, env, async (source) => {
+    if (source.stats === undefined) throw new UsageError({ message: NO_FLEET });
+    const results: [SessionStatsView, SessionStatsRow[]][] = [];
     for (const view of views)
-      results.push([view, await fleet.stats(view, argv.limit === undefined ? {} : { limit: argv.limit })]);
+      results.push([view, await source.stats(view, argv.limit === undefined ? {} : { limit: argv.limit })]);
     if (argv.json) {
       terminal.stdout.write(`${JSON.stringify(Object.fromEntries(results))}\n`);
       return EXIT.completed;

@@ -35,13 +35,18 @@ export async function listSessionsCommand(
     );
     return EXIT.completed;
   }
-  const [{ psAction }, { monitorIo }] = await Promise.all([
+  const [{ psAction }, { monitorIo }, { createDirectorySource }] = await Promise.all([
     import('./monitor/monitor-actions.js'),
     import('./monitor/monitor-io.js'),
+    import('@rho/monitor'),
   ]);
   return psAction(
-    directory,
-    { json: false, limit, ...(legacyStore === undefined ? {} : { rhoAgentDirectory: legacyStore.baseDir }) },
+    createDirectorySource(directory),
+    {
+      json: false,
+      limit,
+      ...(legacyStore === undefined ? {} : { rhoAgent: createDirectorySource(legacyStore.baseDir) }),
+    },
     monitorIo(terminal, env),
   );
 }

@@ -17,12 +17,10 @@ export interface MonitorConsole {
   fleet?: string;
 }
 
-/** What a command does over a fleet, and on this machine's sessions directory. */
+/** What a command does, on the sessions of a fleet or of this machine's sessions directory. */
 interface Routes {
-  /** With a fleet configured (and no explicit directory). */
-  fleet: (fleet: import('@rho/fleet').Fleet) => Promise<number>;
-  /** Without a fleet, with an explicit directory, or for a session the fleet does not know that is here. */
-  local: () => Promise<number>;
+  /** The command, on a `SessionSource` of `@rho/monitor` (the fleet's, or the directory's). */
+  run: (source: import('@rho/monitor').SessionSource) => Promise<number>;
   /** The session prefix the command names, to look for locally when the fleet does not know it. */
   prefix?: string;
 }
@@ -47,9 +45,10 @@ export function registerMonitorCommands(
     describe: 'Sessions directory (default: $RHO_HOME/sessions)',
   } as const;
   const setup = async (argv: DirArguments, positionalDir?: string) => {
-    const [{ monitorIo, defaultSessionsDir }, actions] = await Promise.all([
+    const [{ monitorIo, defaultSessionsDir }, actions, { createDirectorySource }] = await Promise.all([
       import('./monitor/monitor-io.js'),
       import('./monitor/monitor-actions.js'),
+      import('@rho/monitor'),
     ]);
     const explicit = positionalDir ?? argv.dir;
     const { resolve } = await import('node:path');
@@ -61,6 +60,7 @@ export function registerMonitorCommands(
     actions.requireDirectory(directory, local);
     const io = monitorIo(terminal, env);
     const flag = (argv as { fleet?: string }).fleet ?? monitorConsole?.fleet;
+    const here = createDirectorySource(directory);
     /**
      * Runs a command over the fleet when one is configured and no directory was named, else on
      * the directory. A session the fleet does not know but this machine has (it ran without a
@@ -68,36 +68,36 @@ export function registerMonitorCommands(
      * sessions, with a warning.
      */
     const route = async (routes: Routes): Promise<number> => {
-      if (local) return routes.local();
+      if (local) return routes.run(here);
       const { withOperatorFleet } = await import('../fleet/operator-fleet.js');
       return withOperatorFleet(
         flag,
         env,
         async (fleet) => {
           try {
-            return await routes.fleet(fleet);
+            return await routes.run(fleet);
           } catch (error) {
-            const { SessionNotFoundError, SessionStore } = await import('@rho/core');
+            const { SessionNotFoundError } = await import('@rho/core');
             if (!SessionNotFoundError.isInstance(error) || routes.prefix === undefined) throw error;
             try {
-              new SessionStore(directory).lookup(routes.prefix);
+              await here.resolve(routes.prefix);
             } catch {
               throw error;
             }
-            return routes.local();
+            return routes.run(here);
           }
         },
-        routes.local,
+        () => routes.run(here),
         async (reason) => {
           // A listing shows this machine's sessions; a command for one session tries it here, and
           // when it is not here says that the fleet, which might know it, did not answer.
           if (routes.prefix === undefined) {
             io.err(`Warning: fleet: ${reason} Showing this machine's sessions only.\n`);
-            return routes.local();
+            return routes.run(here);
           }
           io.err(`Warning: fleet: ${reason} Looking for ${routes.prefix} on this machine only.\n`);
           try {
-            return await routes.local();
+            return await routes.run(here);
           } catch (error) {
             const { SessionNotFoundError } = await import('@rho/core');
             if (!SessionNotFoundError.isInstance(error)) throw error;
@@ -110,7 +110,7 @@ export function registerMonitorCommands(
         },
       );
     };
-    return { io, directory, actions, route };
+    return { io, directory, here, actions, route, createDirectorySource };
   };
   if (monitorConsole === undefined) {
     parser.command(
@@ -129,26 +129,26 @@ export function registerMonitorCommands(
       },
     );
   }
-  const resolvePrefix = async (directory: string, prefix: string | undefined, kind?: 'cancel' | 'pause' | 'resume') => {
+  /** `latest` as the id of the session it names on `source` (for a control `kind`: the newest one it applies to). */
+  const resolvePrefix = async (
+    source: import('@rho/monitor').SessionSource,
+    prefix: string | undefined,
+    kind?: 'cancel' | 'pause' | 'resume',
+  ): Promise<string | undefined> => {
     if (prefix !== 'latest') return prefix;
-    const { latestSessionId } = await import('./monitor/latest-session.js');
-    return latestSessionId(directory, kind);
+    const { latestSessionId } = await import('./monitor/monitor-actions.js');
+    return latestSessionId(source, kind);
   };
   /** Control commands share their handler: prefix or --all, over the fleet or this machine. */
   const control = (kind: 'cancel' | 'pause' | 'resume') => async (argv: Record<string, unknown>) => {
-    const { io, directory, actions, route } = await setup(argv as DirArguments);
+    const { io, actions, route } = await setup(argv as DirArguments);
     const given = argv.prefix === undefined ? undefined : String(argv.prefix);
     const all = argv.all === true;
     const routed = route({
       ...(given === undefined || given === 'latest' ? {} : { prefix: given }),
-      fleet: async (fleet) => {
-        const fleetActions = await import('./monitor/fleet-actions.js');
-        const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet, kind) : given;
-        return fleetActions.fleetControlAction(kind, fleet, { ...(prefix === undefined ? {} : { prefix }), all }, io);
-      },
-      local: async () => {
-        const prefix = await resolvePrefix(directory, given, kind);
-        return actions.controlAction(kind, directory, { ...(prefix === undefined ? {} : { prefix }), all }, io);
+      run: async (source) => {
+        const prefix = await resolvePrefix(source, given, kind);
+        return actions.controlAction(kind, source, { ...(prefix === undefined ? {} : { prefix }), all }, io);
       },
     });
     try {
@@ -197,7 +197,10 @@ export function registerMonitorCommands(
             describe: 'Fleet: only sessions with this status (running, paused, dead, completed, ...; comma-separated)',
           }),
       async (argv) => {
-        const { io, directory, actions, route } = await setup({ fleet: argv.fleet } as DirArguments, argv.dir);
+        const { io, actions, route, createDirectorySource } = await setup(
+          { fleet: argv.fleet } as DirArguments,
+          argv.dir,
+        );
         const json = argv.json === true;
         const limit = typeof argv.limit === 'number' ? argv.limit : json ? undefined : 50;
         const filters = {
@@ -209,27 +212,19 @@ export function registerMonitorCommands(
         const withRhoAgent = argv.dir === undefined || argv.dir === '';
         setExit(
           await route({
-            fleet: async (fleet) => {
-              const { fleetPsAction } = await import('./monitor/fleet-actions.js');
-              return fleetPsAction(fleet, { json, ...(limit === undefined ? {} : { limit }), ...filters }, io);
-            },
-            local: async () => {
-              if (Object.keys(filters).length > 0)
-                io.err(
-                  'Warning: --host, --label and --status filter the sessions of a fleet; listing all of them here.\n',
-                );
-              return actions.psAction(
-                directory,
+            run: async (source) =>
+              actions.psAction(
+                source,
                 {
                   json,
                   ...(limit === undefined ? {} : { limit }),
-                  ...(withRhoAgent
-                    ? { rhoAgentDirectory: (await import('@rho/core/internal')).rhoAgentSessionsDir() }
+                  ...filters,
+                  ...(withRhoAgent && source.kind === 'directory'
+                    ? { rhoAgent: createDirectorySource((await import('@rho/core/internal')).rhoAgentSessionsDir()) }
                     : {}),
                 },
                 io,
-              );
-            },
+              ),
           }),
         );
       },
@@ -258,19 +253,14 @@ export function registerMonitorCommands(
             describe: 'Replay the trace from the beginning (--no-from-start: only new events)',
           }),
       async (argv) => {
-        const { io, directory, actions, route } = await setup(argv as DirArguments);
+        const { io, actions, route } = await setup(argv as DirArguments);
         const given = String(argv.prefix);
         const options = { json: argv.json === true, follow: argv.follow === true, fromStart: argv.fromStart !== false };
         const watch = (signal: AbortSignal) =>
           route({
             ...(given === 'latest' ? {} : { prefix: given }),
-            fleet: async (fleet) => {
-              const fleetActions = await import('./monitor/fleet-actions.js');
-              const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet) : given;
-              return fleetActions.fleetWatchAction(fleet, prefix, { ...options, signal }, io);
-            },
-            local: async () =>
-              actions.watchAction(directory, String(await resolvePrefix(directory, given)), { ...options, signal }, io),
+            run: async (source) =>
+              actions.watchAction(source, String(await resolvePrefix(source, given)), { ...options, signal }, io),
           });
         if (monitorConsole !== undefined) {
           setExit(await watch(monitorConsole.signal()));
@@ -318,19 +308,14 @@ export function registerMonitorCommands(
           .positional('text', { type: 'string', array: true, demandOption: true, describe: 'The instruction' })
           .option('dir', dirOption),
       async (argv) => {
-        const { io, directory, actions, route } = await setup(argv as DirArguments);
+        const { io, actions, route } = await setup(argv as DirArguments);
         const text = Array.isArray(argv.text) ? argv.text.join(' ') : String(argv.text);
         const given = String(argv.prefix);
         setExit(
           await route({
             ...(given === 'latest' ? {} : { prefix: given }),
-            fleet: async (fleet) => {
-              const fleetActions = await import('./monitor/fleet-actions.js');
-              const prefix = given === 'latest' ? await fleetActions.fleetLatestId(fleet) : given;
-              return fleetActions.fleetDirectiveAction(fleet, prefix, text, io);
-            },
-            local: async () =>
-              actions.directiveAction(directory, String(await resolvePrefix(directory, given)), text, io),
+            run: async (source) =>
+              actions.directiveAction(source, String(await resolvePrefix(source, given)), text, io),
           }),
         );
       },
@@ -356,15 +341,16 @@ export function registerMonitorCommands(
         const signal = monitorConsole?.signal();
         const options = { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) };
         const code = await route({
-          fleet: async (fleet) => {
+          run: async (source) => {
+            if (source.kind === 'directory') return connectAction(directory, prefixes, options, io);
             // Sessions here are read from their directories; the others are copied from the fleet's mirror.
-            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { materializeSession }] =
+            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { copySession }] =
               await Promise.all([
                 import('node:fs'),
                 import('node:os'),
                 import('node:path'),
                 import('@rho/core'),
-                import('../fleet/fleet-records.js'),
+                import('@rho/monitor'),
               ]);
             const copies = mkdtempSync(join(tmpdir(), 'rho-connect-'));
             try {
@@ -372,14 +358,13 @@ export function registerMonitorCommands(
                 try {
                   return new SessionStore(directory).lookup(prefix);
                 } catch {
-                  return materializeSession(fleet, await fleet.resolveSession(prefix), copies);
+                  return copySession(source, await source.resolve(prefix), copies);
                 }
               });
             } finally {
               rmSync(copies, { recursive: true, force: true });
             }
           },
-          local: () => connectAction(directory, prefixes, options, io),
         });
         if (code !== 0 && monitorConsole !== undefined) io.err(`The coordinator exited with code ${code}.\n`);
         setExit(code);

@@ -1,4 +1,5 @@
-import type { Fleet, FleetConfig } from '@rho/fleet';
+import type { FleetConfig } from '@rho/fleet';
+import type { SessionSource } from '@rho/monitor';
 import { rhoHome } from '@rho/core';
 import { fleetSources } from './fleet-source.js';
 
@@ -24,32 +25,33 @@ export async function operatorFleetConfig(
 }
 
 /**
- * Runs `action` with a connection to the configured fleet and closes it after; without a fleet
- * configured, runs `local` instead. When the fleet's database does not answer, `fallback` (when
- * given) decides: it is told why and may run the local action (a `ps` still shows this machine).
+ * Runs `action` on the configured fleet's sessions (a `SessionSource` of `@rho/fleet`, whose
+ * connection is closed after); without a fleet configured, runs `local` instead. When the fleet's
+ * database does not answer, `fallback` (when given) decides: it is told why and may run the local
+ * action (a `ps` still shows this machine).
  */
 export async function withOperatorFleet<T>(
   flag: string | undefined,
   env: NodeJS.ProcessEnv,
-  action: (fleet: Fleet) => Promise<T>,
+  action: (source: SessionSource) => Promise<T>,
   local: () => Promise<T>,
   fallback?: (reason: string) => Promise<T>,
 ): Promise<T> {
   const config = await operatorFleetConfig(flag, env);
   if (config === undefined) return local();
-  const { connectFleet, FleetUnavailableError } = await import('@rho/fleet');
-  let fleet: Fleet;
+  const { openFleetSessionSource, FleetUnavailableError } = await import('@rho/fleet');
+  let source: SessionSource;
   try {
-    fleet = await connectFleet(config, { maxConnections: 2, connectTimeoutSeconds: 5 });
+    source = await openFleetSessionSource(config, { maxConnections: 2, connectTimeoutSeconds: 5 });
   } catch (error) {
     if (fallback !== undefined && FleetUnavailableError.isInstance(error) && error.code === 'fleet_unavailable')
       return fallback(error.message);
     throw error;
   }
   try {
-    return await action(fleet);
+    return await action(source);
   } finally {
-    await fleet.close().catch(() => {});
+    await source.close().catch(() => {});
   }
 }
 

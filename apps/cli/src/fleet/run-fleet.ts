@@ -1,9 +1,12 @@
 import type { SecretRedactor, SessionOptions } from '@rho/core';
+import type { FleetLink } from '@rho/fleet';
 import { UsageError } from '../exit-codes.js';
-import type { FleetLink } from './fleet-link.js';
 import type { FleetSources } from './fleet-source.js';
 
-/** A plain file cursor ends below this; above it, the trace's cursor holds a fleet part (see composite-control.ts). */
+/**
+ * A plain file cursor ends below this (`COMPOSITE_CURSOR_FILE_SPAN` of `@rho/fleet`); checked here,
+ * before anything is loaded, so a resume of a session that never ran in a fleet loads nothing.
+ */
 const FILE_SPAN = 2 ** 32;
 
 /**
@@ -20,7 +23,7 @@ export async function startFleetLink(
   hooks: { onWarning?: (message: string) => void },
   redactor?: SecretRedactor,
 ): Promise<FleetLink | undefined> {
-  const { resolveFleetConfig } = await import('@rho/fleet');
+  const { FleetLink, resolveFleetConfig } = await import('@rho/fleet');
   const config = resolveFleetConfig({
     ...(sources.flag === undefined ? {} : { flag: sources.flag }),
     env: sources.env,
@@ -28,7 +31,6 @@ export async function startFleetLink(
     ...(settings.userConfig === undefined ? {} : { userConfig: settings.userConfig }),
   });
   if (config === undefined) return undefined;
-  const { FleetLink } = await import('./fleet-link.js');
   const host = sources.env.RHO_FLEET_HOST?.trim();
   return FleetLink.start(config, {
     ...(host === undefined || host === '' ? {} : { host }),
@@ -45,11 +47,8 @@ export async function startFleetLink(
  */
 export async function fileChannelFor(directory: string, cursor: number): Promise<SessionOptions> {
   if (cursor < FILE_SPAN) return {};
-  const [{ CompositeControlChannel }, { FileControlChannel }] = await Promise.all([
-    import('./composite-control.js'),
-    import('@rho/core/internal'),
-  ]);
-  return { control: new CompositeControlChannel(new FileControlChannel(directory), () => undefined) };
+  const { resumedFileControl } = await import('@rho/fleet');
+  return resumedFileControl(directory, cursor);
 }
 
 /** `--label key=value` flags as a mapping (undefined without any). */

@@ -1,8 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
-import type { LivenessOptions, MonitoredSession } from '@rho/monitor';
-import type { DashboardSession } from '../dashboard-source.js';
+import type { ListedSession, LivenessOptions, MonitoredSession } from '@rho/monitor';
 import { TraceTally } from './trace-tally.js';
 
 /** Options of {@link SessionIndex}. */
@@ -40,7 +39,7 @@ const SLICE_MS = 20;
 export class SessionIndex {
   private readonly entries = new Map<string, Entry>();
   private readonly byId = new Map<string, Entry>();
-  private rows: DashboardSession[] = [];
+  private rows: ListedSession[] = [];
   private listedAt = -Infinity;
   private activeAt = -Infinity;
   private lastListingMs = 0;
@@ -58,7 +57,7 @@ export class SessionIndex {
   ) {}
 
   /** The sessions, newest first (as listed; queries sort them). */
-  sessions(): DashboardSession[] {
+  sessions(): ListedSession[] {
     this.refresh();
     return this.rows;
   }
@@ -68,7 +67,7 @@ export class SessionIndex {
    * of the directory, and a readdir only when it changed), never with a whole listing, so a page
    * left open on a deleted session costs nothing.
    */
-  find(id: string): { session: DashboardSession; directory: string } | undefined {
+  find(id: string): { session: ListedSession; directory: string } | undefined {
     this.refresh();
     let entry = this.byId.get(id);
     if (entry === undefined) {
@@ -209,22 +208,13 @@ export class SessionIndex {
   }
 }
 
-function toDashboard(entry: Entry): DashboardSession {
+/**
+ * A session of the index as the pages list it: the monitor's listed session, with its tokens
+ * once its trace was tallied (the cost stays meta.json's: the session's total at the end of its
+ * last run). The directory stays on the server.
+ */
+function toDashboard(entry: Entry): ListedSession {
   const { session, tally, tallied } = entry;
-  const reason = session.deadReason ?? session.problem;
-  const updatedAt = session.heartbeatAt ?? session.updatedAt;
-  return {
-    id: session.id,
-    status: session.status,
-    ...(reason === undefined ? {} : { statusReason: reason }),
-    ...(session.model === undefined ? {} : { model: session.model }),
-    ...(session.profile === undefined ? {} : { profile: session.profile }),
-    ...(session.hostname === undefined ? {} : { hostname: session.hostname }),
-    startedAt: session.startedAt,
-    ...(updatedAt === undefined ? {} : { updatedAt }),
-    ...(tallied ? { inputTokens: tally.inputTokens, outputTokens: tally.outputTokens } : {}),
-    ...(session.costUsd === undefined ? {} : { costUsd: session.costUsd }),
-    ...(session.firstPrompt === undefined ? {} : { firstPrompt: session.firstPrompt }),
-    ...(session.parentId === undefined ? {} : { parentId: session.parentId }),
-  };
+  const { directory: _directory, ...listed } = session;
+  return { ...listed, ...(tallied ? { inputTokens: tally.inputTokens, outputTokens: tally.outputTokens } : {}) };
 }

@@ -1,17 +1,34 @@
-import { readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import type { MonitoredSession } from '@rho/monitor';
+// The monitor commands over a SessionSource (@rho/monitor): this machine's sessions directory or a
+// fleet (@rho/fleet), the same code for both. What differs is only said differently: a fleet's
+// sessions name their host, a directory's listing knows how many sessions it left out.
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { RawTraceRecord } from '@rho/core';
-import { FileOperatorChannel, SessionStore, State } from '@rho/core';
-import { ACTIVE_STATUSES, listSessions, readMonitoredSession } from '@rho/monitor';
-import { isKnownRecord } from '@rho/core';
-import { sessionLockOwner } from '@rho/core/internal';
+import { isKnownRecord, RhoError } from '@rho/core';
+import type { ControlKind, ListedSession, SessionFilter, SessionSource } from '@rho/monitor';
 import { EXIT, UsageError } from '../../exit-codes.js';
-import { formatCost } from '../../format.js';
 import { createEventRenderer } from '../../render.js';
 import type { MonitorIo } from './monitor-io.js';
 import { formatSessionTable } from './session-table.js';
-import { watchWithChildren } from './watch-with-children.js';
+
+export type { ControlKind } from '@rho/monitor';
+
+/** Live statuses: a session that can take a signal. */
+const LIVE = ['running', 'paused', 'waiting_approval'];
+
+/** The statuses `rho ps --status` accepts. */
+export const PS_STATUSES: readonly string[] = [
+  'created',
+  'running',
+  'paused',
+  'waiting_approval',
+  'completed',
+  'error',
+  'cancelled',
+  'limit',
+  'truncated',
+  'dead',
+];
 
 /** Throws a UsageError (exit 2) when `directory` was given explicitly and is not a directory. */
 export function requireDirectory(directory: string, explicit: boolean): void {
@@ -21,47 +38,79 @@ export function requireDirectory(directory: string, explicit: boolean): void {
     });
 }
 
+/** Options of {@link psAction}. */
+export interface PsOptions {
+  json: boolean;
+  limit?: number;
+  /** Filters of a fleet's sessions (a directory has no hosts or labels to filter by: they are ignored there, with a warning). */
+  host?: string;
+  label?: string;
+  status?: string[];
+  /** A sessions directory: the Python rho-agent's sessions (this directory) are listed after rho's, marked. */
+  rhoAgent?: SessionSource;
+}
+
 /**
  * `ps`: every session as a JSON array with `json` (or the newest `limit`), else a table of the
- * newest `limit` sessions plus any older ones that are still active, so a long-running agent
- * never drops out of sight. With `rhoAgentDirectory`, the Python rho-agent's sessions follow,
- * marked (`source: "rho-agent"` in JSON, their own titled table otherwise).
+ * newest `limit` sessions plus any older ones that are still live, so a long-running agent never
+ * drops out of sight; a fleet's table has a HOST column. With `rhoAgent`, the Python rho-agent's
+ * sessions follow, marked (`source: "rho-agent"` in JSON, their own titled table otherwise).
  */
-export function psAction(
-  directory: string,
-  options: { json: boolean; limit?: number; rhoAgentDirectory?: string },
-  io: MonitorIo,
-): number {
-  const all = listSessions(directory);
-  // The Python rho-agent's sessions, listed after rho's and marked as such.
-  const legacyDirectory =
-    options.rhoAgentDirectory !== undefined &&
-    resolve(options.rhoAgentDirectory) !== resolve(directory) &&
-    isDirectory(options.rhoAgentDirectory)
-      ? options.rhoAgentDirectory
-      : undefined;
-  const legacy = legacyDirectory === undefined ? [] : listSessions(legacyDirectory);
+export async function psAction(source: SessionSource, options: PsOptions, io: MonitorIo): Promise<number> {
+  const fleet = source.kind === 'fleet';
+  const statuses = options.status?.flatMap((value) => value.split(',')).filter((value) => value !== '');
+  const filtered = options.host !== undefined || options.label !== undefined || (statuses?.length ?? 0) > 0;
+  if (fleet)
+    for (const status of statuses ?? [])
+      if (!PS_STATUSES.includes(status))
+        throw new UsageError({ message: `--status ${status} is not a status; use one of ${PS_STATUSES.join(', ')}.` });
+  if (!fleet && (options.label !== undefined || options.status !== undefined || options.host !== undefined))
+    io.err('Warning: --host, --label and --status filter the sessions of a fleet; listing all of them here.\n');
+  const filter: SessionFilter = {
+    ...(fleet && options.host !== undefined ? { hostname: options.host } : {}),
+    ...(fleet && options.label !== undefined ? { label: options.label } : {}),
+    ...(fleet && statuses !== undefined && statuses.length > 0 ? { status: statuses } : {}),
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    // The table shows the cost of live sessions so far, and keeps older live sessions in sight.
+    ...(options.json ? {} : { keepLive: true, liveUsage: true }),
+  };
+  const listed = await source.list(filter);
+  const legacy = options.rhoAgent === undefined ? undefined : await rhoAgentSessions(options.rhoAgent, source, filter);
   if (options.json) {
-    const chosen = options.limit === undefined ? all : all.slice(0, options.limit);
-    const chosenLegacy = options.limit === undefined ? legacy : legacy.slice(0, options.limit);
+    const json = fleet ? fleetJson : directoryJson;
     io.out(
-      `${JSON.stringify([...chosen.map(toJson), ...chosenLegacy.map((session) => ({ ...toJson(session), source: 'rho-agent' }))])}\n`,
+      `${JSON.stringify([
+        ...listed.sessions.map(json),
+        ...(legacy?.sessions ?? []).map((session) => ({ ...directoryJson(session), source: 'rho-agent' })),
+      ])}\n`,
     );
     return EXIT.completed;
   }
-  if (legacy.length > 0) {
-    if (all.length === 0) io.out(`No sessions in ${directory} yet; run a task first.\n`);
-    else psTable(all, options.limit, io);
-    io.out(`\nSessions of rho-agent (${legacyDirectory}):\n`);
-    psTable(legacy, options.limit, io);
+  const empty = fleet
+    ? filtered
+      ? 'No sessions in the fleet match.\n'
+      : 'No sessions in the fleet yet; run a task with --fleet.\n'
+    : `No sessions in ${source.description} yet; run a task first.\n`;
+  if (legacy !== undefined && legacy.sessions.length > 0) {
+    if (listed.sessions.length === 0) io.out(empty);
+    else psTable(source, listed, options.limit, io);
+    io.out(`\nSessions of rho-agent (${options.rhoAgent!.description}):\n`);
+    psTable(options.rhoAgent!, legacy, options.limit, io);
     return EXIT.completed;
   }
-  if (all.length === 0) {
-    io.out(`No sessions in ${directory} yet; run a task first.\n`);
+  if (listed.sessions.length === 0) {
+    io.out(empty);
     return EXIT.completed;
   }
-  psTable(all, options.limit, io);
+  psTable(source, listed, options.limit, io);
   return EXIT.completed;
+}
+
+/** The Python rho-agent's sessions, when its directory is another one than `source`'s and exists. */
+async function rhoAgentSessions(rhoAgent: SessionSource, source: SessionSource, filter: SessionFilter) {
+  if (source.kind !== 'directory' || resolve(rhoAgent.description) === resolve(source.description)) return undefined;
+  if (!isDirectory(rhoAgent.description)) return undefined;
+  return rhoAgent.list(filter);
 }
 
 function isDirectory(path: string): boolean {
@@ -72,44 +121,32 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** The newest `limit` sessions plus any older ones still active, then what could not be read. */
-function psTable(all: MonitoredSession[], limit: number | undefined, io: MonitorIo): void {
-  const shown = all.filter((session, index) => index < (limit ?? all.length) || ACTIVE_STATUSES.has(session.status));
+/** A listing as the `ps` table, then what was left out and what could not be read. */
+function psTable(
+  source: SessionSource,
+  listed: { sessions: ListedSession[]; total?: number },
+  limit: number | undefined,
+  io: MonitorIo,
+): void {
+  const shown = listed.sessions;
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  io.out(`${formatSessionTable(shown, { color: io.color, width, costs: liveCosts(shown) })}\n`);
-  if (shown.length < all.length)
-    io.out(`(${all.length - shown.length} older sessions not shown; use --limit N or --json)\n`);
+  io.out(`${formatSessionTable(shown, { color: io.color, width, hosts: source.kind === 'fleet' })}\n`);
+  if (listed.total !== undefined) {
+    if (shown.length < listed.total)
+      io.out(`(${listed.total - shown.length} older sessions not shown; use --limit N or --json)\n`);
+  } else if (limit !== undefined && shown.length >= limit)
+    io.out(`(the newest ${limit} shown; use --limit N or --json for more)\n`);
   // Sessions that cannot be read are listed (status unknown), and why is said here.
   for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
 }
 
-/**
- * The cost of each active session so far, summed from its trace (meta.json has it only once a run
- * ends): `$0.0123`, `unknown` when no call was priced, `$0.0123 + unpriced` when some were not.
- */
-function liveCosts(sessions: readonly MonitoredSession[]): Map<string, string> {
-  const costs = new Map<string, string>();
-  for (const session of sessions) {
-    if (!ACTIVE_STATUSES.has(session.status)) continue;
-    try {
-      const usage = State.fromJsonl(readFileSync(join(session.directory, 'trace.jsonl'))).usage;
-      // No model call has ended yet: nothing is known.
-      if (usage.input_tokens + usage.output_tokens === 0 && (usage.unpriced_calls ?? 0) === 0) continue;
-      costs.set(session.id, formatCost(usage).replace('cost unknown', 'unknown'));
-    } catch {
-      // An unreadable trace keeps meta.json's figure.
-    }
-  }
-  return costs;
-}
-
-/** A listed session in `ps --json`: the meta.json field names (snake_case), plus the live status. */
-function toJson(session: MonitoredSession): Record<string, unknown> {
+/** A session of a directory in `ps --json`: the meta.json field names (snake_case), plus the live status. */
+function directoryJson(session: ListedSession): Record<string, unknown> {
   return {
     id: session.id,
     status: session.status,
     recorded_status: session.recordedStatus,
-    ...(session.deadReason === undefined ? {} : { dead_reason: session.deadReason }),
+    ...(session.status === 'dead' && session.statusReason !== undefined ? { dead_reason: session.statusReason } : {}),
     ...(session.problem === undefined ? {} : { problem: session.problem }),
     model: session.model ?? null,
     profile: session.profile ?? null,
@@ -125,14 +162,67 @@ function toJson(session: MonitoredSession): Record<string, unknown> {
   };
 }
 
+/** A session of a fleet in `ps --json`: snake_case, with its host, labels, usage and mirrored records. */
+function fleetJson(session: ListedSession): Record<string, unknown> {
+  return {
+    id: session.id,
+    status: session.status,
+    recorded_status: session.recordedStatus,
+    host: session.hostname,
+    pid: session.pid ?? null,
+    cwd: session.cwd ?? null,
+    model: session.model ?? null,
+    profile: session.profile ?? null,
+    labels: session.labels ?? {},
+    started_at: session.startedAt,
+    updated_at: session.updatedAt,
+    heartbeat_at: session.heartbeatAt ?? null,
+    first_prompt: session.firstPrompt ?? null,
+    input_tokens: session.inputTokens ?? 0,
+    output_tokens: session.outputTokens ?? 0,
+    cost_usd: session.costUsd ?? null,
+    unpriced_calls: session.unpricedCalls ?? 0,
+    parent_id: session.parentId ?? null,
+    records: session.records ?? 0,
+  };
+}
+
+/** ` (host)` after a fleet session's id, where a message names it; nothing for this machine's. */
+function where(source: SessionSource, session: ListedSession): string {
+  return source.kind === 'fleet' ? ` (${session.hostname ?? '?'})` : '';
+}
+
+/**
+ * The session `latest` names, for a command: for `cancel` and `pause` the newest live one, for
+ * `resume` (unpause) the newest paused one, otherwise the newest session.
+ */
+export async function latestSessionId(source: SessionSource, kind?: ControlKind): Promise<string> {
+  const status = kind === 'resume' ? ['paused'] : kind === undefined ? undefined : LIVE;
+  const [chosen] = (await source.list({ limit: 1, ...(status === undefined ? {} : { status }) })).sessions;
+  if (chosen !== undefined) return chosen.id;
+  if (source.kind === 'fleet')
+    throw new UsageError({
+      message:
+        kind === undefined
+          ? 'No sessions in the fleet yet; run a task with --fleet first.'
+          : `No ${kind === 'resume' ? 'paused' : 'running'} session in the fleet: 'latest' means the newest one (rho ps lists them).`,
+    });
+  if (kind === undefined || (await source.list({ limit: 1 })).sessions.length === 0)
+    throw new UsageError({ message: `No sessions in ${source.description} yet; run a task first.` });
+  const what = kind === 'resume' ? 'paused' : 'running';
+  throw new UsageError({
+    message: `No ${what} session to ${kind === 'resume' ? 'unpause' : kind}: 'latest' means the newest ${what} one here (rho ps lists them).${kind === 'resume' ? ' To continue a finished session with a new task, use rho --resume latest "task".' : ''}`,
+  });
+}
+
 /** `watch`: renders the session's events until its run ends (or forever with `follow`), or until `signal` aborts. */
 export async function watchAction(
-  directory: string,
+  source: SessionSource,
   prefix: string,
   options: { json: boolean; follow: boolean; fromStart: boolean; signal?: AbortSignal },
   io: MonitorIo,
 ): Promise<number> {
-  const target = new SessionStore(directory).lookup(prefix);
+  const target = await source.resolve(prefix);
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
   const replay = (write: (text: string) => void) => {
     const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width });
@@ -163,11 +253,25 @@ export async function watchAction(
     }
     renderer(record);
   };
-  if (!options.json) io.err(`Watching ${target.id} (Ctrl+C stops watching; the agent keeps running)\n`);
-  for await (const { record, childId } of watchWithChildren(directory, target, {
+  if (!options.json)
+    io.err(
+      `Watching ${target.id}${source.kind === 'fleet' ? ` on ${target.hostname ?? '?'}` : ''} (Ctrl+C stops watching; the agent keeps running)\n`,
+    );
+  for await (const { record, childId } of source.follow(target.id, {
     fromStart: options.fromStart,
     follow: options.follow,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onConnectionLost: (error) => {
+      const text =
+        error === undefined
+          ? "The fleet's database answers again; watching on.\n"
+          : `The fleet's database went away (${error instanceof Error ? error.message : String(error)}); reconnecting (for up to 5 minutes)...\n`;
+      if (options.json)
+        io.out(
+          `${JSON.stringify({ type: 'warning', ts: new Date().toISOString(), message: text.trim(), source: 'fleet' })}\n`,
+        );
+      else io.err(text);
+    },
   })) {
     if (childId === undefined) render(record);
     else renderChild(childId, record);
@@ -176,25 +280,28 @@ export async function watchAction(
     if (!options.json) io.err('Stopped watching.\n');
     return EXIT.completed;
   }
-  const session = readMonitoredSession(target.directory, {}, false);
+  const after = await source.get(target.id);
+  const dead =
+    source.kind === 'fleet'
+      ? `its heartbeat stopped (host ${after?.hostname ?? '?'})`
+      : (after?.statusReason ?? 'its process is gone');
   if (!options.json)
     io.err(
-      `Session ${target.id} ${session?.status === 'dead' ? `is dead: ${session.deadReason ?? 'its process is gone'}` : `ended (${session?.status ?? 'unknown'})`}\n`,
+      `Session ${target.id} ${after?.status === 'dead' ? `is dead: ${dead}` : `ended (${after?.status ?? 'unknown'})`}\n`,
     );
   return EXIT.completed;
 }
 
-/** Which control request. */
-export type ControlKind = 'cancel' | 'pause' | 'resume';
-
 /**
  * `cancel`, `pause`, `resume` for one session (a unique prefix) or `all`. Cancel and pause only
- * reach live sessions (running, paused, waiting for approval): a sentinel left in a finished
- * session would stop or hold its next resume. Resume removes a pause wherever it is.
+ * reach live sessions: a directory keeps them from a finished session (a sentinel left there
+ * would stop or hold its next resume: a note, exit 0, as rho-agent did); a fleet refuses them
+ * (exit 2: across machines an operator must know the request will not be read). Resume removes a
+ * pause wherever it is.
  */
 export async function controlAction(
   kind: ControlKind,
-  directory: string,
+  source: SessionSource,
   target: { prefix?: string; all: boolean },
   io: MonitorIo,
 ): Promise<number> {
@@ -203,58 +310,73 @@ export async function controlAction(
   const all = target.all || target.prefix === 'all';
   if (!all && (target.prefix === undefined || target.prefix === ''))
     throw new UsageError({ message: `Give a session id prefix, or use --all (rho ps lists the sessions).` });
-  const store = new SessionStore(directory);
-  const targets = all ? store.match('') : [store.lookup(target.prefix!)];
-  const act = (operator: FileOperatorChannel) =>
-    kind === 'cancel'
-      ? operator.requestCancel()
-      : kind === 'pause'
-        ? operator.requestPause()
-        : operator.requestResume();
-  let changed = 0;
-  for (const { id, directory: sessionDirectory } of targets) {
-    const session = readMonitoredSession(sessionDirectory, {}, false);
-    // A session still being set up (its tools, MCP servers, starting) is live too while the
-    // process that holds its lock is: a cancel stops it before its first model call.
-    const live =
-      session !== undefined &&
-      (ACTIVE_STATUSES.has(session.status) ||
-        (session.status === 'created' && sessionLockOwner(sessionDirectory) !== undefined));
-    if (kind !== 'resume' && !live) {
-      if (!all) io.out(`${id}: ${session?.status ?? 'unknown'}, not running; nothing to ${kind}\n`);
-      continue;
-    }
-    const outcome = await act(new FileOperatorChannel(sessionDirectory));
-    if (outcome === 'requested') {
-      changed += 1;
-      io.out(`${kind}: ${id}\n`);
-    } else if (!all) {
+  if (!all) {
+    const session = await source.resolve(target.prefix!);
+    const result = await refusalAsExit(() => source.control(session.id, kind), io);
+    if (typeof result === 'number') return result;
+    const { outcome, status, live } = result;
+    if (outcome === 'not_live') io.out(`${session.id}: ${status}, not running; nothing to ${kind}\n`);
+    else if (outcome === 'requested') io.out(`${kind}: ${session.id}${where(source, session)}\n`);
+    else if (kind !== 'resume') io.out(`${session.id}: ${kind} already requested\n`);
+    else if (source.kind === 'fleet') io.out(`${session.id}: not paused (${status}); nothing to unpause\n`);
+    else
       io.out(
-        kind === 'resume'
-          ? `${id}: not paused (${session?.status ?? 'unknown'}); nothing to unpause.${live ? '' : ` To continue it with a new task: rho --resume ${id} "task"`}\n`
-          : `${id}: ${kind} already requested\n`,
+        `${session.id}: not paused (${status}); nothing to unpause.${live ? '' : ` To continue it with a new task: rho --resume ${session.id} "task"`}\n`,
       );
+    return EXIT.completed;
+  }
+  const { sessions } = await source.list({ accepts: kind, limit: 10_000 });
+  // A directory's sessions in the order of their ids (its listing's order before the sources).
+  const targets = source.kind === 'directory' ? [...sessions].sort((a, b) => (a.id < b.id ? -1 : 1)) : sessions;
+  let changed = 0;
+  for (const session of targets) {
+    try {
+      if ((await source.control(session.id, kind)).outcome === 'requested') {
+        changed += 1;
+        io.out(`${kind}: ${session.id}${where(source, session)}\n`);
+      }
+    } catch (error) {
+      // A session that finished since it was listed: nothing to do.
+      if (!(RhoError.isInstance(error) && error.code === 'fleet_signal_refused')) throw error;
     }
   }
-  if (all) {
-    const noun = kind === 'resume' ? 'paused sessions to resume' : `running sessions to ${kind}`;
-    io.out(changed === 0 ? `No ${noun}\n` : `Sent ${kind} to ${changed} session${changed === 1 ? '' : 's'}\n`);
-  }
+  const noun = kind === 'resume' ? 'paused sessions to resume' : `running sessions to ${kind}`;
+  io.out(changed === 0 ? `No ${noun}\n` : `Sent ${kind} to ${changed} session${changed === 1 ? '' : 's'}\n`);
   return EXIT.completed;
 }
 
-/** `directive`: queues an instruction for one session; it reaches the model before its next call. */
-export async function directiveAction(directory: string, prefix: string, text: string, io: MonitorIo): Promise<number> {
+/**
+ * `directive`: queues an instruction for one session; it reaches the model before its next call.
+ * A directory keeps it for a session that is not live until it is resumed; a fleet refuses it.
+ */
+export async function directiveAction(
+  source: SessionSource,
+  prefix: string,
+  text: string,
+  io: MonitorIo,
+): Promise<number> {
   if (text.trim() === '')
     throw new UsageError({ message: 'The directive is empty: rho directive PREFIX "what the agent should do".' });
-  const target = new SessionStore(directory).lookup(prefix);
-  await new FileOperatorChannel(target.directory).sendDirective(text);
-  const session = readMonitoredSession(target.directory, {}, false);
-  const live = session !== undefined && ACTIVE_STATUSES.has(session.status);
+  const session = await source.resolve(prefix);
+  const result = await refusalAsExit(() => source.sendDirective(session.id, text), io);
+  if (typeof result === 'number') return result;
   io.out(
-    live
-      ? `directive queued for ${target.id}\n`
-      : `directive queued for ${target.id} (${session?.status ?? 'unknown'}: it is delivered when the session is resumed)\n`,
+    result.live
+      ? `directive queued for ${session.id}${where(source, session)}\n`
+      : `directive queued for ${session.id} (${result.status}: it is delivered when the session is resumed)\n`,
   );
   return EXIT.completed;
+}
+
+/** Runs a signal; a fleet's refusal (the session is not live) is printed and becomes exit 2. */
+async function refusalAsExit<T>(send: () => Promise<T>, io: MonitorIo): Promise<T | number> {
+  try {
+    return await send();
+  } catch (error) {
+    if (RhoError.isInstance(error) && error.code === 'fleet_signal_refused') {
+      io.err(`rho: ${error.message}\n`);
+      return EXIT.badInput;
+    }
+    throw error;
+  }
 }

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import yargs from 'yargs';
 import { SessionStore } from '@rho/core';
+import { createDirectorySource } from '@rho/monitor';
 import type { Argv } from 'yargs';
 import type { MonitorConsole } from '../monitor-commands.js';
 import type { MonitorIo } from './monitor-io.js';
@@ -49,7 +50,7 @@ export async function monitorLoop(
   // `fleet`: the console's commands work on the fleet (a url), or never on one (''), whatever the environment says.
   const viaFleet = fleet !== undefined && fleet !== '';
   io.out(`rho monitor: ${viaFleet ? 'the fleet' : directory}\nType help for commands.\n\n`);
-  if (!viaFleet) psAction(directory, { json: false, limit: 50 }, io);
+  if (!viaFleet) await psAction(createDirectorySource(directory), { json: false, limit: 50 }, io);
   else
     await runConsoleLine('ps', { directory, io, register, signal: new AbortController().signal, fleet }).catch(
       (error: unknown) => io.err(`${error instanceof Error ? error.message : String(error)}\n`),

@@ -1,4 +1,4 @@
-import type { MonitoredSession } from '@rho/monitor';
+import type { ListedSession } from '@rho/monitor';
 import { flattenSessionTree, groupSessions } from '@rho/monitor';
 import { clipWords, formatElapsed } from '../../format.js';
 import { styles } from '../../terminal.js';
@@ -9,14 +9,12 @@ export interface SessionTableOptions {
   /** Terminal width; the prompt column is cut to fit. */
   width: number;
   now?: number;
-  /** Cost shown per session id, where it is known better than meta.json's (a running session's, read from its trace). */
-  costs?: ReadonlyMap<string, string>;
   /** Add a HOST column (sessions of a fleet, on several nodes). */
   hosts?: boolean;
 }
 
 /** The `rho ps` table: children indented under their parent, one line per session. */
-export function formatSessionTable(sessions: readonly MonitoredSession[], options: SessionTableOptions): string {
+export function formatSessionTable(sessions: readonly ListedSession[], options: SessionTableOptions): string {
   const style = styles(options.color);
   const now = options.now ?? Date.now();
   const rows = flattenSessionTree(groupSessions(sessions)).map(({ session, depth }) => ({
@@ -25,13 +23,7 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
     host: session.hostname ?? '-',
     model: session.model ?? '-',
     age: age(session.startedAt, now),
-    cost:
-      options.costs?.get(session.id) ??
-      (session.costUsd === undefined
-        ? ['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus)
-          ? '-'
-          : 'unknown'
-        : `$${session.costUsd.toFixed(4)}`),
+    cost: costOf(session),
     prompt: oneLine(session.firstPrompt ?? ''),
   }));
   const header = {
@@ -87,6 +79,17 @@ export function formatSessionTable(sessions: readonly MonitoredSession[], option
     }
   };
   return [style.bold(line(header, (text) => text)), ...rows.map((row) => line(row, colourOf(row.status)))].join('\n');
+}
+
+/**
+ * `$0.0123`; `$0.0123 + unpriced` when some calls had no price; `unknown` when none had one (or a
+ * finished session recorded none); `-` while a session has no figure yet.
+ */
+function costOf(session: ListedSession): string {
+  if (session.costUsd === undefined)
+    return ['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus) ? '-' : 'unknown';
+  if (session.costUsd === null) return 'unknown';
+  return `$${session.costUsd.toFixed(4)}${(session.unpricedCalls ?? 0) > 0 ? ' + unpriced' : ''}`;
 }
 
 function age(startedAt: string, now: number): string {

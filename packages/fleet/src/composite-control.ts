@@ -1,4 +1,5 @@
-import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
+import type { ControlChannel, SessionOptions, SessionStatus, TakenDirectives } from '@rho/core';
+import { FileControlChannel } from '@rho/core/internal';
 
 /**
  * The directive cursor is one number (core records it in the trace): the file channel's byte
@@ -8,6 +9,9 @@ import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
  */
 const FILE_SPAN = 2 ** 32;
 const FLEET_LIMIT = 2 ** 21;
+
+/** A plain file channel's cursor is below this; at or above it, a cursor holds a fleet part. */
+export const COMPOSITE_CURSOR_FILE_SPAN = FILE_SPAN;
 
 /**
  * A session's control channel when a fleet is configured: the local file channel (session
@@ -95,4 +99,15 @@ async function quietly<T>(call: Promise<T> | undefined): Promise<T | undefined> 
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The control channel of a resumed session that once ran in a fleet and runs without one now: its
+ * trace holds a composite directive cursor, so its file channel must read only the cursor's file
+ * part (or it would start its directives over). A plain cursor needs nothing (core's default
+ * channel): then this returns no options.
+ */
+export function resumedFileControl(directory: string, cursor: number): SessionOptions {
+  if (cursor < FILE_SPAN) return {};
+  return { control: new CompositeControlChannel(new FileControlChannel(directory), () => undefined) };
 }

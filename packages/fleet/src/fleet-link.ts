@@ -8,10 +8,14 @@ import type {
   SessionStatus,
   TraceRecord,
 } from '@rho/core';
+import { TraceReader } from '@rho/core';
 import { FileControlChannel } from '@rho/core/internal';
-import type { Fleet, FleetConfig, FleetWarning, SessionAttachment, SessionRegistration } from '@rho/fleet';
-import { connectFleet, FleetSessionTakenError, redactUrl } from '@rho/fleet';
 import { CompositeControlChannel } from './composite-control.js';
+import { connectFleet } from './connect-fleet.js';
+import { FleetSessionTakenError } from './errors.js';
+import { redactUrl } from './fleet-config.js';
+import type { FleetConfig } from './fleet-config.js';
+import type { Fleet, FleetWarning, SessionAttachment, SessionRegistration } from './types.js';
 
 /** Options of {@link FleetLink.start}. */
 export interface FleetLinkOptions {
@@ -56,7 +60,8 @@ const REFUSED: ControlChannel = {
 };
 
 /**
- * Connects the sessions of one `rho` process (the run's and its delegate children) to a fleet,
+ * Connects the sessions of one process (a run's and its delegate children: what `rho` does for
+ * `--fleet`, and what an app embedding core's `Agent` can do the same way) to a fleet,
  * without ever making the agent wait on the database. The connection is made in the background,
  * retried while the database is away (one warning, then silence until it is back); until a session
  * is registered it runs on its file control channel and its records stay in its trace, from which
@@ -267,27 +272,23 @@ export class FleetLink {
 }
 
 /**
- * The records of a trace file after its first `count` lines. Line n is record n, as the fleet's
- * mirror counts them; a torn line (an earlier crash) is counted and skipped.
+ * The records of a trace file after its first `count` lines, read by core's `TraceReader`. Line
+ * n is record n, as the fleet's mirror counts them; a torn line (an earlier crash) is counted and
+ * skipped.
  */
 function traceRecordsAfter(path: string, count: number): TraceRecord[] {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch {
     return [];
   }
-  const lines = text.split('\n');
-  // The text after the last newline is not a line yet (none: the file ends with one).
-  lines.pop();
   const records: TraceRecord[] = [];
-  for (const line of lines.slice(count)) {
-    try {
-      records.push(JSON.parse(line) as TraceRecord);
-    } catch {
-      // A line torn by an earlier crash: not a record.
-    }
-  }
+  TraceReader.read(bytes, {
+    record: (record, line) => {
+      if (line > count) records.push(record as unknown as TraceRecord);
+    },
+  });
   return records;
 }
 

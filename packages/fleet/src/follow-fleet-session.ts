@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { TraceRecord } from '@rho/core';
-import type { Fleet, FleetSession } from '@rho/fleet';
+import type { Fleet, FleetSession } from './types.js';
 
 /** A mirrored record of the watched session, or of one of its child sessions (delegate). */
 export interface FleetWatchedRecord {

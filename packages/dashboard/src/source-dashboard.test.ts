@@ -1,43 +1,57 @@
 import { SessionNotFoundError } from '@rho/core';
-import type { ControlOutcome, OperatorChannel } from '@rho/core';
+import type { ControlOutcome, OperatorChannel, RawTraceRecord } from '@rho/core';
+import type { ListedSession, SessionSource } from '@rho/monitor';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CostStats, SessionPage, ToolStats } from './dashboard-source.js';
 import { startDashboard } from './dashboard-server.js';
 import type { DashboardServer } from './dashboard-server.js';
-import { createFleetSource } from './fleet-source.js';
-import type { FleetLike, FleetSessionLike } from './fleet-source.js';
+import { createDashboardSource } from './source-dashboard.js';
 
-// @rho/fleet is built on another branch; until it lands, the adapter is checked against a fleet
-// kept in memory with the same API (listSessions, resolveSession, operator, followRecords, stats),
-// through the real server.
-function memoryFleet(sessions: FleetSessionLike[], records: unknown[]) {
+// The adapter over a SessionSource kept in memory, with the telemetry views a fleet has, through
+// the real server (a fleet's own source is tested in @rho/fleet and by the CLI's dashboard test).
+function memorySource(sessions: ListedSession[], records: RawTraceRecord[]) {
   const requests: string[] = [];
-  const fleet: FleetLike = {
-    async listSessions() {
-      return sessions;
+  const operator = (sessionId: string): OperatorChannel => {
+    const record = async (action: string): Promise<ControlOutcome> => {
+      requests.push(`${action} ${sessionId}`);
+      return 'requested';
+    };
+    return {
+      requestCancel: () => record('cancel'),
+      requestPause: () => record('pause'),
+      requestResume: () => record('resume'),
+      sendDirective: async (text) => {
+        requests.push(`directive ${sessionId} ${text}`);
+      },
+    };
+  };
+  const unused = async (): Promise<never> => {
+    throw new Error('not used by the dashboard');
+  };
+  const source: SessionSource = {
+    kind: 'fleet',
+    description: 'fleet: test',
+    async list() {
+      return { sessions };
     },
-    async resolveSession(prefix) {
+    async get(id) {
+      return sessions.find((session) => session.id === id);
+    },
+    async resolve(prefix) {
       const found = sessions.filter((session) => session.id.startsWith(prefix));
       if (found.length !== 1) throw new SessionNotFoundError({ message: `no session ${prefix}` });
       return found[0]!;
     },
-    operator(sessionId): OperatorChannel {
-      const record = async (action: string): Promise<ControlOutcome> => {
-        requests.push(`${action} ${sessionId}`);
-        return 'requested';
-      };
-      return {
-        requestCancel: () => record('cancel'),
-        requestPause: () => record('pause'),
-        requestResume: () => record('resume'),
-        sendDirective: async (text) => {
-          requests.push(`directive ${sessionId} ${text}`);
-        },
-      };
-    },
-    async *followRecords(_sessionId, options) {
-      for (const [index, record] of records.entries()) yield { seq: index + 1, record };
+    async *follow(_id, options) {
+      for (const record of records) yield { record };
       await new Promise<void>((resolve) => options?.signal?.addEventListener('abort', () => resolve()));
+    },
+    readTrace: unused,
+    control: unused,
+    sendDirective: unused,
+    async operator(id) {
+      if (!sessions.some((session) => session.id === id)) throw new SessionNotFoundError({ message: `no ${id}` });
+      return operator(id);
     },
     async stats(view) {
       if (view === 'tool_calls')
@@ -50,14 +64,16 @@ function memoryFleet(sessions: FleetSessionLike[], records: unknown[]) {
       const key = view === 'cost_by_model' ? 'model' : 'profile';
       return [{ [key]: 'x', calls: 3, input_tokens: 40, output_tokens: 4, cost_usd: '0.3' }];
     },
+    async close() {},
   };
-  return { fleet, requests };
+  return { source, requests };
 }
 
-const session = (id: string, extra: Partial<FleetSessionLike> = {}): FleetSessionLike => ({
+const session = (id: string, extra: Partial<ListedSession> = {}): ListedSession => ({
   id,
-  host: 'node-2',
+  hostname: 'node-2',
   status: 'running',
+  recordedStatus: 'running',
   startedAt: '2026-11-26T10:00:00.000Z',
   updatedAt: '2026-11-26T10:00:01.000Z',
   inputTokens: 120,
@@ -73,13 +89,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe('createFleetSource', () => {
-  it('lists, follows, steers and sums a fleet through the dashboard server', async () => {
-    const { fleet, requests } = memoryFleet(
+describe('createDashboardSource', () => {
+  it('lists, follows, steers and sums a session source through the dashboard server', async () => {
+    const { source, requests } = memorySource(
       [session('aa11'), session('bb22', { parentId: 'aa11', status: 'completed' })],
       [{ type: 'run_start', ts: '2026-11-26T10:00:00.000Z', prompt: 'hi' }],
     );
-    server = await startDashboard({ source: createFleetSource(fleet, 'fleet: test') });
+    server = await startDashboard({ source: createDashboardSource(source) });
     const headers = { Authorization: `Bearer ${server.token}` };
     const get = async <T>(path: string) => (await (await fetch(`${server!.origin}${path}`, { headers })).json()) as T;
     const page = await get<SessionPage>('/api/sessions');

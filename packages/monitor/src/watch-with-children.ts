@@ -2,15 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { SessionStore } from '@rho/core';
 import { readSessionMeta } from '@rho/core/internal';
-import type { RawTraceRecord } from '@rho/core';
-import { watchSession } from '@rho/monitor';
-
-/** A record of the watched session, or of one of its child sessions (delegate). */
-export interface WatchedRecord {
-  record: RawTraceRecord;
-  /** The child session's id, for records of a child. */
-  childId?: string;
-}
+import type { FollowedRecord } from './session-source.js';
+import { watchSession } from './watch-session.js';
 
 /** Records a follower may queue before it waits for the consumer to catch up. */
 const QUEUE_HIGH_WATER = 1024;
@@ -28,8 +21,8 @@ export async function* watchWithChildren(
   sessionsDirectory: string,
   session: { id: string; directory: string },
   options: { fromStart: boolean; follow: boolean; signal?: AbortSignal; pollIntervalMs?: number },
-): AsyncGenerator<WatchedRecord, void, undefined> {
-  let queue: WatchedRecord[] = [];
+): AsyncGenerator<FollowedRecord, void, undefined> {
+  let queue: FollowedRecord[] = [];
   let head = 0;
   let wake: (() => void) | undefined;
   const notify = () => {
