@@ -244,7 +244,7 @@ export async function sqlTaskCommand(
 ): Promise<number> {
   const { parseTaskSpec } = await import('@rho/queue');
   const evaluation = await import('@rho/eval');
-  const { loadUserConfig, rhoHome, ConfigError } = await import('@rho/core');
+  const { rhoHome, ConfigError } = await import('@rho/core');
   const { UsageError } = await import('../exit-codes.js');
   const { loadDotenv } = await import('../dotenv.js');
   let raw: unknown;
@@ -274,9 +274,22 @@ export async function sqlTaskCommand(
       message: `The database of question ${task.question_id} is not on this worker: ${databasePath}. Copy the dataset's databases here, or tell rho eval sql --queue where the workers have them with --worker-db-dir DIR.`,
     });
   const text = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
-  const model = spec.model ?? text(env.OPENAI_MODEL) ?? 'gpt-5-mini';
-  const baseURL = text(task.base_url) ?? text(env.OPENAI_BASE_URL);
-  const apiKey = text(env.OPENAI_API_KEY);
+  // The model client's settings as a run resolves them, the task's choices as flags.
+  const { modelSettingsSection, resolveSettings } = await import('@rho/core/settings');
+  const { settings } = await resolveSettings({
+    sections: [modelSettingsSection],
+    home: rhoHome(env),
+    env,
+    overrides: {
+      model: spec.model,
+      'base-url': task.base_url,
+      'reasoning-effort': task.reasoning_effort,
+      'first-byte-timeout': task.first_byte_timeout,
+      'idle-timeout': task.idle_timeout,
+      'max-retries': task.max_retries,
+    },
+  });
+  const { model, baseURL, apiKey } = settings.model;
   // The worker refused a task whose endpoint it does not allow; this session checks again before
   // it sends the worker's key: to its own OPENAI_BASE_URL, or an endpoint `rho worker` allows.
   if (text(task.base_url) !== undefined) {
@@ -314,7 +327,12 @@ export async function sqlTaskCommand(
   const link =
     sources === undefined
       ? undefined
-      : await startFleetLink(sources, { userConfig: loadUserConfig(home).fleet }, undefined, { onWarning: warn });
+      : await startFleetLink(
+          sources,
+          { userConfig: sources.userConfig as Record<string, unknown> | undefined },
+          undefined,
+          { onWarning: warn },
+        );
 
   const write = (record: Record<string, unknown>) => terminal.stdout.write(`${JSON.stringify(record)}\n`);
   const controller = new AbortController();
@@ -330,14 +348,7 @@ export async function sqlTaskCommand(
       databasePath,
       prompt: spec.prompt,
       model,
-      clientOptions: {
-        ...(baseURL === undefined ? {} : { baseURL }),
-        apiKey: apiKey ?? 'no-key',
-        ...(task.reasoning_effort === undefined ? {} : { reasoningEffort: task.reasoning_effort }),
-        ...(task.first_byte_timeout === undefined ? {} : { firstByteTimeoutMs: task.first_byte_timeout * 1000 }),
-        ...(task.idle_timeout === undefined ? {} : { idleTimeoutMs: task.idle_timeout * 1000 }),
-        ...(task.max_retries === undefined ? {} : { maxRetries: task.max_retries }),
-      },
+      clientOptions: settings.model.clientOptions,
       ...(task.system_prompt === undefined ? {} : { systemPrompt: task.system_prompt }),
       budgets: {
         maxTurns: spec.max_turns ?? 20,

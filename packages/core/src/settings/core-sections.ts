@@ -414,6 +414,7 @@ export const workingDirSettingsSection = defineSettingsSection({
         field: 'working_dir',
       });
     }
+    context.derived('working_dir', workingDir, 'default (the current directory)');
     return { workingDir };
   },
   save: (_context, value) => ({ working_dir: value.workingDir }),

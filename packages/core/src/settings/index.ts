@@ -29,6 +29,8 @@ export {
   isMapping,
   listOfText,
   mapping,
+  mappingOfText,
+  nameOrMapping,
   retries,
   seconds,
   text,

@@ -156,3 +156,39 @@ export function checkedText(problem: (value: string) => string | undefined, outp
     }),
   );
 }
+
+/**
+ * `NAME` or `{name: NAME, ...options}` (a backend), as `{ name, options }`; `names` says what
+ * the names are (`local, sandbox, daytona`), `noun` what they name (`backend`).
+ */
+export function nameOrMapping(noun: string, names: string): SettingKind {
+  const withOptions = `a ${noun} name, or a mapping with \`name\` (${names}) and its options`;
+  return {
+    schema: v.union(
+      [
+        v.pipe(
+          v.string(),
+          v.transform((name) => name.trim()),
+          v.check((name) => name !== '', `a ${noun} name (${names})`),
+          v.transform((name) => ({ name, options: {} as Record<string, unknown> })),
+        ),
+        v.pipe(
+          v.custom<Record<string, unknown>>(isMapping),
+          v.check((value) => typeof value.name === 'string' && value.name.trim() !== '', withOptions),
+          v.transform(({ name, ...options }) => ({ name: String(name).trim(), options })),
+        ),
+      ],
+      (issue) => (isMapping(issue.input) ? withOptions : `a ${noun} name or a mapping with \`name\``),
+    ),
+  };
+}
+
+/** A mapping whose values are all strings (headers). */
+export function mappingOfText(message: string): SettingKind {
+  return {
+    schema: v.custom<Record<string, string>>(
+      (value) => isMapping(value) && Object.values(value).every((item) => typeof item === 'string'),
+      message,
+    ),
+  };
+}

@@ -48,7 +48,7 @@ export interface ResolvedSettings<Sections extends readonly AnySettingsSection[]
   readonly settings: SettingsOf<Sections>;
   /** Where each set key's value came from: `default`, `FILE:LINE`, `env NAME`, `--flag` (merged keys: joined by ` + `). */
   readonly sources: Readonly<Record<string, string>>;
-  /** Every key's value as resolved (for `rho config show`); unset keys are absent. */
+  /** Every key's value as resolved (a merged key's layers merged), for `rho config show`; unset keys are absent. */
   readonly values: Readonly<Record<string, unknown>>;
   /** What the user should know (unknown keys with "did you mean", notices), to be printed by the caller. */
   readonly warnings: readonly string[];
@@ -110,7 +110,7 @@ export async function resolveSettings<const Sections extends readonly AnySetting
   const agentKind: 'agent' | 'saved' = options.resumed === undefined ? 'agent' : 'saved';
 
   const index = indexSettings([...options.sections, ...(options.knownSections ?? [])]);
-  const extras = checkFileKeys(index, { home: homeSource, agent: agentSource }, warnings);
+  const extras = checkFileKeys(index, { home: homeSource, agent: agentSource }, options.sections, warnings);
 
   const layersByKey = new Map<string, Layer[]>();
   for (const setting of index.settings.values()) {
@@ -123,6 +123,8 @@ export async function resolveSettings<const Sections extends readonly AnySetting
 
   const built = new Map<string, unknown>();
   const named: { name: string; value: string; minimumLength?: number }[] = [];
+  const urls: string[] = [];
+  const derived = new Map<string, { value: unknown; origin: string }>();
   const winner = (key: string): Layer | undefined => {
     const layers = layersByKey.get(key);
     if (layers === undefined) throw new Error(`No setting '${key}' in the sections resolved.`);
@@ -154,6 +156,11 @@ export async function resolveSettings<const Sections extends readonly AnySetting
     warn: (message) => warnings.push(message),
     secret: (name, value, minimumLength) =>
       named.push({ name, value, ...(minimumLength === undefined ? {} : { minimumLength }) }),
+    secretUrl: (url) => urls.push(url),
+    derived: (key, value, origin) => {
+      winner(key);
+      derived.set(key, { value, origin });
+    },
     problem: (key, message) => problemAt(winner(key), index.settings.get(key)!, message),
   };
   for (const section of options.sections) built.set(section.name, await section.build(context));
@@ -162,9 +169,14 @@ export async function resolveSettings<const Sections extends readonly AnySetting
   const values: Record<string, unknown> = {};
   for (const [key, layers] of layersByKey) {
     const top = layers[layers.length - 1];
+    const chosen = derived.get(key);
+    if (top === undefined && chosen !== undefined) {
+      values[key] = chosen.value;
+      sources[key] = chosen.origin;
+    }
     if (top === undefined) continue;
-    values[key] = top.value;
     const setting = index.settings.get(key)!;
+    values[key] = setting.definition.merge === true ? merged(layers) : top.value;
     const shown = setting.definition.merge === true ? layers.filter((layer) => layer.kind !== 'default') : [top];
     sources[key] = (shown.length === 0 ? [top] : shown).map((layer) => layer.origin).join(' + ');
   }
@@ -187,6 +199,7 @@ export async function resolveSettings<const Sections extends readonly AnySetting
       collector.take(setting.definition.key, top.value);
   }
   for (const { name, value, minimumLength } of named) collector.take(name, value, minimumLength);
+  for (const url of urls) collector.urlPassword(url);
   for (const value of Object.values(overrides)) for (const item of [value].flat()) if (typeof item === 'string') collector.urlPassword(item);
   // Last: a value named above (resolved) keeps that name.
   if (homeSource !== undefined) collector.document(homeSource.value);
@@ -212,7 +225,10 @@ export async function resolveSettings<const Sections extends readonly AnySetting
 interface SettingsIndex {
   readonly settings: Map<string, IndexedSetting>;
   /** Top-level YAML key → the files that accept it, and its mapping rule when it is a mapping of settings. */
-  readonly topKeys: Map<string, { files: Set<SettingsFile>; children: Set<string>; unknownKeys?: 'error' | 'warn' }>;
+  readonly topKeys: Map<
+    string,
+    { files: Set<SettingsFile>; children: Set<string>; owners: Set<AnySettingsSection>; unknownKeys?: 'error' | 'warn' }
+  >;
   readonly aliases: Record<string, string>;
 }
 
@@ -229,8 +245,13 @@ function indexSettings(sections: readonly AnySettingsSection[]): SettingsIndex {
       const path = definition.key.split('.');
       settings.set(definition.key, { section, definition, path, files });
       if (files.length === 0) continue;
-      const top = topKeys.get(path[0]!) ?? { files: new Set<SettingsFile>(), children: new Set<string>() };
+      const top = topKeys.get(path[0]!) ?? {
+        files: new Set<SettingsFile>(),
+        children: new Set<string>(),
+        owners: new Set<AnySettingsSection>(),
+      };
       for (const file of files) top.files.add(file);
+      top.owners.add(section);
       if (path.length > 1) top.children.add(path.slice(1).join('.'));
       topKeys.set(path[0]!, top);
     }
@@ -255,6 +276,7 @@ const FILE_NAMES: Record<SettingsFile, string> = {
 function checkFileKeys(
   index: SettingsIndex,
   files: { home?: ConfigSource | undefined; agent?: ConfigSource | undefined },
+  built: readonly AnySettingsSection[],
   warnings: string[],
 ): Record<string, unknown> {
   const extras: Record<string, unknown> = {};
@@ -280,7 +302,9 @@ function checkFileKeys(
         warnings.push(`${where}: '${key}' is read from ${other}, not from this file; ignored here.`);
         continue;
       }
+      // A mapping of settings is checked by a resolution that builds its section.
       if (top.children.size === 0 || value === null || value === undefined) continue;
+      if (![...top.owners].some((owner) => built.includes(owner))) continue;
       const children = [...top.children].filter((child) => !child.includes('.'));
       validateConfig(v.custom(isMapping, `a mapping with ${children.join(', ')}`), value, source, [key]);
       for (const child of Object.keys(value as Record<string, unknown>)) {
@@ -440,4 +464,14 @@ function setAt(document: Record<string, unknown>, path: readonly string[], value
     parent = parent[segment] as Record<string, unknown>;
   }
   parent[path[path.length - 1]!] = value;
+}
+
+/** A merged setting's value: mappings merged key by key, lists one after the other, the highest layer on top. */
+function merged(layers: readonly Layer[]): unknown {
+  const given = layers.filter((layer) => layer.kind !== 'default');
+  if (given.length > 0 && given.every((layer) => isMapping(layer.value)))
+    return Object.assign({}, ...given.map((layer) => layer.value as Record<string, unknown>));
+  if (given.length > 0 && given.every((layer) => Array.isArray(layer.value)))
+    return given.flatMap((layer) => layer.value as unknown[]);
+  return layers.at(-1)?.value;
 }

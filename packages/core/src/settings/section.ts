@@ -117,6 +117,13 @@ export interface SectionContext {
   /** A secret rho now knows (an inline password, a resolved token), named for its marker. */
   secret(name: string, value: string, minimumLength?: number): void;
   /**
+   * The value a section chose for a setting no source set (the current directory, a profile's
+   * default backend), so that `values` and `sources` show it; `origin` says why.
+   */
+  derived(key: string, value: unknown, origin: string): void;
+  /** The password of a URL rho now knows (an MCP server's), as a secret. */
+  secretUrl(url: string): void;
+  /**
    * The error for a setting's value, where it came from: `FILE:LINE: 'KEY' MESSAGE (got …).`,
    * `--flag MESSAGE (got "…").` or `VARIABLE MESSAGE (got "…").`
    */
