@@ -292,7 +292,7 @@ function checkFileKeys(
         const { suggestion } = suggestKey(key, [...index.topKeys.keys()], index.aliases);
         const shown = suggestion !== undefined && index.topKeys.get(suggestion)?.files.has(kind) === true ? suggestion : undefined;
         warnings.push(
-          `${where}: unknown key '${key}' is ignored${shown !== undefined ? ` (did you mean '${shown}'?)` : kind === 'home' ? ` (this file takes ${knownHere.join(', ')})` : ''}.`,
+          `${where}: unknown key '${key}' is ignored${shown !== undefined ? ` (did you mean '${shown}'?)` : kind === 'home' ? ` (this version knows ${knownHere.join(', ')})` : ''}.`,
         );
         continue;
       }
