@@ -6,6 +6,7 @@ import { EXIT } from './exit-code-map.js';
 import { helpEpilogue } from './help-text.js';
 import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
+import { registerConfigCommands } from './commands/config-command.js';
 import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerFleetCommands } from './commands/fleet-commands.js';
@@ -106,6 +107,7 @@ const SUBCOMMANDS = [
   'tasks',
   'worker',
   'results',
+  'config',
 ];
 
 /**
@@ -145,6 +147,7 @@ function buildParser(
   registerEvalCommands(parser, terminal, env, setExit);
   registerMcpCommands(parser, terminal, env, setExit);
   registerFleetCommands(parser, terminal, env, setExit);
+  registerConfigCommands(parser, terminal, env, setExit);
   parser.option('fleet', {
     type: 'string',
     requiresArg: true,
@@ -389,17 +392,11 @@ function buildParser(
           words = [rest.otel, ...(task ?? [])];
           rest.otel = '';
         }
-        const vars = rest.var === undefined ? {} : { var: ([] as string[]).concat(rest.var) };
-        const packages =
-          rest.toolPackage === undefined ? {} : { toolPackage: ([] as string[]).concat(rest.toolPackage) };
-        const labels = rest.label === undefined ? {} : { label: ([] as string[]).concat(rest.label) };
+        // Repeatable flags (--var, --tool-package, --label) are one value or a list: the settings take either.
         setExit(
           await runCommand(
             {
               ...rest,
-              ...vars,
-              ...packages,
-              ...labels,
               ...(words === undefined ? {} : { prompt: words }),
               p: typeof rest.p === 'string' ? rest.p : undefined,
             },

@@ -118,7 +118,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     const terminalApprover = createTerminalApprover(terminal, {
       ask,
       memory,
-      workingDir: setup.config.workingDir ?? process.cwd(),
+      workingDir: setup.workingDir,
       beforeAsk: () => renderer?.pauseStatus(),
     });
     session.approver = (request) => (autoApprove ? true : terminalApprover(request));
@@ -149,7 +149,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       err: (text) => terminal.stderr.write(text),
       statusLine: terminal.stderr.isTTY === true,
       ...(options.markdown === undefined ? {} : { markdown: options.markdown }),
-      workingDir: setup.config.workingDir ?? process.cwd(),
+      workingDir: setup.workingDir,
       contextWindow: () => current.contextWindow,
       width: process.stdout.columns ?? 100,
     });

@@ -2,7 +2,7 @@ import type { ApprovalAvailability, Toolset } from '@rho/agent';
 import { createToolset } from '@rho/agent';
 import type { ExecutionBackend } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
-import type { DatabaseWarning } from '@rho/tools-db';
+import type { DatabaseConfig, DatabaseWarning } from '@rho/tools-db';
 import type { McpServerConfig } from '@rho/tools-mcp';
 import type { ToolPackageReference } from './tool-packages.js';
 import { loadToolPackages } from './tool-packages.js';
@@ -15,10 +15,8 @@ export interface ToolSetup {
   backend?: ExecutionBackend;
   home: string;
   env: NodeJS.ProcessEnv;
-  /** `--db-config`. */
-  dbConfigPath?: string;
-  /** `databases` of the agent config. */
-  databases?: Record<string, unknown>;
+  /** The database aliases, resolved by the databases settings section (the agent config's, else a databases.yaml's). */
+  databases: readonly DatabaseConfig[];
   /**
    * MCP servers whose tools the profile's `mcp:` rules admit: an `mcp_servers` mapping, or the
    * servers of `$RHO_HOME/config.yaml` and the agent config already merged (`parseMcpServerSources`).
@@ -43,9 +41,7 @@ const shownNotices = new Set<string>();
 
 /**
  * The toolset of a CLI run: `createToolset` of `@rho/agent` (the tools the profile allows, and
- * its approval policy) with the CLI's sources: the agent config's `databases`, else
- * `--db-config` / `RHO_DB_CONFIG` / `$RHO_HOME/databases.yaml`; and the tools of the tool
- * packages, which the toolset admits under the profile (deny by default) and the same approval
+ * its approval policy) with the run's database aliases and the tools of the tool packages, which the toolset admits under the profile (deny by default) and the same approval
  * policy as rho's own tools. Resolving packages from node_modules stays here, in the CLI.
  */
 export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
@@ -57,16 +53,7 @@ export async function buildToolset(setup: ToolSetup): Promise<Toolset> {
     ...(setup.backend === undefined ? {} : { backend: setup.backend }),
     env: setup.env,
     rhoHome: setup.home,
-    // Agent config `databases` wins over --db-config / RHO_DB_CONFIG / $RHO_HOME/databases.yaml.
-    ...(setup.databases !== undefined
-      ? { databases: setup.databases }
-      : {
-          databaseConfig: {
-            rhoHome: setup.home,
-            env: setup.env,
-            ...(setup.dbConfigPath === undefined ? {} : { path: setup.dbConfigPath }),
-          },
-        }),
+    databases: setup.databases,
     extraTools: packages.map((loaded) => ({ source: `tool package ${loaded.spec}`, tools: loaded.tools })),
     ...(setup.mcpServers === undefined ? {} : { mcpServers: setup.mcpServers }),
     ...(setup.signal === undefined ? {} : { signal: setup.signal }),

@@ -77,7 +77,7 @@ describe('backend selection', () => {
       cwd: work,
     });
     expect(config.code).toBe(2);
-    expect(config.stderr).toContain(`Unknown backend 'nowhere-else' (${join(work, 'agent.yaml')})`);
+    expect(config.stderr).toContain(`Unknown backend 'nowhere-else' (${join(work, 'agent.yaml')}:1)`);
     const environment = await runRho(['--base-url', server.url, '-p', 'hi'], {
       env: { RHO_HOME: home, RHO_BACKEND: 'elsewhere' },
       cwd: work,

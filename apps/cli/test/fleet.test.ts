@@ -139,7 +139,7 @@ describe('rho without a fleet', () => {
           RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-no-fleet-')),
           NODE_OPTIONS: `--import ${preload}`,
           RHO_TEST_IMPORTS: record,
-          RHO_TEST_IMPORTS_PATTERN: '^(postgres|@rho/fleet)(/|$)',
+          RHO_TEST_IMPORTS_PATTERN: '^(postgres|@rho/fleet(?!/settings$))(/|$)',
           ...env,
         },
       });
@@ -159,7 +159,7 @@ describe('rho without a fleet', () => {
         RHO_HOME: mkdtempSync(join(tmpdir(), 'rho-no-fleet-')),
         NODE_OPTIONS: `--import ${preload}`,
         RHO_TEST_IMPORTS: record,
-        RHO_TEST_IMPORTS_PATTERN: '^(postgres|@rho/fleet)(/|$)',
+        RHO_TEST_IMPORTS_PATTERN: '^(postgres|@rho/fleet(?!/settings$))(/|$)',
       },
     });
     expect(ps.code).toBe(0);

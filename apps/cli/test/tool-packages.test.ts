@@ -326,7 +326,7 @@ describe('agent config checks', () => {
     });
     expect(outcome.code).toBe(0);
     expect(outcome.stderr).toContain(
-      `Warning: ${join(work, 'agent.yaml')}: unknown key 'tools' is ignored (did you mean 'tool_packages'?).`,
+      `Warning: ${join(work, 'agent.yaml')}:1: unknown key 'tools' is ignored (did you mean 'tool_packages'?).`,
     );
     expect(outcome.stderr).toContain("unknown key 'modle' is ignored (did you mean 'model'?).");
     expect(toolNames(0)).not.toContain('word_count');
@@ -341,7 +341,7 @@ describe('agent config checks', () => {
       cwd: work,
     });
     expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toContain(`Unknown backend 'nowhere' (${join(work, 'agent.yaml')}): choose one of local`);
+    expect(outcome.stderr).toContain(`Unknown backend 'nowhere' (${join(work, 'agent.yaml')}:1): choose one of local`);
     const fromEnvironment = await runRho(['--base-url', server.url, '-p', 'hi'], {
       env: { RHO_HOME: home, RHO_AGENT_BACKEND: 'nowhere' },
       cwd: work,

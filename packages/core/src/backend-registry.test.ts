@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { agentConfigToDocument, parseAgentConfig } from './agent-config.js';
 import { createBackendRegistry, type BackendCreateContext } from './backend-registry.js';
 import { BackendUnavailableError, ConfigError } from './errors.js';
 import { createLocalBackend } from './local-backend.js';
@@ -59,18 +58,5 @@ describe('backend registry', () => {
     await expect(createBackendRegistry().create('local', context({ network: true }))).rejects.toThrow(
       "Backend 'local' takes no options (got network in --backend).",
     );
-  });
-});
-
-describe('backend in an agent config', () => {
-  it('is a name or a mapping with name and options, and saves the same way', () => {
-    expect(parseAgentConfig({ backend: 'sandbox' })).toMatchObject({ backend: 'sandbox' });
-    const config = parseAgentConfig({ backend: { name: 'sandbox', network: true, max_processes: 64 } });
-    expect(config.backend).toBe('sandbox');
-    expect(config.backendOptions).toEqual({ network: true, max_processes: 64 });
-    expect(agentConfigToDocument(config).backend).toEqual({ name: 'sandbox', network: true, max_processes: 64 });
-    expect(agentConfigToDocument(parseAgentConfig({ backend: { name: 'local' } })).backend).toBe('local');
-    expect(() => parseAgentConfig({ backend: { network: true } })).toThrow(/'backend' must be a backend name/);
-    expect(() => parseAgentConfig({ backend: 3 })).toThrow(/'backend' must be a backend name or a mapping/);
   });
 });

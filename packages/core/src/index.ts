@@ -119,10 +119,6 @@ export type { SessionMeta } from './session-meta.js';
 export { SessionStore, rhoHome } from './session-store.js';
 export type { CreateSessionOptions, SessionInfo, SessionListOptions, SessionRef } from './session-store.js';
 export type { CompactionOptions, CompactResult } from './compaction.js';
-export { loadAgentConfig, parseAgentConfig, unknownAgentConfigKeys } from './agent-config.js';
-export type { AgentConfig, UnknownAgentConfigKey } from './agent-config.js';
-export { loadUserConfig, userConfigPath } from './user-config.js';
-export type { UserConfig, UserOtelConfig } from './user-config.js';
 export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
 export type {
   AtifAgent,

@@ -9,16 +9,15 @@ import {
   readSync,
   rmSync,
   statSync,
-  writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { toYamlDocument } from './internal/yaml-emit.js';
 import { ConfigError, SessionNotFoundError, SessionWriteError } from './errors.js';
 import type { SessionMeta } from './session-meta.js';
 import { inspectSessionMeta, updateSessionMeta } from './session-meta.js';
 import { State } from './state.js';
 import { TraceReader } from './trace-reader.js';
+import { writeSessionSettings } from './settings/saved-settings.js';
 import type { TraceSink } from './trace-sink.js';
 
 /**
@@ -128,7 +127,7 @@ export class SessionStore {
         throw unusableBaseDir(this.baseDir, error);
       }
       try {
-        writeFileSync(join(directory, 'config.yaml'), toYamlDocument(options.config ?? {}));
+        writeSessionSettings(directory, options.config ?? {});
         updateSessionMeta(directory, {
           id,
           status: 'created',

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const built = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const builtSettings = fileURLToPath(new URL('../dist/settings/index.js', import.meta.url));
 
 // A child process records every module URL it resolves (through a module hook) while it runs `script`.
 async function resolvedUrls(script: string): Promise<string[]> {
@@ -75,8 +76,7 @@ if (outcome !== undefined) throw new Error('preload resolved to ' + String(outco
 
   it('does not load the yaml package until a YAML file is read or written', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'rho-lazy-yaml-'));
-    const config = join(directory, 'agent.yaml');
-    await writeFile(config, 'model: m\n');
+    await writeFile(join(directory, 'config.yaml'), 'model: m\n');
     const main = join(directory, 'main.mjs');
     // yaml is CommonJS: whether it was loaded shows in the require cache.
     await writeFile(
@@ -86,8 +86,9 @@ const core = await import(${JSON.stringify(pathToFileURL(built).href)});
 const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => /[\\/]yaml[\\/]/.test(path));
 const agent = new core.Agent({ clientOptions: { apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1' } });
 agent.createSession({ directory: ${JSON.stringify(join(directory, 'session'))} });
+const settings = await import(${JSON.stringify(pathToFileURL(builtSettings).href)});
 const before = loaded();
-const parsed = core.loadAgentConfig(${JSON.stringify(config)});
+const parsed = settings.readSessionSettings(${JSON.stringify(directory)}).source.value;
 process.stdout.write(JSON.stringify({ before, after: loaded(), model: parsed.model }));`,
     );
     const { stdout } = await run(process.execPath, [main], { cwd: directory });

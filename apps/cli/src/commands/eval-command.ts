@@ -239,16 +239,25 @@ export async function evalSqlCommand(
   const dataset = evaluation.loadSqlDataset(datasetSource, databasesDir === undefined ? {} : { databasesDir });
   if (dataset.questions.length === 0) throw new UsageError({ message: `${dataset.path} has no questions.` });
 
-  const nonEmpty = (value: string | undefined) =>
-    value === undefined || value.trim() === '' ? undefined : value.trim();
-  const model = nonEmpty(argv.model) ?? header?.model ?? nonEmpty(env.OPENAI_MODEL) ?? 'gpt-5-mini';
-  if (model.startsWith('gguf:'))
+  // The model client's settings section, as a run resolves it: flags, else the resumed run's model,
+  // else the environment.
+  const [{ modelSettingsSection, resolveSettings }, { configSource }, { allSections, settingsOverrides }] =
+    await Promise.all([import('@rho/core/settings'), import('@rho/core/internal'), import('../settings.js')]);
+  const resolvedModel = await resolveSettings({
+    sections: [modelSettingsSection],
+    knownSections: allSections,
+    home: rhoHome(env),
+    env,
+    overrides: settingsOverrides(argv as unknown as Record<string, unknown>, [modelSettingsSection]),
+    ...(header?.model === undefined ? {} : { agentConfig: configSource({ model: header.model }, resumePath!) }),
+  });
+  const modelSettings = resolvedModel.settings.model;
+  const { model } = modelSettings;
+  if (modelSettings.gguf !== undefined)
     throw new UsageError({
       message:
         "rho eval sql does not run in-process GGUF models yet: serve the model with an OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama) and pass --base-url.",
     });
-  const baseURL = nonEmpty(argv.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL);
-  const apiKey = nonEmpty(env.OPENAI_API_KEY);
   const queueOnly = [
     ['--label', argv.label],
     ['--priority', argv.priority],
@@ -261,22 +270,10 @@ export async function evalSqlCommand(
   if (argv.priority !== undefined && !Number.isInteger(argv.priority))
     throw new UsageError({ message: `--priority must be a whole number (got ${argv.priority}).` });
   // Through the queue, the model is called by the workers, with their own key.
-  if (!argv.queue && baseURL === undefined && apiKey === undefined)
+  if (!argv.queue && modelSettings.baseURL === undefined && modelSettings.apiKey === undefined)
     throw new UsageError({
       message:
         'Missing API key. Set OPENAI_API_KEY, or pass --base-url (or set OPENAI_BASE_URL) to an OpenAI-compatible endpoint that needs no key.',
-    });
-  const seconds = (flag: number | undefined, variable: string, name: string): number | undefined => {
-    const raw = flag ?? (nonEmpty(env[variable]) === undefined ? undefined : Number(env[variable]));
-    return positive(raw, flag === undefined ? variable : name);
-  };
-  const firstByte = seconds(argv.firstByteTimeout, 'RHO_FIRST_BYTE_TIMEOUT', '--first-byte-timeout');
-  const idle = seconds(argv.idleTimeout, 'RHO_IDLE_TIMEOUT', '--idle-timeout');
-  const retriesRaw =
-    argv.maxRetries ?? (nonEmpty(env.RHO_MAX_RETRIES) === undefined ? undefined : Number(env.RHO_MAX_RETRIES));
-  if (retriesRaw !== undefined && (!Number.isInteger(retriesRaw) || retriesRaw < 0))
-    throw new UsageError({
-      message: `--max-retries must be a whole number of retries, 0 or more (got ${retriesRaw}).`,
     });
   let systemPrompt: string | undefined;
   if (argv.systemPrompt !== undefined) {
@@ -342,13 +339,12 @@ export async function evalSqlCommand(
         questionTimeoutSeconds: questionTimeout,
         queryTimeoutSeconds: queryTimeout,
         ...(systemPrompt === undefined ? {} : { systemPrompt }),
-        // The endpoint settings given as flags (--base-url only: each worker has its own OPENAI_BASE_URL), never the key.
+        // The endpoint only when --base-url names it: without it, each worker uses its own; never the key.
         clientOptions: {
-          ...(nonEmpty(argv.baseUrl) === undefined ? {} : { baseURL: nonEmpty(argv.baseUrl)! }),
-          ...(argv.reasoningEffort === undefined ? {} : { reasoningEffort: argv.reasoningEffort }),
-          ...(firstByte === undefined ? {} : { firstByteTimeoutMs: firstByte * 1000 }),
-          ...(idle === undefined ? {} : { idleTimeoutMs: idle * 1000 }),
-          ...(retriesRaw === undefined ? {} : { maxRetries: retriesRaw }),
+          ...(resolvedModel.sources['base_url'] === '--base-url' && modelSettings.baseURL !== undefined
+            ? { baseURL: modelSettings.baseURL }
+            : {}),
+          ...queuedModelOptions(modelSettings.clientOptions),
         },
       },
       {
@@ -391,15 +387,7 @@ export async function evalSqlCommand(
     report = await evaluation.runSqlEval({
       dataset,
       model,
-      clientOptions: {
-        ...(baseURL === undefined ? {} : { baseURL }),
-        // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
-        apiKey: apiKey ?? 'no-key',
-        ...(argv.reasoningEffort === undefined ? {} : { reasoningEffort: argv.reasoningEffort }),
-        ...(firstByte === undefined ? {} : { firstByteTimeoutMs: firstByte * 1000 }),
-        ...(idle === undefined ? {} : { idleTimeoutMs: idle * 1000 }),
-        ...(retriesRaw === undefined ? {} : { maxRetries: retriesRaw }),
-      },
+      clientOptions: modelSettings.clientOptions,
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
       useEvidence: argv.evidence,
       resultsPath,
@@ -455,6 +443,19 @@ export async function evalSqlCommand(
     return 1;
   }
   return 0;
+}
+
+/** What a queued question's task carries of the model client's options (the workers resolve the rest, and the key, themselves). */
+function queuedModelOptions(
+  options: import('@rho/core/settings').ModelSettings['clientOptions'],
+): import('@rho/eval').QueuedSqlClientOptions {
+  const picked = {
+    reasoningEffort: options.reasoningEffort,
+    firstByteTimeoutMs: options.firstByteTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    maxRetries: options.maxRetries,
+  };
+  return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined));
 }
 
 /** Draws a run's progress; see {@link createEvalProgress}. */

@@ -26,7 +26,7 @@ export async function sqlTaskCommand(
 ): Promise<number> {
   const { parseTaskSpec } = await import('@rho/queue');
   const evaluation = await import('@rho/eval');
-  const { loadUserConfig, rhoHome } = await import('@rho/core');
+  const { rhoHome } = await import('@rho/core');
   const { UsageError } = await import('../exit-codes.js');
   const { loadDotenv } = await import('../dotenv.js');
   let raw: unknown;
@@ -39,7 +39,6 @@ export async function sqlTaskCommand(
   if (spec.sql_eval === undefined)
     throw new UsageError({ message: '--task has no sql_eval: it is not an eval question.' });
   loadDotenv(env);
-  const text = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
   // This worker's own model settings; `rho worker` passes the endpoints it allows a task to name.
   let allowedEndpoints: string[] = [];
   try {
@@ -48,11 +47,13 @@ export async function sqlTaskCommand(
   } catch {
     // Unreadable: no endpoint is allowed.
   }
-  const baseURL = text(env.OPENAI_BASE_URL);
-  const apiKey = text(env.OPENAI_API_KEY);
+  // The worker's own model settings, resolved as a run resolves them; the task's choices apply over them.
+  const { modelSettingsSection, resolveSettings } = await import('@rho/core/settings');
+  const { settings } = await resolveSettings({ sections: [modelSettingsSection], home: rhoHome(env), env, overrides: {} });
+  const { apiKey: _placeholder, ...own } = settings.model.clientOptions;
   const question = evaluation.sqlTaskSession(spec, {
-    clientOptions: { ...(baseURL === undefined ? {} : { baseURL }), ...(apiKey === undefined ? {} : { apiKey }) },
-    defaultModel: text(env.OPENAI_MODEL) ?? 'gpt-5-mini',
+    clientOptions: { ...own, ...(settings.model.apiKey === undefined ? {} : { apiKey: settings.model.apiKey }) },
+    defaultModel: settings.model.model,
     allowedEndpoints,
   });
   const home = rhoHome(env);
@@ -69,7 +70,12 @@ export async function sqlTaskCommand(
   const link =
     sources === undefined
       ? undefined
-      : await startFleetLink(sources, { userConfig: loadUserConfig(home).fleet }, undefined, { onWarning: warn });
+      : await startFleetLink(
+          sources,
+          { userConfig: sources.userConfig as Record<string, unknown> | undefined },
+          undefined,
+          { onWarning: warn },
+        );
 
   const write = (record: Record<string, unknown>) => terminal.stdout.write(`${JSON.stringify(record)}\n`);
   const controller = new AbortController();

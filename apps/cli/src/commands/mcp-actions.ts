@@ -1,11 +1,14 @@
-import { resolve } from 'node:path';
-import { loadAgentConfig, loadUserConfig, rhoHome } from '@rho/core';
+import { join } from 'node:path';
+import { rhoHome } from '@rho/core';
+import { resolveSettings } from '@rho/core/settings';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile, mcpToolRuling } from '@rho/permissions';
 import type { McpServerConfig } from '@rho/tools-mcp';
-import { mapCallToolResult, McpServers, mcpToolName, parseMcpServers, parseMcpServerSources } from '@rho/tools-mcp';
+import { mapCallToolResult, McpServers, mcpToolName, parseMcpServers } from '@rho/tools-mcp';
+import { mcpSettingsSection } from '@rho/tools-mcp/settings';
 import { UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
+import { allSections } from '../settings.js';
 import type { McpArguments } from './mcp-command.js';
 
 /** The name `--command`/`--url` servers get (also in the options' help). */
@@ -15,11 +18,11 @@ const AD_HOC = 'adhoc';
  * The servers the arguments name: `--command`/`--url` alone, else those of `$RHO_HOME/config.yaml`
  * and of `--config` (whose servers win by name), as a run would start them.
  */
-export function serversOf(
+export async function serversOf(
   argv: McpArguments,
   env: NodeJS.ProcessEnv,
   warn: (message: string) => void = () => {},
-): McpServerConfig[] {
+): Promise<McpServerConfig[]> {
   const given = [argv.config, argv.command, argv.url].filter((value) => value !== undefined);
   if (given.length > 1)
     throw new UsageError({
@@ -35,22 +38,22 @@ export function serversOf(
     return parseMcpServers({ [AD_HOC]: { command, args } }, { env, origin: '--command' });
   }
   if (argv.url !== undefined) return parseMcpServers({ [AD_HOC]: { url: argv.url } }, { env, origin: '--url' });
-  const user = loadUserConfig(rhoHome(env));
-  for (const warning of user.warnings) warn(warning);
-  const path = argv.config === undefined ? undefined : resolve(argv.config);
-  const agent = path === undefined ? undefined : loadAgentConfig(path);
-  const servers = parseMcpServerSources(
-    [
-      { origin: user.path, servers: user.mcpServers },
-      ...(path === undefined ? [] : [{ origin: path, servers: agent?.mcpServers }]),
-    ],
-    { env },
-  );
+  // The MCP section of a run's settings: $RHO_HOME/config.yaml's servers, then --config's (winning by name).
+  const resolved = await resolveSettings({
+    sections: [mcpSettingsSection],
+    knownSections: allSections,
+    home: rhoHome(env),
+    env,
+    ...(argv.config === undefined ? {} : { agentConfig: argv.config }),
+  });
+  for (const warning of resolved.warnings) warn(warning);
+  const { servers } = resolved.settings.mcp;
+  const files = [resolved.files.home?.file ?? join(rhoHome(env), 'config.yaml'), ...(resolved.files.agent === undefined ? [] : [resolved.files.agent.file])];
   if (servers.length === 0)
     throw new UsageError({
-      message: `No MCP servers configured in ${[user.path, ...(path === undefined ? [] : [path])].join(' or ')}: add mcp_servers (server name: command and args, or url), pass --config AGENT.yaml, or try one with --command or --url.`,
+      message: `No MCP servers configured in ${files.join(' or ')}: add mcp_servers (server name: command and args, or url), pass --config AGENT.yaml, or try one with --command or --url.`,
     });
-  return servers;
+  return [...servers];
 }
 
 function pick(servers: McpServerConfig[], name: string | undefined): McpServerConfig {
@@ -78,7 +81,7 @@ function where(server: McpServerConfig): string {
 
 /** `rho mcp list`. */
 export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const servers = serversOf(argv, env, warnOn(terminal));
+  const servers = (await serversOf(argv, env, warnOn(terminal)));
   if (argv.json)
     terminal.stdout.write(
       `${JSON.stringify(
@@ -97,7 +100,7 @@ export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env
 
 /** `rho mcp tools SERVER`. */
 export async function mcpToolsCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = pick(serversOf(argv, env, warnOn(terminal)), argv.server);
+  const server = pick((await serversOf(argv, env, warnOn(terminal))), argv.server);
   const profile = await profileOf(argv, env);
   const mcp = new McpServers([server]);
   try {
@@ -136,7 +139,7 @@ export async function mcpToolsCommand(argv: McpArguments, terminal: Terminal, en
 
 /** `rho mcp call SERVER TOOL --args JSON`: the person running it stands in for the approver; a tool the profile denies is refused. */
 export async function mcpCallCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = pick(serversOf(argv, env, warnOn(terminal)), argv.server);
+  const server = pick((await serversOf(argv, env, warnOn(terminal))), argv.server);
   let args: unknown;
   try {
     args = JSON.parse(argv.args ?? '{}');

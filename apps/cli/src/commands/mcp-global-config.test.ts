@@ -146,10 +146,10 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toBe('notes  http: https://notes.example/mcp\n');
     expect(list.stderr).toContain(
-      `Warning: ${path}: unknown key 'telemetry' is ignored (this version knows mcp_servers, otel, fleet, worker).\n`,
+      `Warning: ${path}:1: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet, otel, worker).\n`,
     );
     expect(list.stderr).toContain(
-      `Warning: ${path}: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,
+      `Warning: ${path}:2: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,
     );
 
     const server = await startLoopbackServer({ steps: [{ type: 'response', text: 'Fine.' }] });
@@ -158,7 +158,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
       const run = await runRho(['--base-url', server.url, '-p', 'Hi'], { env: { RHO_HOME: quiet }, cwd: dir });
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('Fine.');
-      expect(run.stderr).toContain(`${join(quiet, 'config.yaml')}: unknown key 'telemetry' is ignored`);
+      expect(run.stderr).toContain(`${join(quiet, 'config.yaml')}:1: unknown key 'telemetry' is ignored`);
     } finally {
       await server.close();
     }
@@ -166,12 +166,12 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
 
   it('an invalid file stops rho mcp and a run with exit 2, naming the file and the field', async () => {
     const cases: [string[], string][] = [
-      [['mcp_servers: [everything]'], "config.yaml: 'mcp_servers' must be a mapping of server names"],
+      [['mcp_servers: [everything]'], "config.yaml:1: 'mcp_servers' must be a mapping of server names"],
       [
         ['mcp_servers:', '  bad: {command: x, url: "https://x.example"}'],
         "config.yaml: 'mcp_servers.bad' has both command and url",
       ],
-      [['mcp_servers: {a: ['], 'Invalid YAML in '],
+      [['mcp_servers: {a: ['], 'config.yaml:2: not valid YAML: '],
     ];
     const server = await startLoopbackServer({ steps: [] });
     try {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadUserConfig, rhoHome } from '@rho/core';
+import { rhoHome } from '@rho/core';
 import type { TaskAllowlistOptions, TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
@@ -12,7 +12,6 @@ import type {
   TasksArguments,
   WorkerArguments,
 } from './queue-commands.js';
-import { workerSettings } from './worker-settings.js';
 
 const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'cancelled', 'expired'];
 
@@ -26,13 +25,21 @@ export async function queueConnection(
   argv: QueueConnectionArguments,
   env: NodeJS.ProcessEnv,
 ): Promise<{ url: string; schema?: string; fromFlag: boolean }> {
-  const { resolveFleetConfig } = await import('@rho/fleet');
-  const user = loadUserConfig(rhoHome(env));
-  const fleet = resolveFleetConfig({
-    ...(argv.fleet === undefined ? {} : { flag: argv.fleet }),
-    env,
-    ...(user.fleet === undefined ? {} : { userConfig: user.fleet }),
-  });
+  const [{ resolveSettings }, { fleetSettingsSection }, { allSections }] = await Promise.all([
+    import('@rho/core/settings'),
+    import('@rho/fleet/settings'),
+    import('../settings.js'),
+  ]);
+  const { fleet: settings } = (
+    await resolveSettings({
+      sections: [fleetSettingsSection],
+      knownSections: allSections,
+      home: rhoHome(env),
+      env,
+      overrides: argv.fleet === undefined ? {} : { fleet: argv.fleet },
+    })
+  ).settings;
+  const fleet = settings.config;
   if (fleet === undefined) {
     throw new UsageError({
       message:
@@ -340,7 +347,7 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
   const { url, schema, fromFlag } = await queueConnection(argv, env);
   if (!Number.isInteger(argv.concurrency) || argv.concurrency < 1)
     throw new UsageError({ message: `--concurrency must be a whole number of at least 1 (got ${argv.concurrency}).` });
-  const allow = workerAllowlist(argv, env);
+  const allow = await workerAllowlist(argv, env);
   // Checked here too, before connecting: a directory that does not exist is a usage error.
   const checked = taskAllowlist(allow, process.cwd(), env.OPENAI_BASE_URL);
   const bin = fileURLToPath(new URL('../bin.js', import.meta.url));
@@ -401,18 +408,20 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
  * replacing `worker.allow_profiles`, `worker.allow_dirs`, `worker.allow_endpoints` of
  * `$RHO_HOME/config.yaml`; whatever neither gives is the narrowest (see `taskAllowlist`).
  */
-function workerAllowlist(argv: WorkerArguments, env: NodeJS.ProcessEnv): TaskAllowlistOptions {
-  const user = loadUserConfig(rhoHome(env));
-  // No line yet: the user config does not keep its document.
-  const settings = workerSettings(user.worker, user.path);
-  const profiles = argv.allowProfile ?? settings.profiles;
-  const dirs = argv.allowDir ?? settings.dirs;
-  const endpoints = argv.allowEndpoint ?? settings.endpoints;
-  return {
-    ...(profiles === undefined ? {} : { profiles }),
-    ...(dirs === undefined ? {} : { dirs }),
-    ...(endpoints === undefined ? {} : { endpoints }),
-  };
+async function workerAllowlist(argv: WorkerArguments, env: NodeJS.ProcessEnv): Promise<TaskAllowlistOptions> {
+  const [{ resolveSettings }, { workerSettingsSection }, { allSections, settingsOverrides }] = await Promise.all([
+    import('@rho/core/settings'),
+    import('@rho/queue/settings'),
+    import('../settings.js'),
+  ]);
+  const resolved = await resolveSettings({
+    sections: [workerSettingsSection],
+    knownSections: allSections,
+    home: rhoHome(env),
+    env,
+    overrides: settingsOverrides(argv as unknown as Record<string, unknown>, [workerSettingsSection]),
+  });
+  return resolved.settings.worker;
 }
 
 function describe(event: WorkerEvent | { type: string; [key: string]: unknown }): string {

@@ -69,7 +69,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     }
     const { runRepl } = await import('../repl.js');
     return runRepl(setup, terminal, {
-      autoApprove: argv.autoApprove || setup.config.autoApprove === true,
+      autoApprove: setup.settings.approvals.autoApprove,
       ...((await markdown?.then(
         (render) => ({ markdown: render }),
         () => ({}),
@@ -83,7 +83,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   // still be piped (`rho "task" | tee answer.md`).
   const canAsk = process.stdin.isTTY === true && terminal.stderr.isTTY === true;
   const rendered = await markdown?.catch(() => undefined);
-  const autoApprove = argv.autoApprove || setup.config.autoApprove === true;
+  const autoApprove = setup.settings.approvals.autoApprove;
   const renderer = argv.json
     ? undefined
     : createEventRenderer({
@@ -94,7 +94,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         err: (text) => terminal.stderr.write(text),
         statusLine: canAsk,
         ...(rendered === undefined ? {} : { markdown: rendered }),
-        workingDir: setup.config.workingDir ?? process.cwd(),
+        workingDir: setup.workingDir,
         contextWindow: () => session.contextWindow,
         width: terminalWidth(terminal),
       });
@@ -104,7 +104,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   } else if (canAsk) {
     const { createTerminalApprover } = await import('../approval-prompt.js');
     session.approver = createTerminalApprover(terminal, {
-      workingDir: setup.config.workingDir ?? process.cwd(),
+      workingDir: setup.workingDir,
       ...(renderer === undefined ? {} : { beforeAsk: renderer.pauseStatus }),
     });
   } else {
@@ -121,7 +121,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   const json = argv.json
     ? createJsonRenderer((text) => terminal.stdout.write(text), {
         sessionId: session.id,
-        workingDir: setup.config.workingDir ?? process.cwd(),
+        workingDir: setup.workingDir,
       })
     : undefined;
   let toolCalls = 0;
@@ -158,7 +158,10 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   process.on('SIGTERM', onInterrupt);
   let result;
   try {
-    result = await session.run(promptToSend(session, setup.prompt), { onEvent: render, ...queuedTask(env) });
+    result = await session.run(promptToSend(session, setup.prompt), {
+      onEvent: render,
+      ...(setup.settings.queue.task === undefined ? {} : { task: setup.settings.queue.task }),
+    });
   } finally {
     renderer?.finish();
     process.off('SIGINT', onInterrupt);
@@ -218,14 +221,6 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     return EXIT.refused;
   }
   return exitCodeForStatus(result.status);
-}
-
-/** The queued task `rho worker` started this run for (RHO_TASK_ID, RHO_TASK_ATTEMPT), recorded in run_start. */
-function queuedTask(env: NodeJS.ProcessEnv): { task?: { id: string; attempt: number } } {
-  const id = env.RHO_TASK_ID;
-  const attempt = Number(env.RHO_TASK_ATTEMPT ?? '1');
-  if (id === undefined || id === '') return {};
-  return { task: { id, attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1 } };
 }
 
 function terminalWidth(terminal: Terminal): number {

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { loadYaml } from '../internal/yaml.js';
 import { TraceError } from '../errors.js';
 import { readSessionMeta } from '../session-meta.js';
 import { readTraceFile } from '../trace-file.js';
+import { sessionSettingsDocument } from '../settings/saved-settings.js';
 import type { TraceContents } from '../trace-reader.js';
 import type { AtifTrajectory } from './atif-schema.js';
 import type { TraceToAtifOptions } from './trace-to-atif.js';
@@ -28,7 +27,8 @@ export function sessionToAtif(directory: string, options: TraceToAtifOptions = {
     });
   }
   const meta = readSessionMeta(directory) ?? {};
-  const config = readConfig(directory);
+  // config.yaml is optional for export: the trace is the source of truth.
+  const config = sessionSettingsDocument(directory);
   const model = options.model ?? nonEmpty(meta.model) ?? nonEmpty(config.model);
   const systemPrompt = options.systemPrompt ?? nonEmpty(config.system_prompt);
   const reasoningEffort = options.reasoningEffort ?? nonEmpty(config.reasoning_effort);
@@ -39,18 +39,6 @@ export function sessionToAtif(directory: string, options: TraceToAtifOptions = {
     ...(systemPrompt === undefined ? {} : { systemPrompt }),
     ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
   });
-}
-
-function readConfig(directory: string): Record<string, unknown> {
-  try {
-    const value: unknown = loadYaml().parse(readFileSync(join(directory, 'config.yaml'), 'utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    // config.yaml is optional for export: the trace is the source of truth.
-    return {};
-  }
 }
 
 function nonEmpty(value: unknown): string | undefined {

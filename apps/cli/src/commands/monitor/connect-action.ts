@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import type { SessionContext } from '@rho/monitor';
 import { SessionStore } from '@rho/core';
+import { sessionSettingsDocument } from '@rho/core/settings';
 import { buildCoordinatorPrompt, readSessionContext, readMonitoredSession } from '@rho/monitor';
 import { UsageError } from '../../exit-codes.js';
 import type { MonitorIo } from './monitor-io.js';
@@ -97,20 +96,13 @@ function fittingPrompt(directories: string[], task: string | undefined): string 
   }
 }
 
-/** Model and endpoint the agent ran with (its config.yaml), so the coordinator talks to the same model. */
+/** Model and endpoint the agent ran with (its saved settings), so the coordinator talks to the same model. */
 function agentSettings(directory: string): { model?: string; baseUrl?: string } {
-  try {
-    const config = parse(readFileSync(join(directory, 'config.yaml'), 'utf8')) as {
-      model?: unknown;
-      base_url?: unknown;
-    } | null;
-    return {
-      ...(typeof config?.model === 'string' ? { model: config.model } : {}),
-      ...(typeof config?.base_url === 'string' ? { baseUrl: config.base_url } : {}),
-    };
-  } catch {
-    return {};
-  }
+  const { model, base_url: baseUrl } = sessionSettingsDocument(directory);
+  return {
+    ...(typeof model === 'string' ? { model } : {}),
+    ...(typeof baseUrl === 'string' ? { baseUrl } : {}),
+  };
 }
 
 /** dist/bin.js of this CLI (this file is dist/commands/monitor/connect-action.js). */

@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { ChatMessage, ModelClient } from '@rho/model-client';
-import { loadYaml } from '../yaml.js';
 import type { Agent } from '../../agent.js';
-import { agentConfigToDocument, parseAgentConfig } from '../../agent-config.js';
 import type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from '../../child-sessions.js';
 import type { UsageTotals } from '../../events.js';
 import type { Approver, Budgets, SessionOptions } from '../../session-options.js';
@@ -13,6 +10,7 @@ import { mergeSecretRedactors } from '../../secret-redaction.js';
 import type { SessionObserver } from '../../session-observer.js';
 import { readSessionMeta } from '../../session-meta.js';
 import { SessionStore } from '../../session-store.js';
+import { sessionSettingsDocument } from '../../settings/saved-settings.js';
 import type { State } from '../../state.js';
 import { tighterBudgets } from './budgets.js';
 
@@ -131,7 +129,8 @@ function childDirectory(
   const meta = readSessionMeta(directory);
   return new SessionStore(dirname(directory)).create({
     ...(id === undefined ? {} : { id }),
-    config: parentConfig(directory),
+    // The parent's saved settings, redacted as saved (its secrets.json is not copied).
+    config: sessionSettingsDocument(directory),
     parentId: parent.id,
     model: parent.client.model,
     workingDir: parent.agent.workingDir,
@@ -153,14 +152,4 @@ function historyWithoutPendingCalls(messages: readonly ChatMessage[]): ChatMessa
     }
   }
   return copy;
-}
-
-function parentConfig(directory: string): Record<string, unknown> {
-  try {
-    return agentConfigToDocument(
-      parseAgentConfig(loadYaml().parse(readFileSync(join(directory, 'config.yaml'), 'utf8'))),
-    );
-  } catch {
-    return {};
-  }
 }
