@@ -14,15 +14,21 @@ export async function processSecretsRedactor(
   home: string,
   options: { dbConfigPath?: string } = {},
 ): Promise<SecretRedactor> {
-  const [{ collectKnownSecrets, resolveSettings }, { createSecretRedactor }, { mcpSettingsSection }, { databaseSettingsSection }, { allSections }, { readConfigFile }] =
-    await Promise.all([
-      import('@rho/core/settings'),
-      import('@rho/core'),
-      import('@rho/tools-mcp/settings'),
-      import('@rho/tools-db/settings'),
-      import('./settings.js'),
-      import('@rho/core/internal'),
-    ]);
+  const [
+    { collectKnownSecrets, resolveSettings },
+    { createSecretRedactor },
+    { mcpSettingsSection },
+    { databaseSettingsSection },
+    { allSections },
+    { readConfigFile },
+  ] = await Promise.all([
+    import('@rho/core/settings'),
+    import('@rho/core'),
+    import('@rho/tools-mcp/settings'),
+    import('@rho/tools-db/settings'),
+    import('./settings.js'),
+    import('@rho/core/internal'),
+  ]);
   const secrets: NamedSecret[] = collectKnownSecrets(env, []);
   for (const section of [mcpSettingsSection, databaseSettingsSection]) {
     try {

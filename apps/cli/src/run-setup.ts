@@ -133,7 +133,11 @@ async function prepareLockedRun(
     home,
     env,
     overrides: settingsOverrides(argv),
-    ...(resumed !== undefined ? { resumed } : argv.config !== undefined && resumedDirectory === undefined ? { agentConfig: argv.config } : {}),
+    ...(resumed !== undefined
+      ? { resumed }
+      : argv.config !== undefined && resumedDirectory === undefined
+        ? { agentConfig: argv.config }
+        : {}),
   });
   for (const warning of resolved.warnings) {
     if (shownWarnings.has(warning)) continue;
@@ -166,7 +170,11 @@ async function prepareLockedRun(
     env,
     origin: settings.backend.origin,
   });
-  if (settings.backend.name === 'daytona' && settings.backend.options['keep_sandbox'] === true && 'sandboxId' in backend)
+  if (
+    settings.backend.name === 'daytona' &&
+    settings.backend.options['keep_sandbox'] === true &&
+    'sandboxId' in backend
+  )
     // It costs money while it runs: say which one is left behind.
     hooks.onWarning?.(
       `the Daytona sandbox ${String(backend.sandboxId)} is kept when rho exits (keep_sandbox); it stops after 15 idle minutes and stays until you delete it.`,
@@ -179,7 +187,11 @@ async function prepareLockedRun(
   const forgetBackend = closeOnExit(closeBackend);
 
   // A remote backend works in a directory of its own (the prompt's working_dir names it).
-  const prompted = resolveSystemPrompt(settings.prompt, { home, workingDir: backend.workingDir ?? workingDir, profile });
+  const prompted = resolveSystemPrompt(settings.prompt, {
+    home,
+    workingDir: backend.workingDir ?? workingDir,
+    profile,
+  });
   // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
   const instructions = findProjectInstructions(workingDir);
   // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).

@@ -9,7 +9,12 @@ import { queueSettingsSection, workerSettingsSection } from '@rho/queue/settings
  * working directory, profile, backend, budgets, compaction, approvals, tool packages, databases,
  * MCP servers), then the fleet, OpenTelemetry export and the queued task.
  */
-export const runSections = [...runSettingsSections, fleetSettingsSection, otelSettingsSection, queueSettingsSection] as const;
+export const runSections = [
+  ...runSettingsSections,
+  fleetSettingsSection,
+  otelSettingsSection,
+  queueSettingsSection,
+] as const;
 
 /** Every section of the product: a run's and `rho worker`'s (the one list of keys "did you mean" reads). */
 export const allSections = [...runSections, workerSettingsSection] as const;

@@ -83,7 +83,7 @@ export const backendSettingsSection = defineSettingsSection({
     },
   ],
   async build(context): Promise<BackendSettings> {
-    let chosen = context.winner('backend');
+    const chosen = context.winner('backend');
     let name = (chosen?.value as Chosen | undefined)?.name;
     let options: Record<string, unknown> = (chosen?.value as Chosen | undefined)?.options ?? {};
     let origin = chosen === undefined ? undefined : chosen.kind === 'env' ? chosen.name : chosen.origin;
@@ -92,7 +92,8 @@ export const backendSettingsSection = defineSettingsSection({
       .filter((layer) => layer.kind === 'agent' || layer.kind === 'saved')
       .at(-1);
     // The config's options belong to the backend it names: another backend starts without them.
-    if (chosen?.kind === 'flag') options = file !== undefined && (file.value as Chosen).name === name ? (file.value as Chosen).options : {};
+    if (chosen?.kind === 'flag')
+      options = file !== undefined && (file.value as Chosen).name === name ? (file.value as Chosen).options : {};
     const daytona = daytonaFlags(context);
     if (daytona !== undefined) {
       // The daytona flags choose daytona; a backend named by a flag or the agent config must be it.
@@ -112,7 +113,6 @@ export const backendSettingsSection = defineSettingsSection({
       options = { ...options, ...daytona.options };
       if (chosen?.kind !== 'flag') origin = 'the daytona flags';
       name = 'daytona';
-      chosen = undefined;
     }
     if (name === undefined) {
       const profile = context.section<ProfileSettings>('profile');
@@ -128,9 +128,7 @@ export const backendSettingsSection = defineSettingsSection({
   }),
 });
 
-function daytonaFlags(
-  context: SectionContext,
-): { flags: string; options: Record<string, unknown> } | undefined {
+function daytonaFlags(context: SectionContext): { flags: string; options: Record<string, unknown> } | undefined {
   const dockerfile = context.value<string>('dockerfile');
   const snapshot = context.value<string>('snapshot');
   const keep = context.value<boolean>('keep_sandbox') === true;

@@ -77,8 +77,7 @@ export const fleetSettingsSection = defineSettingsSection({
     const flag = layers.find((layer) => layer.kind === 'flag');
     const user = layers.find((layer) => layer.kind === 'home')?.value as Record<string, unknown> | undefined;
     const agent = layers.find((layer) => layer.kind === 'agent' || layer.kind === 'saved')?.value as
-      | Record<string, unknown>
-      | undefined;
+      Record<string, unknown> | undefined;
     const labels = parseLabels(context, context.value<string[]>('label'));
     const common = {
       ...(agent === undefined ? {} : { agentConfig: agent }),

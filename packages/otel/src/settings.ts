@@ -34,7 +34,8 @@ export const otelSettingsSection = defineSettingsSection({
   settings: [
     {
       key: 'otel.endpoint',
-      description: "The collector's OTLP/HTTP endpoint; setting it turns export on (--otel alone: the next source's, else the default)",
+      description:
+        "The collector's OTLP/HTTP endpoint; setting it turns export on (--otel alone: the next source's, else the default)",
       files: ['home'],
       ...text('a URL such as http://localhost:4318'),
       env: ['RHO_OTEL_ENDPOINT'],
@@ -62,7 +63,8 @@ export const otelSettingsSection = defineSettingsSection({
   build(context): OtelSettings | undefined {
     const layers = context.layers('otel.endpoint');
     const on = layers.some(
-      (layer) => layer.kind === 'flag' || layer.kind === 'home' || (layer.kind === 'env' && layer.name === 'RHO_OTEL_ENDPOINT'),
+      (layer) =>
+        layer.kind === 'flag' || layer.kind === 'home' || (layer.kind === 'env' && layer.name === 'RHO_OTEL_ENDPOINT'),
     );
     if (!on) return undefined;
     const found = [...layers].reverse().find((layer) => String(layer.value).trim() !== '');

@@ -24,8 +24,7 @@ export const profileSettingsSection = defineSettingsSection({
   settings: [
     {
       key: 'profile',
-      description:
-        'Permission profile: readonly, developer, unrestricted, developer-bash-only, eval, or a YAML path',
+      description: 'Permission profile: readonly, developer, unrestricted, developer-bash-only, eval, or a YAML path',
       ...text('a profile name or a YAML path'),
       env: ['RHO_PROFILE', 'RHO_AGENT_PROFILE'],
       flag: 'profile',

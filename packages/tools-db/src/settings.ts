@@ -48,7 +48,10 @@ export const databaseSettingsSection = defineSettingsSection({
     let file: string | undefined;
     if (inline !== undefined) {
       // SQLite paths of the agent config resolve against the working directory.
-      aliases = parseDatabaseConfig(inline, { baseDir: context.section<WorkingDirSettings>('workingDir').workingDir, env });
+      aliases = parseDatabaseConfig(inline, {
+        baseDir: context.section<WorkingDirSettings>('workingDir').workingDir,
+        env,
+      });
     } else {
       const flag = context.winner('db_config');
       // RHO_DB_CONFIG and rho-agent's fallbacks are the loader's (it says which file it read and why).

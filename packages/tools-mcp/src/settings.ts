@@ -47,7 +47,8 @@ export const mcpSettingsSection = defineSettingsSection({
       const prefix = `mcp_servers.${server.name}`;
       if (server.transport === 'stdio') {
         for (const [variable, value] of Object.entries(server.env))
-          if (isSecretName(variable) || looksLikeCredential(value)) context.secret(`${prefix}.env.${variable}`, value, 1);
+          if (isSecretName(variable) || looksLikeCredential(value))
+            context.secret(`${prefix}.env.${variable}`, value, 1);
       } else {
         for (const [header, value] of Object.entries(server.headers)) {
           context.secret(`${prefix}.headers.${header}`, value, 1);

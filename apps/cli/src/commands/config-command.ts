@@ -53,21 +53,28 @@ export async function configShowCommand(
   terminal: Terminal,
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
-  const [{ readSessionSettings, resolveSettings }, { rhoHome, SessionStore }, { resolveSessionWithRhoAgent }, settings, { join }] =
-    await Promise.all([
-      import('@rho/core/settings'),
-      import('@rho/core'),
-      import('@rho/core/internal'),
-      import('../settings.js'),
-      import('node:path'),
-    ]);
+  const [
+    { readSessionSettings, resolveSettings },
+    { rhoHome, SessionStore },
+    { resolveSessionWithRhoAgent },
+    settings,
+    { join },
+  ] = await Promise.all([
+    import('@rho/core/settings'),
+    import('@rho/core'),
+    import('@rho/core/internal'),
+    import('../settings.js'),
+    import('node:path'),
+  ]);
   const { loadDotenv } = await import('../dotenv.js');
   loadDotenv(env);
   const home = rhoHome(env);
   const resumed =
     argv.resume === undefined
       ? undefined
-      : readSessionSettings(resolveSessionWithRhoAgent(new SessionStore(join(home, 'sessions')), argv.resume).directory);
+      : readSessionSettings(
+          resolveSessionWithRhoAgent(new SessionStore(join(home, 'sessions')), argv.resume).directory,
+        );
   const resolved = await resolveSettings({
     sections: settings.allSections,
     home,
@@ -78,8 +85,16 @@ export async function configShowCommand(
   for (const warning of resolved.warnings) terminal.stderr.write(`Warning: ${warning}\n`);
   const rows = settings.allSections.flatMap((section) =>
     section.settings.map((setting) => {
-      const value = setting.secret === true && resolved.values[setting.key] !== undefined ? '[secret]' : resolved.values[setting.key];
-      return { section: section.name, key: setting.key, value: resolved.redactor(value), source: resolved.sources[setting.key] };
+      const value =
+        setting.secret === true && resolved.values[setting.key] !== undefined
+          ? '[secret]'
+          : resolved.values[setting.key];
+      return {
+        section: section.name,
+        key: setting.key,
+        value: resolved.redactor(value),
+        source: resolved.sources[setting.key],
+      };
     }),
   );
   if (argv.json) {

@@ -49,7 +49,12 @@ export async function sqlTaskCommand(
   }
   // The worker's own model settings, resolved as a run resolves them; the task's choices apply over them.
   const { modelSettingsSection, resolveSettings } = await import('@rho/core/settings');
-  const { settings } = await resolveSettings({ sections: [modelSettingsSection], home: rhoHome(env), env, overrides: {} });
+  const { settings } = await resolveSettings({
+    sections: [modelSettingsSection],
+    home: rhoHome(env),
+    env,
+    overrides: {},
+  });
   const { apiKey: _placeholder, ...own } = settings.model.clientOptions;
   const question = evaluation.sqlTaskSession(spec, {
     clientOptions: { ...own, ...(settings.model.apiKey === undefined ? {} : { apiKey: settings.model.apiKey }) },

@@ -48,7 +48,10 @@ export async function serversOf(
   });
   for (const warning of resolved.warnings) warn(warning);
   const { servers } = resolved.settings.mcp;
-  const files = [resolved.files.home?.file ?? join(rhoHome(env), 'config.yaml'), ...(resolved.files.agent === undefined ? [] : [resolved.files.agent.file])];
+  const files = [
+    resolved.files.home?.file ?? join(rhoHome(env), 'config.yaml'),
+    ...(resolved.files.agent === undefined ? [] : [resolved.files.agent.file]),
+  ];
   if (servers.length === 0)
     throw new UsageError({
       message: `No MCP servers configured in ${files.join(' or ')}: add mcp_servers (server name: command and args, or url), pass --config AGENT.yaml, or try one with --command or --url.`,
@@ -81,7 +84,7 @@ function where(server: McpServerConfig): string {
 
 /** `rho mcp list`. */
 export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const servers = (await serversOf(argv, env, warnOn(terminal)));
+  const servers = await serversOf(argv, env, warnOn(terminal));
   if (argv.json)
     terminal.stdout.write(
       `${JSON.stringify(
@@ -100,7 +103,7 @@ export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env
 
 /** `rho mcp tools SERVER`. */
 export async function mcpToolsCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = pick((await serversOf(argv, env, warnOn(terminal))), argv.server);
+  const server = pick(await serversOf(argv, env, warnOn(terminal)), argv.server);
   const profile = await profileOf(argv, env);
   const mcp = new McpServers([server]);
   try {
@@ -139,7 +142,7 @@ export async function mcpToolsCommand(argv: McpArguments, terminal: Terminal, en
 
 /** `rho mcp call SERVER TOOL --args JSON`: the person running it stands in for the approver; a tool the profile denies is refused. */
 export async function mcpCallCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const server = pick((await serversOf(argv, env, warnOn(terminal))), argv.server);
+  const server = pick(await serversOf(argv, env, warnOn(terminal)), argv.server);
   let args: unknown;
   try {
     args = JSON.parse(argv.args ?? '{}');

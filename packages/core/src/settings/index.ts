@@ -51,21 +51,23 @@ export {
 } from './saved-settings.js';
 export type { SavedSecret, SavedSettings } from './saved-settings.js';
 export {
-  approvalSettingsSection,
   budgetsSettingsSection,
   compactionSettingsSection,
   modelSettingsSection,
-  promptSettingsSection,
   REASONING_EFFORTS,
+} from './core-sections.js';
+export type { ModelSettings } from './core-sections.js';
+export {
+  approvalSettingsSection,
+  promptSettingsSection,
   toolPackagesSettingsSection,
   workingDirSettingsSection,
-} from './core-sections.js';
+} from './run-sections.js';
 export type {
   ApprovalSettings,
-  ModelSettings,
   PromptSettings,
   ToolPackageReference,
   ToolPackageSettings,
   WorkingDirSettings,
-} from './core-sections.js';
+} from './run-sections.js';
 export { settingsReference } from './reference.js';

@@ -33,8 +33,7 @@ function row(setting: SettingDefinition): string {
     ...(setting.fallbackEnv ?? []).map((name) => `\`${name}\` (below the files)`),
   ].join(', ');
   const flag = setting.flag === undefined ? '-' : `\`--${setting.flag}\``;
-  const shown =
-    setting.defaultText ?? (setting.default === undefined ? '-' : `\`${JSON.stringify(setting.default)}\``);
+  const shown = setting.defaultText ?? (setting.default === undefined ? '-' : `\`${JSON.stringify(setting.default)}\``);
   const notes = [
     setting.secret === true ? 'secret' : '',
     setting.merge === true ? 'merged across sources' : '',
@@ -45,7 +44,8 @@ function row(setting: SettingDefinition): string {
   ]
     .filter((note) => note !== '')
     .join('; ');
-  const described = notes === '' ? setting.description : `${setting.description}. ${notes[0]!.toUpperCase()}${notes.slice(1)}.`;
+  const described =
+    notes === '' ? setting.description : `${setting.description}. ${notes[0]!.toUpperCase()}${notes.slice(1)}.`;
   return `| \`${setting.key}\` | ${files} | ${env || '-'} | ${flag} | ${shown} | ${escape(described)} |`;
 }
 

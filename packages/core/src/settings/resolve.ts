@@ -1,6 +1,6 @@
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import * as v from 'valibot';
-import type { ConfigPath, ConfigSource } from '../config-file.js';
+import type { ConfigSource } from '../config-file.js';
 import { configLocation, configProblem, readConfigFile, validateConfig } from '../config-file.js';
 import { ConfigError } from '../errors.js';
 import type { NamedSecret, SecretRedactor } from '../secret-redaction.js';
@@ -17,7 +17,9 @@ import type {
   SettingsFile,
   SettingsOf,
 } from './section.js';
-import { suggestKey } from './suggest.js';
+import type { IndexedSetting, SettingsIndex } from './settings-index.js';
+import { checkFileKeys, indexSettings, setAt, valueAt } from './settings-index.js';
+export { valueAt } from './settings-index.js';
 
 /** What {@link resolveSettings} resolves from. */
 export interface ResolveSettingsOptions<Sections extends readonly AnySettingsSection[]> {
@@ -72,13 +74,6 @@ const RANK: Record<SettingLayerKind | 'fallback', number> = {
   env: 4,
   flag: 6,
 };
-
-interface IndexedSetting {
-  readonly section: AnySettingsSection;
-  readonly definition: SettingDefinition;
-  readonly path: string[];
-  readonly files: readonly SettingsFile[];
-}
 
 interface Layer extends SettingLayer {
   readonly rank: number;
@@ -200,7 +195,8 @@ export async function resolveSettings<const Sections extends readonly AnySetting
   }
   for (const { name, value, minimumLength } of named) collector.take(name, value, minimumLength);
   for (const url of urls) collector.urlPassword(url);
-  for (const value of Object.values(overrides)) for (const item of [value].flat()) if (typeof item === 'string') collector.urlPassword(item);
+  for (const value of Object.values(overrides))
+    for (const item of [value].flat()) if (typeof item === 'string') collector.urlPassword(item);
   // Last: a value named above (resolved) keeps that name.
   if (homeSource !== undefined) collector.document(homeSource.value);
   if (agentSource !== undefined) collector.document(agentSource.value);
@@ -221,106 +217,6 @@ export async function resolveSettings<const Sections extends readonly AnySetting
   };
 }
 
-/** The top-level keys of a list of sections, the files that accept each, and every setting by key. */
-interface SettingsIndex {
-  readonly settings: Map<string, IndexedSetting>;
-  /** Top-level YAML key → the files that accept it, and its mapping rule when it is a mapping of settings. */
-  readonly topKeys: Map<
-    string,
-    { files: Set<SettingsFile>; children: Set<string>; owners: Set<AnySettingsSection>; unknownKeys?: 'error' | 'warn' }
-  >;
-  readonly aliases: Record<string, string>;
-}
-
-function indexSettings(sections: readonly AnySettingsSection[]): SettingsIndex {
-  const settings = new Map<string, IndexedSetting>();
-  const topKeys: SettingsIndex['topKeys'] = new Map();
-  const aliases: Record<string, string> = {};
-  for (const section of new Set(sections)) {
-    Object.assign(aliases, section.aliases ?? {});
-    for (const definition of section.settings) {
-      if (settings.has(definition.key))
-        throw new Error(`Two settings sections declare '${definition.key}' (${settings.get(definition.key)!.section.name}, ${section.name}).`);
-      const files = definition.files ?? ['agent'];
-      const path = definition.key.split('.');
-      settings.set(definition.key, { section, definition, path, files });
-      if (files.length === 0) continue;
-      const top = topKeys.get(path[0]!) ?? {
-        files: new Set<SettingsFile>(),
-        children: new Set<string>(),
-        owners: new Set<AnySettingsSection>(),
-      };
-      for (const file of files) top.files.add(file);
-      top.owners.add(section);
-      if (path.length > 1) top.children.add(path.slice(1).join('.'));
-      topKeys.set(path[0]!, top);
-    }
-    for (const mapping of section.mappings ?? []) {
-      const top = topKeys.get(mapping.key);
-      if (top !== undefined) top.unknownKeys = mapping.unknownKeys;
-    }
-  }
-  return { settings, topKeys, aliases };
-}
-
-const FILE_NAMES: Record<SettingsFile, string> = {
-  home: '$RHO_HOME/config.yaml',
-  agent: 'an agent config (--config)',
-};
-
-/**
- * Warns about keys no section knows and keys of the other file; checks the mappings of
- * settings. Returns the agent config's keys kept as written for a new session's `config.yaml`
- * (unknown ones too, so a file written for a later version loses nothing).
- */
-function checkFileKeys(
-  index: SettingsIndex,
-  files: { home?: ConfigSource | undefined; agent?: ConfigSource | undefined },
-  built: readonly AnySettingsSection[],
-  warnings: string[],
-): Record<string, unknown> {
-  const extras: Record<string, unknown> = {};
-  for (const kind of ['home', 'agent'] as const) {
-    const source = files[kind];
-    if (source === undefined || !isMapping(source.value)) continue;
-    const knownHere = [...index.topKeys].filter(([, top]) => top.files.has(kind)).map(([key]) => key);
-    for (const [key, value] of Object.entries(source.value)) {
-      const top = index.topKeys.get(key);
-      const where = configLocation(source, [key]);
-      if (top === undefined) {
-        if (kind === 'agent') extras[key] = value;
-        const { suggestion } = suggestKey(key, [...index.topKeys.keys()], index.aliases);
-        const shown = suggestion !== undefined && index.topKeys.get(suggestion)?.files.has(kind) === true ? suggestion : undefined;
-        warnings.push(
-          `${where}: unknown key '${key}' is ignored${shown !== undefined ? ` (did you mean '${shown}'?)` : kind === 'home' ? ` (this version knows ${knownHere.join(', ')})` : ''}.`,
-        );
-        continue;
-      }
-      if (!top.files.has(kind)) {
-        if (kind === 'agent') extras[key] = value;
-        const other = [...top.files].map((file) => FILE_NAMES[file]).join(' or ');
-        warnings.push(`${where}: '${key}' is read from ${other}, not from this file; ignored here.`);
-        continue;
-      }
-      // A mapping of settings is checked by a resolution that builds its section.
-      if (top.children.size === 0 || value === null || value === undefined) continue;
-      if (![...top.owners].some((owner) => built.includes(owner))) continue;
-      const children = [...top.children].filter((child) => !child.includes('.'));
-      validateConfig(v.custom(isMapping, `a mapping with ${children.join(', ')}`), value, source, [key]);
-      for (const child of Object.keys(value as Record<string, unknown>)) {
-        if (top.children.has(child)) continue;
-        if (top.unknownKeys === 'error')
-          throw configProblem(source, [key, child], `must be one of ${children.join(', ')}`, { value: child });
-        const { suggestion } = suggestKey(child, children);
-        warnings.push(
-          `${configLocation(source, [key, child])}: unknown key '${key}.${child}' is ignored (${suggestion === undefined ? `${key} knows ${children.join(', ')}` : `did you mean '${suggestion}'?`}).`,
-        );
-      }
-    }
-  }
-  return extras;
-}
-
 function collectLayers(
   setting: IndexedSetting,
   inputs: {
@@ -334,7 +230,14 @@ function collectLayers(
   const { definition, path, files } = setting;
   const layers: Layer[] = [];
   if (definition.default !== undefined)
-    layers.push({ kind: 'default', value: definition.default, raw: definition.default, origin: 'default', name: 'default', rank: RANK.default });
+    layers.push({
+      kind: 'default',
+      value: definition.default,
+      raw: definition.default,
+      origin: 'default',
+      name: 'default',
+      rank: RANK.default,
+    });
   const fromFile = (source: ConfigSource | undefined, kind: 'home' | 'agent' | 'saved') => {
     if (source === undefined) return;
     const raw = valueAt(source.value, path);
@@ -362,26 +265,45 @@ function collectLayers(
     const flag = `--${definition.flag}`;
     const raw = inputs.overrides[definition.flag];
     const empty = typeof raw === 'string' && raw.trim() === '';
-    const skip = raw === undefined || (Array.isArray(raw) && raw.length === 0) || (empty && definition.emptyFlag === 'unset');
+    const skip =
+      raw === undefined || (Array.isArray(raw) && raw.length === 0) || (empty && definition.emptyFlag === 'unset');
     if (!skip) {
-      if (empty && definition.emptyFlag === 'error') throw new ConfigError({ message: `${flag} needs a value.`, field: definition.key });
-      layers.push({ kind: 'flag', value: checkText(definition, raw, flag), raw, origin: flag, name: flag, rank: RANK.flag });
+      if (empty && definition.emptyFlag === 'error')
+        throw new ConfigError({ message: `${flag} needs a value.`, field: definition.key });
+      layers.push({
+        kind: 'flag',
+        value: checkText(definition, raw, flag),
+        raw,
+        origin: flag,
+        name: flag,
+        rank: RANK.flag,
+      });
     }
   }
   // Stable: among equal ranks the later (a flag after a variable) wins.
-  return layers.map((layer, order) => ({ layer, order })).sort((a, b) => a.layer.rank - b.layer.rank || a.order - b.order).map(({ layer }) => layer);
+  return layers
+    .map((layer, order) => ({ layer, order }))
+    .sort((a, b) => a.layer.rank - b.layer.rank || a.order - b.order)
+    .map(({ layer }) => layer);
 }
 
 /** A variable's or flag's value: its text read, then validated, or an error naming it. */
 function checkText(definition: SettingDefinition, raw: unknown, name: string): unknown {
   const input =
-    typeof raw === 'string' ? (definition.text === undefined ? raw : definition.text(raw)) : Array.isArray(raw) && definition.text !== undefined ? raw.flatMap((item) => [definition.text!(String(item))].flat()) : raw;
+    typeof raw === 'string'
+      ? definition.text === undefined
+        ? raw
+        : definition.text(raw)
+      : Array.isArray(raw) && definition.text !== undefined
+        ? raw.flatMap((item) => [definition.text!(String(item))].flat())
+        : raw;
   const result = v.safeParse(definition.schema, input, { abortPipeEarly: true });
   if (result.success) return result.output;
   const issue = result.issues[0];
   const message = expected(issue.message);
   const hint = definition.hint === undefined || message.includes('for example') ? '' : `, ${definition.hint}`;
-  const shownValue = typeof raw === 'string' ? raw : typeof issue.input === 'string' ? issue.input : JSON.stringify(issue.input);
+  const shownValue =
+    typeof raw === 'string' ? raw : typeof issue.input === 'string' ? issue.input : JSON.stringify(issue.input);
   const got = /\(got /.test(message) ? '' : ` (got ${JSON.stringify(shownValue)})`;
   throw new ConfigError({ message: `${name} ${message}${hint}${got}.`, field: definition.key });
 }
@@ -396,7 +318,10 @@ function problemAt(layer: Layer | undefined, setting: IndexedSetting, message: s
   const sentence = expected(message);
   if (layer?.source !== undefined) return configProblem(layer.source, setting.path, sentence, { value: layer.raw });
   const name = layer === undefined || layer.kind === 'default' ? `'${setting.definition.key}'` : layer.name;
-  const got = layer === undefined || layer.kind === 'default' || /\(got /.test(sentence) ? '' : ` (got ${JSON.stringify(typeof layer.raw === 'string' ? layer.raw : layer.raw)})`;
+  const got =
+    layer === undefined || layer.kind === 'default' || /\(got /.test(sentence)
+      ? ''
+      : ` (got ${JSON.stringify(typeof layer.raw === 'string' ? layer.raw : layer.raw)})`;
   return new ConfigError({ message: `${name} ${sentence}${got}.`, field: setting.definition.key });
 }
 
@@ -445,25 +370,6 @@ function mappingSource(source: ConfigSource | undefined, kind: SettingsFile): Co
       file: source.file,
     });
   return source;
-}
-
-/** The value at a key path of a document (undefined when any step is missing). */
-export function valueAt(document: unknown, path: ConfigPath): unknown {
-  let value = document;
-  for (const segment of path) {
-    if (!isMapping(value)) return undefined;
-    value = value[segment as string];
-  }
-  return value;
-}
-
-function setAt(document: Record<string, unknown>, path: readonly string[], value: unknown): void {
-  let parent = document;
-  for (const segment of path.slice(0, -1)) {
-    if (!isMapping(parent[segment])) parent[segment] = {};
-    parent = parent[segment] as Record<string, unknown>;
-  }
-  parent[path[path.length - 1]!] = value;
 }
 
 /** A merged setting's value: mappings merged key by key, lists one after the other, the highest layer on top. */
