@@ -50,3 +50,7 @@ export function surfaceLines(entries: EntrySurface[]): SurfaceLines;
 export function describeDifferences(differences: SurfaceDifference[]): string;
 export function checkAll(surface?: Surface): SurfaceDifference[];
 export function updateAll(surface?: Surface): string[];
+export function exposedUnexported(
+  packages?: SurfacePackage[],
+  program?: unknown,
+): { name: string; declaredIn: string | undefined; via: string; exportedBy: string[] }[];

@@ -338,3 +338,102 @@ export function updateAll(surface = currentSurface()) {
   }
   return [...written];
 }
+
+/**
+ * Types a public entry exposes that no public entry exports: for every name of every entry that
+ * is not `internal`, the declarations its signature reaches (parameters, results, properties,
+ * base types; not function bodies, not private members), followed through workspace declarations.
+ * Each result is `{ name, declaredIn, via, exportedBy }`: `via` is the public name it was reached
+ * from, `exportedBy` the internal entries that export it (empty: none). A user of `via` cannot
+ * import the type it mentions. Utility types (`Simplify`, `DistributiveOmit`) are reported too.
+ */
+export function exposedUnexported(packages = workspacePackages(), program = createSurfaceProgram(packages)) {
+  const checker = program.getTypeChecker();
+  const resolve = (symbol) => (symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+  const isInternal = (entry) => /(?:^|\/)internal$/.test(entry.subpath);
+  const publicTargets = new Set();
+  const internalTargets = new Map();
+  const seeds = [];
+  for (const pkg of packages) {
+    for (const entry of pkg.entries) {
+      const file = program.getSourceFile(join(root, entry.source));
+      const moduleSymbol = file && checker.getSymbolAtLocation(file);
+      for (const symbol of moduleSymbol ? checker.getExportsOfModule(moduleSymbol) : []) {
+        const target = resolve(symbol);
+        if (isInternal(entry)) {
+          if (!internalTargets.has(target)) internalTargets.set(target, []);
+          internalTargets.get(target).push(entry.specifier);
+        } else {
+          publicTargets.add(target);
+          seeds.push({ target, via: `${entry.specifier} ${symbol.getName()}` });
+        }
+      }
+    }
+  }
+  const inWorkspace = (symbol) =>
+    (symbol.declarations ?? []).some((declaration) => {
+      const path = relative(root, declaration.getSourceFile().fileName);
+      return path.startsWith('packages/') && !path.includes('node_modules');
+    });
+  const references = (symbol) => {
+    const found = [];
+    const isPrivate = (node) =>
+      (node.name && ts.isPrivateIdentifier(node.name)) ||
+      (ts.canHaveModifiers(node) && ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.PrivateKeyword));
+    const visit = (node) => {
+      if (ts.isBlock(node)) return;
+      if ((ts.isPropertyDeclaration(node) || ts.isMethodDeclaration(node) || ts.isGetAccessor(node)) && isPrivate(node))
+        return;
+      let name;
+      if (ts.isTypeReferenceNode(node)) name = node.typeName;
+      else if (ts.isExpressionWithTypeArguments(node)) name = node.expression;
+      else if (ts.isTypeQueryNode(node)) name = node.exprName;
+      if (name) {
+        const symbolAt = checker.getSymbolAtLocation(ts.isQualifiedName(name) ? name.right : name);
+        if (symbolAt) found.push(resolve(symbolAt));
+      }
+      ts.forEachChild(node, visit);
+    };
+    for (const declaration of symbol.declarations ?? []) {
+      if (ts.isVariableDeclaration(declaration)) {
+        if (declaration.type) visit(declaration.type);
+      } else if (ts.isFunctionDeclaration(declaration)) {
+        declaration.typeParameters?.forEach(visit);
+        declaration.parameters.forEach(visit);
+        if (declaration.type) visit(declaration.type);
+      } else if (!ts.isSourceFile(declaration)) {
+        visit(declaration);
+      }
+    }
+    return found;
+  };
+  const via = new Map();
+  const queue = [];
+  for (const seed of seeds) {
+    if (!via.has(seed.target)) {
+      via.set(seed.target, seed.via);
+      queue.push(seed.target);
+    }
+  }
+  while (queue.length > 0) {
+    const symbol = queue.shift();
+    for (const reached of references(symbol)) {
+      if (via.has(reached) || !inWorkspace(reached)) continue;
+      if (reached.flags & (ts.SymbolFlags.TypeParameter | ts.SymbolFlags.Property | ts.SymbolFlags.Method)) continue;
+      via.set(reached, via.get(symbol));
+      queue.push(reached);
+    }
+  }
+  const results = [];
+  for (const [symbol, from] of via) {
+    if (publicTargets.has(symbol) || !inWorkspace(symbol)) continue;
+    const declaration = symbol.declarations?.[0];
+    results.push({
+      name: symbol.getName(),
+      declaredIn: declaration ? relative(root, declaration.getSourceFile().fileName) : undefined,
+      via: from,
+      exportedBy: internalTargets.get(symbol) ?? [],
+    });
+  }
+  return results.sort((a, b) => (a.via < b.via ? -1 : a.via > b.via ? 1 : 0));
+}

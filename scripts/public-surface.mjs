@@ -1,4 +1,4 @@
-// `node scripts/public-surface.mjs [--markdown | --update | --check]`.
+// `node scripts/public-surface.mjs [--markdown | --update | --check | --exposed]`.
 //
 // Without a flag (or with `--markdown`, as tables): for each entry of each package's `exports`
 // (`.`, `./internal`, `./testing`, ...), every exported name and where it is imported from
@@ -8,7 +8,8 @@
 //
 // `--update` (`pnpm surface:update`) rewrites the recorded surface, contributing/api/*.api.md,
 // from the sources; `--check` (`pnpm surface:check`) compares them and exits 1 on a difference,
-// as test/public-surface.test.ts does (scripts/api-surface.mjs computes both).
+// as test/public-surface.test.ts does (scripts/api-surface.mjs computes both). `--exposed` lists
+// the types that a public entry's signatures mention and no public entry exports.
 //
 // Imports are found with the TypeScript parser: static imports, re-exports, `import('...')` with
 // a destructuring or a namespace variable, and `import('...').Name` in types.
@@ -16,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createRequire } from 'node:module';
-import { checkAll, currentSurface, describeDifferences, root, updateAll } from './api-surface.mjs';
+import { checkAll, currentSurface, describeDifferences, exposedUnexported, root, updateAll } from './api-surface.mjs';
 
 const require = createRequire(join(root, 'packages', 'core', 'package.json'));
 const ts = require('typescript');
@@ -24,6 +25,15 @@ const ts = require('typescript');
 if (process.argv.includes('--update')) {
   const written = updateAll();
   console.log(`wrote ${written.length} records: ${written.map((path) => relative(root, path)).join(', ')}`);
+  process.exit(0);
+}
+if (process.argv.includes('--exposed')) {
+  const exposed = exposedUnexported();
+  console.log(`${exposed.length} types a public entry's signatures mention that no public entry exports:`);
+  for (const { name, declaredIn, via, exportedBy } of exposed) {
+    const where = exportedBy.length > 0 ? `in ${exportedBy.join(', ')}` : 'exported by no entry';
+    console.log(`  ${name} (${declaredIn}; ${where}) reached from ${via}`);
+  }
   process.exit(0);
 }
 if (process.argv.includes('--check')) {
