@@ -33,6 +33,8 @@ describe('the recorded public surface', () => {
     const core = surface.get('@rho/core');
     expect(core?.entries.map((entry) => entry.specifier)).toEqual([
       '@rho/core',
+      '@rho/core/atif',
+      '@rho/core/backend-registry',
       '@rho/core/internal',
       '@rho/core/local-backend',
       '@rho/core/testing',

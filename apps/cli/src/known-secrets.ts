@@ -172,7 +172,7 @@ export async function processSecretsRedactor(
   options: { dbConfigPath?: string } = {},
 ): Promise<SecretRedactor> {
   const [{ loadUserConfig }, { resolveDatabaseConfig }, { parseMcpServerSources }] = await Promise.all([
-    import('@rho/core'),
+    import('@rho/core/internal'),
     import('@rho/tools-db'),
     import('@rho/tools-mcp'),
   ]);

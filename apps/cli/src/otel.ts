@@ -1,4 +1,5 @@
-import type { SecretRedactor, UserOtelConfig } from '@rho/core';
+import type { SecretRedactor } from '@rho/core';
+import type { UserOtelConfig } from '@rho/core/internal';
 import { createSecretRedactor } from '@rho/core';
 import { UsageError } from './exit-codes.js';
 

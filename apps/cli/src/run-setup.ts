@@ -3,17 +3,20 @@ import { homedir, platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendName, defaultBackendRegistry } from '@rho/agent';
-import type { AgentConfig, Budgets, CompactionOptions, ExecutionBackend, Session, SessionOptions } from '@rho/core';
+import type { Budgets, CompactionOptions, ExecutionBackend, Session, SessionOptions } from '@rho/core';
+import type { AgentConfig } from '@rho/core/internal';
+import { rhoHome, SessionStore } from '@rho/core';
 import {
+  FileControlChannel,
+  readSessionMeta,
+  resolveSessionWithRhoAgent,
+  SessionLock,
   loadAgentConfig,
   loadUserConfig,
   parseAgentConfig,
   preloadOpenAI,
-  rhoHome,
-  SessionStore,
   unknownAgentConfigKeys,
-} from '@rho/core';
-import { FileControlChannel, readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
+} from '@rho/core/internal';
 import { parseMcpServerSources } from '@rho/tools-mcp';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile } from '@rho/permissions';

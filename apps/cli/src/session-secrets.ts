@@ -1,7 +1,9 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentConfig, SecretRedactor } from '@rho/core';
-import { ConfigError, loadAgentConfig, parseAgentConfig } from '@rho/core';
+import type { SecretRedactor } from '@rho/core';
+import type { AgentConfig } from '@rho/core/internal';
+import { ConfigError } from '@rho/core';
+import { loadAgentConfig, parseAgentConfig } from '@rho/core/internal';
 import { parse as parseYaml } from 'yaml';
 
 /**

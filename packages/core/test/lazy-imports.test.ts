@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const built = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const builtInternal = fileURLToPath(new URL('../dist/internal/index.js', import.meta.url));
 
 // A child process records every module URL it resolves (through a module hook) while it runs `script`.
 async function resolvedUrls(script: string): Promise<string[]> {
@@ -83,11 +84,12 @@ if (outcome !== undefined) throw new Error('preload resolved to ' + String(outco
       main,
       `import { createRequire } from 'node:module';
 const core = await import(${JSON.stringify(pathToFileURL(built).href)});
+const internal = await import(${JSON.stringify(pathToFileURL(builtInternal).href)});
 const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => /[\\/]yaml[\\/]/.test(path));
 const agent = new core.Agent({ clientOptions: { apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1' } });
 agent.createSession({ directory: ${JSON.stringify(join(directory, 'session'))} });
 const before = loaded();
-const parsed = core.loadAgentConfig(${JSON.stringify(config)});
+const parsed = internal.loadAgentConfig(${JSON.stringify(config)});
 process.stdout.write(JSON.stringify({ before, after: loaded(), model: parsed.model }));`,
     );
     const { stdout } = await run(process.execPath, [main], { cwd: directory });

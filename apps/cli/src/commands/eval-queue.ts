@@ -244,7 +244,8 @@ export async function sqlTaskCommand(
 ): Promise<number> {
   const { parseTaskSpec } = await import('@rho/queue');
   const evaluation = await import('@rho/eval');
-  const { loadUserConfig, rhoHome, ConfigError } = await import('@rho/core');
+  const { rhoHome, ConfigError } = await import('@rho/core');
+  const { loadUserConfig } = await import('@rho/core/internal');
   const { UsageError } = await import('../exit-codes.js');
   const { loadDotenv } = await import('../dotenv.js');
   let raw: unknown;

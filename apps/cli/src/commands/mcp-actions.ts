@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { loadAgentConfig, loadUserConfig, rhoHome } from '@rho/core';
+import { rhoHome } from '@rho/core';
+import { loadAgentConfig, loadUserConfig } from '@rho/core/internal';
 import type { PermissionProfile } from '@rho/permissions';
 import { loadProfile, mcpToolRuling } from '@rho/permissions';
 import type { McpServerConfig } from '@rho/tools-mcp';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadUserConfig, rhoHome } from '@rho/core';
+import { rhoHome } from '@rho/core';
+import { loadUserConfig } from '@rho/core/internal';
 import type { TaskAllowlistOptions, TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';

@@ -1,5 +1,6 @@
-import type { AtifTrajectory } from '@rho/core';
-import { SessionNotFoundError, traceToAtif } from '@rho/core';
+import type { AtifTrajectory } from '@rho/core/atif';
+import { SessionNotFoundError } from '@rho/core';
+import { traceToAtif } from '@rho/core/atif';
 import type { FleetConfig } from '@rho/fleet';
 import { connectFleet } from '@rho/fleet';
 import { mirroredTrace } from './fleet-records.js';
