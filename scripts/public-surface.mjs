@@ -1,54 +1,55 @@
-// `node scripts/public-surface.mjs [--markdown]`: for each package's public entry (src/index.ts),
-// every exported name and where it is imported from outside the package (other packages, apps,
-// examples, bench, scripts, workspace tests). contributing/public-surface.md was written from its
-// output; run it again after a change to an index to see what the change leaves unused.
-// Names are found with the TypeScript parser: static imports, re-exports, `import('...')` with a
-// destructuring or a namespace variable, and `import('...').Name` in types.
+// `node scripts/public-surface.mjs [--markdown | --update | --check | --exposed]`.
+//
+// Without a flag (or with `--markdown`, as tables): for each entry of each package's `exports`
+// (`.`, `./internal`, `./testing`, ...), every exported name and where it is imported from
+// outside the package (other packages, apps, examples, bench, scripts, workspace tests).
+// contributing/public-surface.md was written from its output; run it after a change to an index
+// to see what the change leaves unused.
+//
+// `--update` (`pnpm surface:update`) rewrites the recorded surface, contributing/api/*.api.md,
+// from the sources; `--check` (`pnpm surface:check`) compares them and exits 1 on a difference,
+// as test/public-surface.test.ts does (scripts/api-surface.mjs computes both). `--exposed` lists
+// the types that a public entry's signatures mention and no public entry exports.
+//
+// Imports are found with the TypeScript parser: static imports, re-exports, `import('...')` with
+// a destructuring or a namespace variable, and `import('...').Name` in types.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import { createRequire } from 'node:module';
+import { checkAll, currentSurface, describeDifferences, exposedUnexported, root, updateAll } from './api-surface.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'packages', 'core', 'package.json'));
 const ts = require('typescript');
 
-const markdown = process.argv.includes('--markdown');
-
-/** Every workspace package with a `src/index.ts`: name, directory. */
-function packagesWithIndex() {
-  const found = [];
-  for (const dir of readdirSync(join(root, 'packages')).sort()) {
-    const index = join(root, 'packages', dir, 'src', 'index.ts');
-    if (!existsSync(index)) continue;
-    const { name } = JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8'));
-    found.push({ name, directory: join('packages', dir), index });
-  }
-  return found;
+if (process.argv.includes('--update')) {
+  const written = updateAll();
+  console.log(`wrote ${written.length} records: ${written.map((path) => relative(root, path)).join(', ')}`);
+  process.exit(0);
 }
+if (process.argv.includes('--exposed')) {
+  const exposed = exposedUnexported();
+  console.log(`${exposed.length} types a public entry's signatures mention that no public entry exports:`);
+  for (const { name, declaredIn, via, exportedBy } of exposed) {
+    const where = exportedBy.length > 0 ? `in ${exportedBy.join(', ')}` : 'exported by no entry';
+    console.log(`  ${name} (${declaredIn}; ${where}) reached from ${via}`);
+  }
+  process.exit(0);
+}
+if (process.argv.includes('--check')) {
+  const differences = checkAll();
+  if (differences.length === 0) {
+    console.log('public surface: every record matches the sources');
+    process.exit(0);
+  }
+  console.error(describeDifferences(differences));
+  process.exit(1);
+}
+
+const markdown = process.argv.includes('--markdown');
 
 function parse(path) {
   return ts.createSourceFile(path, readFileSync(join(root, path), 'utf8'), ts.ScriptTarget.Latest, true);
-}
-
-/** The names an index exports, with whether each is a type and the file it comes from. */
-function indexExports(index) {
-  const source = parse(relative(root, index));
-  const names = [];
-  for (const statement of source.statements) {
-    if (!ts.isExportDeclaration(statement)) continue;
-    const from = statement.moduleSpecifier?.text ?? '';
-    if (statement.exportClause === undefined) {
-      names.push({ name: `* from ${from}`, type: false, from });
-      continue;
-    }
-    if (!ts.isNamedExports(statement.exportClause)) continue;
-    for (const element of statement.exportClause.elements) {
-      names.push({ name: element.name.text, type: statement.isTypeOnly || element.isTypeOnly, from });
-    }
-  }
-  return names;
 }
 
 /** Files of the workspace that may import a package: tracked sources outside `dist/`. */
@@ -133,8 +134,7 @@ function usedNames(path) {
  * Where the package itself uses `name`: `source` (a file other than index.ts; in the file that
  * defines it, a second mention), `tests` (only its tests), or `none` (defined and exported only).
  */
-function usedInside(pkg, name, from) {
-  const defining = join(pkg.directory, 'src', from.replace(/^\.\//, '').replace(/\.js$/, '.ts'));
+function usedInside(pkg, entrySource, name, defining) {
   const pattern = new RegExp(`\\b${name.replace(/[^\w]/g, '')}\\b`, 'g');
   let tests = false;
   const walk = (dir) => {
@@ -144,7 +144,7 @@ function usedInside(pkg, name, from) {
         if (walk(path)) return true;
         continue;
       }
-      if (!path.endsWith('.ts') || path === join(pkg.directory, 'src', 'index.ts')) continue;
+      if (!path.endsWith('.ts') || path === entrySource) continue;
       const count = readFileSync(join(root, path), 'utf8').match(pattern)?.length ?? 0;
       if (/\.test\.ts$|\/test-support\/|^[^/]+\/[^/]+\/test\//.test(path)) {
         if (count > 0) tests = true;
@@ -160,36 +160,43 @@ function usedInside(pkg, name, from) {
   return inSource ? 'source' : tests ? 'tests' : 'none';
 }
 
-const packages = packagesWithIndex();
+const surface = currentSurface();
 const files = workspaceFiles();
 const usesByFile = new Map(files.map((path) => [path, usedNames(path)]));
 
-for (const pkg of packages) {
-  const exported = indexExports(pkg.index);
-  const rows = exported.map((entry) => {
-    const users = new Set();
-    for (const [path, uses] of usesByFile) {
-      if (path.startsWith(`${pkg.directory}/`)) continue;
-      if (uses.some(([specifier, name]) => specifier === pkg.name && (name === entry.name || name === '*'))) {
-        const parts = path.split('/');
-        users.add(parts[0] === 'packages' || parts[0] === 'apps' || parts[0] === 'examples' ? parts[1] : parts[0]);
+for (const { pkg, entries } of surface.values()) {
+  for (const entry of entries) {
+    const rows = entry.names.map((exported) => {
+      const users = new Set();
+      for (const [path, uses] of usesByFile) {
+        if (path.startsWith(`${pkg.directory}/`)) continue;
+        if (
+          uses.some(([specifier, name]) => specifier === entry.specifier && (name === exported.name || name === '*'))
+        ) {
+          const parts = path.split('/');
+          users.add(parts[0] === 'packages' || parts[0] === 'apps' || parts[0] === 'examples' ? parts[1] : parts[0]);
+        }
       }
-    }
-    return { ...entry, users: [...users].sort(), inside: usedInside(pkg, entry.name, entry.from) };
-  });
-  const unused = rows.filter((row) => row.users.length === 0);
-  if (markdown) {
-    console.log(`\n### ${pkg.name}: ${unused.length} of ${rows.length} names unused outside\n`);
-    console.log('| name | kind | from | used inside the package |');
-    console.log('| --- | --- | --- | --- |');
-    for (const row of unused) {
-      console.log(`| \`${row.name}\` | ${row.type ? 'type' : 'value'} | \`${row.from}\` | ${row.inside} |`);
-    }
-  } else {
-    console.log(`\n${pkg.name}: ${rows.length} names, ${unused.length} unused outside the package`);
-    for (const row of rows) {
-      const where = row.users.length > 0 ? row.users.join(', ') : `(inside: ${row.inside})`;
-      console.log(`  ${row.type ? 'type ' : 'value'} ${row.name.padEnd(40)} ${where}`);
+      return {
+        ...exported,
+        users: [...users].sort(),
+        inside: usedInside(pkg, entry.source, exported.name, exported.declaredIn),
+      };
+    });
+    const unused = rows.filter((row) => row.users.length === 0);
+    if (markdown) {
+      console.log(`\n### ${entry.specifier}: ${unused.length} of ${rows.length} names unused outside\n`);
+      console.log('| name | kind | declared in | used inside the package |');
+      console.log('| --- | --- | --- | --- |');
+      for (const row of unused) {
+        console.log(`| \`${row.name}\` | ${row.kind} | \`${row.declaredIn}\` | ${row.inside} |`);
+      }
+    } else {
+      console.log(`\n${entry.specifier}: ${rows.length} names, ${unused.length} unused outside the package`);
+      for (const row of rows) {
+        const where = row.users.length > 0 ? row.users.join(', ') : `(inside: ${row.inside})`;
+        console.log(`  ${row.kind.padEnd(5)} ${row.name.padEnd(40)} ${where}`);
+      }
     }
   }
 }

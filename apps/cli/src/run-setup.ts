@@ -3,8 +3,14 @@ import { basename, join } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendRegistry } from '@rho/agent';
 import type { ExecutionBackend, Session, SessionOptions } from '@rho/core';
-import { preloadOpenAI, rhoHome, SessionStore } from '@rho/core';
-import { FileControlChannel, readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
+import { rhoHome, SessionStore } from '@rho/core';
+import {
+  FileControlChannel,
+  readSessionMeta,
+  resolveSessionWithRhoAgent,
+  SessionLock,
+  preloadOpenAI,
+} from '@rho/core/internal';
 import { readSessionSettings, redactSettings, resolveSettings, writeSessionSecrets } from '@rho/core/settings';
 import type { PermissionProfile } from '@rho/permissions';
 import { closeOnExit } from './exit-cleanup.js';

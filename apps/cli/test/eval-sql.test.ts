@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { validateAtifTrajectory } from '@rho/core';
+import { validateAtifTrajectory } from '@rho/core/atif';
 import type { LoopbackServer, LoopbackStep, RecordedRequest } from '@rho/core/testing';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { SqlEvalReport } from '@rho/eval';

@@ -11,8 +11,9 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent, defineTool, validateAtifTrajectory } from '@rho/core';
-import type { AtifTrajectory } from '@rho/core';
+import { Agent, defineTool } from '@rho/core';
+import { validateAtifTrajectory } from '@rho/core/atif';
+import type { AtifTrajectory } from '@rho/core/atif';
 import { createScriptedModelClient, pythonTracesDir } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { validateAtifTrajectory } from '@rho/core';
+import { validateAtifTrajectory } from '@rho/core/atif';
 import { describe, expect, it } from 'vitest';
 import { runRho } from './support/run-rho.js';
 

@@ -3,8 +3,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { validateAtifTrajectory } from '@rho/core';
-import type { AtifTrajectory } from '@rho/core';
+import { validateAtifTrajectory } from '@rho/core/atif';
+import type { AtifTrajectory } from '@rho/core/atif';
 import type { LoopbackServer } from '@rho/core/testing';
 import { startLoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';

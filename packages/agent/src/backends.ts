@@ -1,4 +1,4 @@
-import { createBackendRegistry, type BackendAccess, type BackendRegistry } from '@rho/core';
+import { createBackendRegistry, type BackendAccess, type BackendRegistry } from '@rho/core/backend-registry';
 import { sandboxWrapper, type PermissionProfile } from '@rho/permissions';
 import type { SandboxLookupOptions } from '@rho/permissions/internal';
 

@@ -1,5 +1,6 @@
 import { basename, posix } from 'node:path';
-import { BackendUnavailableError, ConfigError, type BackendFactory } from '@rho/core';
+import { BackendUnavailableError, ConfigError } from '@rho/core';
+import type { BackendFactory } from '@rho/core/backend-registry';
 import { createDaytonaBackend } from './daytona-backend.js';
 import { DaytonaBackendError } from './errors.js';
 import type { DaytonaBackendOptions } from './options.js';

@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { BackendUnavailableError, rhoHome, type BackendFactory } from '@rho/core';
+import { BackendUnavailableError, rhoHome } from '@rho/core';
+import type { BackendFactory } from '@rho/core/backend-registry';
 import { parseByteSize } from '@rho/permissions';
 import { createSandboxBackend, type SandboxBackendOptions } from './sandbox-backend.js';
 

@@ -1,7 +1,8 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackendUnavailableError, type BackendCreateContext } from '@rho/core';
+import { BackendUnavailableError } from '@rho/core';
+import type { BackendCreateContext } from '@rho/core/backend-registry';
 import { sandboxWrapper } from '@rho/permissions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandboxBackend, type SandboxBackend } from './sandbox-backend.js';

@@ -1,3 +1,6 @@
+// `@rho/core/backend-registry`: choosing an execution backend by name (the registry, the factory a
+// backend package exports, the local backend's factory). What `@rho/agent` and backend packages use;
+// an application passes `backend:` to the Agent instead.
 import { BackendUnavailableError } from './errors.js';
 import type { ExecutionBackend } from './execution-backend.js';
 import { createLocalBackend } from './local-backend.js';

@@ -1,5 +1,5 @@
 export { RhoError, ModelApiError, ModelResponseError } from '@rho/model-client';
-export { createModelClient, preloadOpenAI } from '@rho/model-client';
+export { createModelClient } from '@rho/model-client';
 export type { ContextWindowInfo, ContextWindowSource } from '@rho/model-client';
 export type {
   ChatMessage,
@@ -47,14 +47,6 @@ export type {
   SpawnOptions,
 } from './execution-backend.js';
 export { createLocalBackend } from './local-backend.js';
-export { createBackendRegistry, localBackendFactory } from './backend-registry.js';
-export type {
-  BackendAccess,
-  BackendCreateContext,
-  BackendFactory,
-  BackendFactoryLoader,
-  BackendRegistry,
-} from './backend-registry.js';
 export type { LocalBackendOptions } from './local-backend.js';
 export type {
   CompactEvent,
@@ -94,7 +86,7 @@ export type {
 } from './session-options.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
 export type { ObservedChildSession, SessionObserver } from './session-observer.js';
-export { createSecretRedactor, mergeSecretRedactors, REDACTED } from './secret-redaction.js';
+export { createSecretRedactor } from './secret-redaction.js';
 export type { NamedSecret, SecretInput } from './secret-redaction.js';
 export type { SecretRedactor } from './secret-redaction.js';
 export { State } from './state.js';
@@ -119,25 +111,5 @@ export type { SessionMeta } from './session-meta.js';
 export { SessionStore, rhoHome } from './session-store.js';
 export type { CreateSessionOptions, SessionInfo, SessionListOptions, SessionRef } from './session-store.js';
 export type { CompactionOptions, CompactResult } from './compaction.js';
-export { ATIF_SCHEMA_VERSION, validateAtifTrajectory } from './atif/atif-schema.js';
-export type {
-  AtifAgent,
-  AtifContentPart,
-  AtifFinalMetrics,
-  AtifImageSource,
-  AtifMetrics,
-  AtifObservation,
-  AtifObservationResult,
-  AtifStep,
-  AtifStepSource,
-  AtifSubagentTrajectoryRef,
-  AtifToolCall,
-  AtifTrajectory,
-  AtifValidationIssue,
-} from './atif/atif-schema.js';
-export { traceToAtif } from './atif/trace-to-atif.js';
-export type { TraceToAtifOptions } from './atif/trace-to-atif.js';
-export { sessionToAtif } from './atif/session-to-atif.js';
-export { createAgentTool } from './agent-tool.js';
 export type { AgentToolOptions } from './agent-tool.js';
 export { createDelegateTool } from './delegate-tool.js';

@@ -53,8 +53,8 @@ export async function exportCommand(
   const { isDiskFault, writeNewFileWhole } = await import('../output-file.js');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
-  const { SessionNotFoundError, SessionStore, SessionWriteError, TraceError, rhoHome, sessionToAtif, traceToAtif } =
-    await import('@rho/core');
+  const { SessionNotFoundError, SessionStore, SessionWriteError, TraceError, rhoHome } = await import('@rho/core');
+  const { sessionToAtif, traceToAtif } = await import('@rho/core/atif');
   const { resolveSessionWithRhoAgent } = await import('@rho/core/internal');
   const fail = (message: string): number => {
     terminal.stderr.write(`rho: ${message}\n`);

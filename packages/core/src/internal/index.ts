@@ -1,10 +1,12 @@
 /**
  * `@rho/core/internal`: plumbing shared by rho's own packages and the CLI (the session directory's
  * meta file and lock, the Python rho-agent's sessions, choice messages, a tool's own approval
- * request, the registry's output truncation that `@rho/tools-mcp` applies too). No semver
- * promise: names here change or go without notice. Lint allows importing this entry only from
- * `packages/*`, `apps/*`, `bench/` and `test/`.
+ * request, the registry's output truncation that `@rho/tools-mcp` applies too, the CLI's agent
+ * and user config files, the redactor helpers, the agent-as-tool factory behind
+ * `agent.asTool()`, the openai SDK preload). No semver promise: names here change or go without
+ * notice. Lint allows importing this entry only from `packages/*`, `apps/*`, `bench/` and `test/`.
  */
+export { preloadOpenAI } from '@rho/model-client';
 export { FileControlChannel } from '../control-channel.js';
 export { approvalRequestedByTool } from '../approval-policy.js';
 export { mustBeOneOf, requiredOneOf } from '../choices.js';
@@ -24,3 +26,5 @@ export {
 } from '../config-file.js';
 export type { ConfigPath, ConfigSource } from '../config-file.js';
 export { loadYaml } from './yaml.js';
+export { mergeSecretRedactors, REDACTED } from '../secret-redaction.js';
+export { createAgentTool } from '../agent-tool.js';
