@@ -42,3 +42,9 @@ export function settingsOverrides(
     }
   return overrides;
 }
+
+/** The reference of every section, as docs/settings.md holds it between its markers (`pnpm settings:docs` writes it). */
+export async function settingsReferenceText(): Promise<string> {
+  const { settingsReference } = await import('@rho/core/settings');
+  return settingsReference(allSections);
+}
