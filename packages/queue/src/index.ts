@@ -1,5 +1,5 @@
-export { parseTaskSpec, parseTaskFile, deadlineFrom } from './task-spec.js';
-export type { TaskSpec, SqlEvalTask } from './task-spec.js';
+export { parseTaskSpec, parseTaskFile, deadlineFrom, taskClientFields, taskClientOptions } from './task-spec.js';
+export type { TaskSpec, SqlEvalTask, TaskClientOptions } from './task-spec.js';
 export type { TaskState, TaskResult, TaskRecord, TaskFilter } from './task-types.js';
 export { createTaskQueue, TaskNotFoundError, DEFAULT_LEASE_SECONDS, DEFAULT_QUEUE_SCHEMA } from './task-queue.js';
 export type { TaskQueue, TaskQueueOptions } from './task-queue.js';

@@ -213,3 +213,39 @@ export function parseTaskFile(text: string, name: string, now: Date = new Date()
     });
   return tasks;
 }
+
+/** A model client's endpoint options, as a queued question carries them (never the key). */
+export interface TaskClientOptions {
+  baseURL?: string;
+  reasoningEffort?: string;
+  firstByteTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxRetries?: number;
+}
+
+/** The fields of a queued question that carry these client options (seconds in the task, as its file format says). */
+export function taskClientFields(
+  options: TaskClientOptions,
+): Pick<SqlEvalTask, 'base_url' | 'reasoning_effort' | 'first_byte_timeout' | 'idle_timeout' | 'max_retries'> {
+  // Tasks count in seconds, as the flags do (to the microsecond: 0.7 s stays 0.7, not 0.7000000000000001).
+  const seconds = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 1000) / 1e6);
+  const fields = {
+    base_url: options.baseURL,
+    reasoning_effort: options.reasoningEffort,
+    first_byte_timeout: seconds(options.firstByteTimeoutMs),
+    idle_timeout: seconds(options.idleTimeoutMs),
+    max_retries: options.maxRetries,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** The client options a queued question names, over the worker's own (`own`); the endpoint is decided by the caller. */
+export function taskClientOptions(task: SqlEvalTask, own: TaskClientOptions): Omit<TaskClientOptions, 'baseURL'> {
+  const options = {
+    reasoningEffort: task.reasoning_effort ?? own.reasoningEffort,
+    firstByteTimeoutMs: task.first_byte_timeout === undefined ? own.firstByteTimeoutMs : task.first_byte_timeout * 1000,
+    idleTimeoutMs: task.idle_timeout === undefined ? own.idleTimeoutMs : task.idle_timeout * 1000,
+    maxRetries: task.max_retries ?? own.maxRetries,
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}

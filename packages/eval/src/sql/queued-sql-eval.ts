@@ -3,6 +3,7 @@
 // submitter grades as a local run does (`runSqlEval({ runSession })`).
 import type { ModelClientOptions } from '@rho/core';
 import type { SqlEvalTask, TaskQueue, TaskRecord, TaskSpec } from '@rho/queue';
+import { taskClientFields } from '@rho/queue';
 import type { SqlSessionRunner } from './run-sql-eval.js';
 import type { SqlDataset, SqlQuestion } from './sql-dataset.js';
 import type { SqlSessionOutcome } from './sql-question-session.js';
@@ -51,8 +52,6 @@ export function sqlQuestionTask(question: SqlQuestion, prompt: string, settings:
   const optional = <K extends string, V>(key: K, value: V | undefined) =>
     value === undefined ? {} : ({ [key]: value } as Record<K, V>);
   const client = settings.clientOptions ?? {};
-  // Tasks count in seconds, as the flags do (to the microsecond: 0.7 s stays 0.7, not 0.7000000000000001).
-  const seconds = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 1000) / 1e6);
   return {
     prompt,
     model: settings.model,
@@ -68,11 +67,7 @@ export function sqlQuestionTask(question: SqlQuestion, prompt: string, settings:
       question_timeout: settings.questionTimeoutSeconds,
       query_timeout: settings.queryTimeoutSeconds,
       ...optional('system_prompt', settings.systemPrompt),
-      ...optional('base_url', client.baseURL),
-      ...optional('reasoning_effort', client.reasoningEffort),
-      ...optional('first_byte_timeout', seconds(client.firstByteTimeoutMs)),
-      ...optional('idle_timeout', seconds(client.idleTimeoutMs)),
-      ...optional('max_retries', client.maxRetries),
+      ...taskClientFields(client),
     },
   };
 }

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@rho/core';
-import { endpointAllowed, normalEndpoint } from '@rho/queue';
+import { endpointAllowed, normalEndpoint, taskClientOptions } from '@rho/queue';
 import type { TaskSpec } from '@rho/queue';
 import type { QueuedSqlClientOptions } from './queued-sql-eval.js';
 import { BUNDLED_SQL_DATASETS, bundledSqlDatasetDir } from './sql-dataset.js';
@@ -90,11 +90,6 @@ export function sqlTaskSession(spec: TaskSpec, worker: SqlTaskWorker): SqlTaskSe
       message:
         'Missing API key on this worker. Set OPENAI_API_KEY (or OPENAI_BASE_URL to an endpoint that needs no key).',
     });
-  const reasoningEffort = task.reasoning_effort ?? own.reasoningEffort;
-  const firstByteTimeoutMs =
-    task.first_byte_timeout === undefined ? own.firstByteTimeoutMs : task.first_byte_timeout * 1000;
-  const idleTimeoutMs = task.idle_timeout === undefined ? own.idleTimeoutMs : task.idle_timeout * 1000;
-  const maxRetries = task.max_retries ?? own.maxRetries;
   return {
     questionId: task.question_id,
     dbId: task.db_id,
@@ -105,10 +100,7 @@ export function sqlTaskSession(spec: TaskSpec, worker: SqlTaskWorker): SqlTaskSe
       ...(baseURL === undefined ? {} : { baseURL }),
       // Local servers (vLLM, Ollama, llama.cpp) need no key, but the client requires one.
       apiKey: apiKey ?? 'no-key',
-      ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
-      ...(firstByteTimeoutMs === undefined ? {} : { firstByteTimeoutMs }),
-      ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
-      ...(maxRetries === undefined ? {} : { maxRetries }),
+      ...taskClientOptions(task, own),
     },
     ...(task.system_prompt === undefined ? {} : { systemPrompt: task.system_prompt }),
     budgets: {
