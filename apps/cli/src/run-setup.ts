@@ -1,81 +1,24 @@
 import { existsSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendRegistry } from '@rho/agent';
-import type { ExecutionBackend, Session, SessionOptions } from '@rho/core';
 import { rhoHome, SessionStore } from '@rho/core';
-import {
-  FileControlChannel,
-  readSessionMeta,
-  resolveSessionWithRhoAgent,
-  SessionLock,
-  preloadOpenAI,
-} from '@rho/core/internal';
+import { preloadOpenAI, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
 import { readSessionSettings, redactSettings, resolveSettings, writeSessionSecrets } from '@rho/core/settings';
-import type { PermissionProfile } from '@rho/permissions';
 import { closeOnExit } from './exit-cleanup.js';
 import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
-import { fileChannelFor, startFleetLink } from './fleet/run-fleet.js';
+import { startFleetLink } from './fleet/run-fleet.js';
 import { loadGgufClient } from './gguf-client.js';
-import { LeaseGuardChannel } from './lease-guard.js';
 import { startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
-import type { RunSettings } from './settings.js';
+import type { RunSetup, SetupArguments, SetupHooks } from './run-types.js';
+import { openRunSession } from './run-session.js';
 import { allSections, runSections, settingsOverrides } from './settings.js';
 import { resolveSystemPrompt } from './system-prompt.js';
 import { buildToolset } from './tools.js';
 
-/**
- * Command-line options of a run: the task, the agent config or session to start from, and the
- * flags of the settings sections (`model`, `maxTurns`, ...: see `settingsOverrides`), as typed.
- */
-export interface SetupArguments {
-  prompt?: string | string[];
-  p?: string;
-  config?: string;
-  resume?: string;
-  autoApprove: boolean;
-  /** Every other flag of a settings section, by yargs' name (`maxTurns`), as typed. */
-  [flag: string]: unknown;
-}
-
-/** Everything a run needs, resolved from flags, files and the environment. */
-export interface RunSetup {
-  agent: Agent;
-  session: Session;
-  store: SessionStore;
-  profile: PermissionProfile;
-  /** The run's settings, resolved once (flags, environment, the agent config or resumed session, `$RHO_HOME/config.yaml`). */
-  settings: RunSettings;
-  model: string;
-  /** The working directory of the tools. */
-  workingDir: string;
-  /** The task to run: `--prompt`, the positional prompt, or the prompt file's `initial_prompt`. */
-  prompt: string | undefined;
-  resumed: boolean;
-  home: string;
-  /** AGENTS.md and .rho/instructions.md files added to the system prompt, outermost first. */
-  instructionFiles: string[];
-  /** Tools not offered because nobody can approve their calls in this run (the caller says so). */
-  withheld: readonly { name: string; reason: string }[];
-  /** Where the file and shell tools run. */
-  backend: ExecutionBackend;
-  /** Releases what the tools hold (database connections) and what the backend holds (its container). */
-  close(): Promise<void>;
-}
-
-/** How {@link prepareRun} reports and what it is told about the run. */
-export interface SetupHooks {
-  /** Told what the user should know before the run (printed by the caller). */
-  onWarning?: (message: string) => void;
-  /**
-   * Whether approvals can be obtained in this run. Default: `auto` with `--auto-approve` (or
-   * `auto_approve: true`), `ask` on an interactive terminal, otherwise `none`, where tools whose
-   * every call needs approval are not offered.
-   */
-  approvals?: ApprovalAvailability;
-}
+export type { RunSetup, SetupArguments, SetupHooks } from './run-types.js';
 
 /** What a setup holds while it is made, released if it fails. */
 interface Held {
@@ -293,58 +236,18 @@ async function prepareLockedRun(
       '--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.',
     );
 
-  // A queued task's session also answers to the worker's lease: it stops itself when the lease
-  // lapses (the worker is frozen or lost it), before another attempt can start elsewhere.
-  const { lease } = settings.queue;
-  const guarded = (options: SessionOptions, directory: string): SessionOptions =>
-    lease === undefined
-      ? options
-      : {
-          ...options,
-          control: new LeaseGuardChannel(options.control ?? new FileControlChannel(directory), lease, (message) =>
-            hooks.onWarning?.(message),
-          ),
-        };
   const lock = held.lock!;
-  const listed = { model, profile: settings.profile.name, cwd: workingDir };
-  let session: Session;
-  if (resumedDirectory !== undefined) {
-    const meta = readSessionMeta(resumedDirectory);
-    const id = meta?.id ?? basename(resumedDirectory);
-    const state = store.loadState(resumedDirectory);
-    session = agent.createSession({
-      id,
-      directory: resumedDirectory,
-      state,
-      lock,
-      ...guarded(
-        fleet?.sessionOptions(
-          {
-            id,
-            ...listed,
-            ...(typeof meta?.parent_id === 'string' ? { parentId: meta.parent_id } : {}),
-            ...(meta?.started_at === undefined ? {} : { startedAt: meta.started_at }),
-            ...(meta?.first_prompt === undefined ? {} : { firstPrompt: meta.first_prompt }),
-          },
-          resumedDirectory,
-        ) ?? (await fileChannelFor(resumedDirectory, state.directiveCursor)),
-        resumedDirectory,
-      ),
-    });
-  } else {
-    // Made (and locked) before the tools started, above.
-    const { id, directory } = created!;
-    session = agent.createSession({
-      id,
-      directory,
-      lock,
-      ...guarded(
-        fleet?.sessionOptions({ id, ...listed, ...(prompt === undefined ? {} : { firstPrompt: prompt }) }, directory) ??
-          {},
-        directory,
-      ),
-    });
-  }
+  const session = await openRunSession({
+    agent,
+    store,
+    lock,
+    fleet,
+    lease: settings.queue.lease,
+    listed: { model, profile: settings.profile.name, cwd: workingDir },
+    ...(resumedDirectory !== undefined ? { resumedDirectory } : { created: created! }),
+    ...(prompt === undefined ? {} : { prompt }),
+    ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
+  });
 
   const tracing =
     settings.otel === undefined
