@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeSessionSettings } from '@rho/core/settings';
 import type { ListedSession } from './listed-session.js';
 import type { SessionSource } from './session-source.js';
 
@@ -32,7 +33,7 @@ export async function copySession(
       ...(session.parentId === undefined ? {} : { parent_id: session.parentId }),
     })}\n`,
   );
-  if (session.model !== undefined)
-    writeFileSync(join(directory, 'config.yaml'), `model: ${JSON.stringify(session.model)}\n`);
+  // Through the one writer of a session's saved settings.
+  if (session.model !== undefined) writeSessionSettings(directory, { model: session.model });
   return { id: session.id, directory };
 }

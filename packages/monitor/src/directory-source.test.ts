@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionNotFoundError } from '@rho/core';
 import { updateSessionMeta } from '@rho/core/internal';
+import { readSessionSettings } from '@rho/core/settings';
 import { describe, expect, it } from 'vitest';
 import { copySession } from './copy-session.js';
 import { createDirectorySource } from './directory-source.js';
@@ -164,6 +165,8 @@ describe('createDirectorySource', () => {
       model: 'gpt-4o-mini',
     });
     expect(readFileSync(join(copied.directory, 'trace.jsonl'), 'utf8')).toBe(await source.readTrace('copy0001'));
-    expect(readFileSync(join(copied.directory, 'config.yaml'), 'utf8')).toBe('model: "gpt-4o-mini"\n');
+    // Written by the one writer of a session's saved settings, and read back by the one reader.
+    expect(readFileSync(join(copied.directory, 'config.yaml'), 'utf8')).toBe('model: gpt-4o-mini\n');
+    expect(readSessionSettings(copied.directory)?.source.value).toEqual({ model: 'gpt-4o-mini' });
   });
 });
