@@ -37,6 +37,7 @@ describe('the recorded public surface', () => {
       '@rho/core/backend-registry',
       '@rho/core/internal',
       '@rho/core/local-backend',
+      '@rho/core/settings',
       '@rho/core/testing',
     ]);
     for (const { entries } of surface.values()) {

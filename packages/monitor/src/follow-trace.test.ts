@@ -117,6 +117,25 @@ describe('followTrace', () => {
     ]);
   });
 
+  it('reads what was written while onIdle decided to end (a run_end just before the final status)', async () => {
+    const path = tracePath();
+    writeFileSync(path, '{"type": "run_start"}\n');
+    const records: string[] = [];
+    let decisions = 0;
+    for await (const record of followTrace(path, {
+      onIdle: () => {
+        decisions += 1;
+        // The writer appends its last record and sets the final status between the follower's
+        // last read and its look at the status.
+        if (decisions === 1) appendFileSync(path, '{"type": "run_end"}\n');
+        return true;
+      },
+    }))
+      records.push(record.type);
+    expect(records).toEqual(['run_start', 'run_end']);
+    expect(decisions).toBe(2);
+  });
+
   it('starts over when the file is replaced or truncated', async () => {
     const path = tracePath();
     writeFileSync(path, '{"type": "a"}\n{"type": "b"}\n');

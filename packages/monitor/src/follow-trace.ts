@@ -99,7 +99,13 @@ export async function* followTrace(
         options.onChunk?.();
         continue;
       }
-      if (options.onIdle !== undefined && (await options.onIdle())) return;
+      if (options.onIdle !== undefined && (await options.onIdle())) {
+        // What was written between the last read and the decision (a run's last records land
+        // just before its final status) is read before the follow ends.
+        const size = await readSize(path);
+        if (size === undefined || size === position) return;
+        continue;
+      }
       await waker.wait(pollIntervalMs);
     }
   } finally {

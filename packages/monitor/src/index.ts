@@ -29,3 +29,5 @@ export { readSessionContext } from './session-context.js';
 export type { SessionContext, SessionContextOptions } from './session-context.js';
 export { buildCoordinatorPrompt } from './coordinator-prompt.js';
 export type { CoordinatorPromptOptions } from './coordinator-prompt.js';
+export { FOLLOW_QUEUE_HIGH_WATER, followMerged } from './follow-merged.js';
+export type { FollowMergedOptions, RecordFollower } from './follow-merged.js';
