@@ -19,6 +19,11 @@ export interface ApprovalDecision {
   required: boolean;
   /** Why; shown to the approver, and to the model when the call is refused. */
   reason?: string;
+  /**
+   * The dangerous pattern the call matched, when approval is asked because of one: such a call
+   * is never approved by a timeout, a hook or an "always this tool" answer.
+   */
+  dangerous?: string;
 }
 
 /**

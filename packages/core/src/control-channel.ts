@@ -1,5 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AnswerOutcome, ApprovalAnswer } from './approvals.js';
+import { claimApprovalAnswer, readApprovalAnswer } from './approvals.js';
 import type { SessionStatus } from './events.js';
 import { timestamp } from './events.js';
 import { updateSessionMeta } from './session-meta.js';
@@ -52,6 +54,13 @@ export interface TakenDirectives {
  *   `running` again); operators judge a session dead when its heartbeat is older than 30 s (on
  *   another host) or its process is gone. Both are best effort: the session ignores their
  *   failures, and the trace remains the source of truth.
+ * - **Approvals, exactly once.** While a tool call waits for approval (status
+ *   `waiting_approval`), the session polls {@link takeApprovalAnswer} for the call's id; the first
+ *   answer recorded for a call is the one every reader sees (operators record answers with
+ *   `OperatorChannel.answerApproval`, which tells a second answerer which answer won). A timeout
+ *   is recorded with {@link settleApproval}, which returns the answer that won (a person's that
+ *   arrived first, or the timeout's). A channel without these methods has no remote approvals:
+ *   only the session's own `answerApproval` answers its waiting calls.
  */
 export interface ControlChannel {
   /** Whether an operator asked the session to stop (and the request was not cleared yet). */
@@ -66,6 +75,10 @@ export interface ControlChannel {
   heartbeat(): Promise<void>;
   /** The session's status changed within a run (`paused`, `waiting_approval`, `running`); also a heartbeat. */
   reportStatus(status: SessionStatus): Promise<void>;
+  /** The answer recorded for a waiting tool call, if any yet (see the contract above). */
+  takeApprovalAnswer?(toolCallId: string): Promise<ApprovalAnswer | undefined>;
+  /** Records `answer` unless another was recorded first; returns the one that won. */
+  settleApproval?(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome>;
 }
 
 /** Names of the control files in a session directory. */
@@ -149,6 +162,14 @@ export class FileControlChannel implements ControlChannel {
 
   async reportStatus(status: SessionStatus): Promise<void> {
     updateSessionMeta(this.directory, { status, heartbeat_at: timestamp() });
+  }
+
+  async takeApprovalAnswer(toolCallId: string): Promise<ApprovalAnswer | undefined> {
+    return readApprovalAnswer(this.directory, toolCallId);
+  }
+
+  async settleApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    return claimApprovalAnswer(this.directory, toolCallId, answer);
   }
 }
 

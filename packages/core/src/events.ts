@@ -14,9 +14,12 @@ export interface UsageTotals {
 
 /**
  * How a run ended. `truncated`: the model's last answer stopped at its output-token limit
- * (`finish_reason: length`), so the final text is incomplete.
+ * (`finish_reason: length`), so the final text is incomplete. `refused`: tool calls were asked
+ * for and every one was refused (by the profile's approval, a person, a hook or a timeout), so
+ * the task was not done. `waiting_approval`: the run stopped while a tool call waited for a
+ * person's answer (the process was stopped); the session resumes at that call.
  */
-export type RunStatus = 'completed' | 'error' | 'cancelled' | 'limit' | 'truncated';
+export type RunStatus = 'completed' | 'error' | 'cancelled' | 'limit' | 'truncated' | 'refused' | 'waiting_approval';
 
 /** Status of a session in `meta.json` and `State`. */
 export type SessionStatus = 'created' | 'running' | 'paused' | 'waiting_approval' | RunStatus;
@@ -101,6 +104,59 @@ export interface ToolBlockedEvent extends Base {
   tool_name: string;
   tool_args: unknown;
   reason: string;
+}
+/**
+ * A tool call waits for a person's answer (nobody was attached to approve it): the session parks
+ * in `waiting_approval` until `approval_answered` for the same call. The request stays pending
+ * across a crash or a stop: a resumed session waits for, and applies, the answer.
+ */
+export interface ApprovalRequestedEvent extends Base {
+  type: 'approval_requested';
+  tool_call_id: string;
+  tool_name: string;
+  tool_args: unknown;
+  /** The rule and risk line: why the profile asks for approval. */
+  reason?: string;
+  /** The dangerous pattern the call matched, when it matched one (never approved by a timeout or an "always"). */
+  dangerous?: string;
+  /** When the wait times out (UTC ISO-8601), when it is bounded. */
+  expires_at?: string;
+  /** What a timeout answers. */
+  on_timeout?: 'deny' | 'approve';
+}
+/** A waiting tool call was answered (by an operator, the library, a hook or a timeout). */
+export interface ApprovalAnsweredEvent extends Base {
+  type: 'approval_answered';
+  tool_call_id: string;
+  tool_name: string;
+  decision: 'approve' | 'deny';
+  /** `once` (this call), `call` (this exact call for the rest of the session), `tool` (every call of the tool that matches no dangerous pattern). */
+  scope: 'once' | 'call' | 'tool';
+  /** The reason given with a denial (the model reads it). */
+  reason?: string;
+  /** Who answered (`user@host`, `dashboard`, `timeout`, ...). */
+  by?: string;
+  /** Where the answer came from: `operator` (rho approve/deny, the dashboard, the library), `timeout`. */
+  source: string;
+  /** The tool arguments the answer was for, for a `call`-scoped answer (a resumed session remembers it). */
+  tool_args?: unknown;
+}
+/** A hook ran (hooks of the agent config or `$RHO_HOME/config.yaml`). */
+export interface HookRunEvent extends Base {
+  type: 'hook';
+  /** The event it ran for: `pre_tool`, `post_tool`, `session_end`, `waiting_approval`, ... */
+  event: string;
+  /** Which hook: its name, or its command or URL. */
+  hook: string;
+  /** `ok`, `failed` (non-zero exit, HTTP error, bad answer), `timeout` (killed at its timeout). */
+  outcome: 'ok' | 'failed' | 'timeout';
+  duration_ms: number;
+  /** For `pre_tool`: what it decided (`allow`, `deny`, `ask`), when it decided something. */
+  decision?: string;
+  /** The reason it gave, or why it failed. */
+  reason?: string;
+  /** The tool call it ran for (`pre_tool`, `post_tool`). */
+  tool_call_id?: string;
 }
 /** History was compacted: `summary` and the `kept` messages replace everything before. */
 export interface CompactEvent extends Base {
@@ -197,6 +253,9 @@ export type TraceRecord =
   | ToolStartEvent
   | ToolEndEvent
   | ToolBlockedEvent
+  | ApprovalRequestedEvent
+  | ApprovalAnsweredEvent
+  | HookRunEvent
   | CompactEvent
   | DirectiveEvent
   | ErrorEvent
@@ -222,6 +281,9 @@ export const TRACE_RECORD_TYPES: ReadonlySet<string> = new Set([
   'tool_start',
   'tool_end',
   'tool_blocked',
+  'approval_requested',
+  'approval_answered',
+  'hook',
   'compact',
   'directive',
   'error',

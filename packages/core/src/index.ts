@@ -49,8 +49,11 @@ export type {
 export { createLocalBackend } from './local-backend.js';
 export type { LocalBackendOptions } from './local-backend.js';
 export type {
+  ApprovalAnsweredEvent,
+  ApprovalRequestedEvent,
   CompactEvent,
   DirectiveEvent,
+  HookRunEvent,
   ErrorEvent,
   RetryEvent,
   RefusalEvent,
@@ -82,8 +85,15 @@ export type {
   ChildSessionInfo,
   RunOptions,
   RunResult,
+  SessionApprovals,
   SessionOptions,
+  ToolHookCall,
+  ToolHooks,
+  ToolHookVerdict,
 } from './session-options.js';
+export { DEFAULT_APPROVAL_TIMEOUT_MS } from './session-options.js';
+export { checkApprovalAnswer } from './approvals.js';
+export type { AnswerOutcome, ApprovalAnswer, PendingApproval } from './approvals.js';
 export type { ChildAgent, ChildSession, ChildSessions, SpawnChildOptions } from './child-sessions.js';
 export type { ObservedChildSession, SessionObserver } from './session-observer.js';
 export { createSecretRedactor } from './secret-redaction.js';

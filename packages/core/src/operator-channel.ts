@@ -1,5 +1,7 @@
 import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AnswerOutcome, ApprovalAnswer } from './approvals.js';
+import { claimApprovalAnswer } from './approvals.js';
 import { CONTROL_FILES } from './control-channel.js';
 import { ConfigError, SessionWriteError } from './errors.js';
 
@@ -35,6 +37,14 @@ export interface OperatorChannel {
    * error naming the cause when the queue cannot be written (the directive was then not sent).
    */
   sendDirective(text: string): Promise<void>;
+  /**
+   * Answers a tool call that waits for approval, exactly once: the first answer recorded for a
+   * call wins, and a later one gets `already_answered` with the winner. Whether the call still
+   * waits is the caller's to check first (from the trace: `rho approve` does); an answer to a call
+   * that no longer waits is recorded and never applied. Throws a {@link ConfigError} for an answer
+   * of the wrong shape. A channel without it cannot carry approvals.
+   */
+  answerApproval?(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome>;
 }
 
 /**
@@ -93,6 +103,10 @@ export class FileOperatorChannel implements OperatorChannel {
     } finally {
       closeSync(fd);
     }
+  }
+
+  async answerApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    return claimApprovalAnswer(this.directory, toolCallId, answer);
   }
 }
 

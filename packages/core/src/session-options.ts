@@ -15,12 +15,74 @@ export interface ApprovalRequest {
   arguments: Record<string, unknown>;
   /** Why approval is needed (the policy's reason). */
   reason?: string;
+  /** The dangerous pattern the call matched, when approval is asked because of one. */
+  dangerous?: string;
   /** The session asking (a child session asks its parent's approver with its own id). */
   sessionId: string;
 }
 
-/** Answers approval requests: true approves, false rejects. */
-export type Approver = (request: ApprovalRequest) => Promise<boolean> | boolean;
+/**
+ * Answers approval requests: true approves, false rejects. `'wait'` hands the call to the
+ * session's waiting approvals (see {@link SessionApprovals}): an approver that cannot answer
+ * now (nobody at the terminal) parks the call instead of refusing it.
+ */
+export type Approver = (request: ApprovalRequest) => Promise<boolean | 'wait'> | boolean | 'wait';
+
+/**
+ * What happens to a call that needs approval when no approver answers it (none is attached, or
+ * it answered `'wait'`).
+ */
+export interface SessionApprovals {
+  /**
+   * `wait`: the call waits in `waiting_approval`, recorded in the trace, for an answer from
+   * `rho approve`/`rho deny`, the dashboard, a fleet node or `session.answerApproval`; the run
+   * goes on when it comes (the `rho` CLI, its queue workers and fleet agents wait by default).
+   * `withhold` (the library's default, and rho's behaviour before waiting approvals): the call is
+   * refused at once with a reason the model reads.
+   */
+  unattended?: 'wait' | 'withhold';
+  /** How long a call waits, in milliseconds (default {@link DEFAULT_APPROVAL_TIMEOUT_MS}). */
+  timeoutMs?: number;
+  /**
+   * What a timeout answers: `deny` (the default) or `approve`. A call that matched a dangerous
+   * pattern is denied at its timeout whatever this says.
+   */
+  onTimeout?: 'deny' | 'approve';
+}
+
+/** How long a call waits for approval by default: one hour. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 60 * 60 * 1000;
+
+/** A tool call as hooks see it, after the profile decided whether it needs approval. */
+export interface ToolHookCall {
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  /** What the profile (the agent's approval policy) decided for this call (an `ApprovalDecision`). */
+  approval: { required: boolean; reason?: string; dangerous?: string };
+}
+
+/**
+ * What a `beforeToolCall` hook decided: `allow` (run it without asking, unless it matched a
+ * dangerous pattern, which still asks), `deny` (refused; the model reads the reason), `ask` (a
+ * person must approve it even if the profile would not ask). Undefined: no opinion. A hook can
+ * never run a tool the profile does not offer, nor get past a tool's own checks.
+ */
+export type ToolHookVerdict =
+  { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'ask'; reason?: string };
+
+/** Hooks around tool calls (`pre_tool` and `post_tool` of the `hooks` setting); they record themselves in the trace. */
+export interface ToolHooks {
+  /** Asked before approval; several decisions combine to the strictest (deny, then ask, then allow). */
+  beforeToolCall?(call: ToolHookCall, signal: AbortSignal): Promise<ToolHookVerdict | undefined>;
+  /** Told each result; cannot change it. */
+  afterToolCall?(
+    call: ToolHookCall,
+    result: { success: boolean; content: string; durationMs: number },
+    signal: AbortSignal,
+  ): Promise<void>;
+}
 
 /** Limits checked before every model call. Reaching one ends the run with status `limit`. */
 export interface Budgets {
@@ -48,8 +110,12 @@ export interface SessionOptions {
   client?: ModelClient;
   /** The control channel; the file channel of `directory` by default. */
   control?: ControlChannel;
-  /** Answers approval requests. Without one, calls that need approval are denied with a reason. */
+  /** Answers approval requests. Without one, calls that need approval wait or are refused (see `approvals`). */
   approver?: Approver;
+  /** What happens to a call that needs approval when no approver answers it. */
+  approvals?: SessionApprovals;
+  /** Hooks around each tool call. */
+  toolHooks?: ToolHooks;
   /** Receives every event: trace records and transient text deltas. */
   onEvent?: (event: SessionEvent) => void;
   /** Budgets; the agent's by default. */

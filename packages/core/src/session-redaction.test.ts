@@ -135,7 +135,7 @@ describe('a session with secrets: the model and the trace never see them', () =>
     });
     const agent = new Agent({ tools: [echo], client, secrets, approvalPolicy: () => true });
     const session = agent.createSession({ directory, approver: () => false });
-    expect((await session.run('first')).status).toBe('completed');
+    expect((await session.run('first')).status).toBe('refused');
     expect((await session.run('second')).status).toBe('error');
     const compacted = await session.compact();
     expect(compacted.ok).toBe(true);

@@ -10,17 +10,28 @@ import { FileControlChannel } from './control-channel.js';
 import { InternalError, SessionBusyError } from './errors.js';
 import type { RunStatus, SessionEvent, UsageTotals } from './events.js';
 import { reportedUsage, timestamp } from './events.js';
-import { compactHistory, compactionDue } from './internal/run-loop/auto-compaction.js';
+import { compactHistory } from './internal/run-loop/auto-compaction.js';
 import { ContextWindowResolver } from './context-window-resolver.js';
-import { finalTurnAtLimit, reachedLimit, remainingBudgets } from './internal/run-loop/budgets.js';
+import { remainingBudgets } from './internal/run-loop/budgets.js';
 import { childSessionsOf } from './internal/run-loop/child-session-host.js';
-import { modelTurn } from './internal/run-loop/model-turn.js';
 import { RunControl } from './internal/run-loop/run-control.js';
 import type { EventListener, RunScope } from './internal/run-loop/run-scope.js';
-import { emit, safeAppend } from './internal/run-loop/run-scope.js';
-import { runToolCalls } from './internal/run-loop/tool-calls.js';
+import { LocalAnswers, emit, safeAppend } from './internal/run-loop/run-scope.js';
 import { recordChildUsage, usageDifference } from './internal/run-loop/usage.js';
-import type { Approver, Budgets, RunOptions, RunResult, SessionOptions } from './session-options.js';
+import type { AnswerOutcome, ApprovalAnswer, PendingApproval } from './approvals.js';
+import { answerWaitingCall } from './internal/run-loop/approval-wait.js';
+import { resumeParkedCalls } from './internal/run-loop/parked-calls.js';
+import { runTurns } from './internal/run-loop/run-turns.js';
+import type {
+  Approver,
+  Budgets,
+  RunOptions,
+  RunResult,
+  SessionApprovals,
+  SessionOptions,
+  ToolHooks,
+} from './session-options.js';
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from './session-options.js';
 import type { SessionObserver } from './session-observer.js';
 import type { SecretRedactor } from './secret-redaction.js';
 import { mergeSecretRedactors } from './secret-redaction.js';
@@ -63,6 +74,10 @@ export class Session implements ChildSession {
   private running = false;
   private runStartedAt = 0;
   private readonly observerList: SessionObserver[] = [];
+  private readonly approvals: Required<SessionApprovals>;
+  private readonly toolHooks: ToolHooks | undefined;
+  private readonly localAnswers = new LocalAnswers();
+  private readonly controlChannel: ControlChannel | undefined;
 
   constructor(agent: Agent, options: SessionOptions = {}) {
     this.agent = agent;
@@ -90,7 +105,14 @@ export class Session implements ChildSession {
       control,
       pollIntervalMs: options.pollIntervalMs ?? 200,
     });
+    this.controlChannel = control;
     this.approver = options.approver;
+    this.approvals = {
+      unattended: options.approvals?.unattended ?? 'withhold',
+      timeoutMs: options.approvals?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+      onTimeout: options.approvals?.onTimeout ?? 'deny',
+    };
+    this.toolHooks = options.toolHooks;
     this.onEvent = options.onEvent;
     this.budgets = options.budgets ?? agent.budgets;
     this.heldLock = options.lock;
@@ -163,6 +185,28 @@ export class Session implements ChildSession {
   }
 
   /**
+   * The tool calls that wait for a person's answer (status `waiting_approval`): while a run waits,
+   * and after a parked run stopped (a resumed run waits for them again).
+   */
+  pendingApprovals(): PendingApproval[] {
+    return [...this.state.pendingApprovals.values()];
+  }
+
+  /**
+   * Answers a waiting tool call, exactly once: through the session's control channel when it
+   * carries approvals (so an answer from another process and this one settle on one), else in
+   * this process. A call that does not wait (unknown, answered, or finished) is a
+   * {@link ConfigError} naming the calls that do; `already_answered` says which answer won a race.
+   */
+  answerApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    return answerWaitingCall(
+      { sessionId: this.id, state: this.state, control: this.controlChannel, localAnswers: this.localAnswers },
+      toolCallId,
+      answer,
+    );
+  }
+
+  /**
    * Runs one task to completion (or cancellation, a limit, an error). Never throws for run
    * failures; throws `SessionBusyError` when a run of this session is already in progress, and
    * `SessionLockedError` before doing anything when another process runs the session (it holds
@@ -186,8 +230,12 @@ export class Session implements ChildSession {
     // turn awaits the same promise.
     void this.window.resolve(controller.signal);
     const external = options.signal;
-    const onExternalAbort = () => controller.abort(external?.reason);
-    if (external?.aborted) controller.abort(external.reason);
+    let stoppedFromOutside = false;
+    const onExternalAbort = () => {
+      if (!controller.signal.aborted) stoppedFromOutside = true;
+      controller.abort(external?.reason);
+    };
+    if (external?.aborted) onExternalAbort();
     else external?.addEventListener('abort', onExternalAbort, { once: true });
     const listeners = [
       this.onEvent,
@@ -196,7 +244,7 @@ export class Session implements ChildSession {
     ].filter((listener): listener is EventListener => listener !== undefined);
     const removeObserver =
       listeners.length > 0 ? this.state.addObserver((record) => emit(listeners, record)) : undefined;
-    const scope = this.scopeOf(controller, listeners);
+    const scope = this.scopeOf(controller, listeners, () => stoppedFromOutside);
     const usageBefore = { ...this.state.usage };
     const startedAt = Date.now();
     this.runStartedAt = startedAt;
@@ -220,59 +268,24 @@ export class Session implements ChildSession {
           ? { first_prompt: this.redactor === undefined ? prompt : this.redactor.text(prompt) }
           : {}),
       });
-      if (prompt !== '') this.state.addMessage({ role: 'user', content: prompt });
+      // A run parked while a call waited for approval goes on at that call: its answer (given
+      // while the process was gone, or awaited now) applies before anything else.
+      const parked = await resumeParkedCalls(scope);
+      if (parked !== undefined) status = parked;
+      if (parked === undefined && prompt !== '') this.state.addMessage({ role: 'user', content: prompt });
       const budgets: Budgets = {
         ...this.budgets,
         ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
       };
-      let turns = 0;
-      for (;;) {
-        if (!(await this.control.checkpoint(controller))) {
-          status = 'cancelled';
-          break;
-        }
-        await this.control.deliverDirectives();
-        const reached = reachedLimit(budgets, turns, this.state.usage, startedAt);
-        if (reached !== undefined) {
-          limit = reached;
-          status = 'limit';
-          finalText = await finalTurnAtLimit(scope, reached);
-          break;
-        }
-        if (await compactionDue(scope, controller.signal)) {
-          await compactHistory(scope, { trigger: 'auto', signal: controller.signal });
-          if (controller.signal.aborted) {
-            status = 'cancelled';
-            break;
-          }
-        }
-        turns += 1;
-        const outcome = await modelTurn(scope, true);
-        if (outcome.kind === 'cancelled') {
-          status = 'cancelled';
-          break;
-        }
-        if (outcome.kind === 'error') {
-          status = 'error';
-          failure = outcome.error;
-          break;
-        }
-        if (outcome.text !== '') finalText = outcome.text;
-        if (outcome.toolCalls.length === 0) {
-          // An answer cut off at the model's output limit is not a finished answer.
-          if (outcome.finishReason === 'length') status = 'truncated';
-          break;
-        }
-        const toolOutcome = await runToolCalls(scope, outcome.toolCalls);
-        // A backend that stopped under the calls (its container exited) can run nothing more.
-        const stopped = this.agent.backend.stopped?.();
-        if (stopped !== undefined) throw stopped;
-        if (toolOutcome === 'cancelled') {
-          status = 'cancelled';
-          break;
-        }
-        if (toolOutcome === 'rejected') break;
+      if (parked === undefined) {
+        const ended = await runTurns(scope, budgets, startedAt);
+        ({ status } = ended);
+        limit = ended.limit;
+        failure = ended.failure;
+        finalText = ended.finalText;
       }
+      // Tool calls were asked for and none ran: whatever the model said, the task was not done.
+      if (status === 'completed' && scope.toolTally.refused > 0 && scope.toolTally.ran === 0) status = 'refused';
     } catch (error) {
       status = controller.signal.aborted ? 'cancelled' : 'error';
       failure = RhoError.isInstance(error)
@@ -346,9 +359,18 @@ export class Session implements ChildSession {
   }
 
   /** What the parts of the loop share during one run. */
-  private scopeOf(controller: AbortController, listeners: readonly EventListener[]): RunScope {
+  private scopeOf(
+    controller: AbortController,
+    listeners: readonly EventListener[],
+    stoppedFromOutside: () => boolean = () => false,
+  ): RunScope {
     const currentApprover = (): Approver | undefined => this.approver;
     return {
+      approvals: this.approvals,
+      toolHooks: this.toolHooks,
+      localAnswers: this.localAnswers,
+      toolTally: { ran: 0, refused: 0 },
+      stoppedFromOutside,
       sessionId: this.id,
       agent: this.agent,
       state: this.state,

@@ -1,7 +1,10 @@
 import type { ChatMessage, ChatToolCall } from '@rho/model-client';
+import type { ApprovalGrants, PendingApproval } from './approvals.js';
+import { approvalCallKey } from './approvals.js';
 import type { RunStatus, SessionStatus, TraceRecord, UsageTotals } from './events.js';
 import type { SecretRedactor } from './secret-redaction.js';
 import { timestamp } from './events.js';
+import { answerDanglingToolCalls, parkedToolCalls } from './internal/dangling-tool-calls.js';
 import { TraceReader } from './trace-reader.js';
 import type { TraceSink } from './trace-sink.js';
 
@@ -25,12 +28,18 @@ export interface ReplayReport {
 /** What a directive's user message starts with. */
 export const DIRECTIVE_PREFIX = '[Operator directive] ';
 
-/** Text of the synthetic result given to a tool call that was interrupted by a crash. */
-export const INTERRUPTED_TOOL_RESULT =
-  'Error: this tool call was interrupted (the agent process stopped before it finished). Its effects, if any, are unknown; check before repeating it.';
+export { INTERRUPTED_TOOL_RESULT } from './internal/dangling-tool-calls.js';
 
 /** A run ended by the same `limit`/`budget` and similar. */
-const RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'error', 'cancelled', 'limit', 'truncated']);
+const RUN_STATUSES: ReadonlySet<string> = new Set([
+  'completed',
+  'error',
+  'cancelled',
+  'limit',
+  'truncated',
+  'refused',
+  'waiting_approval',
+]);
 
 function emptyUsage(): UsageTotals {
   return { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0, unpriced_calls: 0 };
@@ -61,6 +70,16 @@ export class State {
   directiveCursor = 0;
   /** What replay found, when this state came from a trace. */
   replay: ReplayReport | undefined;
+  /** Tool calls that wait for a person's answer (`approval_requested` without its answer), by call id. */
+  readonly pendingApprovals = new Map<string, PendingApproval>();
+  /** Remembered "always" answers (`approval_answered` with scope `call` or `tool`). */
+  readonly approvalGrants: ApprovalGrants = { tools: new Set(), calls: new Set() };
+  /**
+   * The calls of the last response that a resumed run carries out before anything else: set by
+   * {@link fromJsonl} when the trace ends while a call waited for approval (the session was
+   * parked, then stopped or killed): that call and the ones after it, never started.
+   */
+  parkedToolCalls: ChatToolCall[] = [];
 
   private sink: TraceSink | undefined;
   private redactor: SecretRedactor | undefined;
@@ -152,6 +171,8 @@ export class State {
       case 'message': {
         const message = messageFromRecord(record as unknown as Record<string, unknown>);
         if (message !== undefined) this.messages.push(message);
+        if (message?.role === 'tool' && this.pendingApprovals.size > 0)
+          this.pendingApprovals.delete(message.tool_call_id);
         break;
       }
       case 'llm_end':
@@ -206,6 +227,28 @@ export class State {
         break;
       case 'directive':
         if (typeof record.cursor === 'number') this.directiveCursor = record.cursor;
+        break;
+      case 'approval_requested':
+        this.pendingApprovals.set(record.tool_call_id, {
+          toolCallId: record.tool_call_id,
+          toolName: record.tool_name,
+          arguments: record.tool_args,
+          requestedAt: record.ts,
+          ...(record.reason === undefined ? {} : { reason: record.reason }),
+          ...(record.dangerous === undefined ? {} : { dangerous: record.dangerous }),
+          ...(record.expires_at === undefined ? {} : { expiresAt: record.expires_at }),
+          ...(record.on_timeout === undefined ? {} : { onTimeout: record.on_timeout }),
+        });
+        break;
+      case 'approval_answered': {
+        const pending = this.pendingApprovals.get(record.tool_call_id);
+        this.pendingApprovals.delete(record.tool_call_id);
+        if (record.decision === 'approve' && record.scope === 'tool') this.approvalGrants.tools.add(record.tool_name);
+        if (record.decision === 'approve' && record.scope === 'call')
+          this.approvalGrants.calls.add(approvalCallKey(record.tool_name, record.tool_args ?? pending?.arguments));
+        break;
+      }
+      case 'hook':
         break;
       case 'llm_start':
       case 'tool_start':
@@ -280,7 +323,14 @@ export class State {
     );
     flushDirective();
     report.tornLastLine = tornLastLine;
-    report.interruptedToolCalls = answerDanglingToolCalls(state.messages);
+    state.parkedToolCalls = parkedToolCalls(state.messages, state.pendingApprovals);
+    // Waits recorded in an older response, never answered (a trace cut short): not waiting any more.
+    for (const id of state.pendingApprovals.keys())
+      if (!state.parkedToolCalls.some((call) => call.id === id)) state.pendingApprovals.delete(id);
+    // Every other call without a result was interrupted (a parked response's earlier calls have
+    // theirs: they are recorded before the wait); the parked calls stay open for the resumed run.
+    const parked = new Set(state.parkedToolCalls.map((call) => call.id));
+    report.interruptedToolCalls = answerDanglingToolCalls(state.messages, parked);
     state.replay = report;
     state.sink = options.sink;
     return state;
@@ -333,38 +383,6 @@ function messageFromRecord(record: Record<string, unknown>): ChatMessage | undef
     default:
       return undefined;
   }
-}
-
-/**
- * Inserts a synthetic result right after the results of any assistant tool call that has none,
- * so every tool call in history has exactly one result. Returns the calls it answered.
- */
-function answerDanglingToolCalls(messages: ChatMessage[]): { id: string; name: string }[] {
-  const answered = new Set<string>();
-  for (const message of messages) if (message.role === 'tool') answered.add(message.tool_call_id);
-  const interrupted: { id: string; name: string }[] = [];
-  for (let index = 0; index < messages.length; index += 1) {
-    const message = messages[index]!;
-    if (message.role !== 'assistant' || message.tool_calls === undefined) continue;
-    const missing = message.tool_calls.filter((call) => !answered.has(call.id));
-    if (missing.length === 0) continue;
-    let insertAt = index + 1;
-    while (insertAt < messages.length && messages[insertAt]!.role === 'tool') insertAt += 1;
-    messages.splice(
-      insertAt,
-      0,
-      ...missing.map((call): ChatMessage => ({
-        role: 'tool',
-        tool_call_id: call.id,
-        content: INTERRUPTED_TOOL_RESULT,
-      })),
-    );
-    for (const call of missing) {
-      answered.add(call.id);
-      interrupted.push({ id: call.id, name: call.function.name });
-    }
-  }
-  return interrupted;
 }
 
 export type { RunStatus };

@@ -8,6 +8,15 @@
  */
 export { preloadOpenAI } from '@rho/model-client';
 export { FileControlChannel } from '../control-channel.js';
+export {
+  APPROVALS_DIRECTORY,
+  approvalCallKey,
+  approvalFilePath,
+  claimApprovalAnswer,
+  grantsApprove,
+  readApprovalAnswer,
+} from '../approvals.js';
+export type { ApprovalGrants } from '../approvals.js';
 export { approvalRequestedByTool } from '../approval-policy.js';
 export { mustBeOneOf, requiredOneOf } from '../choices.js';
 export { resolveSessionWithRhoAgent, rhoAgentSessionsDir, rhoAgentSessionStore } from '../rho-agent-sessions.js';

@@ -8,6 +8,12 @@ import type { RawTraceRecord } from '../trace-reader.js';
  */
 export function recordShapeProblem(record: RawTraceRecord): string | undefined {
   if (record.type === 'message') return messageProblem(record);
+  if (record.type === 'approval_requested' || record.type === 'approval_answered') {
+    if (typeof record.tool_call_id !== 'string' || record.tool_call_id === '') return 'has no tool_call_id';
+    if (typeof record.tool_name !== 'string') return 'has no tool_name';
+    if (record.type === 'approval_answered' && record.decision !== 'approve' && record.decision !== 'deny')
+      return 'decision is neither approve nor deny';
+  }
   if (record.type === 'compact' && record.kept !== undefined) {
     if (!Array.isArray(record.kept)) return 'kept is not a list of messages';
     for (let index = 0; index < record.kept.length; index += 1) {

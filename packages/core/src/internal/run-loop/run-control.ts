@@ -1,3 +1,4 @@
+import type { AnswerOutcome, ApprovalAnswer } from '../../approvals.js';
 import type { ControlChannel } from '../../control-channel.js';
 import type { SessionStatus } from '../../events.js';
 import { updateSessionMeta } from '../../session-meta.js';
@@ -25,6 +26,11 @@ export interface RunControlOptions {
  */
 export class RunControl {
   constructor(private readonly options: RunControlOptions) {}
+
+  /** How often the channel is polled. */
+  get pollIntervalMs(): number {
+    return this.options.pollIntervalMs;
+  }
 
   /** Before a model call or a tool call: holds while paused, returns false when cancelled. */
   async checkpoint(controller: AbortController): Promise<boolean> {
@@ -115,6 +121,36 @@ export class RunControl {
     }, pollIntervalMs);
     timer.unref();
     return () => clearInterval(timer);
+  }
+
+  /** Whether an operator asked the session to stop (false without a channel, or when the channel fails). */
+  async cancelRequested(): Promise<boolean> {
+    try {
+      return (await this.options.control?.isCancelRequested()) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Whether answers can come from outside this process (the channel carries approvals). */
+  get carriesApprovals(): boolean {
+    return this.options.control?.takeApprovalAnswer !== undefined;
+  }
+
+  /** The answer recorded on the channel for a waiting call, if any (a channel failure counts as none yet). */
+  async takeApprovalAnswer(toolCallId: string): Promise<ApprovalAnswer | undefined> {
+    try {
+      return await this.options.control?.takeApprovalAnswer?.(toolCallId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Records `answer` on the channel unless another came first; without a channel, `answer` wins. */
+  async settleApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    const settle = this.options.control?.settleApproval;
+    if (settle === undefined) return { outcome: 'answered', answer };
+    return settle.call(this.options.control, toolCallId, answer);
   }
 
   /** Clears a cancel request once the run has ended, so the next run does not stop at once. */

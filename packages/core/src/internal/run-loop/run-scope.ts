@@ -4,7 +4,8 @@ import type { ChildSessions } from '../../child-sessions.js';
 import type { ContextWindowResolver } from '../../context-window-resolver.js';
 import type { SessionEvent } from '../../events.js';
 import type { SecretRedactor } from '../../secret-redaction.js';
-import type { Approver } from '../../session-options.js';
+import type { ApprovalAnswer } from '../../approvals.js';
+import type { Approver, SessionApprovals, ToolHooks } from '../../session-options.js';
 import type { State } from '../../state.js';
 import type { RunControl } from './run-control.js';
 
@@ -33,6 +34,56 @@ export interface RunScope {
   readonly approver: Approver | undefined;
   /** Handed to the tool of call `call` as `ToolContext.children`. */
   childrenFor(call: { id: string; name: string }): ChildSessions;
+  /** What happens to a call that needs approval when no approver answers it (defaults applied). */
+  readonly approvals: Required<SessionApprovals>;
+  /** Hooks around each tool call, if any. */
+  readonly toolHooks: ToolHooks | undefined;
+  /** Answers given in this process (`session.answerApproval`) to waiting calls, by call id. */
+  readonly localAnswers: LocalAnswers;
+  /** How the run's tool calls went so far: a run whose every call was refused ends `refused`. */
+  readonly toolTally: { ran: number; refused: number };
+  /**
+   * Whether the run was stopped from outside (`RunOptions.signal`: a process shutting down)
+   * rather than cancelled: a call waiting for approval then stays waiting, for a resumed run.
+   */
+  stoppedFromOutside(): boolean;
+}
+
+/** Answers given in this process, first one per call wins; a waiting call is woken when its answer arrives. */
+export class LocalAnswers {
+  private readonly answers = new Map<string, ApprovalAnswer>();
+  private readonly waiters = new Set<() => void>();
+
+  /** Records `answer` unless the call has one; returns the one kept. */
+  offer(toolCallId: string, answer: ApprovalAnswer): { kept: ApprovalAnswer; first: boolean } {
+    const existing = this.answers.get(toolCallId);
+    if (existing !== undefined) return { kept: existing, first: false };
+    this.answers.set(toolCallId, answer);
+    for (const wake of [...this.waiters]) wake();
+    return { kept: answer, first: true };
+  }
+
+  /** The answer given for a call, if any; forgotten once taken. */
+  take(toolCallId: string): ApprovalAnswer | undefined {
+    const answer = this.answers.get(toolCallId);
+    if (answer !== undefined) this.answers.delete(toolCallId);
+    return answer;
+  }
+
+  /** Resolves after `ms`, when an answer is offered, or when `signal` aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
 }
 
 /** Calls every listener; a listener's failure must not break the run. */

@@ -1,0 +1,171 @@
+import type { ApprovalDecision } from '../../agent.js';
+import type { AnswerOutcome, ApprovalAnswer } from '../../approvals.js';
+import { checkApprovalAnswer } from '../../approvals.js';
+import type { ControlChannel } from '../../control-channel.js';
+import { ConfigError } from '../../errors.js';
+import type { State } from '../../state.js';
+import type { PreparedToolCall } from '../../tool-registry.js';
+import type { LocalAnswers, RunScope } from './run-scope.js';
+
+export const CANCELLED = Symbol('cancelled');
+export const PARKED = Symbol('parked');
+
+/** What the approval step answered: run it, a person's rejection (the run stops), a refusal with a reason, a cancel or a park. */
+export type Answer = true | false | { refused: string } | typeof CANCELLED | typeof PARKED;
+
+/**
+ * Answers a waiting call of a session, exactly once: through its control channel when that
+ * carries approvals (so an answer from another process and this one settle on one), else in this
+ * process. A call that does not wait is a {@link ConfigError} naming the calls that do.
+ */
+export async function answerWaitingCall(
+  session: { sessionId: string; state: State; control: ControlChannel | undefined; localAnswers: LocalAnswers },
+  toolCallId: string,
+  answer: ApprovalAnswer,
+): Promise<AnswerOutcome> {
+  const checked = checkApprovalAnswer({ source: 'library', ...answer });
+  const { state, control } = session;
+  if (!state.pendingApprovals.has(toolCallId)) {
+    const waiting = [...state.pendingApprovals.keys()];
+    throw new ConfigError({
+      message: `Tool call ${toolCallId} does not wait for approval in session ${session.sessionId}${waiting.length === 0 ? ' (no call waits)' : `; waiting: ${waiting.join(', ')}`}.`,
+      code: 'approval_not_pending',
+    });
+  }
+  const outcome = control?.settleApproval === undefined ? undefined : await control.settleApproval(toolCallId, checked);
+  const local = session.localAnswers.offer(toolCallId, outcome?.answer ?? checked);
+  if (outcome !== undefined) return outcome;
+  return local.first
+    ? { outcome: 'answered', answer: local.kept }
+    : { outcome: 'already_answered', answer: local.kept };
+}
+
+/** Asks the approver, or waits for an answer from outside when nobody attached can give one. */
+export async function askApproval(
+  scope: RunScope,
+  call: Extract<PreparedToolCall, { ok: true }>,
+  decision: ApprovalDecision,
+  beforeWait: () => Promise<void>,
+): Promise<Answer> {
+  const { approver, controller } = scope;
+  if (approver !== undefined) {
+    scope.control.setStatus('waiting_approval');
+    let approved: boolean | 'wait';
+    try {
+      approved = await Promise.race([
+        Promise.resolve(
+          approver({
+            toolName: call.tool.name,
+            toolCallId: call.id,
+            arguments: call.arguments,
+            sessionId: scope.sessionId,
+            ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+            ...(decision.dangerous === undefined ? {} : { dangerous: decision.dangerous }),
+          }),
+        ),
+        abortPromise(controller.signal),
+      ]);
+    } finally {
+      if (controller.signal.aborted) scope.control.setStatus('running');
+    }
+    if (controller.signal.aborted) return CANCELLED;
+    if (approved !== 'wait') {
+      scope.control.setStatus('running');
+      return approved === true;
+    }
+  }
+  if (scope.approvals.unattended === 'withhold') {
+    return {
+      refused: `'${call.tool.name}' needs approval${decision.reason === undefined ? '' : ` (${decision.reason})`}, and nobody can approve in this session (it runs without an approver). Do not retry it; use another way, or tell the user that this step needs approval (for example by rerunning rho with --auto-approve).`,
+    };
+  }
+  await beforeWait();
+  return waitForAnswer(scope, call, decision);
+}
+
+/**
+ * Parks the call in `waiting_approval` (recorded in the trace) until an answer arrives from the
+ * control channel or this process, its timeout passes, an operator cancels, or the run is
+ * stopped (then the call stays waiting for a resumed run).
+ */
+async function waitForAnswer(
+  scope: RunScope,
+  call: Extract<PreparedToolCall, { ok: true }>,
+  decision: ApprovalDecision,
+): Promise<Answer> {
+  const { state, controller, approvals } = scope;
+  const onTimeout = decision.dangerous === undefined ? approvals.onTimeout : 'deny';
+  const expiresAt = Date.now() + approvals.timeoutMs;
+  state.append({
+    type: 'approval_requested',
+    tool_call_id: call.id,
+    tool_name: call.tool.name,
+    tool_args: call.arguments,
+    ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+    ...(decision.dangerous === undefined ? {} : { dangerous: decision.dangerous }),
+    expires_at: new Date(expiresAt).toISOString(),
+    on_timeout: onTimeout,
+  });
+  scope.control.setStatus('waiting_approval');
+  let answer: ApprovalAnswer | undefined;
+  for (;;) {
+    answer = scope.localAnswers.take(call.id) ?? (await scope.control.takeApprovalAnswer(call.id));
+    if (answer !== undefined) break;
+    if (controller.signal.aborted) {
+      if (scope.stoppedFromOutside()) return PARKED;
+      scope.control.setStatus('running');
+      return CANCELLED;
+    }
+    if (await scope.control.cancelRequested()) {
+      controller.abort();
+      scope.control.setStatus('running');
+      return CANCELLED;
+    }
+    if (Date.now() >= expiresAt) {
+      const minutes = Math.round(approvals.timeoutMs / 60_000);
+      const waited =
+        minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(approvals.timeoutMs / 1000)} s`;
+      const settled = await scope.control.settleApproval(call.id, {
+        decision: onTimeout,
+        scope: 'once',
+        reason: `nobody answered within ${waited} (the approval timeout)`,
+        by: 'timeout',
+        source: 'timeout',
+        at: new Date().toISOString(),
+      });
+      answer = settled.answer;
+      break;
+    }
+    await scope.localAnswers.wait(
+      Math.min(scope.control.pollIntervalMs, Math.max(1, expiresAt - Date.now())),
+      controller.signal,
+    );
+  }
+  const scopeOf = answer.decision === 'approve' ? (answer.scope ?? 'once') : 'once';
+  state.append({
+    type: 'approval_answered',
+    tool_call_id: call.id,
+    tool_name: call.tool.name,
+    decision: answer.decision,
+    scope: scopeOf,
+    source: answer.source ?? 'operator',
+    ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+    ...(answer.by === undefined ? {} : { by: answer.by }),
+    ...(scopeOf === 'call' ? { tool_args: call.arguments } : {}),
+  });
+  scope.control.setStatus('running');
+  if (answer.decision === 'approve') return true;
+  const who =
+    answer.source === 'timeout'
+      ? 'the approval timed out'
+      : `denied${answer.by === undefined ? '' : ` by ${answer.by}`}`;
+  return { refused: `${who}${answer.reason === undefined ? '' : `: ${answer.reason}`}` };
+}
+
+function abortPromise(signal: AbortSignal): Promise<false> {
+  // Resolves (never rejects) so that an approver that answers later is simply ignored.
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(false);
+    else signal.addEventListener('abort', () => resolve(false), { once: true });
+  });
+}
