@@ -54,8 +54,15 @@ describe('approvalPolicy: built-in profiles keep the original behaviour', () => 
     expect(destructive).toEqual({
       required: true,
       reason: 'the arguments contain the dangerous pattern "rm -rf" (approval.dangerous_patterns of profile developer)',
+      dangerous: 'rm -rf',
     });
     expect(decide(developer, 'postgres', { sql: 'drop table users' }).required).toBe(true);
+    // A tool that always asks still names the dangerous pattern its call matched.
+    expect(decide(developer, 'mysql', { sql: 'DROP  TABLE users' })).toMatchObject({
+      required: true,
+      reason: 'profile developer requires approval for mysql (approval.required_tools)',
+      dangerous: 'DROP TABLE',
+    });
   });
 
   test('dangerous patterns are found in nested arguments, for any tool', () => {

@@ -8,6 +8,8 @@ export interface ApprovalRequirement {
   required: boolean;
   /** Why approval is required (absent when it is not). */
   reason?: string;
+  /** The dangerous pattern the call's arguments contain, when they contain one. */
+  dangerous?: string;
 }
 
 function collectStrings(value: unknown, into: string[], depth = 0): void {
@@ -158,13 +160,17 @@ function standingRequirement(
 export function approvalPolicy(profile: PermissionProfile, options: ApprovalPolicyOptions = {}): ProfileApprovalPolicy {
   return (tool, args) => {
     const standing = standingRequirement(profile, tool, options, args);
-    if (standing !== undefined) return { required: true, reason: standing };
+    // Named whether or not the tool always asks: a dangerous call is never approved by a timeout,
+    // a hook or an "always this tool" answer.
+    const pattern = profile.approval === 'none' ? undefined : matchDangerousPattern(profile.dangerousPatterns, args);
+    const dangerous = pattern === undefined ? {} : { dangerous: pattern };
+    if (standing !== undefined) return { required: true, reason: standing, ...dangerous };
     if (profile.approval === 'none') return { required: false };
-    const pattern = matchDangerousPattern(profile.dangerousPatterns, args);
     if (pattern !== undefined) {
       return {
         required: true,
         reason: `the arguments contain the dangerous pattern "${pattern}" (approval.dangerous_patterns of profile ${profile.name})`,
+        ...dangerous,
       };
     }
     return { required: false };
