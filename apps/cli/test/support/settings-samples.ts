@@ -29,6 +29,8 @@ export interface Sample {
   alone?: boolean;
 }
 
+const HOOK_SAMPLE_EVENTS = ['session_end', 'error', 'waiting_approval', 'budget_reached', 'directive_received'] as const;
+
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
 
 /** Directories and files the samples name, made once under `root`. */
@@ -219,6 +221,14 @@ export function settingSamples(root: string): Record<string, Sample> {
       value: (n) => ({ [`s${n}`]: { command: `c${n}` } }),
       landed: (s) => s.mcp.servers.map((server) => server.name),
       typed: (n) => [`s${n}`],
+    },
+    // Each source's hooks on an event of their own (the lists of one event are concatenated,
+    // $RHO_HOME/config.yaml's first: packages/hooks' tests), landing as the events that have hooks.
+    hooks: {
+      file: (n) => ({ [HOOK_SAMPLE_EVENTS[n % HOOK_SAMPLE_EVENTS.length]!]: [`c${n}`] }),
+      value: (n) => ({ [HOOK_SAMPLE_EVENTS[n % HOOK_SAMPLE_EVENTS.length]!]: [`c${n}`] }),
+      landed: (s) => HOOK_SAMPLE_EVENTS.filter((event) => s.hooks.hooks[event].length > 0),
+      typed: (n) => [HOOK_SAMPLE_EVENTS[n % HOOK_SAMPLE_EVENTS.length]],
     },
     fleet: {
       file: (n) => ({ url: `postgres://h${n}.example/d` }),
