@@ -43,7 +43,12 @@ const EVERY_NOTIFICATION = ['session_end', 'waiting_approval', 'error', 'budget_
 /** A session whose every notification hook writes its stdin to a file of its own in `out`. */
 function setUp(
   steps: unknown[],
-  options: { hooks?: Record<string, unknown>; policy?: ApprovalPolicy; session?: SessionOptions; maxTurns?: number } = {},
+  options: {
+    hooks?: Record<string, unknown>;
+    policy?: ApprovalPolicy;
+    session?: SessionOptions;
+    maxTurns?: number;
+  } = {},
 ) {
   const directory = tempDir();
   const out = tempDir();
@@ -153,6 +158,16 @@ describe('notification hooks', () => {
         record: expect.objectContaining({ type: 'approval_requested' }),
       }),
     ]);
+  });
+
+  it('a command reads the one-line text in RHO_HOOK_TEXT too', async () => {
+    const dir = tempDir();
+    const { session, hooks } = setUp([{ text: 'Done.' }], {
+      hooks: { session_end: [`printf '%s|%s' "$RHO_HOOK_EVENT" "$RHO_HOOK_TEXT" > ${dir}/env.txt`] },
+    });
+    await session.run('go');
+    await hooks.drain();
+    expect(readFileSync(join(dir, 'env.txt'), 'utf8')).toBe('session_end|rho session hooked01: run ended, completed');
   });
 
   it('directive_received fires once with the directive', async () => {
@@ -296,7 +311,12 @@ describe('hook records', () => {
       new AbortController().signal,
     );
     expect(appended).toEqual([]);
-    hooks.attach({ id: 's', state: { append: (record: unknown) => appended.push(record), addObserver: () => () => {} } as never });
-    expect(appended).toEqual([expect.objectContaining({ type: 'hook', event: 'pre_tool', hook: 'true', outcome: 'ok' })]);
+    hooks.attach({
+      id: 's',
+      state: { append: (record: unknown) => appended.push(record), addObserver: () => () => {} } as never,
+    });
+    expect(appended).toEqual([
+      expect.objectContaining({ type: 'hook', event: 'pre_tool', hook: 'true', outcome: 'ok' }),
+    ]);
   });
 });

@@ -116,9 +116,9 @@ export function createSessionHooks(config: HooksConfig, options: SessionHooksOpt
           },
         };
 
-  const notify = (event: NotificationEvent, sessionId: string, body: string): void => {
+  const notify = (event: NotificationEvent, sessionId: string, body: string, text: string): void => {
     for (const hook of config[event]) {
-      const running = run(hook, event, body, { RHO_SESSION_ID: sessionId })
+      const running = run(hook, event, body, { RHO_SESSION_ID: sessionId, RHO_HOOK_TEXT: text })
         .then((result) => record(runRecord(event, hook, result)))
         .catch(() => {})
         .finally(() => pending.delete(running));
@@ -135,7 +135,7 @@ export function createSessionHooks(config: HooksConfig, options: SessionHooksOpt
       if (!anyNotification) return;
       session.state.addObserver((traced: TraceRecord) => {
         for (const { event, payload } of notificationsOf(traced, session.id))
-          if (config[event].length > 0) notify(event, session.id, JSON.stringify(payload));
+          if (config[event].length > 0) notify(event, session.id, JSON.stringify(payload), payload.text);
       });
     },
     async drain(timeoutMs) {
@@ -152,7 +152,12 @@ function toolEnv(call: ToolHookCall): Record<string, string> {
   return { RHO_SESSION_ID: call.sessionId, RHO_TOOL_NAME: call.toolName, RHO_TOOL_CALL_ID: call.toolCallId };
 }
 
-function runRecord(event: string, hook: HookConfig, result: HookRunResult, toolCallId?: string): Omit<HookRunEvent, 'ts'> {
+function runRecord(
+  event: string,
+  hook: HookConfig,
+  result: HookRunResult,
+  toolCallId?: string,
+): Omit<HookRunEvent, 'ts'> {
   return {
     type: 'hook',
     event,

@@ -29,7 +29,13 @@ export interface Sample {
   alone?: boolean;
 }
 
-const HOOK_SAMPLE_EVENTS = ['session_end', 'error', 'waiting_approval', 'budget_reached', 'directive_received'] as const;
+const HOOK_SAMPLE_EVENTS = [
+  'session_end',
+  'error',
+  'waiting_approval',
+  'budget_reached',
+  'directive_received',
+] as const;
 
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
 
