@@ -18,6 +18,11 @@ export function exitCodeForStatus(status: RunStatus): number {
       return EXIT.limit;
     case 'cancelled':
       return EXIT.cancelled;
+    case 'refused':
+      return EXIT.refused;
+    // A run parked waiting for an approval did not finish the task (yet).
+    case 'waiting_approval':
+      return EXIT.failed;
     default: {
       const unknown: never = status;
       return unknown;

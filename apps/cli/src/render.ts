@@ -436,6 +436,9 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         break;
       }
       case 'usage':
+      case 'approval_requested':
+      case 'approval_answered':
+      case 'hook':
         break;
       default: {
         const unknown: never = event;
