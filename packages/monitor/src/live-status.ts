@@ -12,6 +12,7 @@ export type LiveStatus =
   | 'cancelled'
   | 'limit'
   | 'truncated'
+  | 'refused'
   | 'dead'
   | 'unknown';
 
