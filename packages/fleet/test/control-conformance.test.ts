@@ -9,13 +9,14 @@ import { FileControlChannel } from '@rho/core/internal';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Fleet } from '../src/index.js';
 import { connectFleet } from '../src/index.js';
+import { approvalConformance } from './support/approval-conformance.js';
 import { controlChannelConformance } from './support/control-conformance.js';
 import { admin, dropSchema, freshConfig, sharedServer } from './support/postgres.js';
 
 describe('file control channel', () => {
   const root = mkdtempSync(join(tmpdir(), 'rho-fleet-conformance-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
-  controlChannelConformance(async () => {
+  const create = async () => {
     const directory = mkdtempSync(join(root, 'session-'));
     writeFileSync(join(directory, 'meta.json'), JSON.stringify({ id: 'x', status: 'running' }));
     return {
@@ -25,7 +26,9 @@ describe('file control channel', () => {
       resetQueue: async () => writeFileSync(join(directory, 'directives.jsonl'), ''),
       reopenAgent: async () => new FileControlChannel(directory),
     };
-  });
+  };
+  controlChannelConformance(create);
+  approvalConformance(create);
 });
 
 describe.skipIf(!sharedServer.available)(
@@ -47,7 +50,7 @@ describe.skipIf(!sharedServer.available)(
       await sql.end({ timeout: 1 });
       await dropSchema(config.schema);
     });
-    controlChannelConformance(async () => {
+    const create = async () => {
       const id = randomUUID();
       const attachment = await fleet.attachSession({ id, cwd: '/tmp', model: 'test-model' });
       const table = (name: string) => sql.unsafe(`"${config.schema}".${name}`);
@@ -70,6 +73,8 @@ describe.skipIf(!sharedServer.available)(
         },
         reopenAgent: async () => (await fleet.attachSession({ id, cwd: '/tmp' })).control,
       };
-    });
+    };
+    controlChannelConformance(create);
+    approvalConformance(create);
   },
 );

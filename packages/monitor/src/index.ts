@@ -13,6 +13,8 @@ export type {
   SessionStatsRow,
   SessionStatsView,
 } from './session-source.js';
+export { answerIfPending, pendingApprovalsInTrace } from './pending-approvals.js';
+export type { ApprovalAnswerResult } from './pending-approvals.js';
 export { createDirectorySource } from './directory-source.js';
 export type { DirectorySourceOptions } from './directory-source.js';
 export { copySession } from './copy-session.js';
