@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { Agent } from '@rho/agent';
-import type { Session, SessionOptions, SessionStore } from '@rho/core';
+import type { Session, SessionApprovals, SessionOptions, SessionStore } from '@rho/core';
 import type { SessionLock } from '@rho/core/internal';
 import { FileControlChannel, readSessionMeta } from '@rho/core/internal';
 import type { startFleetLink } from './fleet/run-fleet.js';
@@ -25,6 +25,8 @@ export interface RunSessionInput {
   /** The task (a new session's first prompt). */
   prompt?: string;
   onWarning?: (message: string) => void;
+  /** What happens to a call that needs approval when nobody at this terminal answers it. */
+  approvals?: SessionApprovals;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function openRunSession(input: RunSessionInput): Promise<Session> {
       directory: resumedDirectory,
       state,
       lock,
+      ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
       ...guarded(
         fleet?.sessionOptions(
           {
@@ -76,6 +79,7 @@ export async function openRunSession(input: RunSessionInput): Promise<Session> {
     id,
     directory,
     lock,
+    ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
     ...guarded(
       fleet?.sessionOptions({ id, ...listed, ...(prompt === undefined ? {} : { firstPrompt: prompt }) }, directory) ??
         {},
