@@ -35,7 +35,14 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   const hasPrompt = [argv.p, ...(Array.isArray(argv.prompt) ? argv.prompt : [argv.prompt])].some(
     (item) => typeof item === 'string' && item.trim() !== '',
   );
-  if (!hasPrompt && !interactive && argv.systemPrompt === undefined && argv.config === undefined) {
+  // A resumed session may go on without a prompt (it was parked at a waiting call): decided below.
+  if (
+    !hasPrompt &&
+    !interactive &&
+    argv.systemPrompt === undefined &&
+    argv.config === undefined &&
+    argv.resume === undefined
+  ) {
     throw new UsageError({
       message:
         'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.',
@@ -61,7 +68,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' })
       : undefined;
   const setup = await prepareRun(argv, env, { onWarning });
-  if (setup.prompt === undefined) {
+  // A resumed session parked at a call that waits for approval goes on at that call, with no new prompt.
+  const continuing = setup.prompt === undefined && setup.resumed && setup.session.state.parkedToolCalls.length > 0;
+  if (setup.prompt === undefined && !continuing) {
     if (!interactive) {
       throw new UsageError({
         message:
@@ -172,7 +181,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   process.on('SIGTERM', onTerminate);
   let result;
   try {
-    result = await session.run(promptToSend(session, setup.prompt), {
+    result = await session.run(setup.prompt === undefined ? '' : promptToSend(session, setup.prompt), {
       onEvent: render,
       signal: stop.signal,
       ...(setup.settings.queue.task === undefined ? {} : { task: setup.settings.queue.task }),
