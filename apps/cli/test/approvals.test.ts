@@ -115,6 +115,20 @@ describe('approvals that wait, answered from another terminal', () => {
     expect(existsSync(join(work, 'build', 'out.o'))).toBe(true);
     expect(JSON.stringify(server.requests[1]!.body)).toContain('keep the objects for the release');
     expect(JSON.parse(readFileSync(join(run.directory, 'meta.json'), 'utf8'))).toMatchObject({ status: 'refused' });
+    // Every view agrees: rho ps (table and --json), rho watch --json and rho export (ATIF).
+    const env = { RHO_HOME: home };
+    const table = await runRho(['ps'], { env });
+    expect(table.stdout).toMatch(new RegExp(`^${run.id}\\s+refused\\s`, 'm'));
+    const listed = JSON.parse((await runRho(['ps', '--json', '--status', 'refused'], { env })).stdout) as {
+      id: string;
+      status: string;
+    }[];
+    expect(listed).toEqual([expect.objectContaining({ id: run.id, status: 'refused' })]);
+    const watched = (await runRho(['watch', run.id, '--json'], { env })).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; status?: string });
+    expect(watched.at(-1)).toMatchObject({ type: 'run_end', status: 'refused' });
   });
 
   it('two answers racing apply once; the loser is told which answer stands', async () => {
@@ -168,6 +182,15 @@ describe('approvals that wait, answered from another terminal', () => {
     expect(outcome.stderr).toMatch(/the run stopped while call call_rm waits for approval: answer with rho approve/);
     expect(JSON.parse(readFileSync(join(run.directory, 'meta.json'), 'utf8'))).toMatchObject({
       status: 'waiting_approval',
+    });
+    // No process runs it, but it is not dead: rho ps says parked, and why.
+    const env = { RHO_HOME: home };
+    expect((await runRho(['ps'], { env })).stdout).toMatch(new RegExp(`^${run.id}\\s+parked\\s`, 'm'));
+    const listed = JSON.parse((await runRho(['ps', '--json'], { env })).stdout) as Record<string, unknown>[];
+    expect(listed.find((session) => session.id === run.id)).toMatchObject({
+      status: 'parked',
+      recorded_status: 'waiting_approval',
+      parked_reason: expect.stringContaining('rho approve'),
     });
   });
 

@@ -1,6 +1,6 @@
 import { SessionNotFoundError } from '@rho/core';
 import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
-import { answerIfPending, pendingApprovalsInTrace } from '@rho/monitor';
+import { answerIfPending, parkedOrDead, pendingApprovalsInTrace } from '@rho/monitor';
 import type {
   ApprovalAnswerResult,
   ControlKind,
@@ -178,9 +178,12 @@ export async function openFleetSessionSource(
 
 /** A registry row as every view lists a session (`@rho/monitor`'s `ListedSession`). */
 export function listedFleetSession(session: FleetSession): ListedSession {
+  // A session that waits for approval with no agent behind it is parked, not dead.
+  const parked = parkedOrDead(session.recordedStatus, { status: session.status });
   return {
     id: session.id,
-    status: session.status,
+    status: parked.status,
+    ...(parked.reason === undefined ? {} : { statusReason: parked.reason }),
     recordedStatus: session.recordedStatus,
     ...(session.model === undefined ? {} : { model: session.model }),
     ...(session.profile === undefined ? {} : { profile: session.profile }),

@@ -1,4 +1,4 @@
-export { ACTIVE_STATUSES, judgeLiveness } from './live-status.js';
+export { ACTIVE_STATUSES, judgeLiveness, PARKED_REASON, parkedOrDead } from './live-status.js';
 export type { LiveStatus, Liveness, LivenessOptions } from './live-status.js';
 export type { ListedSession } from './listed-session.js';
 export type {

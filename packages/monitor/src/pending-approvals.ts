@@ -33,7 +33,7 @@ export async function answerIfPending(
   const channel = await operator();
   if (channel.answerApproval === undefined)
     throw new ConfigError({
-      message: 'This session\'s operator channel cannot carry approvals; answer in the session itself.',
+      message: "This session's operator channel cannot carry approvals; answer in the session itself.",
       code: 'approval_unsupported',
     });
   return channel.answerApproval(toolCallId, checked);

@@ -52,7 +52,9 @@ export class PgOperatorChannel implements OperatorChannel {
         message: 'An answer names the tool call it answers; give its id (rho approve lists the waiting calls).',
         code: 'approval_answer_invalid',
       });
-    const [row] = await this.sql<{ outcome: string; live_status: string | null; answer: Record<string, unknown> | null }[]>`
+    const [row] = await this.sql<
+      { outcome: string; live_status: string | null; answer: Record<string, unknown> | null }[]
+    >`
       select outcome, live_status, answer from answer_approval(${this.sessionId}, ${toolCallId},
         ${this.sql.json({ ...checked })}, ${this.channel})`;
     if (row === undefined || row.outcome === 'not_found')
@@ -66,7 +68,9 @@ export class PgOperatorChannel implements OperatorChannel {
         status: row.live_status ?? 'unknown',
       });
     const recorded = answerFromJson(row.answer);
-    return row.outcome === 'answered' ? { outcome: 'answered', answer: recorded } : { outcome: 'already_answered', answer: recorded };
+    return row.outcome === 'answered'
+      ? { outcome: 'answered', answer: recorded }
+      : { outcome: 'already_answered', answer: recorded };
   }
 
   private async send(kind: SignalKind, payload?: { text: string }): Promise<ControlOutcome> {
