@@ -36,6 +36,8 @@ export const layers = {
   'packages/fleet': { allow: ['core', 'monitor'] },
   // An ExecutionBackend on Daytona; its tests run the file and shell tools' conformance suite on it.
   'packages/backend-daytona': { allow: ['core'], tests: ['tools-fs', 'permissions'] },
+  // Hooks of a session (issue 35): core's tool hooks and trace records, nothing else.
+  'packages/hooks': { allow: ['core'] },
 };
 
 // Test code; `src/testing/` is not in it: that is a shipped entry (`@rho/core/testing`).

@@ -438,7 +438,15 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
       case 'usage':
       case 'approval_requested':
       case 'approval_answered':
+        break;
       case 'hook':
+        // A hook that failed or timed out never fails the run, and never passes unseen.
+        if (event.outcome !== 'ok')
+          say(
+            style.yellow(
+              `hook ${preview(event.hook, 80)} (${event.event}) ${event.outcome === 'timeout' ? 'timed out' : 'failed'}${event.reason === undefined ? '' : `: ${preview(event.reason, 200)}`}`,
+            ),
+          );
         break;
       default: {
         const unknown: never = event;

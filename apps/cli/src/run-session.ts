@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { Agent } from '@rho/agent';
-import type { Session, SessionApprovals, SessionOptions, SessionStore } from '@rho/core';
+import type { Session, SessionApprovals, SessionOptions, SessionStore, ToolHooks } from '@rho/core';
 import type { SessionLock } from '@rho/core/internal';
 import { FileControlChannel, readSessionMeta } from '@rho/core/internal';
 import type { startFleetLink } from './fleet/run-fleet.js';
@@ -24,6 +24,8 @@ export interface RunSessionInput {
   created?: { id: string; directory: string };
   /** The task (a new session's first prompt). */
   prompt?: string;
+  /** The `pre_tool` and `post_tool` hooks of the `hooks` setting. */
+  toolHooks?: ToolHooks;
   onWarning?: (message: string) => void;
   /** What happens to a call that needs approval when nobody at this terminal answers it. */
   approvals?: SessionApprovals;
@@ -36,6 +38,7 @@ export interface RunSessionInput {
  */
 export async function openRunSession(input: RunSessionInput): Promise<Session> {
   const { agent, store, lock, fleet, lease, listed } = input;
+  const hooked = input.toolHooks === undefined ? {} : { toolHooks: input.toolHooks };
   // A queued task's session also answers to the worker's lease: it stops itself when the lease
   // lapses (the worker is frozen or lost it), before another attempt can start elsewhere.
   const guarded = (options: SessionOptions, directory: string): SessionOptions =>
@@ -58,6 +61,7 @@ export async function openRunSession(input: RunSessionInput): Promise<Session> {
       state,
       lock,
       ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
+      ...hooked,
       ...guarded(
         fleet?.sessionOptions(
           {
@@ -80,6 +84,7 @@ export async function openRunSession(input: RunSessionInput): Promise<Session> {
     directory,
     lock,
     ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
+    ...hooked,
     ...guarded(
       fleet?.sessionOptions({ id, ...listed, ...(prompt === undefined ? {} : { firstPrompt: prompt }) }, directory) ??
         {},

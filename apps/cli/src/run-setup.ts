@@ -238,6 +238,10 @@ async function prepareLockedRun(
       '--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.',
     );
 
+  // Hooks (hooks: of $RHO_HOME/config.yaml and the agent config); @rho/hooks loads only with some.
+  const sessionHooks = settings.hooks.any
+    ? (await import('@rho/hooks')).createSessionHooks(settings.hooks.hooks, { env })
+    : undefined;
   const lock = held.lock!;
   const session = await openRunSession({
     agent,
@@ -248,6 +252,7 @@ async function prepareLockedRun(
     listed: { model, profile: settings.profile.name, cwd: workingDir },
     ...(resumedDirectory !== undefined ? { resumedDirectory } : { created: created! }),
     ...(prompt === undefined ? {} : { prompt }),
+    ...(sessionHooks?.toolHooks === undefined ? {} : { toolHooks: sessionHooks.toolHooks }),
     ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
     approvals: {
       unattended: settings.approvals.unattended,
@@ -255,6 +260,7 @@ async function prepareLockedRun(
       onTimeout: settings.approvals.onTimeout,
     },
   });
+  sessionHooks?.attach(session);
 
   const tracing =
     settings.otel === undefined
@@ -265,6 +271,9 @@ async function prepareLockedRun(
         });
   tracing?.instrument(session, { captureContent: settings.otel!.content });
   const close = async () => {
+    // The notification hooks of the run's end finish (each by its timeout) while the session is
+    // still this process's: their runs are recorded in its trace.
+    await sessionHooks?.drain();
     lock.release();
     // Spans and the fleet's mirror of every way the run ended (answer, error, Ctrl+C, SIGTERM) go
     // out here, each within a bounded time, side by side.

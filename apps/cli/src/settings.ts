@@ -1,19 +1,21 @@
 import { runSettingsSections } from '@rho/agent/settings';
 import type { AnySettingsSection, SettingsOf } from '@rho/core/settings';
 import { fleetSettingsSection } from '@rho/fleet/settings';
+import { hooksSettingsSection } from '@rho/hooks/settings';
 import { otelSettingsSection } from '@rho/otel/settings';
 import { queueSettingsSection, workerSettingsSection } from '@rho/queue/settings';
 
 /**
  * Every settings section of a run, in the order they are built: the agent's (model, prompt,
  * working directory, profile, backend, budgets, compaction, approvals, tool packages, databases,
- * MCP servers), then the fleet, OpenTelemetry export and the queued task.
+ * MCP servers), then the fleet, OpenTelemetry export, the queued task and the hooks.
  */
 export const runSections = [
   ...runSettingsSections,
   fleetSettingsSection,
   otelSettingsSection,
   queueSettingsSection,
+  hooksSettingsSection,
 ] as const;
 
 /** Every section of the product: a run's and `rho worker`'s (the one list of keys "did you mean" reads). */
