@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SettingDefinition } from '@rho/core/settings';
+import { HOOK_EVENTS } from '@rho/hooks';
 import type { RunSettings } from '../../src/settings.js';
 
 /** Where a value comes from, in the tests' words (`fallback`: a standard variable below the files). */
@@ -30,6 +31,9 @@ export interface Sample {
 }
 
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+/** The hook events, in the order the hooks section keeps them. */
+const HOOK_EVENT_ORDER = HOOK_EVENTS;
 
 /** Directories and files the samples name, made once under `root`. */
 export function sampleFiles(root: string): void {
@@ -197,6 +201,26 @@ export function settingSamples(root: string): Record<string, Sample> {
       text: () => true,
       value: (_n, source) => source !== 'default',
       landed: (s) => s.approvals.autoApprove,
+    },
+    when_unattended: same(
+      (s) => s.approvals.unattended,
+      (n) => ['wait', 'withhold'][n % 2],
+    ),
+    approval_timeout: {
+      file: (n) => `${n + 1}m`,
+      text: (n) => `${n + 1}m`,
+      value: (n) => (n + 1) * 60_000,
+      landed: (s) => s.approvals.timeoutMs,
+    },
+    on_timeout: same(
+      (s) => s.approvals.onTimeout,
+      (n) => ['deny', 'approve'][n % 2],
+    ),
+    // Each source's hooks on an event of its own: both files' hooks land (merged by event).
+    hooks: {
+      file: (n) => ({ [HOOK_EVENT_ORDER[n]!]: [{ command: `notify ${n}` }] }),
+      value: (n) => ({ [HOOK_EVENT_ORDER[n]!]: [{ command: `notify ${n}` }] }),
+      landed: (s) => HOOK_EVENT_ORDER.filter((event) => s.hooks.hooks[event].length > 0),
     },
     tool_packages: list(
       (s) => s.toolPackages.packages.map((item) => item.spec),
