@@ -104,7 +104,10 @@ describe('hooks', () => {
 
   it('a malformed hooks: setting: one line naming the file and the key, exit 2, no session made', async () => {
     const { home, work } = workspace();
-    writeFileSync(join(home, 'config.yaml'), 'hooks:\n  session_end:\n    - command: notify-send done\n      timeout: soon\n');
+    writeFileSync(
+      join(home, 'config.yaml'),
+      'hooks:\n  session_end:\n    - command: notify-send done\n      timeout: soon\n',
+    );
     server = await startLoopbackServer({ steps: [] });
     const outcome = await runRho(['--base-url', server.url, 'go'], { env: { RHO_HOME: home }, cwd: work });
     expect(outcome.code).toBe(2);

@@ -49,7 +49,10 @@ describe.skipIf(!sharedServer.available)(`approvals over the fleet${skipped}`, (
     const directory = join(root, 'parked');
     mkdirSync(directory);
     const id = randomUUID();
-    const attachment = await fleet.attachSession({ id, model: 'scripted-model' }, { tracePath: join(directory, 'trace.jsonl') });
+    const attachment = await fleet.attachSession(
+      { id, model: 'scripted-model' },
+      { tracePath: join(directory, 'trace.jsonl') },
+    );
     const session = new Agent({
       tools: [deploy],
       client,
@@ -70,7 +73,10 @@ describe.skipIf(!sharedServer.available)(`approvals over the fleet${skipped}`, (
     }, 'the waiting call in the mirrored trace');
     expect(pending[0]).toMatchObject({ toolCallId: 'call-deploy', toolName: 'deploy', arguments: { target: 'prod' } });
     expect(pending[0]!.reason).toContain('deploys need a person');
-    await eventually(async () => (await otherNode.resolveSession(id)).status === 'waiting_approval', 'waiting_approval');
+    await eventually(
+      async () => (await otherNode.resolveSession(id)).status === 'waiting_approval',
+      'waiting_approval',
+    );
     expect(ran).toEqual([]);
 
     const answers = await Promise.all([

@@ -31,7 +31,13 @@ describe('the hooks: setting', () => {
       { K: 'key' },
     );
     expect(hooks.session_end).toEqual([
-      { kind: 'command', command: 'notify-send done', label: 'notify-send done', timeoutMs: 10_000, origin: 'home.yaml:1' },
+      {
+        kind: 'command',
+        command: 'notify-send done',
+        label: 'notify-send done',
+        timeoutMs: 10_000,
+        origin: 'home.yaml:1',
+      },
       {
         kind: 'http',
         url: 'https://example.com/h',
@@ -53,17 +59,29 @@ describe('the hooks: setting', () => {
   it('refuses a malformed hook in one line naming the file, the key and what to write', () => {
     const cases: [unknown, string][] = [
       [['x'], "'hooks' must be a mapping of events"],
-      [{ sesion_end: ['x'] }, "'hooks.sesion_end' is not an event: use one of session_end, waiting_approval, error, budget_reached, directive_received, pre_tool, post_tool (did you mean session_end?)"],
+      [
+        { sesion_end: ['x'] },
+        "'hooks.sesion_end' is not an event: use one of session_end, waiting_approval, error, budget_reached, directive_received, pre_tool, post_tool (did you mean session_end?)",
+      ],
       [{ error: [{ name: 'n' }] }, "'hooks.error[0]' needs exactly one of command"],
       [{ error: [{ command: 'a', url: 'https://x' }] }, "'hooks.error[0]' needs exactly one of command"],
-      [{ error: [{ url: 'ftp://x' }] }, "'hooks.error[0].url' must be an http:// or https:// URL (got \"ftp://x\")"],
+      [{ error: [{ url: 'ftp://x' }] }, '\'hooks.error[0].url\' must be an http:// or https:// URL (got "ftp://x")'],
       [{ error: [{ command: 'a', timeout: 'soon' }] }, "'hooks.error[0].timeout' must be a number of seconds above 0"],
       [{ error: [{ command: 'a', timeout: 0 }] }, "'hooks.error[0].timeout' must be a number of seconds above 0"],
-      [{ error: [{ command: 'a', tools: ['shell'] }] }, "'hooks.error[0].tools' applies only to pre_tool and post_tool hooks"],
+      [
+        { error: [{ command: 'a', tools: ['shell'] }] },
+        "'hooks.error[0].tools' applies only to pre_tool and post_tool hooks",
+      ],
       [{ pre_tool: [{ command: 'a', tools: [] }] }, "'hooks.pre_tool[0].tools' must be a list of tool names"],
-      [{ pre_tool: [{ command: 'a', comand: 'b' }] }, "'hooks.pre_tool[0].comand' is not a hook setting: use command, url, name, timeout, tools, secret_env (did you mean command?)"],
+      [
+        { pre_tool: [{ command: 'a', comand: 'b' }] },
+        "'hooks.pre_tool[0].comand' is not a hook setting: use command, url, name, timeout, tools, secret_env (did you mean command?)",
+      ],
       [{ error: [{ command: 'a', secret_env: 'K' }] }, "'hooks.error[0].secret_env' applies only to url hooks"],
-      [{ error: [{ url: 'https://x', secret_env: 'UNSET_K' }] }, "'hooks.error[0].secret_env' names UNSET_K, which is not set"],
+      [
+        { error: [{ url: 'https://x', secret_env: 'UNSET_K' }] },
+        "'hooks.error[0].secret_env' names UNSET_K, which is not set",
+      ],
     ];
     for (const [value, message] of cases) {
       const error = problem(value);

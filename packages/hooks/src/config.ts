@@ -151,7 +151,11 @@ function parseHook(
     if (!(TOOL_EVENTS as readonly string[]).includes(event))
       throw fail(`${field}.tools`, 'applies only to pre_tool and post_tool hooks: remove it');
     const list = typeof tools === 'string' ? [tools] : tools;
-    if (!Array.isArray(list) || list.length === 0 || list.some((tool) => typeof tool !== 'string' || tool.trim() === ''))
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.some((tool) => typeof tool !== 'string' || tool.trim() === '')
+    )
       throw fail(`${field}.tools`, `must be a list of tool names such as [shell, write] (got ${shown(tools)})`);
     toolList = list.map((tool: string) => tool.trim());
   }

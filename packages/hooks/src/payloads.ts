@@ -55,7 +55,9 @@ export function notificationsOf(
         ...limit,
         ...usage,
       };
-      const events: { event: NotificationEvent; payload: NotificationPayload }[] = [{ event: 'session_end', payload: ended }];
+      const events: { event: NotificationEvent; payload: NotificationPayload }[] = [
+        { event: 'session_end', payload: ended },
+      ];
       if (record.status === 'limit')
         events.push({
           event: 'budget_reached',

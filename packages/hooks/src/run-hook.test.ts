@@ -48,7 +48,11 @@ describe('a command hook', () => {
       command('printf "%s|%s|" "$RHO_SESSION_ID" "$RHO_HOOK_EVENT"; cat'),
       input('{"event":"session_end","x":1}', { RHO_SESSION_ID: 's1', RHO_HOOK_EVENT: 'session_end' }),
     );
-    expect(result).toMatchObject({ outcome: 'ok', exitCode: 0, stdout: 's1|session_end|{"event":"session_end","x":1}' });
+    expect(result).toMatchObject({
+      outcome: 'ok',
+      exitCode: 0,
+      stdout: 's1|session_end|{"event":"session_end","x":1}',
+    });
   });
 
   it('fails on a non-zero exit, saying its code and keeping its standard error', async () => {

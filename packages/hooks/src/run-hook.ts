@@ -72,17 +72,22 @@ function runCommand(command: string, timeoutMs: number, input: HookRunInput): Pr
     let timedOut = false;
     let settled = false;
     let child: ReturnType<typeof spawn>;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timer: { id?: ReturnType<typeof setTimeout> } = {};
     let grace: ReturnType<typeof setTimeout> | undefined;
     const finish = (result: Omit<HookRunResult, 'durationMs' | 'stdout' | 'stderr'>): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      clearTimeout(timer.id);
       clearTimeout(grace);
       input.signal?.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
-      resolve({ ...result, durationMs: Math.round(performance.now() - started), stdout: stdout.text(), stderr: stderr.text() });
+      resolve({
+        ...result,
+        durationMs: Math.round(performance.now() - started),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+      });
     };
     // The hook and whatever it started: a shell's children die with it at the timeout.
     const killGroup = (): void => {
@@ -113,7 +118,7 @@ function runCommand(command: string, timeoutMs: number, input: HookRunInput): Pr
       });
       return;
     }
-    timer = setTimeout(() => {
+    timer.id = setTimeout(() => {
       timedOut = true;
       killGroup();
       finish({ outcome: 'timeout', error: `killed at its timeout of ${timeoutMs / 1000} s` });
@@ -140,10 +145,7 @@ function runCommand(command: string, timeoutMs: number, input: HookRunInput): Pr
   });
 }
 
-async function runHttp(
-  hook: Extract<HookConfig, { kind: 'http' }>,
-  input: HookRunInput,
-): Promise<HookRunResult> {
+async function runHttp(hook: Extract<HookConfig, { kind: 'http' }>, input: HookRunInput): Promise<HookRunResult> {
   const started = performance.now();
   const timeout = AbortSignal.timeout(hook.timeoutMs);
   const signal = input.signal === undefined ? timeout : AbortSignal.any([timeout, input.signal]);
@@ -181,9 +183,10 @@ async function runHttp(
       durationMs: elapsed(),
       stdout: '',
       stderr: '',
-      error: input.signal?.aborted === true
-        ? 'stopped: the run was cancelled'
-        : `${error instanceof Error ? error.message : String(error)}${cause}`,
+      error:
+        input.signal?.aborted === true
+          ? 'stopped: the run was cancelled'
+          : `${error instanceof Error ? error.message : String(error)}${cause}`,
     };
   }
 }

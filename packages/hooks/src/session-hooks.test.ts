@@ -43,7 +43,12 @@ const EVERY_NOTIFICATION = ['session_end', 'waiting_approval', 'error', 'budget_
 /** A session whose every notification hook writes its stdin to a file of its own in `out`. */
 function setUp(
   steps: unknown[],
-  options: { hooks?: Record<string, unknown>; policy?: ApprovalPolicy; session?: SessionOptions; maxTurns?: number } = {},
+  options: {
+    hooks?: Record<string, unknown>;
+    policy?: ApprovalPolicy;
+    session?: SessionOptions;
+    maxTurns?: number;
+  } = {},
 ) {
   const directory = tempDir();
   const out = tempDir();
@@ -296,7 +301,12 @@ describe('hook records', () => {
       new AbortController().signal,
     );
     expect(appended).toEqual([]);
-    hooks.attach({ id: 's', state: { append: (record: unknown) => appended.push(record), addObserver: () => () => {} } as never });
-    expect(appended).toEqual([expect.objectContaining({ type: 'hook', event: 'pre_tool', hook: 'true', outcome: 'ok' })]);
+    hooks.attach({
+      id: 's',
+      state: { append: (record: unknown) => appended.push(record), addObserver: () => () => {} } as never,
+    });
+    expect(appended).toEqual([
+      expect.objectContaining({ type: 'hook', event: 'pre_tool', hook: 'true', outcome: 'ok' }),
+    ]);
   });
 });

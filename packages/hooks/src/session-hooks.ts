@@ -152,7 +152,12 @@ function toolEnv(call: ToolHookCall): Record<string, string> {
   return { RHO_SESSION_ID: call.sessionId, RHO_TOOL_NAME: call.toolName, RHO_TOOL_CALL_ID: call.toolCallId };
 }
 
-function runRecord(event: string, hook: HookConfig, result: HookRunResult, toolCallId?: string): Omit<HookRunEvent, 'ts'> {
+function runRecord(
+  event: string,
+  hook: HookConfig,
+  result: HookRunResult,
+  toolCallId?: string,
+): Omit<HookRunEvent, 'ts'> {
   return {
     type: 'hook',
     event,

@@ -31,9 +31,12 @@ export function approvalConformance(create: () => Promise<ConformanceSession>): 
 
   it('approvals: the scope and reason of an answer reach the agent', async () => {
     const session = await create();
-    const outcome = await session
-      .operator()
-      .answerApproval!('call-scope', { decision: 'approve', scope: 'tool', reason: 'fine by me', by: 'alice' });
+    const outcome = await session.operator().answerApproval!('call-scope', {
+      decision: 'approve',
+      scope: 'tool',
+      reason: 'fine by me',
+      by: 'alice',
+    });
     expect(outcome).toMatchObject({ outcome: 'answered', answer: { scope: 'tool', reason: 'fine by me' } });
     expect(await eventually(() => session.agent.takeApprovalAnswer!('call-scope'), 'the answer')).toMatchObject({
       decision: 'approve',
