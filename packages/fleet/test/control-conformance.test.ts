@@ -22,7 +22,7 @@ describe('file control channel', () => {
     return {
       agent: new FileControlChannel(directory),
       operator: () => new FileOperatorChannel(directory),
-      appendInvalid: async (raw) => appendFileSync(join(directory, 'directives.jsonl'), `${raw}\n`),
+      appendInvalid: async (raw: string) => appendFileSync(join(directory, 'directives.jsonl'), `${raw}\n`),
       resetQueue: async () => writeFileSync(join(directory, 'directives.jsonl'), ''),
       reopenAgent: async () => new FileControlChannel(directory),
     };
@@ -57,7 +57,7 @@ describe.skipIf(!sharedServer.available)(
       return {
         agent: attachment.control,
         operator: () => operators.operator(id),
-        appendInvalid: async (raw) => {
+        appendInvalid: async (raw: string) => {
           await sql.begin(async (tx) => {
             const [row] = await tx`update ${table('agent_registry')} set signal_seq = signal_seq + 1
               where session_id = ${id} returning signal_seq`;
