@@ -40,8 +40,37 @@ describe('createTerminalApprover', () => {
     expect(await approve(request('pwd'))).toBe(true);
     expect(await approve(request('anything'))).toBe(true);
     expect(questions).toHaveLength(3);
-    expect(questions[0]).toMatch(/Allow\? yes \/ No \/ c: always this exact call \/ a: always bash \(Enter = no\)/);
+    expect(questions[0]).toMatch(
+      /Allow\? yes \/ No \/ c: always this exact call \/ a: always bash \(except dangerous patterns\) \(Enter = no\)/,
+    );
     expect(memory.tools.has('bash')).toBe(true);
+  });
+
+  it('"always this tool" never approves a dangerous call of it, and the prompt says so', async () => {
+    const answers = ['a', 'a', 'n', 'c'];
+    const questions: string[] = [];
+    const { terminal: term } = terminal();
+    const approve = createTerminalApprover(term, {
+      ask: async (question) => (questions.push(question), answers.shift() ?? null),
+    });
+    const call = (command: string, dangerous?: string) => ({
+      toolName: 'bash',
+      toolCallId: 'c',
+      arguments: { command },
+      sessionId: 's',
+      ...(dangerous === undefined ? {} : { dangerous }),
+    });
+    expect(await approve(call('ls'))).toBe(true);
+    expect(await approve(call('pwd'))).toBe(true);
+    expect(questions).toHaveLength(1);
+    // A dangerous call asks although the tool was approved "always", and says what "a" covers.
+    expect(await approve(call('rm -rf build', 'rm -rf'))).toBe(true);
+    expect(questions[1]).toMatch(/a: always bash except dangerous patterns: this call and the next "rm -rf" still ask/);
+    expect(await approve(call('rm -rf dist', 'rm -rf'))).toBe(false);
+    // "Always this exact call" covers that call, dangerous or not, and nothing else.
+    expect(await approve(call('rm -rf tmp', 'rm -rf'))).toBe(true);
+    expect(await approve(call('rm -rf tmp', 'rm -rf'))).toBe(true);
+    expect(questions).toHaveLength(4);
   });
 
   it('refuses on Enter and at the end of input', async () => {

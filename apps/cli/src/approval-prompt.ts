@@ -59,7 +59,10 @@ export interface TerminalApproverOptions {
 /**
  * An approver that asks on the terminal. The prompt names the call, the risk (the policy's
  * reason), the diff an `edit` or `write` would make, and the answers: `y` yes, `N` no (the
- * default: Enter refuses), `c` always this exact call, `a` always this tool.
+ * default: Enter refuses), `c` always this exact call, `a` always this tool except calls that
+ * match a dangerous pattern. On a terminal one key answers (no Enter). "Always" never widens past
+ * what the person saw: a tool approved with `a` still asks for its next dangerous call, and at a
+ * prompt raised by a dangerous pattern the prompt says so.
  */
 export function createTerminalApprover(terminal: Terminal, options: TerminalApproverOptions = {}): Approver {
   const memory = options.memory ?? createApprovalMemory();
@@ -67,18 +70,24 @@ export function createTerminalApprover(terminal: Terminal, options: TerminalAppr
   const ask = options.ask ?? questionOnce;
   return async (request: ApprovalRequest) => {
     const key = callKey(request.toolName, request.arguments);
-    if (memory.tools.has(request.toolName) || memory.calls.has(key)) return true;
+    // A tool approved "always" covers its calls that match no dangerous pattern; an exact call, itself.
+    if (memory.calls.has(key) || (memory.tools.has(request.toolName) && request.dangerous === undefined)) return true;
     options.beforeAsk?.();
     terminal.stderr.write(
       approvalText(request, { color: terminal.color, workingDir: options.workingDir ?? process.cwd() }),
     );
+    const always =
+      request.dangerous === undefined
+        ? `always ${request.toolName} (except dangerous patterns)`
+        : `always ${request.toolName} except dangerous patterns: this call and the next "${request.dangerous}" still ask`;
     const answer = parseApprovalAnswer(
       await ask(
-        `Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: always ${request.toolName} (Enter = no) `,
+        `Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: ${always} (Enter = no) `,
       ),
     );
     if (answer === 'always-call') memory.calls.add(key);
     if (answer === 'always-tool') memory.tools.add(request.toolName);
+    // `a` at a dangerous prompt approves this call once; the tool's next dangerous call asks again.
     if (answer === 'no')
       terminal.stderr.write(
         style.dim('Refused: the run stops here (the model is told the call was rejected when you continue).\n'),
@@ -124,7 +133,13 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * Asks once. On a terminal one key answers (shown, then a new line): Enter, Escape, Ctrl+C or
+ * Ctrl+D refuse. Elsewhere (a pipe) a line is read.
+ */
 function questionOnce(question: string): Promise<string | null> {
+  const input = process.stdin;
+  if (input.isTTY === true && typeof input.setRawMode === 'function') return keyOnce(question, input);
   return new Promise((resolve) => {
     const readline: Interface = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     let answered = false;
@@ -137,5 +152,26 @@ function questionOnce(question: string): Promise<string | null> {
       if (!answered) resolve(null);
     });
     readline.on('SIGINT', () => readline.close());
+  });
+}
+
+function keyOnce(question: string, input: NodeJS.ReadStream): Promise<string | null> {
+  return new Promise((resolve) => {
+    process.stderr.write(question);
+    const wasRaw = input.isRaw;
+    input.setRawMode(true);
+    input.resume();
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      input.off('data', onData);
+      input.setRawMode(wasRaw);
+      input.pause();
+      // Ctrl+C, Ctrl+D, Escape and Enter refuse; any other key is the answer.
+      const refused =
+        text === '\u0003' || text === '\u0004' || text.startsWith('\u001b') || text === '\r' || text === '\n';
+      process.stderr.write(`${refused ? '' : text.trim()}\n`);
+      resolve(refused ? null : text.slice(0, 1));
+    };
+    input.on('data', onData);
   });
 }

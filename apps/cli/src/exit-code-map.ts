@@ -16,6 +16,8 @@ export const EXIT = {
   badInput: 2,
   /** A budget or turn limit ended the run. */
   limit: 3,
+  /** The run stopped while a tool call waited for approval: answer it (rho approve/deny) and resume. */
+  waitingApproval: 4,
   /** Cancelled (Ctrl+C, SIGTERM, `rho cancel`). */
   cancelled: 130,
 } as const;
@@ -32,5 +34,6 @@ export const EXIT_CODE_HELP: readonly (readonly [number, string])[] = [
     'bad input or configuration (the message says what to fix); a signal for a fleet session that is not live',
   ],
   [EXIT.limit, 'a budget or turn limit ended the run'],
+  [EXIT.waitingApproval, 'the run stopped while a tool call waited for approval (answer it, then rho --resume ID)'],
   [EXIT.cancelled, 'cancelled'],
 ];

@@ -22,7 +22,7 @@ export function exitCodeForStatus(status: RunStatus): number {
       return EXIT.refused;
     // A run parked waiting for an approval did not finish the task (yet).
     case 'waiting_approval':
-      return EXIT.failed;
+      return EXIT.waitingApproval;
     default: {
       const unknown: never = status;
       return unknown;

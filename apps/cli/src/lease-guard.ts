@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
+import type { AnswerOutcome, ApprovalAnswer, ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
 
 /** A session stops itself once its lease file is older than this fraction of the lease (see @rho/queue). */
 const LAPSE_FRACTION = 0.8;
@@ -76,5 +76,16 @@ export class LeaseGuardChannel implements ControlChannel {
 
   reportStatus(status: SessionStatus): Promise<void> {
     return this.inner.reportStatus(status);
+  }
+
+  // Answers to waiting calls come through the channel the guard wraps (the lease does not change them).
+  async takeApprovalAnswer(toolCallId: string): Promise<ApprovalAnswer | undefined> {
+    return this.inner.takeApprovalAnswer?.(toolCallId);
+  }
+
+  async settleApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    return this.inner.settleApproval === undefined
+      ? { outcome: 'answered', answer }
+      : this.inner.settleApproval(toolCallId, answer);
   }
 }

@@ -328,6 +328,19 @@ function buildParser(
             default: false,
             describe: 'Approve every tool call without asking',
           })
+          .option('when-unattended', {
+            type: 'string',
+            describe:
+              'With nobody at the terminal: wait (a call waits for rho approve / rho deny; the default) or withhold (such tools are not offered)',
+          })
+          .option('approval-timeout', {
+            type: 'string',
+            describe: 'How long a call waits for an answer: 30s, 10m, 2h, 1d (default 1h)',
+          })
+          .option('on-timeout', {
+            type: 'string',
+            describe: 'What a timeout answers: deny (default) or approve (never for a dangerous pattern)',
+          })
           .option('output', {
             alias: 'o',
             type: 'string',

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { Agent } from '@rho/agent';
-import type { Session, SessionOptions, SessionStore, ToolHooks } from '@rho/core';
+import type { Session, SessionApprovals, SessionOptions, SessionStore, ToolHooks } from '@rho/core';
 import type { SessionLock } from '@rho/core/internal';
 import { FileControlChannel, readSessionMeta } from '@rho/core/internal';
 import type { startFleetLink } from './fleet/run-fleet.js';
@@ -27,6 +27,8 @@ export interface RunSessionInput {
   /** The `pre_tool` and `post_tool` hooks of the `hooks` setting. */
   toolHooks?: ToolHooks;
   onWarning?: (message: string) => void;
+  /** What happens to a call that needs approval when nobody at this terminal answers it. */
+  approvals?: SessionApprovals;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function openRunSession(input: RunSessionInput): Promise<Session> {
       directory: resumedDirectory,
       state,
       lock,
+      ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
       ...hooked,
       ...guarded(
         fleet?.sessionOptions(
@@ -80,6 +83,7 @@ export async function openRunSession(input: RunSessionInput): Promise<Session> {
     id,
     directory,
     lock,
+    ...(input.approvals === undefined ? {} : { approvals: input.approvals }),
     ...hooked,
     ...guarded(
       fleet?.sessionOptions({ id, ...listed, ...(prompt === undefined ? {} : { firstPrompt: prompt }) }, directory) ??

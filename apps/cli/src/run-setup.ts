@@ -143,13 +143,15 @@ async function prepareLockedRun(
   });
   // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
   const instructions = findProjectInstructions(workingDir);
-  // The approvals the run command will be able to get (an approver on a terminal, --auto-approve, or none).
-  // A person at a terminal answers on stdin and reads on stderr; the answer may be piped.
+  // The approvals the run command will be able to get: an approver on a terminal, --auto-approve,
+  // an answer from elsewhere (rho approve, the dashboard, a fleet node) while the call waits, or
+  // none (`when_unattended: withhold`: such tools are not offered). A person at a terminal
+  // answers on stdin and reads on stderr; the answer may be piped.
   const approvals: ApprovalAvailability =
     hooks.approvals ??
     (settings.approvals.autoApprove
       ? 'auto'
-      : process.stdin.isTTY === true && process.stderr.isTTY === true
+      : (process.stdin.isTTY === true && process.stderr.isTTY === true) || settings.approvals.unattended === 'wait'
         ? 'ask'
         : 'none');
   // A new session exists (its directory, meta.json, its lock) before its tools start: `rho ps`
@@ -252,6 +254,11 @@ async function prepareLockedRun(
     ...(prompt === undefined ? {} : { prompt }),
     ...(sessionHooks?.toolHooks === undefined ? {} : { toolHooks: sessionHooks.toolHooks }),
     ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
+    approvals: {
+      unattended: settings.approvals.unattended,
+      timeoutMs: settings.approvals.timeoutMs,
+      onTimeout: settings.approvals.onTimeout,
+    },
   });
   sessionHooks?.attach(session);
 

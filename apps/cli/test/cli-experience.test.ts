@@ -68,17 +68,38 @@ describe('rho without a terminal to approve on', () => {
       steps: [
         { type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "rm -rf notes.txt"}' }] },
         { type: 'response', text: 'I could not delete it.' },
+        { type: 'response', toolCalls: [{ name: 'bash', arguments: '{"command": "rm -rf notes.txt"}' }] },
+        { type: 'response', text: 'I could not delete it.' },
       ],
     });
-    // developer's bash is offered; only calls matching a dangerous pattern need approval.
-    const outcome = await runRho(['--base-url', server.url, '--profile', 'developer', 'delete notes.txt'], {
-      env: { RHO_HOME: home },
-      cwd: work,
-    });
-    expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toMatch(
-      /rho: every tool call was refused \(1\): bash: 'bash' needs approval .*rm -rf.*Pass -y to approve tool calls, or --profile to choose another profile\./,
+    // developer's bash is offered; only calls matching a dangerous pattern need approval. With
+    // nobody at a terminal the call waits, and its timeout denies it.
+    const outcome = await runRho(
+      [
+        '--base-url',
+        server.url,
+        '--profile',
+        'developer',
+        '--when-unattended',
+        'wait',
+        '--approval-timeout',
+        '1s',
+        'delete notes.txt',
+      ],
+      { env: { RHO_HOME: home }, cwd: work },
     );
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/Waiting for approval: bash.*rm -rf notes\.txt.*\n.*dangerous pattern "rm -rf"/);
+    expect(outcome.stderr).toMatch(/rho approve [0-9a-f-]+ +or +rho deny [0-9a-f-]+ --reason/);
+    expect(outcome.stderr).toMatch(
+      /rho: every tool call was refused \(1\): bash: the approval timed out: nobody answered within 1 s.*Pass -y to approve tool calls, or --profile to choose another profile\./,
+    );
+    // The old behaviour, on request: the call is refused at once.
+    const withheld = await runRho(
+      ['--base-url', server.url, '--profile', 'developer', '--when-unattended', 'withhold', 'delete notes.txt'],
+      { env: { RHO_HOME: home }, cwd: work },
+    );
+    expect(withheld.stderr).toMatch(/rho: every tool call was refused \(1\): bash: 'bash' needs approval .*rm -rf/);
     expect(readFileSync(join(work, 'notes.txt'), 'utf8')).toBe('keep me\n');
   });
 

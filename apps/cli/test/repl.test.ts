@@ -53,7 +53,9 @@ describe.runIf(hasTmux)('the REPL in a terminal', () => {
     await terminal.waitFor(/Type a task/);
     terminal.type('what is here?');
     terminal.keys('Enter');
-    await terminal.waitFor(/Allow\? yes \/ No \/ c: always this exact call \/ a: always list \(Enter = no\)/);
+    await terminal.waitFor(
+      /Allow\? yes \/ No \/ c: always this exact call \/ a: always list \(except dangerous patterns\) \(Enter = no\)/,
+    );
     expect(terminal.screen()).toMatch(
       /approval needed list\(path='\.'\)\n {2}risk: profile ask-everything requires approval for every tool call/,
     );

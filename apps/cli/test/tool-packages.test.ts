@@ -157,7 +157,8 @@ describe('tool packages in the CLI', () => {
       try {
         const screen = await waitForScreen(name, /Allow\?/);
         expect(screen).toMatch(/word_count[\s\S]*profile ask-for-word-count requires approval for word_count/);
-        execFileSync('tmux', ['send-keys', '-t', name, 'y', 'Enter']);
+        // One key answers: no Enter after y.
+        execFileSync('tmux', ['send-keys', '-t', name, 'y']);
         await waitForScreen(name, /\[exit 0\]/);
       } finally {
         spawnSync('tmux', ['kill-session', '-t', name]);

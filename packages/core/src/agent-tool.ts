@@ -93,7 +93,11 @@ export async function runChild(
         ? `stopped at its ${result.limit ?? 'limit'}`
         : result.status === 'truncated'
           ? "was cut off at the model's output limit (its answer is incomplete)"
-          : 'was cancelled';
+          : result.status === 'refused'
+            ? 'could run none of its tool calls (every one was refused)'
+            : result.status === 'waiting_approval'
+              ? 'stopped while a tool call waited for approval'
+              : 'was cancelled';
   return {
     success: false,
     content: `${label}: the sub-agent ${why}.${result.text === '' ? '' : ` Its last answer:\n${result.text}`}`,

@@ -22,6 +22,8 @@ grant update (parent_id, host, pid, cwd, model, profile, status, labels, first_p
   on rho_fleet.agent_registry to rho_fleet_agent;
 grant select, update (acked_at) on rho_fleet.signal_queue to rho_fleet_agent;
 grant select, insert on rho_fleet.trace_records to rho_fleet_agent;
+-- An agent records the timeout of its own waiting calls (never changes an answer: no update or delete).
+grant select, insert on rho_fleet.approval_answers to rho_fleet_agent;
 
 -- Operators: read all, send signals, mark sessions dead.
 grant select on all tables in schema rho_fleet to rho_fleet_operator;
@@ -29,10 +31,14 @@ grant update (cancel_requested, pause_requested, signal_seq, updated_at, gone) o
 grant insert on rho_fleet.signal_queue to rho_fleet_operator;
 revoke execute on function rho_fleet.send_signal(text, text, jsonb, text) from public;
 grant execute on function rho_fleet.send_signal(text, text, jsonb, text) to rho_fleet_operator;
+grant insert on rho_fleet.approval_answers to rho_fleet_operator;
+revoke execute on function rho_fleet.answer_approval(text, text, jsonb, text) from public;
+grant execute on function rho_fleet.answer_approval(text, text, jsonb, text) to rho_fleet_operator;
 
 alter table rho_fleet.agent_registry enable row level security;
 alter table rho_fleet.signal_queue enable row level security;
 alter table rho_fleet.trace_records enable row level security;
+alter table rho_fleet.approval_answers enable row level security;
 
 drop policy if exists agent_own_sessions on rho_fleet.agent_registry;
 create policy agent_own_sessions on rho_fleet.agent_registry to rho_fleet_agent
@@ -44,6 +50,10 @@ drop policy if exists agent_own_records on rho_fleet.trace_records;
 create policy agent_own_records on rho_fleet.trace_records to rho_fleet_agent
   using (exists (select 1 from rho_fleet.agent_registry r where r.session_id = rho_fleet.trace_records.session_id and r.owner_role = current_user))
   with check (exists (select 1 from rho_fleet.agent_registry r where r.session_id = rho_fleet.trace_records.session_id and r.owner_role = current_user));
+drop policy if exists agent_own_approvals on rho_fleet.approval_answers;
+create policy agent_own_approvals on rho_fleet.approval_answers to rho_fleet_agent
+  using (exists (select 1 from rho_fleet.agent_registry r where r.session_id = rho_fleet.approval_answers.session_id and r.owner_role = current_user))
+  with check (exists (select 1 from rho_fleet.agent_registry r where r.session_id = rho_fleet.approval_answers.session_id and r.owner_role = current_user));
 
 drop policy if exists operator_all_sessions on rho_fleet.agent_registry;
 create policy operator_all_sessions on rho_fleet.agent_registry to rho_fleet_operator using (true) with check (true);
@@ -51,3 +61,5 @@ drop policy if exists operator_all_signals on rho_fleet.signal_queue;
 create policy operator_all_signals on rho_fleet.signal_queue to rho_fleet_operator using (true) with check (true);
 drop policy if exists operator_all_records on rho_fleet.trace_records;
 create policy operator_all_records on rho_fleet.trace_records to rho_fleet_operator using (true);
+drop policy if exists operator_all_approvals on rho_fleet.approval_answers;
+create policy operator_all_approvals on rho_fleet.approval_answers to rho_fleet_operator using (true) with check (true);

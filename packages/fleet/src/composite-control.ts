@@ -1,4 +1,11 @@
-import type { ControlChannel, SessionOptions, SessionStatus, TakenDirectives } from '@rho/core';
+import type {
+  AnswerOutcome,
+  ApprovalAnswer,
+  ControlChannel,
+  SessionOptions,
+  SessionStatus,
+  TakenDirectives,
+} from '@rho/core';
 import { FileControlChannel } from '@rho/core/internal';
 
 /**
@@ -21,6 +28,16 @@ export const COMPOSITE_CURSOR_FILE_SPAN = FILE_SPAN;
  * cursor; heartbeat and status go to both. The fleet's channel may arrive late (the database was
  * down at start) or fail at any time: its failures are ignored here (the fleet library reconnects
  * and catches up), so the agent never waits on the database and the file channel always works.
+ *
+ * Approvals: the file channel is the local authority, the one answer the trace records. An answer
+ * is taken from the file channel first (`rho approve --dir`, the dashboard on this machine), then
+ * from the fleet (any node); an answer the fleet delivered is claimed on the file channel before
+ * it is applied, so when a local answer raced it, the local one (the file's winner) is applied,
+ * and both sides settle on one. A timeout is recorded in the fleet first (so an operator answering
+ * after it is told the timeout won, or the timeout is told the operator's answer won), then on the
+ * file channel, whose winner is applied. The fleet's row and the trace can disagree only when a
+ * local answer and a fleet answer arrive within the same moment; the trace's `approval_answered`
+ * says which was applied.
  */
 export class CompositeControlChannel implements ControlChannel {
   /**
@@ -73,6 +90,28 @@ export class CompositeControlChannel implements ControlChannel {
 
   async reportStatus(status: SessionStatus): Promise<void> {
     await Promise.all([quietly(this.file.reportStatus(status)), quietly(this.fleet()?.reportStatus(status))]);
+  }
+
+  async takeApprovalAnswer(toolCallId: string): Promise<ApprovalAnswer | undefined> {
+    const local = await this.file.takeApprovalAnswer?.(toolCallId);
+    if (local !== undefined) return local;
+    const fleet = this.fleet();
+    const remote = await quietly(fleet?.takeApprovalAnswer?.(toolCallId));
+    if (remote === undefined) return undefined;
+    if (this.file.settleApproval === undefined) return remote;
+    return (await this.file.settleApproval(toolCallId, remote)).answer;
+  }
+
+  async settleApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    const fleet = this.fleet();
+    const remote = await quietly(fleet?.settleApproval?.(toolCallId, answer));
+    const offered = remote?.answer ?? answer;
+    if (this.file.settleApproval === undefined) return remote ?? { outcome: 'answered', answer };
+    const local = await this.file.settleApproval(toolCallId, offered);
+    // The caller's answer won only when it is the one the file recorded and the fleet did not hold another.
+    return remote?.outcome === 'already_answered' && local.outcome === 'answered'
+      ? { outcome: 'already_answered', answer: local.answer }
+      : local;
   }
 }
 

@@ -1,7 +1,7 @@
 import { RhoError } from '@rho/core';
 
 /**
- * An operator's signal (cancel, pause, resume, directive) that the fleet refused because the
+ * An operator's signal (cancel, pause, resume, directive) or answer to a waiting call that the fleet refused because the
  * session is not live: it finished (`completed`, `error`, `cancelled`, `limit`, `truncated`) or
  * is `dead` (its heartbeat stopped). The message says which, and what to do instead.
  */
@@ -9,17 +9,24 @@ export class FleetSignalRefusedError extends RhoError {
   /** The session the signal was meant for. */
   readonly sessionId: string;
   /** The signal refused. */
-  readonly signal: 'cancel' | 'pause' | 'resume' | 'directive';
+  readonly signal: 'cancel' | 'pause' | 'resume' | 'directive' | 'approval';
   /** The session's status when it was refused (`dead` for a stopped heartbeat). */
   readonly status: string;
 
-  constructor(options: { sessionId: string; signal: 'cancel' | 'pause' | 'resume' | 'directive'; status: string }) {
+  constructor(options: {
+    sessionId: string;
+    signal: 'cancel' | 'pause' | 'resume' | 'directive' | 'approval';
+    status: string;
+  }) {
     const hint =
       options.status === 'dead'
         ? 'its agent stopped sending heartbeats (the process or its node is gone)'
         : `it has finished (${options.status})`;
     super('fleet_signal_refused', {
-      message: `Session ${options.sessionId} is ${options.status}: the ${options.signal} was not sent because ${hint}. Signals go to live sessions only; resume the session (rho --resume ${options.sessionId}) to give it new instructions.`,
+      message:
+        options.signal === 'approval'
+          ? `Session ${options.sessionId} is ${options.status}: the answer was not recorded because ${hint}. The fleet takes answers for live sessions only; a resumed run asks again (rho --resume ${options.sessionId}), or answer in its session directory (rho approve --dir).`
+          : `Session ${options.sessionId} is ${options.status}: the ${options.signal} was not sent because ${hint}. Signals go to live sessions only; resume the session (rho --resume ${options.sessionId}) to give it new instructions.`,
     });
     this.name = 'FleetSignalRefusedError';
     this.sessionId = options.sessionId;
@@ -75,6 +82,26 @@ export class FleetSessionTakenError extends RhoError {
 
   static override isInstance(error: unknown): error is FleetSessionTakenError {
     return RhoError.isInstance(error) && error.code === 'fleet_session_taken';
+  }
+}
+
+/**
+ * This process's run of a session was taken over by another process (the registry row holds
+ * another run token): what it would write to the fleet is refused, and its run is stopped.
+ */
+export class FleetRunSupersededError extends RhoError {
+  readonly sessionId: string;
+
+  constructor(options: { sessionId: string; what: string }) {
+    super('fleet_run_superseded', {
+      message: `Session ${options.sessionId} is held by another process now (its run token replaced this one's): ${options.what} was not recorded in the fleet. This run stops; follow the session where it runs now (rho watch ${options.sessionId}).`,
+    });
+    this.name = 'FleetRunSupersededError';
+    this.sessionId = options.sessionId;
+  }
+
+  static override isInstance(error: unknown): error is FleetRunSupersededError {
+    return RhoError.isInstance(error) && error.code === 'fleet_run_superseded';
   }
 }
 

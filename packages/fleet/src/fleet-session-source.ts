@@ -1,6 +1,8 @@
 import { SessionNotFoundError } from '@rho/core';
-import type { OperatorChannel, RawTraceRecord } from '@rho/core';
+import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
+import { answerIfPending, parkedOrDead, pendingApprovalsInTrace } from '@rho/monitor';
 import type {
+  ApprovalAnswerResult,
   ControlKind,
   ControlResult,
   DirectiveResult,
@@ -37,7 +39,8 @@ export interface FleetSessionSourceOptions {
  * as they arrive (and their child agents', as they register), and the fleet's signals, which reach
  * the agent wherever it runs. A signal to a session that is not live is refused with a
  * {@link FleetSignalRefusedError} (code `fleet_signal_refused`): across machines an operator must
- * know the request will not be read. Telemetry views are `stats`.
+ * know the request will not be read. Telemetry views are `stats`. Waiting tool calls are read from
+ * the mirrored trace, and answered through the fleet (`answer_approval`: exactly once across nodes).
  */
 export function createFleetSessionSource(fleet: Fleet, options: FleetSessionSourceOptions = {}): SessionSource {
   // The status each session was last listed with, for what a control request reports.
@@ -140,6 +143,13 @@ export function createFleetSessionSource(fleet: Fleet, options: FleetSessionSour
         throw new SessionNotFoundError({ message: `The fleet has no session ${id}.` });
       return fleet.operator(id);
     },
+    async pendingApprovals(id: string): Promise<PendingApproval[]> {
+      return pendingApprovalsInTrace(await mirroredTrace(fleet, id));
+    },
+    async answerApproval(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult> {
+      const pending = pendingApprovalsInTrace(await mirroredTrace(fleet, id));
+      return answerIfPending(pending, toolCallId, answer, async () => fleet.operator(id));
+    },
     stats: (view: SessionStatsView, statsOptions?: { limit?: number }): Promise<SessionStatsRow[]> =>
       fleet.stats(view, statsOptions),
     async close(): Promise<void> {
@@ -168,9 +178,12 @@ export async function openFleetSessionSource(
 
 /** A registry row as every view lists a session (`@rho/monitor`'s `ListedSession`). */
 export function listedFleetSession(session: FleetSession): ListedSession {
+  // A session that waits for approval with no agent behind it is parked, not dead.
+  const parked = parkedOrDead(session.recordedStatus, { status: session.status });
   return {
     id: session.id,
-    status: session.status,
+    status: parked.status,
+    ...(parked.reason === undefined ? {} : { statusReason: parked.reason }),
     recordedStatus: session.recordedStatus,
     ...(session.model === undefined ? {} : { model: session.model }),
     ...(session.profile === undefined ? {} : { profile: session.profile }),

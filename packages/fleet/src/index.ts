@@ -8,6 +8,7 @@ export type {
 } from './fleet-config.js';
 export { connectFleet } from './connect-fleet.js';
 export {
+  FleetRunSupersededError,
   FleetSessionTakenError,
   FleetSignalRefusedError,
   FleetUnavailableError,

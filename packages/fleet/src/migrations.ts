@@ -173,6 +173,63 @@ export const MIGRATIONS: readonly Migration[] = [
       `alter table agent_registry add column unpriced_calls bigint not null default 0`,
     ],
   },
+  {
+    version: 3,
+    description: 'answers to tool calls that wait for approval, exactly once per call',
+    statements: [
+      // The first answer recorded for a call wins (the primary key): an operator's (answer_approval)
+      // or the agent's timeout; every later one is told which won.
+      `create table approval_answers (
+        session_id text not null references agent_registry (session_id) on delete cascade,
+        tool_call_id text not null,
+        decision text not null check (decision in ('approve', 'deny')),
+        scope text not null default 'once' check (scope in ('once', 'call', 'tool')),
+        reason text,
+        answered_by text,
+        source text not null default 'operator',
+        answered_at timestamptz not null default now(),
+        recorded_by name not null default current_user,
+        primary key (session_id, tool_call_id)
+      )`,
+      // An operator's answer in one round trip: refuse a session that is not live, record the
+      // answer unless one is there, notify the agent (delivered at commit), else return the winner.
+      `create function answer_approval(p_session text, p_call text, p_answer jsonb, p_channel text)
+        returns table (outcome text, live_status text, answer jsonb)
+        language plpgsql set search_path from current as $fn$
+      declare
+        r agent_registry%rowtype;
+        v_live text;
+        v_answer jsonb;
+      begin
+        select * into r from agent_registry a where a.session_id = p_session;
+        if not found then
+          return query select 'not_found'::text, null::text, null::jsonb;
+          return;
+        end if;
+        v_live := ${LIVE_STATUS_SQL};
+        if v_live not in ('created', 'running', 'paused', 'waiting_approval') then
+          return query select 'refused'::text, v_live, null::jsonb;
+          return;
+        end if;
+        insert into approval_answers as x (session_id, tool_call_id, decision, scope, reason, answered_by, source, answered_at)
+          values (p_session, p_call, p_answer->>'decision', coalesce(p_answer->>'scope', 'once'), p_answer->>'reason',
+            p_answer->>'by', coalesce(p_answer->>'source', 'operator'),
+            coalesce((p_answer->>'at')::timestamptz, now()))
+          on conflict do nothing
+          returning jsonb_build_object('decision', x.decision, 'scope', x.scope, 'reason', x.reason,
+            'by', x.answered_by, 'source', x.source, 'at', x.answered_at) into v_answer;
+        if v_answer is not null then
+          perform pg_notify(p_channel, p_session || ' approval 0');
+          return query select 'answered'::text, v_live, v_answer;
+          return;
+        end if;
+        return query select 'already_answered'::text, v_live, jsonb_build_object('decision', x.decision,
+            'scope', x.scope, 'reason', x.reason, 'by', x.answered_by, 'source', x.source, 'at', x.answered_at)
+          from approval_answers x where x.session_id = p_session and x.tool_call_id = p_call;
+      end
+      $fn$`,
+    ],
+  },
 ];
 
 /** The schema version this package works with. */

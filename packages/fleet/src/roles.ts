@@ -14,12 +14,13 @@ export interface FleetRolesOptions {
  *
  * - **Agents** (`rho_fleet_agent`): register sessions, update their own registry rows (status,
  *   heartbeat, usage, clearing their cancel), read and acknowledge their own signals, insert and
- *   read their own trace records. "Own" is the login role that registered the session
+ *   read their own trace records, record the timeout of their own calls waiting for approval. "Own" is the login role that registered the session
  *   (`owner_role`), enforced by row-level security: give each node, or each trust domain, its own
  *   login role in the group. Agents cannot send signals (no INSERT on `signal_queue`, no UPDATE of
  *   `pause_requested` or `signal_seq`) and cannot read other roles' sessions, signals or records.
  * - **Operators** (`rho_fleet_operator`): read everything (tables and telemetry views), send signals
- *   (lock a registry row, set its flags, append to `signal_queue`), and mark sessions dead
+ *   (lock a registry row, set its flags, append to `signal_queue`), answer waiting tool calls
+ *   (`answer_approval`: the first answer of a call wins), and mark sessions dead
  *   (`reconcile`).
  *
  * Run it as the role that owns the schema (the one that ran `rho fleet migrate`, which bypasses
@@ -54,6 +55,8 @@ grant update (parent_id, host, pid, cwd, model, profile, status, labels, first_p
   on ${schema}.agent_registry to ${agent};
 grant select, update (acked_at) on ${schema}.signal_queue to ${agent};
 grant select, insert on ${schema}.trace_records to ${agent};
+-- An agent records the timeout of its own waiting calls (never changes an answer: no update or delete).
+grant select, insert on ${schema}.approval_answers to ${agent};
 
 -- Operators: read all, send signals, mark sessions dead.
 grant select on all tables in schema ${schema} to ${operator};
@@ -61,10 +64,14 @@ grant update (cancel_requested, pause_requested, signal_seq, updated_at, gone) o
 grant insert on ${schema}.signal_queue to ${operator};
 revoke execute on function ${schema}.send_signal(text, text, jsonb, text) from public;
 grant execute on function ${schema}.send_signal(text, text, jsonb, text) to ${operator};
+grant insert on ${schema}.approval_answers to ${operator};
+revoke execute on function ${schema}.answer_approval(text, text, jsonb, text) from public;
+grant execute on function ${schema}.answer_approval(text, text, jsonb, text) to ${operator};
 
 alter table ${schema}.agent_registry enable row level security;
 alter table ${schema}.signal_queue enable row level security;
 alter table ${schema}.trace_records enable row level security;
+alter table ${schema}.approval_answers enable row level security;
 
 drop policy if exists agent_own_sessions on ${schema}.agent_registry;
 create policy agent_own_sessions on ${schema}.agent_registry to ${agent}
@@ -76,6 +83,10 @@ drop policy if exists agent_own_records on ${schema}.trace_records;
 create policy agent_own_records on ${schema}.trace_records to ${agent}
   using (${own.replace('%TABLE%', `${schema}.trace_records`)})
   with check (${own.replace('%TABLE%', `${schema}.trace_records`)});
+drop policy if exists agent_own_approvals on ${schema}.approval_answers;
+create policy agent_own_approvals on ${schema}.approval_answers to ${agent}
+  using (${own.replace('%TABLE%', `${schema}.approval_answers`)})
+  with check (${own.replace('%TABLE%', `${schema}.approval_answers`)});
 
 drop policy if exists operator_all_sessions on ${schema}.agent_registry;
 create policy operator_all_sessions on ${schema}.agent_registry to ${operator} using (true) with check (true);
@@ -83,6 +94,8 @@ drop policy if exists operator_all_signals on ${schema}.signal_queue;
 create policy operator_all_signals on ${schema}.signal_queue to ${operator} using (true) with check (true);
 drop policy if exists operator_all_records on ${schema}.trace_records;
 create policy operator_all_records on ${schema}.trace_records to ${operator} using (true);
+drop policy if exists operator_all_approvals on ${schema}.approval_answers;
+create policy operator_all_approvals on ${schema}.approval_answers to ${operator} using (true) with check (true);
 `;
 }
 

@@ -9,23 +9,26 @@ import { FileControlChannel } from '@rho/core/internal';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Fleet } from '../src/index.js';
 import { connectFleet } from '../src/index.js';
+import { approvalConformance } from './support/approval-conformance.js';
 import { controlChannelConformance } from './support/control-conformance.js';
 import { admin, dropSchema, freshConfig, sharedServer } from './support/postgres.js';
 
 describe('file control channel', () => {
   const root = mkdtempSync(join(tmpdir(), 'rho-fleet-conformance-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
-  controlChannelConformance(async () => {
+  const create = async () => {
     const directory = mkdtempSync(join(root, 'session-'));
     writeFileSync(join(directory, 'meta.json'), JSON.stringify({ id: 'x', status: 'running' }));
     return {
       agent: new FileControlChannel(directory),
       operator: () => new FileOperatorChannel(directory),
-      appendInvalid: async (raw) => appendFileSync(join(directory, 'directives.jsonl'), `${raw}\n`),
+      appendInvalid: async (raw: string) => appendFileSync(join(directory, 'directives.jsonl'), `${raw}\n`),
       resetQueue: async () => writeFileSync(join(directory, 'directives.jsonl'), ''),
       reopenAgent: async () => new FileControlChannel(directory),
     };
-  });
+  };
+  controlChannelConformance(create);
+  approvalConformance(create);
 });
 
 describe.skipIf(!sharedServer.available)(
@@ -47,14 +50,14 @@ describe.skipIf(!sharedServer.available)(
       await sql.end({ timeout: 1 });
       await dropSchema(config.schema);
     });
-    controlChannelConformance(async () => {
+    const create = async () => {
       const id = randomUUID();
       const attachment = await fleet.attachSession({ id, cwd: '/tmp', model: 'test-model' });
       const table = (name: string) => sql.unsafe(`"${config.schema}".${name}`);
       return {
         agent: attachment.control,
         operator: () => operators.operator(id),
-        appendInvalid: async (raw) => {
+        appendInvalid: async (raw: string) => {
           await sql.begin(async (tx) => {
             const [row] = await tx`update ${table('agent_registry')} set signal_seq = signal_seq + 1
               where session_id = ${id} returning signal_seq`;
@@ -70,6 +73,8 @@ describe.skipIf(!sharedServer.available)(
         },
         reopenAgent: async () => (await fleet.attachSession({ id, cwd: '/tmp' })).control,
       };
-    });
+    };
+    controlChannelConformance(create);
+    approvalConformance(create);
   },
 );

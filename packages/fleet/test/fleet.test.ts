@@ -38,9 +38,9 @@ describe.skipIf(!sharedServer.available)(`migrations${skipped}`, () => {
       const sql = admin();
       const rows = await sql.unsafe(`select version from "${config.schema}".schema_migrations`);
       await sql.end();
-      expect(rows.map((row) => row.version)).toEqual([1, 2]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2, 3]);
       const status = await second.status();
-      expect(status).toMatchObject({ schemaVersion: 2, latestVersion: 2, byStatus: {}, byHost: [] });
+      expect(status).toMatchObject({ schemaVersion: 3, latestVersion: 3, byStatus: {}, byHost: [] });
       expect(status.url).toBe(config.url);
     } finally {
       await Promise.all([first.close(), second.close()]);

@@ -125,6 +125,40 @@ describe.skipIf(!sharedServer.available)(
       await attachment.close({ status: 'completed' });
     });
 
+    it("lets an operator answer a waiting call and an agent settle its own, never another role's", async () => {
+      const id = randomUUID();
+      const attachment = await nodeA.attachSession({ id, host: 'a' });
+      const b = admin(as(roles.nodeB).url);
+      try {
+        expect(await alice.operator(id).answerApproval!('c1', { decision: 'approve', by: 'alice' })).toMatchObject({
+          outcome: 'answered',
+        });
+        expect(await eventually(() => attachment.control.takeApprovalAnswer!('c1'), 'the answer')).toMatchObject({
+          by: 'alice',
+        });
+        expect(await attachment.control.settleApproval!('c2', { decision: 'deny', source: 'timeout' })).toMatchObject({
+          outcome: 'answered',
+        });
+        const schema = config.schema;
+        expect(await b.unsafe(`select * from "${schema}".approval_answers`)).toEqual([]);
+        await expect(
+          b.unsafe(
+            `insert into "${schema}".approval_answers (session_id, tool_call_id, decision) values ($1, 'c3', 'approve')`,
+            [id],
+          ),
+        ).rejects.toThrow(/row-level security/);
+        await expect(b.unsafe(`update "${schema}".approval_answers set decision = 'deny'`)).rejects.toThrow(
+          /permission denied/,
+        );
+        await expect(nodeB.operator(id).answerApproval!('c3', { decision: 'approve' })).rejects.toThrow(
+          /permission denied/i,
+        );
+      } finally {
+        await b.end({ timeout: 1 });
+        await attachment.close({ status: 'completed' });
+      }
+    });
+
     it("does not let an agent pass its sessions off as children of another role's session", async () => {
       const [parentId, childId, forgedId] = [randomUUID(), randomUUID(), randomUUID()];
       const parent = await nodeA.attachSession({ id: parentId, host: 'a' });

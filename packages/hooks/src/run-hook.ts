@@ -72,12 +72,13 @@ function runCommand(command: string, timeoutMs: number, input: HookRunInput): Pr
     let timedOut = false;
     let settled = false;
     let child: ReturnType<typeof spawn>;
-    const timers: { kill?: ReturnType<typeof setTimeout>; grace?: ReturnType<typeof setTimeout> } = {};
+    const timer: { id?: ReturnType<typeof setTimeout> } = {};
+    let grace: ReturnType<typeof setTimeout> | undefined;
     const finish = (result: Omit<HookRunResult, 'durationMs' | 'stdout' | 'stderr'>): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timers.kill);
-      clearTimeout(timers.grace);
+      clearTimeout(timer.id);
+      clearTimeout(grace);
       input.signal?.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -117,7 +118,7 @@ function runCommand(command: string, timeoutMs: number, input: HookRunInput): Pr
       });
       return;
     }
-    timers.kill = setTimeout(() => {
+    timer.id = setTimeout(() => {
       timedOut = true;
       killGroup();
       finish({ outcome: 'timeout', error: `killed at its timeout of ${timeoutMs / 1000} s` });
@@ -139,7 +140,7 @@ function runCommand(command: string, timeoutMs: number, input: HookRunInput): Pr
     child.on('close', exited);
     // Something the hook left running in the background may hold its output open: the exit counts.
     child.on('exit', (code, signal) => {
-      timers.grace = setTimeout(() => exited(code, signal), 200);
+      grace = setTimeout(() => exited(code, signal), 200);
     });
   });
 }

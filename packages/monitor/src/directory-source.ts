@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve as resolvePath } from 'node:path';
 import { FileOperatorChannel, SessionNotFoundError, SessionStore, State } from '@rho/core';
-import type { OperatorChannel } from '@rho/core';
+import type { ApprovalAnswer, OperatorChannel, PendingApproval } from '@rho/core';
 import { sessionLockOwner } from '@rho/core/internal';
 import { listSessions, readMonitoredSession } from './list-sessions.js';
 import type { MonitoredSession } from './list-sessions.js';
 import type { LivenessOptions } from './live-status.js';
 import { ACTIVE_STATUSES } from './live-status.js';
+import type { ApprovalAnswerResult } from './pending-approvals.js';
+import { answerIfPending, pendingApprovalsInTrace } from './pending-approvals.js';
 import type {
   ControlKind,
   ControlResult,
@@ -143,6 +145,19 @@ export function createDirectorySource(directory: string, options: DirectorySourc
     async operator(id: string): Promise<OperatorChannel> {
       return new FileOperatorChannel(directoryOf(id));
     },
+    async pendingApprovals(id: string): Promise<PendingApproval[]> {
+      return pendingApprovalsOf(directoryOf(id));
+    },
+    // Also for a session whose run stopped while a call waited: its resumed run applies the answer.
+    async answerApproval(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult> {
+      const sessionDirectory = directoryOf(id);
+      return answerIfPending(
+        pendingApprovalsOf(sessionDirectory),
+        toolCallId,
+        answer,
+        async () => new FileOperatorChannel(sessionDirectory),
+      );
+    },
     async close(): Promise<void> {},
   };
 }
@@ -182,6 +197,13 @@ function withLiveUsage(session: MonitoredSession): MonitoredSession {
   } catch {
     return session;
   }
+}
+
+/** The waiting calls of a session directory's trace (none when it has no trace yet). */
+function pendingApprovalsOf(sessionDirectory: string): PendingApproval[] {
+  const path = join(sessionDirectory, 'trace.jsonl');
+  if (!existsSync(path)) return [];
+  return pendingApprovalsInTrace(readFileSync(path));
 }
 
 /** A directory name, not a path (`..`, `a/b` and the like are never session ids here). */

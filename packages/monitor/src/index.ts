@@ -1,4 +1,4 @@
-export { ACTIVE_STATUSES, judgeLiveness } from './live-status.js';
+export { ACTIVE_STATUSES, judgeLiveness, PARKED_REASON, parkedOrDead } from './live-status.js';
 export type { LiveStatus, Liveness, LivenessOptions } from './live-status.js';
 export type { ListedSession } from './listed-session.js';
 export type {
@@ -13,6 +13,8 @@ export type {
   SessionStatsRow,
   SessionStatsView,
 } from './session-source.js';
+export { answerIfPending, pendingApprovalsInTrace } from './pending-approvals.js';
+export type { ApprovalAnswerResult } from './pending-approvals.js';
 export { createDirectorySource } from './directory-source.js';
 export type { DirectorySourceOptions } from './directory-source.js';
 export { copySession } from './copy-session.js';

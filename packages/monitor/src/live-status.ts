@@ -13,11 +13,27 @@ export type LiveStatus =
   | 'limit'
   | 'truncated'
   | 'refused'
+  | 'parked'
   | 'dead'
   | 'unknown';
 
 /** Statuses that mean "an agent process should be working on this session right now". */
 export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(['running', 'paused', 'waiting_approval']);
+
+/**
+ * What a session waiting for approval with no process behind it shows (its run was stopped, or
+ * its process killed, while a call waited): not dead, since an answer and a resume go on at that
+ * call; not live, since no process reads a cancel or a pause.
+ */
+export const PARKED_REASON =
+  'a tool call waits for approval and no process runs the session: answer it (rho approve / rho deny), then continue it with rho --resume';
+
+/** `parked` for a session that waits for approval with no process (see {@link PARKED_REASON}); the verdict otherwise. */
+export function parkedOrDead(recorded: string, verdict: Liveness): Liveness {
+  return recorded === 'waiting_approval' && verdict.status === 'dead'
+    ? { status: 'parked', reason: PARKED_REASON }
+    : verdict;
+}
 
 /** Thresholds and probes of the liveness rules (see the package README). */
 export interface LivenessOptions {
@@ -58,6 +74,15 @@ export function judgeLiveness(
   meta: Partial<SessionMeta>,
   traceMtimeMs: () => number | undefined,
   options: LivenessOptions = {},
+): Liveness {
+  const recorded = typeof meta.status === 'string' ? meta.status : 'completed';
+  return parkedOrDead(recorded, judgeProcess(meta, traceMtimeMs, options));
+}
+
+function judgeProcess(
+  meta: Partial<SessionMeta>,
+  traceMtimeMs: () => number | undefined,
+  options: LivenessOptions,
 ): Liveness {
   const recorded = typeof meta.status === 'string' ? meta.status : 'completed';
   if (!ACTIVE_STATUSES.has(recorded)) return { status: recorded as LiveStatus };

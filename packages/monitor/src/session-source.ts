@@ -1,4 +1,5 @@
-import type { OperatorChannel, RawTraceRecord } from '@rho/core';
+import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
+import type { ApprovalAnswerResult } from './pending-approvals.js';
 import type { ListedSession } from './listed-session.js';
 
 /** Which control request: stop the run, hold it, or let a held run go on. */
@@ -134,6 +135,14 @@ export interface SessionSource {
   sendDirective(id: string, text: string): Promise<DirectiveResult>;
   /** The operator side of the session's control channel, as is (no liveness check). */
   operator(id: string): Promise<OperatorChannel>;
+  /** The session's tool calls that wait for an answer (from its trace), oldest first. */
+  pendingApprovals?(id: string): Promise<PendingApproval[]>;
+  /**
+   * Answers a waiting tool call exactly once (see {@link ApprovalAnswerResult}). Throws a
+   * `ConfigError` for an answer of the wrong shape; a fleet refuses a session that is not live
+   * with its `FleetSignalRefusedError`.
+   */
+  answerApproval?(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult>;
   /** Rows of a telemetry view, for a source that keeps them (a fleet). */
   stats?(view: SessionStatsView, options?: { limit?: number }): Promise<SessionStatsRow[]>;
   /** Releases what the source holds (a fleet's connections, when it owns them). */

@@ -139,6 +139,26 @@ export function registerMonitorCommands(
     const { latestSessionId } = await import('./monitor/monitor-actions.js');
     return latestSessionId(source, kind);
   };
+  /** `approve` and `deny`: one waiting call of one session, over the fleet or this machine. */
+  const answer = async (decision: 'approve' | 'deny', argv: Record<string, unknown>) => {
+    const { io, route } = await setup(argv as DirArguments);
+    const { approvalAction } = await import('./monitor/approval-actions.js');
+    const given = String(argv.prefix);
+    const scope: 'call' | 'tool' | undefined =
+      argv.alwaysThisCall === true ? 'call' : argv.alwaysTool === true ? 'tool' : undefined;
+    const command = {
+      decision,
+      ...(argv.call === undefined ? {} : { call: String(argv.call) }),
+      ...(scope === undefined ? {} : { scope }),
+      ...(typeof argv.reason === 'string' ? { reason: argv.reason } : {}),
+    } as const;
+    setExit(
+      await route({
+        ...(given === 'latest' ? {} : { prefix: given }),
+        run: async (source) => approvalAction(source, String(await resolvePrefix(source, given)), command, io),
+      }),
+    );
+  };
   /** Control commands share their handler: prefix or --all, over the fleet or this machine. */
   const control = (kind: 'cancel' | 'pause' | 'resume') => async (argv: Record<string, unknown>) => {
     const { io, actions, route } = await setup(argv as DirArguments);
@@ -321,6 +341,18 @@ export function registerMonitorCommands(
       },
     )
     .command(
+      'approve <prefix> [call]',
+      'Approve a tool call that waits for approval (the only one, or CALL)',
+      (command) => approvalOptions(command, dirOption, 'approve'),
+      (argv) => answer('approve', argv),
+    )
+    .command(
+      'deny <prefix> [call]',
+      'Deny a tool call that waits for approval; the model reads --reason',
+      (command) => approvalOptions(command, dirOption, 'deny'),
+      (argv) => answer('deny', argv),
+    )
+    .command(
       'connect <prefixes..>',
       'Start a coordinator agent that holds the combined context of these agents',
       (command) =>
@@ -370,6 +402,29 @@ export function registerMonitorCommands(
         setExit(code);
       },
     );
+}
+
+function approvalOptions<T>(
+  command: Argv<T>,
+  dirOption: { alias: 'd'; type: 'string'; describe: string },
+  verb: 'approve' | 'deny',
+) {
+  const base = command
+    .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id, unique prefix, or latest' })
+    .positional('call', { type: 'string', describe: 'The waiting tool call (needed when several wait)' })
+    .option('dir', dirOption);
+  return verb === 'deny'
+    ? base.option('reason', { type: 'string', describe: 'Why (the model reads it)' })
+    : base
+        .option('always-this-call', {
+          type: 'boolean',
+          describe: 'Also approve this exact call (same tool and arguments) for the rest of the session',
+        })
+        .option('always-tool', {
+          type: 'boolean',
+          describe: 'Also approve every later call of this tool that matches no dangerous pattern',
+        })
+        .conflicts('always-this-call', 'always-tool');
 }
 
 function controlOptions<T>(

@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { SessionEvent } from '@rho/core';
+import type { ApprovalRequestedEvent, SessionEvent } from '@rho/core';
 import { ConfigError, SessionWriteError } from '@rho/core';
 import { EXIT, exitCodeForStatus, UsageError } from '../exit-codes.js';
 import { exitAfterClosing } from '../exit-cleanup.js';
 import { loadMarkdownRenderer } from '../markdown.js';
 import { writeNewFileWhole } from '../output-file.js';
 import { createEventRenderer, createJsonRenderer } from '../render.js';
+import { toolSignature } from '../format.js';
 import { promptToSend, replayNotes } from '../replay-notes.js';
 import type { SetupArguments } from '../run-setup.js';
 import { prepareRun } from '../run-setup.js';
@@ -34,7 +35,14 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   const hasPrompt = [argv.p, ...(Array.isArray(argv.prompt) ? argv.prompt : [argv.prompt])].some(
     (item) => typeof item === 'string' && item.trim() !== '',
   );
-  if (!hasPrompt && !interactive && argv.systemPrompt === undefined && argv.config === undefined) {
+  // A resumed session may go on without a prompt (it was parked at a waiting call): decided below.
+  if (
+    !hasPrompt &&
+    !interactive &&
+    argv.systemPrompt === undefined &&
+    argv.config === undefined &&
+    argv.resume === undefined
+  ) {
     throw new UsageError({
       message:
         'Non-interactive terminal detected. Provide a prompt argument (rho "task" or -p "task"), or run in a terminal for interactive mode.',
@@ -60,7 +68,9 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' })
       : undefined;
   const setup = await prepareRun(argv, env, { onWarning });
-  if (setup.prompt === undefined) {
+  // A resumed session parked at a call that waits for approval goes on at that call, with no new prompt.
+  const continuing = setup.prompt === undefined && setup.resumed && setup.session.state.parkedToolCalls.length > 0;
+  if (setup.prompt === undefined && !continuing) {
     if (!interactive) {
       throw new UsageError({
         message:
@@ -124,12 +134,15 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         workingDir: setup.workingDir,
       })
     : undefined;
-  let toolCalls = 0;
   let blocked: string[] = [];
   let modelAnswers = 0;
   const render = (event: SessionEvent) => {
-    if (event.type === 'tool_start') toolCalls += 1;
     if (event.type === 'tool_blocked') blocked.push(`${event.tool_name}: ${event.reason}`);
+    // A call waits for an answer from elsewhere: say which, and how to answer (on stderr, also with --json).
+    if (event.type === 'approval_requested') {
+      flushOutput();
+      terminal.stderr.write(`${waitingNotice(session.id, event)}\n`);
+    }
     if (event.type === 'llm_end') modelAnswers += 1;
     if (json !== undefined) json(event);
     else renderer?.(event);
@@ -154,18 +167,29 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
       exitAfterClosing(EXIT.cancelled);
     }
   };
+  // SIGTERM while a call waits for approval parks the run (it ends waiting_approval, and a resume
+  // goes on at that call); otherwise it cancels, as Ctrl+C does.
+  const stop = new AbortController();
+  const onTerminate = () => {
+    if (session.pendingApprovals().length > 0 && interrupts === 0) {
+      interrupts += 1;
+      flushOutput();
+      stop.abort();
+    } else onInterrupt();
+  };
   process.on('SIGINT', onInterrupt);
-  process.on('SIGTERM', onInterrupt);
+  process.on('SIGTERM', onTerminate);
   let result;
   try {
-    result = await session.run(promptToSend(session, setup.prompt), {
+    result = await session.run(setup.prompt === undefined ? '' : promptToSend(session, setup.prompt), {
       onEvent: render,
+      signal: stop.signal,
       ...(setup.settings.queue.task === undefined ? {} : { task: setup.settings.queue.task }),
     });
   } finally {
     renderer?.finish();
     process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onInterrupt);
+    process.off('SIGTERM', onTerminate);
     await setup.close().catch(() => {});
   }
   // A trace that cannot be written leaves no error record (and so no rendered event): say it here.
@@ -206,7 +230,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     );
   }
   // Every tool call refused: whatever the model said, the task was not done the way it was asked.
-  if (result.status === 'completed' && blocked.length > 0 && toolCalls === 0) {
+  if (result.status === 'refused') {
     const reasons = [...new Set(blocked)];
     const byUser = blocked.every((reason) => reason.endsWith(': rejected by the user'));
     const hint = byUser
@@ -220,7 +244,26 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     blocked = [];
     return EXIT.refused;
   }
+  if (result.status === 'waiting_approval') {
+    const waiting = session.pendingApprovals().map((call) => call.toolCallId);
+    terminal.stderr.write(
+      `rho: the run stopped while ${waiting.length === 1 ? `call ${waiting[0]} waits` : `calls ${waiting.join(', ')} wait`} for approval: answer with rho approve ${session.id} or rho deny ${session.id}, then continue with rho --resume ${session.id}.\n`,
+    );
+  }
   return exitCodeForStatus(result.status);
+}
+
+/** The line that says a call waits, for whom, until when, and how to answer it. */
+function waitingNotice(sessionId: string, request: ApprovalRequestedEvent): string {
+  const until =
+    request.expires_at === undefined
+      ? ''
+      : `; at ${request.expires_at.replace('T', ' ').slice(0, 19)} UTC it is ${request.on_timeout === 'approve' ? 'approved' : 'denied'}`;
+  return [
+    `Waiting for approval: ${toolSignature(request.tool_name, request.tool_args, 160)} (call ${request.tool_call_id})`,
+    `  risk: ${request.reason ?? 'the profile asks for approval of this tool'}${request.dangerous === undefined ? '' : ` (dangerous pattern "${request.dangerous}")`}`,
+    `  answer from any terminal: rho approve ${sessionId}   or   rho deny ${sessionId} --reason "..."${until}`,
+  ].join('\n');
 }
 
 function terminalWidth(terminal: Terminal): number {

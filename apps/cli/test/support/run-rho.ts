@@ -30,7 +30,15 @@ export interface RunRhoOptions {
 /** Runs the built `rho` as a person would from a shell, and collects its output. */
 export function runRho(args: string[], options: RunRhoOptions = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...options.env };
+    // A call nobody at a terminal can answer is withheld in these runs, as before waiting
+    // approvals: a test that wants it to wait says so (--when-unattended wait, or this variable).
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NO_COLOR: '1',
+      RHO_WHEN_UNATTENDED: 'withhold',
+      ...options.env,
+    };
     const child = spawn(process.execPath, [bin, ...args], {
       env,
       cwd: options.cwd ?? tmpdir(),

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SettingDefinition } from '@rho/core/settings';
+import { HOOK_EVENTS } from '@rho/hooks';
 import type { RunSettings } from '../../src/settings.js';
 
 /** Where a value comes from, in the tests' words (`fallback`: a standard variable below the files). */
@@ -29,15 +30,10 @@ export interface Sample {
   alone?: boolean;
 }
 
-const HOOK_SAMPLE_EVENTS = [
-  'session_end',
-  'error',
-  'waiting_approval',
-  'budget_reached',
-  'directive_received',
-] as const;
-
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+/** The hook events, in the order the hooks section keeps them. */
+const HOOK_EVENT_ORDER = HOOK_EVENTS;
 
 /** Directories and files the samples name, made once under `root`. */
 export function sampleFiles(root: string): void {
@@ -206,6 +202,26 @@ export function settingSamples(root: string): Record<string, Sample> {
       value: (_n, source) => source !== 'default',
       landed: (s) => s.approvals.autoApprove,
     },
+    when_unattended: same(
+      (s) => s.approvals.unattended,
+      (n) => ['wait', 'withhold'][n % 2],
+    ),
+    approval_timeout: {
+      file: (n) => `${n + 1}m`,
+      text: (n) => `${n + 1}m`,
+      value: (n) => (n + 1) * 60_000,
+      landed: (s) => s.approvals.timeoutMs,
+    },
+    on_timeout: same(
+      (s) => s.approvals.onTimeout,
+      (n) => ['deny', 'approve'][n % 2],
+    ),
+    // Each source's hooks on an event of its own: both files' hooks land (merged by event).
+    hooks: {
+      file: (n) => ({ [HOOK_EVENT_ORDER[n]!]: [{ command: `notify ${n}` }] }),
+      value: (n) => ({ [HOOK_EVENT_ORDER[n]!]: [{ command: `notify ${n}` }] }),
+      landed: (s) => HOOK_EVENT_ORDER.filter((event) => s.hooks.hooks[event].length > 0),
+    },
     tool_packages: list(
       (s) => s.toolPackages.packages.map((item) => item.spec),
       (n) => `pkg${n}`,
@@ -227,14 +243,6 @@ export function settingSamples(root: string): Record<string, Sample> {
       value: (n) => ({ [`s${n}`]: { command: `c${n}` } }),
       landed: (s) => s.mcp.servers.map((server) => server.name),
       typed: (n) => [`s${n}`],
-    },
-    // Each source's hooks on an event of their own (the lists of one event are concatenated,
-    // $RHO_HOME/config.yaml's first: packages/hooks' tests), landing as the events that have hooks.
-    hooks: {
-      file: (n) => ({ [HOOK_SAMPLE_EVENTS[n % HOOK_SAMPLE_EVENTS.length]!]: [`c${n}`] }),
-      value: (n) => ({ [HOOK_SAMPLE_EVENTS[n % HOOK_SAMPLE_EVENTS.length]!]: [`c${n}`] }),
-      landed: (s) => HOOK_SAMPLE_EVENTS.filter((event) => s.hooks.hooks[event].length > 0),
-      typed: (n) => [HOOK_SAMPLE_EVENTS[n % HOOK_SAMPLE_EVENTS.length]],
     },
     fleet: {
       file: (n) => ({ url: `postgres://h${n}.example/d` }),

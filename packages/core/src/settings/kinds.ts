@@ -192,3 +192,32 @@ export function mappingOfText(message: string): SettingKind {
     ),
   };
 }
+
+/** Units of a {@link duration}, in milliseconds. */
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Milliseconds of a duration written `90s`, `10m`, `2h`, `1d`, `1h30m`, or a number of seconds; undefined when it is not one. */
+export function parseDuration(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().toLowerCase();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) > 0 ? Number(text) * 1000 : undefined;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((part) => part[0]).join('') !== text.replace(/\s+/g, '')) return undefined;
+  const total = parts.reduce((sum, part) => sum + Number(part[1]) * DURATION_UNITS[part[2]!]!, 0);
+  return total > 0 ? total : undefined;
+}
+
+/** A duration (`30s`, `10m`, `2h`, `1d`, or seconds as a number), built into milliseconds. */
+export function duration(example = '10m'): SettingKind {
+  const message = `a duration such as ${example}, 90s, 2h or 1d (or a number of seconds)`;
+  return {
+    schema: v.pipe(
+      v.union([v.number(message), v.string(message)], message),
+      v.check((value) => parseDuration(value) !== undefined, `must be ${message}`),
+      v.transform((value) => parseDuration(value)!),
+    ),
+    hint: `for example ${example}`,
+    emptyFlag: 'error',
+  };
+}

@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import * as v from 'valibot';
 import { ConfigError } from '../errors.js';
-import { flagOrSwitch, isMapping, listOfText, text } from './kinds.js';
+import { choice, duration, flagOrSwitch, isMapping, listOfText, text } from './kinds.js';
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../session-options.js';
 import { defineSettingsSection } from './section.js';
 
 /** The system prompt and its template variables, as given (the CLI renders prompt files). */
@@ -121,16 +122,24 @@ export const workingDirSettingsSection = defineSettingsSection({
   save: (_context, value) => ({ working_dir: value.workingDir }),
 });
 
-/** Whether tool calls are approved without asking. */
+/** How tool calls that need approval are answered. */
 export interface ApprovalSettings {
+  /** Approve every call without asking (`-y`). */
   readonly autoApprove: boolean;
+  /** Nobody at this terminal can answer: `wait` for an answer from elsewhere, or `withhold` (refuse, do not offer). */
+  readonly unattended: 'wait' | 'withhold';
+  /** How long a call waits for an answer, in milliseconds. */
+  readonly timeoutMs: number;
+  /** What a timeout answers (a dangerous call is always denied). */
+  readonly onTimeout: 'deny' | 'approve';
 }
 
 /** Approving tool calls. */
 export const approvalSettingsSection = defineSettingsSection({
   name: 'approvals',
   owner: '@rho/core',
-  description: 'Whether every tool call is approved without asking.',
+  description:
+    'How tool calls that need approval are answered: -y approves all; with nobody at the terminal a call waits for rho approve / rho deny (or the dashboard, a fleet node), up to its timeout.',
   aliases: { approve: 'auto_approve' },
   settings: [
     {
@@ -141,8 +150,39 @@ export const approvalSettingsSection = defineSettingsSection({
       default: false,
       save: 'resolved',
     },
+    {
+      key: 'when_unattended',
+      description:
+        'With nobody at the terminal to answer: wait (the call waits for rho approve / rho deny) or withhold (such tools are not offered)',
+      ...choice(['wait', 'withhold'] as const),
+      env: ['RHO_WHEN_UNATTENDED'],
+      flag: 'when-unattended',
+      default: 'wait',
+    },
+    {
+      key: 'approval_timeout',
+      description: 'How long a tool call waits for an answer (30s, 10m, 2h, 1d)',
+      ...duration('10m'),
+      env: ['RHO_APPROVAL_TIMEOUT'],
+      flag: 'approval-timeout',
+      default: DEFAULT_APPROVAL_TIMEOUT_MS,
+    },
+    {
+      key: 'on_timeout',
+      description:
+        'What a timeout answers: deny, or approve (a call that matched a dangerous pattern is denied all the same)',
+      ...choice(['deny', 'approve'] as const),
+      env: ['RHO_ON_TIMEOUT'],
+      flag: 'on-timeout',
+      default: 'deny',
+    },
   ],
-  build: (context): ApprovalSettings => ({ autoApprove: context.value<boolean>('auto_approve') === true }),
+  build: (context): ApprovalSettings => ({
+    autoApprove: context.value<boolean>('auto_approve') === true,
+    unattended: context.value<'wait' | 'withhold'>('when_unattended') ?? 'wait',
+    timeoutMs: context.value<number>('approval_timeout') ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    onTimeout: context.value<'deny' | 'approve'>('on_timeout') ?? 'deny',
+  }),
 });
 
 /** A tool package to load: as written, where it is looked up, and where it was named. */

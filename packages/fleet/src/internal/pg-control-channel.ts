@@ -1,5 +1,7 @@
-import type { ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
+import type { AnswerOutcome, ApprovalAnswer, ControlChannel, SessionStatus, TakenDirectives } from '@rho/core';
 import type { Sql } from 'postgres';
+import { FleetRunSupersededError } from '../errors.js';
+import { answerFromRow, type ApprovalRow } from './approval-rows.js';
 
 /** The flags and signal count of a registry row, as the agent reads them. */
 export interface ControlRow {
@@ -43,6 +45,10 @@ export class PgControlChannel implements ControlChannel {
   private lost = false;
   /** Set once this process registered the row: a token read before that is the previous run's. */
   private claimed = false;
+  /** Bumped by every notification for the session (an operator's answer wakes the wait at once). */
+  private wakes = 0;
+  /** When each waiting call's answer was last read, and at which wake. */
+  private readonly approvalReads = new Map<string, { at: number; wakes: number }>();
 
   constructor(
     private readonly sql: Sql,
@@ -214,7 +220,58 @@ export class PgControlChannel implements ControlChannel {
    * connect to the database can send one on this channel.
    */
   notified(_payload: string | undefined): void {
+    this.wakes += 1;
     void this.sync();
+  }
+
+  /**
+   * The answer recorded in the fleet for a waiting call. The database is read when a notification
+   * arrived since the last read (an operator's `answer_approval` notifies at commit), and at
+   * least every {@link APPROVAL_POLL_MS} otherwise; never waiting more than {@link AGENT_WAIT_MS}.
+   */
+  async takeApprovalAnswer(toolCallId: string): Promise<ApprovalAnswer | undefined> {
+    const last = this.approvalReads.get(toolCallId);
+    const now = Date.now();
+    if (last !== undefined && last.wakes === this.wakes && now - last.at < APPROVAL_POLL_MS) return undefined;
+    if (now < this.unhealthyUntil) return undefined;
+    this.approvalReads.set(toolCallId, { at: now, wakes: this.wakes });
+    const read = this.readApproval(toolCallId).catch(() => {
+      this.unhealthyUntil = Date.now() + UNHEALTHY_BACKOFF_MS;
+      return undefined;
+    });
+    const answer = await withDeadline(read, AGENT_WAIT_MS);
+    if (answer !== undefined) this.approvalReads.delete(toolCallId);
+    return answer;
+  }
+
+  /**
+   * Records the agent's own answer (its timeout) unless one is recorded already, fenced like every
+   * write: only while the row holds this process's run token. Returns the answer that won.
+   *
+   * @throws FleetRunSupersededError when another process holds the session (nothing was recorded).
+   */
+  async settleApproval(toolCallId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
+    const [inserted] = await this.sql<ApprovalRow[]>`
+      insert into approval_answers (session_id, tool_call_id, decision, scope, reason, answered_by, source, answered_at)
+      select ${this.sessionId}, ${toolCallId}, ${answer.decision}, ${answer.scope ?? 'once'}, ${answer.reason ?? null},
+        ${answer.by ?? null}, ${answer.source ?? 'operator'}, ${answer.at ?? new Date().toISOString()}::timestamptz
+      where exists (select 1 from agent_registry where session_id = ${this.sessionId} and ${this.ownRow()})
+      on conflict do nothing
+      returning decision, scope, reason, answered_by, source, answered_at`;
+    if (inserted !== undefined) {
+      this.approvalReads.delete(toolCallId);
+      return { outcome: 'answered', answer: answerFromRow(inserted) };
+    }
+    const winner = await this.readApproval(toolCallId);
+    if (winner !== undefined) return { outcome: 'already_answered', answer: winner };
+    throw new FleetRunSupersededError({ sessionId: this.sessionId, what: `the answer to tool call ${toolCallId}` });
+  }
+
+  private async readApproval(toolCallId: string): Promise<ApprovalAnswer | undefined> {
+    const [row] = await this.sql<ApprovalRow[]>`
+      select decision, scope, reason, answered_by, source, answered_at from approval_answers
+      where session_id = ${this.sessionId} and tool_call_id = ${toolCallId}`;
+    return row === undefined ? undefined : answerFromRow(row);
   }
 
   /** Applies a registry row read at `generation` (here or by the fleet's poll of every attached session). */
@@ -262,6 +319,8 @@ export class PgControlChannel implements ControlChannel {
 
 /** The longest an agent-side call waits for the database before answering without it. */
 const AGENT_WAIT_MS = 250;
+/** How often a waiting call's answer is read without a notification (a notification reads at once). */
+const APPROVAL_POLL_MS = 2_000;
 /** After a failed read, how long the agent does not wait for the database at all. */
 const UNHEALTHY_BACKOFF_MS = 2_000;
 

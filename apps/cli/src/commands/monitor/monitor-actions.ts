@@ -27,6 +27,8 @@ export const PS_STATUSES: readonly string[] = [
   'cancelled',
   'limit',
   'truncated',
+  'refused',
+  'parked',
   'dead',
 ];
 
@@ -147,6 +149,9 @@ function directoryJson(session: ListedSession): Record<string, unknown> {
     status: session.status,
     recorded_status: session.recordedStatus,
     ...(session.status === 'dead' && session.statusReason !== undefined ? { dead_reason: session.statusReason } : {}),
+    ...(session.status === 'parked' && session.statusReason !== undefined
+      ? { parked_reason: session.statusReason }
+      : {}),
     ...(session.problem === undefined ? {} : { problem: session.problem }),
     model: session.model ?? null,
     profile: session.profile ?? null,

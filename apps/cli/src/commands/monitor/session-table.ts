@@ -65,9 +65,11 @@ export function formatSessionTable(sessions: readonly ListedSession[], options: 
         return style.green;
       case 'paused':
       case 'waiting_approval':
+      case 'parked':
       case 'limit':
         return style.yellow;
       case 'truncated':
+      case 'refused':
       case 'error':
       case 'dead':
         return style.red;
