@@ -141,7 +141,9 @@ describe('an app that installs @rho/agent alone', () => {
     });
     try {
       const output = await run(['Remove the Makefile.'], { cwd: workingDir, baseURL: server.url, input: 'n\n' });
-      expect(output.code, output.stderr).toBe(0);
+      // The only call was rejected: the run did not do its task, and its status says so.
+      expect(output.code, output.stderr).toBe(1);
+      expect(output.stderr).toContain('refused');
       expect(output.stderr).toContain('approve bash {"command":"rm -rf Makefile"}');
       expect(output.stderr).toContain('rejected');
       expect(readFileSync(join(workingDir, 'Makefile'), 'utf8')).toBe('clean:\n\trm -rf dist\n');

@@ -60,10 +60,17 @@ export async function* followMerged<R>(
   let parentDone = false;
   let failure: { error: unknown } | undefined;
 
+  // The first look for children waits for the parent's first record (or its end): what the
+  // session had written comes before its children's records, whichever source answers first.
+  let firstLook: (() => void) | undefined = () => {
+    firstLook = undefined;
+    void discover();
+  };
   const follow = (records: RecordFollower<R>, childId: string | undefined) => {
     const task = (async () => {
       for await (const record of records(stop.signal)) {
         queue.push(childId === undefined ? { record } : { record, childId });
+        if (childId === undefined) firstLook?.();
         notify();
         if (queue.length - head >= FOLLOW_QUEUE_HIGH_WATER && !stop.signal.aborted)
           await new Promise<void>((resolve) => drained.push(resolve));
@@ -76,7 +83,10 @@ export async function* followMerged<R>(
       })
       .finally(() => {
         running.delete(task);
-        if (childId === undefined) parentDone = true;
+        if (childId === undefined) {
+          parentDone = true;
+          firstLook?.();
+        }
         notify();
       });
     running.add(task);
@@ -102,7 +112,6 @@ export async function* followMerged<R>(
   };
 
   follow(options.parent, undefined);
-  void discover();
   const timer = setInterval(() => void discover(), options.discoverIntervalMs);
   timer.unref();
   let lookedLast = options.lastLook !== true;
@@ -119,6 +128,11 @@ export async function* followMerged<R>(
       if (failure !== undefined) throw failure.error;
       if (stop.signal.aborted) break;
       if (parentDone && running.size === 0) {
+        // A look under way may still add children.
+        if (discovering !== undefined) {
+          await discovering;
+          continue;
+        }
         if (lookedLast) break;
         lookedLast = true;
         await discover();
