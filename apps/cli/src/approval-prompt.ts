@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
 import type { Approver, ApprovalRequest } from '@rho/core';
+import { approvalCallKey } from '@rho/core/internal';
 import { toolCallDiff } from './diff.js';
 import { toolSignature } from './format.js';
 import type { Terminal } from './terminal.js';
@@ -39,10 +40,8 @@ export function createApprovalMemory(): ApprovalMemory {
   return { tools: new Set(), calls: new Set() };
 }
 
-/** The identity of a call for "always this exact call": the tool and its arguments, key order ignored. */
-export function callKey(toolName: string, args: unknown): string {
-  return `${toolName}\u0000${stableJson(args)}`;
-}
+/** The identity of a call for "always this exact call": the tool and its arguments, key order ignored (core's, which a session's remembered answers use too). */
+export const callKey = approvalCallKey;
 
 /** Options of {@link createTerminalApprover}. */
 export interface TerminalApproverOptions {
@@ -120,17 +119,6 @@ export function approvalText(
     if (diff.lines.length > DIFF_LINES) lines.push(style.dim(`  … ${diff.lines.length - DIFF_LINES} more diff lines`));
   }
   return `${lines.join('\n')}\n`;
-}
-
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /**

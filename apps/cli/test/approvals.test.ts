@@ -230,6 +230,7 @@ describe('approvals that wait, answered from another terminal', () => {
     await run.done;
     const again = await runRho(['approve', run.id], { env });
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^rho: No tool call of session .* waits for approval; nothing was recorded\.\n$/);
+    // Answered a moment ago: the second answerer is told which answer stands.
+    expect(again.stderr).toMatch(/^rho: call call_rm was already answered \(approve by .+\); that answer stands/);
   });
 });

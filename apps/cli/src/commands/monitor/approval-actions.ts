@@ -1,5 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import type { ApprovalAnswer, PendingApproval } from '@rho/core';
+import { readTrace } from '@rho/core';
 import type { SessionSource } from '@rho/monitor';
 import { EXIT, UsageError } from '../../exit-codes.js';
 import { toolSignature } from '../../format.js';
@@ -47,6 +48,13 @@ export async function approvalAction(
   if (source.pendingApprovals === undefined || source.answerApproval === undefined)
     throw new UsageError({ message: 'This session source cannot carry approvals; answer in the session itself.' });
   const pending = await source.pendingApprovals(session.id);
+  // A call answered a moment ago (the other side of a race) no longer waits: say which answer stands.
+  const named =
+    command.call ?? (pending.length === 0 ? undefined : pending.length === 1 ? pending[0]!.toolCallId : undefined);
+  if (named === undefined ? pending.length === 0 : !pending.some((call) => call.toolCallId === named)) {
+    const answered = await lastAnswer(source, session.id, named);
+    if (answered !== undefined) return lostRace(answered, io);
+  }
   const call = chooseCall(session.id, pending, command);
   const answer: ApprovalAnswer = {
     decision: command.decision,
@@ -60,12 +68,8 @@ export async function approvalAction(
     throw new UsageError({
       message: `Call ${call.toolCallId} of session ${session.id} no longer waits for approval${result.waiting.length === 0 ? '' : ` (waiting: ${result.waiting.join(', ')})`}; nothing was recorded.`,
     });
-  if (result.outcome === 'already_answered') {
-    io.err(
-      `rho: call ${call.toolCallId} was already answered (${result.answer.decision}${result.answer.by === undefined ? '' : ` by ${result.answer.by}`}); that answer stands and yours was not recorded.\n`,
-    );
-    return EXIT.badInput;
-  }
+  if (result.outcome === 'already_answered')
+    return lostRace({ toolCallId: call.toolCallId, decision: result.answer.decision, by: result.answer.by }, io);
   const reach =
     command.scope === 'tool'
       ? ` (and every later ${call.toolName} call that matches no dangerous pattern)`
@@ -92,4 +96,43 @@ function chooseCall(sessionId: string, pending: readonly PendingApproval[], comm
   throw new UsageError({
     message: `${pending.length} calls of session ${sessionId} wait for approval; name one: ${pending.map((call) => `${call.toolCallId} (${toolSignature(call.toolName, call.arguments, 60)})`).join(', ')}.`,
   });
+}
+
+interface RecordedAnswer {
+  toolCallId: string;
+  decision: string;
+  by?: string | undefined;
+}
+
+function lostRace(answer: RecordedAnswer, io: MonitorIo): number {
+  io.err(
+    `rho: call ${answer.toolCallId} was already answered (${answer.decision}${answer.by === undefined ? '' : ` by ${answer.by}`}); that answer stands and yours was not recorded.\n`,
+  );
+  return EXIT.badInput;
+}
+
+/**
+ * The answer the session's trace recorded last (for `toolCallId`, or any call), when it was given
+ * within the last minute: the answer that won a race this one lost. An older answer is history,
+ * and the caller says that no call waits.
+ */
+async function lastAnswer(
+  source: SessionSource,
+  id: string,
+  toolCallId: string | undefined,
+): Promise<RecordedAnswer | undefined> {
+  const { records } = readTrace(await source.readTrace(id));
+  for (let index = records.length - 1; index >= 0; index -= 1) {
+    const record = records[index]!;
+    if (record.type !== 'approval_answered') continue;
+    if (toolCallId !== undefined && record.tool_call_id !== toolCallId) continue;
+    const at = typeof record.ts === 'string' ? Date.parse(record.ts) : Number.NaN;
+    if (!(Date.now() - at < 60_000)) return undefined;
+    return {
+      toolCallId: String(record.tool_call_id),
+      decision: String(record.decision),
+      ...(typeof record.by === 'string' ? { by: record.by } : {}),
+    };
+  }
+  return undefined;
 }
