@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { rhoHome } from '@rho/core';
 import { LOCAL_FILES, type FileLookup } from './file-lookup.js';
 import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import { databaseExportsEnabled } from './permission-profile.js';
@@ -162,6 +163,13 @@ export interface CheckWritePathOptions {
    * resolved there, links included.
    */
   files?: FileLookup;
+  /**
+   * Directories no write may reach (their real paths): rho's home and the sessions directory,
+   * where a session's control files live (its trace, cancel, approval answers). Default: core's
+   * `rhoHome()`. A directory that holds the working directory itself is not one (a project run
+   * from inside rho's home writes its own files).
+   */
+  hidden?: readonly string[];
 }
 
 /**
@@ -241,6 +249,17 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   }
   const realPath = missing.length === 0 ? realAncestor : join(realAncestor, ...missing);
 
+  // rho's own files are no session's to write, whatever the working directory holds: an agent
+  // never answers its own approval, cancels or rewrites a trace through a file.
+  const hiding = (options.hidden ?? [rhoHome()])
+    .map((directory) => resolve(directory))
+    .find((directory) => isInside(realPath, directory) && !isInside(resolve(options.workingDir), directory));
+  if (hiding !== undefined && files === LOCAL_FILES) {
+    return deny(
+      'path.hidden',
+      `${path} resolves to ${realPath}, inside ${hiding}, which is hidden from every session (rho's home and its sessions); nothing was written.`,
+    );
+  }
   const root = roots.find((candidate) => isInside(realPath, candidate));
   if (root === undefined) {
     return deny(

@@ -22,7 +22,7 @@ const WRITE_TOOLS: readonly WriteTool[] = ['write', 'edit', 'export_query'];
 /** What {@link explainPolicy} is asked about: one shell command line, one write path or one SQL statement. */
 export type PolicyRequest = { profile: PermissionProfile } & (
   | { shell: string; sandboxLookup?: SandboxLookupOptions; workingDir?: string }
-  | { write: string; workingDir: string; roots?: string[]; via?: WriteTool }
+  | { write: string; workingDir: string; roots?: string[]; via?: WriteTool; rhoHome?: string; sessionDir?: string }
   | { sql: string; dialect: SqlDialect }
   | { read: string; workingDir: string; rhoHome?: string; sessionDir?: string }
 );
@@ -170,6 +170,9 @@ export async function explainPolicy(request: PolicyRequest): Promise<PolicyExpla
         workingDir,
         writer: tool === 'export_query' ? 'export' : tool,
         ...(request.roots ? { roots: request.roots } : {}),
+        ...(request.rhoHome === undefined
+          ? {}
+          : { hidden: [request.rhoHome, ...(request.sessionDir === undefined ? [] : [request.sessionDir])] }),
       });
     const decision = await decide(via);
     const others: NonNullable<PolicyExplanation['otherTools']> = [];

@@ -115,3 +115,30 @@ describe('fsTools', () => {
     expect((JSON.parse(result.content) as { output: string }).output).toBe(`${dir}\n`);
   });
 });
+
+describe('rho’s own files', () => {
+  it('write and edit never reach rho’s home or a session’s files, even inside the working directory', async () => {
+    // $RHO_HOME inside the project: an agent could otherwise answer its own waiting call.
+    const rhoHome = join(dir, '.rho-home');
+    const approvals = join(rhoHome, 'sessions', 'abc', 'approvals');
+    await import('node:fs/promises').then((fs) => fs.mkdir(approvals, { recursive: true }));
+    await writeFile(join(rhoHome, 'sessions', 'abc', 'cancel'), '');
+    const tools = fsTools({ profile: profile('developer'), workingDir: dir, rhoHome });
+    const written = await call(
+      byName(tools, 'write'),
+      { path: '.rho-home/sessions/abc/approvals/answer.json', content: '{"decision":"approve"}' },
+      contextFor(dir),
+    );
+    expect(written.content).toMatch(/hidden from every session/);
+    await expect(readFile(join(approvals, 'answer.json'), 'utf8')).rejects.toThrow();
+    const edited = await call(
+      byName(tools, 'edit'),
+      { path: '.rho-home/sessions/abc/cancel', old_string: '', new_string: 'x' },
+      contextFor(dir),
+    );
+    expect(edited.success).toBe(false);
+    // The rest of the working directory is written as before.
+    const ok = await call(byName(tools, 'write'), { path: 'notes.txt', content: 'fine\n' }, contextFor(dir));
+    expect(ok.success, ok.content).toBe(true);
+  });
+});

@@ -1,4 +1,5 @@
 import type { AnyTool, ExecutionBackend } from '@rho/core';
+import { rhoHome } from '@rho/core';
 import {
   checkWritePath,
   openWriteTarget,
@@ -58,7 +59,11 @@ function confineOption<T>(confine: T | undefined): { confine?: T } {
  * one `rho policy check --write` shows), and the write made relative to the parent directory it
  * decided, opened without following links (`openWriteTarget`).
  */
-export function policyWritePathCheck(profile: PermissionProfile, workingDir?: string): WritePathCheck {
+export function policyWritePathCheck(
+  profile: PermissionProfile,
+  workingDir?: string,
+  hidden?: readonly string[],
+): WritePathCheck {
   return async (path, contextWorkingDir, writer = 'write', backend) => {
     // A backend that is not local is decided on its own file system, and written there.
     const files = backendFiles(backend);
@@ -66,6 +71,7 @@ export function policyWritePathCheck(profile: PermissionProfile, workingDir?: st
       profile,
       workingDir: workingDir ?? contextWorkingDir,
       writer,
+      ...(hidden === undefined ? {} : { hidden }),
       ...(files === undefined ? {} : { files, home: await backend!.homeDir() }),
     });
     if (!decision.allowed) return { allowed: false, reason: decision.reason, rule: decision.rule };
@@ -147,7 +153,9 @@ export function fsTools(options: FsToolsOptions): AnyTool[] {
     }),
   );
   if (!profile.bashOnly && profile.fileWrite !== 'off') {
-    const checkPath = policyWritePathCheck(profile, options.workingDir);
+    // rho's home and the sessions directory, hidden from the file tools, are not written either.
+    const hidden = [options.rhoHome ?? rhoHome(), ...(options.sessionDir === undefined ? [] : [options.sessionDir])];
+    const checkPath = policyWritePathCheck(profile, options.workingDir, hidden);
     tools.push(createWriteTool({ ...backendOption, mode: profile.fileWrite, checkPath }));
     if (profile.fileWrite === 'full') {
       tools.push(createEditTool({ ...backendOption, checkPath }));
