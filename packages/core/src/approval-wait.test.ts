@@ -250,6 +250,52 @@ describe('approvals that wait', () => {
     expect(JSON.stringify(client.requests[0]!.messages)).not.toContain(INTERRUPTED_TOOL_RESULT);
   });
 
+  it('an answer given while parked applies on resume before an approver is asked or withhold refuses', async () => {
+    for (const resumeWith of ['approver', 'withhold', 'approver-answers'] as const) {
+      const { session, directory } = setUp(callOnce('make clean'));
+      const stop = new AbortController();
+      const running = session.run('go', { signal: stop.signal });
+      await until(waiting(directory), 'the approval request');
+      stop.abort();
+      expect((await running).status).toBe('waiting_approval');
+      if (resumeWith !== 'approver-answers')
+        claimApprovalAnswer(directory, 'call-1', { decision: 'approve', by: 'ana' });
+      const asked: string[] = [];
+      const ran: string[] = [];
+      const client = createScriptedModelClient({ steps: [{ text: 'Cleaned.' }] });
+      const resumed = new Agent({ tools: [shellLike(ran)], client, approvalPolicy: policy }).createSession({
+        id: 'parked01',
+        directory,
+        state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
+        pollIntervalMs: 10,
+        approvals: { unattended: resumeWith === 'withhold' ? 'withhold' : 'wait' },
+        ...(resumeWith === 'withhold'
+          ? {}
+          : {
+              approver: (request: { toolCallId: string }) => {
+                asked.push(request.toolCallId);
+                return resumeWith === 'approver-answers';
+              },
+            }),
+      });
+      const result = await resumed.run('');
+      expect(result.status, resumeWith).toBe('completed');
+      expect(ran, resumeWith).toEqual(['make clean']);
+      expect(asked, resumeWith).toEqual(resumeWith === 'approver-answers' ? ['call-1'] : []);
+      const answered = traceOf(directory).filter((record) => record.type === 'approval_answered');
+      expect(answered, resumeWith).toHaveLength(1);
+      expect(answered[0], resumeWith).toMatchObject({
+        decision: 'approve',
+        by: resumeWith === 'approver-answers' ? 'approver' : 'ana',
+      });
+      expect(State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))).pendingApprovals.size).toBe(0);
+      // The terminal's answer is settled on the channel: a later answer from elsewhere is told it lost.
+      expect(claimApprovalAnswer(directory, 'call-1', { decision: 'deny', by: 'late' }).outcome, resumeWith).toBe(
+        'already_answered',
+      );
+    }
+  });
+
   it('a trace that ends at the request (the process was killed) resumes into the same wait', async () => {
     const { session, directory } = setUp(callOnce('make clean'));
     const stop = new AbortController();

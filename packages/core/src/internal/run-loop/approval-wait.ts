@@ -48,6 +48,13 @@ export async function askApproval(
   beforeWait: () => Promise<void>,
 ): Promise<Answer> {
   const { approver, controller } = scope;
+  // A call that waited in an earlier run (parked, then stopped or killed): an answer given
+  // meanwhile applies before anyone is asked again, and before `withhold` could refuse it.
+  const parked = scope.state.pendingApprovals.has(call.id);
+  if (parked) {
+    const given = scope.localAnswers.take(call.id) ?? (await scope.control.takeApprovalAnswer(call.id));
+    if (given !== undefined) return applyAnswer(scope, call, given);
+  }
   if (approver !== undefined) {
     scope.control.setStatus('waiting_approval');
     let approved: boolean | 'wait';
@@ -69,6 +76,18 @@ export async function askApproval(
       if (controller.signal.aborted) scope.control.setStatus('running');
     }
     if (controller.signal.aborted) return CANCELLED;
+    if (approved !== 'wait' && parked) {
+      // The call is listed as waiting: settle the approver's answer on the channel, so that an
+      // answer given elsewhere meanwhile and this one apply once (the first wins).
+      const settled = await scope.control.settleApproval(call.id, {
+        decision: approved ? 'approve' : 'deny',
+        scope: 'once',
+        by: 'approver',
+        source: 'approver',
+        at: new Date().toISOString(),
+      });
+      return applyAnswer(scope, call, settled.answer);
+    }
     if (approved !== 'wait') {
       scope.control.setStatus('running');
       return approved === true;
@@ -141,6 +160,12 @@ async function waitForAnswer(
       controller.signal,
     );
   }
+  return applyAnswer(scope, call, answer);
+}
+
+/** Records the answer that applies to a waiting call, and what it means for the call. */
+function applyAnswer(scope: RunScope, call: Extract<PreparedToolCall, { ok: true }>, answer: ApprovalAnswer): Answer {
+  const { state } = scope;
   const scopeOf = answer.decision === 'approve' ? (answer.scope ?? 'once') : 'once';
   state.append({
     type: 'approval_answered',
