@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { SessionLockedError, SessionWriteError } from './errors.js';
@@ -50,6 +50,12 @@ export class SessionLock {
   /** Takes the lock of a session directory, or throws {@link SessionLockedError}. */
   static acquire(directory: string): SessionLock {
     const path = join(directory, LOCK_FILE);
+    // A session's directory is made on its first run (private: a trace may hold secrets).
+    try {
+      mkdirSync(directory, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw SessionWriteError.from(directory, error, 'The session directory cannot be created.');
+    }
     const owner: LockOwner = {
       pid: process.pid,
       hostname: hostname(),

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -103,6 +103,22 @@ describe('Session', () => {
     expect(session.state.usage.cost_usd).toBeGreaterThan(0);
     const meta = JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8')) as Record<string, unknown>;
     expect(meta).toMatchObject({ id: 's1', status: 'completed', first_prompt: 'please echo', pid: process.pid });
+  });
+
+  it('creates the directory it is given (private), parents included, on the first run', async () => {
+    const directory = join(tempDir(), 'sessions', 'my-session');
+    const client = createScriptedModelClient({ steps: [{ text: 'Hello.' }] });
+    const session = new Agent({ tools: [echo], client }).createSession({ directory });
+    expect((await session.run('hi')).status).toBe('completed');
+    expect(readTrace(join(directory, 'trace.jsonl')).some((record) => record.type === 'run_end')).toBe(true);
+    expect(statSync(directory).mode & 0o777).toBe(0o700);
+    // A directory that cannot be made is a typed error naming it, not an ENOENT on the lock.
+    const blocked = join(tempDir(), 'file');
+    writeFileSync(blocked, '');
+    const failing = new Agent({ tools: [echo], client: createScriptedModelClient({ steps: [] }) }).createSession({
+      directory: join(blocked, 'session'),
+    });
+    await expect(failing.run('hi')).rejects.toThrow(/Cannot write .*file.session: ENOTDIR/);
   });
 
   it('answers malformed JSON, unknown tools and invalid arguments with errors the model reads', async () => {
