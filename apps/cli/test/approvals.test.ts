@@ -131,6 +131,21 @@ describe('approvals that wait, answered from another terminal', () => {
     expect(watched.at(-1)).toMatchObject({ type: 'run_end', status: 'refused' });
   });
 
+  it('the monitor console answers a waiting call (approve and deny are its commands too)', async () => {
+    const { home, work } = workspace();
+    server = await startLoopbackServer({ steps: cleanBuild });
+    const run = await parkedRun(home, work);
+    const consoleRun = await runRho(['monitor'], {
+      env: { RHO_HOME: home },
+      input: `ps\nbogus\napprove ${run.id.slice(0, 8)}\nquit\n`,
+    });
+    expect(consoleRun.code).toBe(0);
+    expect(consoleRun.stdout).toMatch(new RegExp(`^${run.id}\\s+waiting_approval\\s`, 'm'));
+    expect(consoleRun.stdout).toMatch(/Approved bash.*rm -rf build.*\(call call_rm\)/);
+    expect((await run.done).code).toBe(0);
+    expect(existsSync(join(work, 'build'))).toBe(false);
+  });
+
   it('two answers racing apply once; the loser is told which answer stands', async () => {
     const { home, work } = workspace();
     server = await startLoopbackServer({ steps: cleanBuild });

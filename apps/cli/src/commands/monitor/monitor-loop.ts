@@ -28,6 +28,8 @@ const COMMANDS = [
   'resume',
   'unpause',
   'directive',
+  'approve',
+  'deny',
   'connect',
   'help',
   'quit',
