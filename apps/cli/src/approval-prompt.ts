@@ -45,8 +45,11 @@ export const callKey = approvalCallKey;
 
 /** Options of {@link createTerminalApprover}. */
 export interface TerminalApproverOptions {
-  /** Asks on an existing readline interface (the REPL's); otherwise one is opened per question. */
-  ask?: (question: string) => Promise<string | null>;
+  /**
+   * Asks on an existing readline interface (the REPL's); otherwise one is opened per question.
+   * `signal` aborts when the answer is no longer wanted (given elsewhere): resolve null then.
+   */
+  ask?: (question: string, signal?: AbortSignal) => Promise<string | null>;
   /** Remembered answers, shared across runs of a REPL. */
   memory?: ApprovalMemory;
   /** Where relative paths of edit and write resolve, for the diff. */
@@ -79,11 +82,16 @@ export function createTerminalApprover(terminal: Terminal, options: TerminalAppr
       request.dangerous === undefined
         ? `always ${request.toolName} (except dangerous patterns)`
         : `always ${request.toolName} except dangerous patterns: this call and the next "${request.dangerous}" still ask`;
-    const answer = parseApprovalAnswer(
-      await ask(
-        `Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: ${always} (Enter = no) `,
-      ),
+    const typed = await ask(
+      `Allow? ${style.bold('y')}es / ${style.bold('N')}o / ${style.bold('c')}: always this exact call / ${style.bold('a')}: ${always} (Enter = no) `,
+      request.signal,
     );
+    if (request.signal?.aborted === true) {
+      // Answered elsewhere (rho approve, the dashboard, the fleet) or cancelled: that answer applies.
+      terminal.stderr.write(style.dim('Answered elsewhere; this prompt is closed.\n'));
+      return false;
+    }
+    const answer = parseApprovalAnswer(typed);
     if (answer === 'always-call') memory.calls.add(key);
     if (answer === 'always-tool') memory.tools.add(request.toolName);
     // `a` at a dangerous prompt approves this call once; the tool's next dangerous call asks again.
@@ -125,35 +133,52 @@ export function approvalText(
  * Asks once. On a terminal one key answers (shown, then a new line): Enter, Escape, Ctrl+C or
  * Ctrl+D refuse. Elsewhere (a pipe) a line is read.
  */
-function questionOnce(question: string): Promise<string | null> {
+function questionOnce(question: string, signal?: AbortSignal): Promise<string | null> {
   const input = process.stdin;
-  if (input.isTTY === true && typeof input.setRawMode === 'function') return keyOnce(question, input);
+  if (signal?.aborted === true) return Promise.resolve(null);
+  if (input.isTTY === true && typeof input.setRawMode === 'function') return keyOnce(question, input, signal);
   return new Promise((resolve) => {
     const readline: Interface = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     let answered = false;
+    const onAbort = () => {
+      process.stderr.write('\n');
+      readline.close();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     readline.question(question, (answer) => {
       answered = true;
       readline.close();
       resolve(answer);
     });
     readline.on('close', () => {
+      signal?.removeEventListener('abort', onAbort);
       if (!answered) resolve(null);
     });
     readline.on('SIGINT', () => readline.close());
   });
 }
 
-function keyOnce(question: string, input: NodeJS.ReadStream): Promise<string | null> {
+function keyOnce(question: string, input: NodeJS.ReadStream, signal?: AbortSignal): Promise<string | null> {
   return new Promise((resolve) => {
     process.stderr.write(question);
     const wasRaw = input.isRaw;
     input.setRawMode(true);
     input.resume();
-    const onData = (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
+    const stop = () => {
       input.off('data', onData);
+      signal?.removeEventListener('abort', onAbort);
       input.setRawMode(wasRaw);
       input.pause();
+    };
+    const onAbort = () => {
+      stop();
+      process.stderr.write('\n');
+      resolve(null);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      stop();
       // Ctrl+C, Ctrl+D, Escape and Enter refuse; any other key is the answer.
       const refused =
         text === '\u0003' || text === '\u0004' || text.startsWith('\u001b') || text === '\r' || text === '\n';

@@ -97,7 +97,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     // Keeps what was typed ahead during a run, with the cursor where it was.
     readline.prompt(true);
   };
-  const ask = (question: string) =>
+  const ask = (question: string, signal?: AbortSignal) =>
     new Promise<string | null>((resolve) => {
       // The question gets a clean line: text typed ahead is set aside and put back afterwards.
       const typedAhead = readline.line;
@@ -105,12 +105,28 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       readline.write(null, { ctrl: true, name: 'e' });
       readline.write(null, { ctrl: true, name: 'u' });
       echo.muted = false;
-      readline.question(question, (answer) => {
+      const restore = () => {
         echo.muted = running;
         if (typedAhead !== '') {
           readline.write(typedAhead);
           for (let index = typedAhead.length; index > cursor; index -= 1) readline.write(null, { name: 'left' });
         }
+      };
+      // Answered elsewhere while asking: the question is withdrawn (readline drops its callback).
+      const onAbort = () => {
+        terminal.stderr.write('\n');
+        restore();
+        resolve(null);
+      };
+      if (signal?.aborted === true) {
+        restore();
+        resolve(null);
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      readline.question(question, signal === undefined ? {} : { signal }, (answer) => {
+        signal?.removeEventListener('abort', onAbort);
+        restore();
         resolve(answer);
       });
     });

@@ -12,7 +12,8 @@ import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Outcome } from './support/run-rho.js';
-import { runRho } from './support/run-rho.js';
+import { bin, runRho } from './support/run-rho.js';
+import { hasTmux, TmuxSession } from './support/tmux.js';
 
 let server: LoopbackServer | undefined;
 const children: ChildProcess[] = [];
@@ -186,6 +187,35 @@ describe('approvals that wait, answered from another terminal', () => {
     expect(answered).toHaveLength(1);
     expect(records(run.directory).filter((record) => record.type === 'tool_start')).toHaveLength(1);
   });
+
+  it.skipIf(!hasTmux)(
+    'a parked call resumed at a terminal: an answer from another terminal closes the prompt and applies',
+    async () => {
+      const { home, work } = workspace();
+      server = await startLoopbackServer({ steps: cleanBuild });
+      const run = await parkedRun(home, work);
+      run.child().kill('SIGTERM');
+      expect((await run.done).code).toBe(4);
+      const terminal = new TmuxSession(
+        `'${process.execPath}' '${bin}' --base-url '${server.url}' --resume ${run.id}`,
+        { RHO_HOME: home, NO_COLOR: '1' },
+        work,
+      );
+      try {
+        await terminal.waitFor(/Allow\?/, 30_000);
+        const approved = await runRho(['approve', run.id], { env: { RHO_HOME: home } });
+        expect(approved.code, approved.stderr).toBe(0);
+        const screen = await terminal.waitFor(/\[exit \d+\]/, 30_000);
+        expect(screen).toContain('Answered elsewhere; this prompt is closed.');
+        expect(screen).toContain('[exit 0]');
+      } finally {
+        terminal.kill();
+      }
+      expect(existsSync(join(work, 'build'))).toBe(false);
+      const answered = records(run.directory).filter((record) => record.type === 'approval_answered');
+      expect(answered).toEqual([expect.objectContaining({ decision: 'approve', source: 'operator' })]);
+    },
+  );
 
   it('SIGTERM while waiting parks the run: exit 4, status waiting_approval, resumable', async () => {
     const { home, work } = workspace();

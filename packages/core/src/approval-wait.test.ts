@@ -296,6 +296,43 @@ describe('approvals that wait', () => {
     }
   });
 
+  it('an answer given elsewhere while an approver asks about a listed call closes the question and applies', async () => {
+    const { session, directory } = setUp(callOnce('make clean'));
+    const stop = new AbortController();
+    const running = session.run('go', { signal: stop.signal });
+    await until(waiting(directory), 'the approval request');
+    stop.abort();
+    await running;
+    let asked: AbortSignal | undefined;
+    const ran: string[] = [];
+    const resumed = new Agent({
+      tools: [shellLike(ran)],
+      client: createScriptedModelClient({ steps: [{ text: 'Cleaned.' }] }),
+      approvalPolicy: policy,
+    }).createSession({
+      id: 'parked01',
+      directory,
+      state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
+      pollIntervalMs: 10,
+      approvals: { unattended: 'wait' },
+      // A person at a terminal who never answers: the prompt stays until it is withdrawn.
+      approver: (request) =>
+        new Promise<boolean>((resolve) => {
+          asked = request.signal;
+          request.signal?.addEventListener('abort', () => resolve(false), { once: true });
+        }),
+    });
+    const result = resumed.run('');
+    await until(() => asked !== undefined, 'the question');
+    expect(asked!.aborted).toBe(false);
+    claimApprovalAnswer(directory, 'call-1', { decision: 'approve', by: 'remote' });
+    expect((await result).status).toBe('completed');
+    expect(asked!.aborted).toBe(true);
+    expect(ran).toEqual(['make clean']);
+    const answered = traceOf(directory).filter((record) => record.type === 'approval_answered');
+    expect(answered).toEqual([expect.objectContaining({ decision: 'approve', by: 'remote' })]);
+  });
+
   it('a trace that ends at the request (the process was killed) resumes into the same wait', async () => {
     const { session, directory } = setUp(callOnce('make clean'));
     const stop = new AbortController();

@@ -19,6 +19,12 @@ export interface ApprovalRequest {
   dangerous?: string;
   /** The session asking (a child session asks its parent's approver with its own id). */
   sessionId: string;
+  /**
+   * Aborted when this approver's answer is no longer wanted: the call was answered elsewhere (a
+   * call listed as waiting, answered with `rho approve`, the dashboard or the fleet while the
+   * prompt was shown) or the run was cancelled. An approver should stop asking; its answer is ignored.
+   */
+  signal?: AbortSignal;
 }
 
 /**

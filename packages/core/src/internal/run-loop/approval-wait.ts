@@ -57,7 +57,12 @@ export async function askApproval(
   }
   if (approver !== undefined) {
     scope.control.setStatus('waiting_approval');
-    let approved: boolean | 'wait';
+    // The approver is told to stop asking when the run is cancelled or, for a listed call, when
+    // an answer arrives from elsewhere while it asks (that answer then applies).
+    const asking = new AbortController();
+    const stopAsking = () => asking.abort();
+    controller.signal.addEventListener('abort', stopAsking, { once: true });
+    let approved: boolean | 'wait' | { elsewhere: ApprovalAnswer } | undefined;
     try {
       approved = await Promise.race([
         Promise.resolve(
@@ -68,14 +73,19 @@ export async function askApproval(
             sessionId: scope.sessionId,
             ...(decision.reason === undefined ? {} : { reason: decision.reason }),
             ...(decision.dangerous === undefined ? {} : { dangerous: decision.dangerous }),
+            signal: asking.signal,
           }),
         ),
         abortPromise(controller.signal),
+        ...(parked ? [answerFromElsewhere(scope, call.id, asking.signal)] : []),
       ]);
     } finally {
+      controller.signal.removeEventListener('abort', stopAsking);
+      asking.abort();
       if (controller.signal.aborted) scope.control.setStatus('running');
     }
-    if (controller.signal.aborted) return CANCELLED;
+    if (controller.signal.aborted || approved === undefined) return CANCELLED;
+    if (typeof approved === 'object') return applyAnswer(scope, call, approved.elsewhere);
     if (approved !== 'wait' && parked) {
       // The call is listed as waiting: settle the approver's answer on the channel, so that an
       // answer given elsewhere meanwhile and this one apply once (the first wins).
@@ -185,6 +195,20 @@ function applyAnswer(scope: RunScope, call: Extract<PreparedToolCall, { ok: true
       ? 'the approval timed out'
       : `denied${answer.by === undefined ? '' : ` by ${answer.by}`}`;
   return { refused: `${who}${answer.reason === undefined ? '' : `: ${answer.reason}`}` };
+}
+
+/** Resolves with an answer given through the channel or this process, or undefined once `signal` aborts. */
+async function answerFromElsewhere(
+  scope: RunScope,
+  toolCallId: string,
+  signal: AbortSignal,
+): Promise<{ elsewhere: ApprovalAnswer } | undefined> {
+  while (!signal.aborted) {
+    const answer = scope.localAnswers.take(toolCallId) ?? (await scope.control.takeApprovalAnswer(toolCallId));
+    if (answer !== undefined && !signal.aborted) return { elsewhere: answer };
+    await scope.localAnswers.wait(scope.control.pollIntervalMs, signal);
+  }
+  return undefined;
 }
 
 function abortPromise(signal: AbortSignal): Promise<false> {
