@@ -252,6 +252,33 @@ describe('approvals through the dashboard', () => {
     expect(run.ran).toEqual(['make clean']);
   }, 60_000);
 
+  it('lists the call of a parked session (stopped while it waited, no process left) and takes its answer for the resume', async () => {
+    const base = temporarySessions();
+    const stop = new AbortController();
+    const run = await startApprovalRun(base, 'Tidy the build', ['make clean'], { signal: stop.signal });
+    runs.push(run);
+    await waitFor('the call waiting', () => pendingIn(run.directory).length > 0);
+    stop.abort();
+    expect((await run.done).status).toBe('waiting_approval');
+    // This test's process is the session's: the dashboard is told it is gone.
+    await start(createFileSource(base, { refreshMs: 100, liveness: { isProcessAlive: () => false } }));
+    expect(await approvals()).toEqual([
+      expect.objectContaining({ sessionId: run.id, sessionStatus: 'parked', toolCallId: 'call_1' }),
+    ]);
+    const approved = await answer(run.id, { toolCallId: 'call_1', decision: 'approve' });
+    expect(approved.status).toBe(200);
+    expect(approved.json.message).toBe(
+      `Approved shell (call call_1) in ${run.id}; the session is not running (parked): continue it with rho --resume ${run.id} to apply the answer.`,
+    );
+    // Recorded for the resumed run (the trace has no answer yet); a second answer is told which stands.
+    expect(readdirSync(join(run.directory, 'approvals'))).toHaveLength(1);
+    expect(pendingIn(run.directory)).toEqual(['call_1']);
+    const second = await answer(run.id, { toolCallId: 'call_1', decision: 'deny' });
+    expect(second.status).toBe(409);
+    expect(second.json.error).toContain('already answered (approve by dashboard)');
+    expect(run.ran).toEqual([]);
+  }, 60_000);
+
   it('answers through any SessionSource that carries approvals, and says 501 for one that does not', async () => {
     const base = temporarySessions();
     const run = await waitingRun(base, ['make clean']);

@@ -99,9 +99,16 @@ const askForShell: ApprovalPolicy = (_tool, args) =>
  * for one `shell` call per command, each with the call id `call_<n>` (n from 1), then answers
  * "Done."; every call needs approval and nobody is there to answer (`approvals.unattended:
  * 'wait'`), so each waits in `waiting_approval`, its `approval_requested` in the trace, until an
- * operator answers it through the session's file channel (polled every 50 ms).
+ * operator answers it through the session's file channel (polled every 50 ms). `signal` stops
+ * the run from outside, as SIGTERM does rho: a run stopped while a call waits ends
+ * `waiting_approval`, the call still waiting in its trace.
  */
-export async function startApprovalRun(base: string, prompt: string, commands: string[]): Promise<ApprovalRun> {
+export async function startApprovalRun(
+  base: string,
+  prompt: string,
+  commands: string[],
+  options: { signal?: AbortSignal } = {},
+): Promise<ApprovalRun> {
   const ran: string[] = [];
   const shell = defineTool({
     name: 'shell',
@@ -134,6 +141,6 @@ export async function startApprovalRun(base: string, prompt: string, commands: s
     client: createModelClient({ model: 'gpt-4o-mini', baseURL: server.url, apiKey: 'test', maxRetries: 0 }),
   });
   const session = agent.createSession({ id, directory, pollIntervalMs: 50, approvals: { unattended: 'wait' } });
-  const done = session.run(prompt);
+  const done = session.run(prompt, options.signal === undefined ? {} : { signal: options.signal });
   return { id, directory, server, done, ran };
 }
