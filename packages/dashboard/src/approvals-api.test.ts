@@ -270,9 +270,12 @@ describe('approvals through the dashboard', () => {
     expect(approved.json.message).toBe(
       `Approved shell (call call_1) in ${run.id}; the session is not running (parked): continue it with rho --resume ${run.id} to apply the answer.`,
     );
-    // Recorded for the resumed run (the trace has no answer yet); a second answer is told which stands.
+    // Recorded for the resumed run (the trace has no answer yet): it no longer waits for anyone, and
+    // a second answer is told which stands.
     expect(readdirSync(join(run.directory, 'approvals'))).toHaveLength(1);
     expect(pendingIn(run.directory)).toEqual(['call_1']);
+    expect(await approvals()).toEqual([]);
+    expect(await approvals(`/api/sessions/${run.id}/approvals`)).toEqual([]);
     const second = await answer(run.id, { toolCallId: 'call_1', decision: 'deny' });
     expect(second.status).toBe(409);
     expect(second.json.error).toContain('already answered (approve by dashboard)');

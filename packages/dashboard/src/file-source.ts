@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FileOperatorChannel, SessionNotFoundError } from '@rho/core';
+import { readApprovalAnswer } from '@rho/core/internal';
 import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
 import { answerIfPending, followTrace, pendingApprovalsInTrace } from '@rho/monitor';
 import type { ListedSession, LivenessOptions } from '@rho/monitor';
@@ -46,8 +47,9 @@ export interface FileSourceOptions {
  * a page of ten thousand sessions never waits for ten thousand traces; until a trace is read its
  * session shows no token count. Following is the monitor's `followTrace`, and controls
  * are core's `FileOperatorChannel`, so the agent receives them exactly as from `rho cancel`.
- * Waiting tool calls are read from the trace (again only when it changed), and answered through
- * the same channel, exactly once, as `rho approve` answers them.
+ * Waiting tool calls are read from the trace (again only when it changed; a call whose answer is
+ * recorded but not yet applied, as in a parked session, no longer waits for anyone), and answered
+ * through the same channel, exactly once, as `rho approve` answers them.
  */
 export function createFileSource(directory: string, options: FileSourceOptions = {}): DashboardSource {
   const base = resolve(directory);
@@ -90,7 +92,9 @@ export function createFileSource(directory: string, options: FileSourceOptions =
       return new FileOperatorChannel(directoryOf(id));
     },
     async pendingApprovals(id: string): Promise<PendingApproval[]> {
-      return pending.of(directoryOf(id));
+      const directory = directoryOf(id);
+      // A call answered while no process runs the session (parked) waits for its resume, not for a person.
+      return pending.of(directory).filter((call) => readApprovalAnswer(directory, call.toolCallId) === undefined);
     },
     // Also for a parked session (its run stopped while a call waited): its resumed run applies the answer.
     async answerApproval(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<DashboardApprovalResult> {

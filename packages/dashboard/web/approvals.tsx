@@ -20,8 +20,9 @@ function reach(call: PendingCall, scope: CallAnswer['scope']): string {
 
 /**
  * The session's tool calls that wait for approval, each with its arguments, its risk line and
- * Approve / Deny (confirmed like every control). Asked for again whenever the status changes or
- * an approval record arrives (`changes`), and after each answer.
+ * Approve / Deny (confirmed like every control). Asked for while the session waits
+ * (`waiting_approval`, `parked`): again whenever the status changes or an approval record arrives
+ * (`changes`), and after each answer.
  */
 export function SessionApprovals({ id, status, changes }: { id: string; status?: string; changes: number }) {
   const [calls, setCalls] = useState<PendingCall[]>([]);
@@ -29,7 +30,13 @@ export function SessionApprovals({ id, status, changes }: { id: string; status?:
   const [pending, setPending] = useState<{ call: PendingCall; answer: CallAnswer } | undefined>(undefined);
   const [message, setMessage] = useState('');
   const [reload, setReload] = useState(0);
+  // Only a session that waits has waiting calls: other pages do not make the server read their trace.
+  const waits = status === 'waiting_approval' || status === 'parked';
   useEffect(() => {
+    if (!waits) {
+      setCalls([]);
+      return;
+    }
     let cancelled = false;
     getJson<{ approvals: PendingCall[]; answerable: boolean }>(
       `/api/sessions/${encodeURIComponent(id)}/approvals`,
@@ -44,7 +51,7 @@ export function SessionApprovals({ id, status, changes }: { id: string; status?:
     return () => {
       cancelled = true;
     };
-  }, [id, status, changes, reload]);
+  }, [id, waits, status, changes, reload]);
   const confirm = async () => {
     const { call, answer } = pending!;
     setPending(undefined);
