@@ -1,6 +1,7 @@
 // `rho dashboard` with a fleet configured serves every node's sessions from the fleet's PostgreSQL
-// (a random schema for this file, dropped after), and a named directory still serves that directory.
-import { mkdtempSync } from 'node:fs';
+// (a random schema for this file, dropped after), and a named directory still serves that directory;
+// a call waiting for approval on one node is answered from the dashboard on another.
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -69,4 +70,57 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
     dashboard.child.kill('SIGINT');
     expect((await dashboard.done).code).toBe(0);
   });
+
+  it("answers a call waiting on another node from the dashboard, exactly once, through the fleet's signals", async () => {
+    const operator = { RHO_HOME: fleetHome({ schema }) };
+    expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
+    server = await startLoopbackServer({
+      steps: [
+        { type: 'response', toolCalls: [{ id: 'call_rm', name: 'bash', arguments: '{"command": "rm -rf build"}' }] },
+        { type: 'response', text: 'Cleaned.' },
+      ],
+    });
+    const work = mkdtempSync(join(tmpdir(), 'rho-dashboard-fleet-work-'));
+    mkdirSync(join(work, 'build'));
+    writeFileSync(join(work, 'build', 'out.o'), 'object\n');
+    const agent = startOnNode(
+      'node-a',
+      ['--base-url', server.url, '-w', work, '--profile', 'developer', '--when-unattended', 'wait', 'clean the build'],
+      { RHO_HOME: fleetHome({ schema }) },
+    );
+    started.push(agent);
+    const dashboard = startOnNode('node-c', ['dashboard', '--port', '0'], operator);
+    started.push(dashboard);
+    const url = await eventually(
+      () => /http:\/\/127\.0\.0\.1:\d+\/\?token=([\w-]+)/.exec(dashboard.stdout()) ?? undefined,
+      'the URL',
+    );
+    const origin = new URL(url[0]).origin;
+    const headers = { Authorization: `Bearer ${url[1]}` };
+    const [call] = await eventually(async () => {
+      const listed = (await (await fetch(`${origin}/api/approvals`, { headers })).json()) as {
+        approvals: { sessionId: string; toolCallId: string; dangerous?: string; sessionStatus: string }[];
+      };
+      return listed.approvals.length > 0 ? listed.approvals : undefined;
+    }, 'the waiting call in the dashboard');
+    expect(call).toMatchObject({ toolCallId: 'call_rm', dangerous: 'rm -rf', sessionStatus: 'waiting_approval' });
+    expect(existsSync(join(work, 'build'))).toBe(true);
+    const answer = (decision: string) =>
+      fetch(`${origin}/api/sessions/${call!.sessionId}/approvals`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json', 'X-Rho-Token': url[1]! },
+        body: JSON.stringify({ toolCallId: 'call_rm', decision }),
+      });
+    const approved = await answer('approve');
+    expect(approved.status).toBe(200);
+    expect(((await approved.json()) as { answer: { by: string } }).answer.by).toBe('dashboard');
+    const second = await answer('deny');
+    expect(second.status).toBe(409);
+    expect(((await second.json()) as { error: string }).error).toContain('already answered (approve by dashboard)');
+    const outcome = await agent.done;
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(existsSync(join(work, 'build'))).toBe(false);
+    dashboard.child.kill('SIGINT');
+    expect((await dashboard.done).code).toBe(0);
+  }, 120_000);
 });

@@ -1,4 +1,4 @@
-import type { OperatorChannel, RawTraceRecord } from '@rho/core';
+import type { AnswerOutcome, ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
 import type { ListedSession } from '@rho/monitor';
 
 /** A sessions page: which rows, in which order (all filtering, sorting and paging is done by the source). */
@@ -97,6 +97,15 @@ export interface ToolBucket {
   maxMs?: number;
 }
 
+/**
+ * What {@link DashboardSource.answerApproval} did: the answer is the one applied (`answered`),
+ * another won before it (`already_answered`, with the winner), or nothing was recorded because the
+ * call does not wait (`not_pending`, with the calls that do and, when the call was answered before,
+ * the answer that stands).
+ */
+export type DashboardApprovalResult =
+  AnswerOutcome | { outcome: 'not_pending'; waiting: string[]; answered?: ApprovalAnswer };
+
 /** Options of {@link DashboardSource.follow}. */
 export interface FollowOptions {
   /** Ends the iteration when aborted. */
@@ -123,6 +132,18 @@ export interface DashboardSource {
   follow(id: string, options: FollowOptions): AsyncIterable<RawTraceRecord[]>;
   /** The control channel of a session (cancel, pause, resume, directive). Throws for an unknown id. */
   operator(id: string): Promise<OperatorChannel>;
+  /**
+   * The session's tool calls that wait for approval (from its trace), oldest first. Optional: a
+   * source without it shows no waiting calls and answers none. An unknown id has none, or throws a
+   * `SessionNotFoundError` (the server asks only about sessions it found).
+   */
+  pendingApprovals?(id: string): Promise<PendingApproval[]>;
+  /**
+   * Answers a waiting call exactly once (see {@link DashboardApprovalResult}): `@rho/monitor`'s
+   * `answerIfPending` over the session's operator channel. Throws a `ConfigError` for an answer of
+   * the wrong shape, a `SessionNotFoundError` for an unknown id.
+   */
+  answerApproval?(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<DashboardApprovalResult>;
   /** Costs (by model, profile, day) over every session. */
   costStats(): Promise<CostStats>;
   /** Tool calls, failures and latency over every session. */

@@ -1,11 +1,14 @@
+import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FileOperatorChannel, SessionNotFoundError } from '@rho/core';
-import type { OperatorChannel, RawTraceRecord } from '@rho/core';
-import { followTrace } from '@rho/monitor';
+import { readApprovalAnswer } from '@rho/core/internal';
+import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
+import { answerIfPending, followTrace, pendingApprovalsInTrace } from '@rho/monitor';
 import type { ListedSession, LivenessOptions } from '@rho/monitor';
 import type {
   CostBucket,
   CostStats,
+  DashboardApprovalResult,
   DashboardSource,
   FollowOptions,
   SessionPage,
@@ -14,6 +17,7 @@ import type {
   ToolStats,
 } from './dashboard-source.js';
 import { batches } from './internal/batches.js';
+import { withRecordedAnswer } from './internal/recorded-answer.js';
 import { SessionIndex } from './internal/session-index.js';
 import { querySessions } from './session-query.js';
 
@@ -43,6 +47,9 @@ export interface FileSourceOptions {
  * a page of ten thousand sessions never waits for ten thousand traces; until a trace is read its
  * session shows no token count. Following is the monitor's `followTrace`, and controls
  * are core's `FileOperatorChannel`, so the agent receives them exactly as from `rho cancel`.
+ * Waiting tool calls are read from the trace (again only when it changed; a call whose answer is
+ * recorded but not yet applied, as in a parked session, no longer waits for anyone), and answered
+ * through the same channel, exactly once, as `rho approve` answers them.
  */
 export function createFileSource(directory: string, options: FileSourceOptions = {}): DashboardSource {
   const base = resolve(directory);
@@ -59,6 +66,7 @@ export function createFileSource(directory: string, options: FileSourceOptions =
     if (found === undefined) throw new SessionNotFoundError({ message: `No session ${id} in ${base}.` });
     return found.directory;
   };
+  const pending = new PendingCache();
 
   return {
     description: `files: ${base}`,
@@ -82,6 +90,22 @@ export function createFileSource(directory: string, options: FileSourceOptions =
     },
     async operator(id: string): Promise<OperatorChannel> {
       return new FileOperatorChannel(directoryOf(id));
+    },
+    async pendingApprovals(id: string): Promise<PendingApproval[]> {
+      const directory = directoryOf(id);
+      // A call answered while no process runs the session (parked) waits for its resume, not for a person.
+      return pending.of(directory).filter((call) => readApprovalAnswer(directory, call.toolCallId) === undefined);
+    },
+    // Also for a parked session (its run stopped while a call waited): its resumed run applies the answer.
+    async answerApproval(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<DashboardApprovalResult> {
+      const directory = directoryOf(id);
+      const result = await answerIfPending(
+        pending.of(directory),
+        toolCallId,
+        answer,
+        async () => new FileOperatorChannel(directory),
+      );
+      return withRecordedAnswer(result, toolCallId, async () => readFileSync(join(directory, 'trace.jsonl')));
     },
     async costStats(): Promise<CostStats> {
       const tallies = index.tallies();
@@ -128,6 +152,34 @@ export function createFileSource(directory: string, options: FileSourceOptions =
       index.close();
     },
   };
+}
+
+/**
+ * The waiting calls of session directories, each read again only when its trace changed (its size
+ * or mtime): the pages ask every two seconds, and a waiting session writes nothing to its trace.
+ */
+class PendingCache {
+  private readonly entries = new Map<string, { size: number; mtimeMs: number; pending: PendingApproval[] }>();
+
+  of(directory: string): PendingApproval[] {
+    const path = join(directory, 'trace.jsonl');
+    let size: number;
+    let mtimeMs: number;
+    try {
+      ({ size, mtimeMs } = statSync(path));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const cached = this.entries.get(path);
+    if (cached !== undefined && cached.size === size && cached.mtimeMs === mtimeMs) return cached.pending;
+    const pending = pendingApprovalsInTrace(readFileSync(path));
+    this.entries.delete(path);
+    this.entries.set(path, { size, mtimeMs, pending });
+    // The traces asked about lately (waiting sessions, open pages): the oldest go first.
+    if (this.entries.size > 256) this.entries.delete(this.entries.keys().next().value!);
+    return pending;
+  }
 }
 
 function add(

@@ -8,6 +8,7 @@ export { querySessions } from './session-query.js';
 export type {
   CostBucket,
   CostStats,
+  DashboardApprovalResult,
   DashboardSource,
   FollowOptions,
   SessionPage,

@@ -1,14 +1,17 @@
-import type { OperatorChannel, RawTraceRecord } from '@rho/core';
+import { SessionNotFoundError } from '@rho/core';
+import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
 import type { ListedSession, SessionSource, SessionStatsRow } from '@rho/monitor';
 import type {
   CostBucket,
   CostStats,
+  DashboardApprovalResult,
   DashboardSource,
   FollowOptions,
   SessionPage,
   SessionQuery,
   ToolStats,
 } from './dashboard-source.js';
+import { withRecordedAnswer } from './internal/recorded-answer.js';
 import { querySessions } from './session-query.js';
 
 /** Options of {@link createDashboardSource}. */
@@ -23,7 +26,8 @@ export interface SourceDashboardOptions {
  * Any `@rho/monitor` `SessionSource` as the dashboard shows it (a fleet's:
  * `createFleetSessionSource` of `@rho/fleet`): its sessions (filtered, searched, sorted and paged
  * in memory, as a source's list has no search or offset), its records followed as they arrive, its
- * signals as the controls, and its telemetry views (`stats`), when it has them, for the costs and
+ * signals as the controls, its approvals (when it has them: `pendingApprovals` and `answerApproval`)
+ * for the waiting calls, and its telemetry views (`stats`), when it has them, for the costs and
  * tools pages. Token counts and costs are the source's. A sessions directory has its own, faster
  * dashboard source ({@link createFileSource}: a listing kept in memory, and tallies of the traces).
  */
@@ -32,8 +36,30 @@ export function createDashboardSource(source: SessionSource, options: SourceDash
   const listed = async (): Promise<ListedSession[]> => (await source.list({ limit })).sessions;
   const stats = async (view: Parameters<NonNullable<SessionSource['stats']>>[0]): Promise<SessionStatsRow[]> =>
     source.stats === undefined ? [] : source.stats(view, { limit: 10_000 });
+  const known = async (id: string): Promise<void> => {
+    if ((await source.get(id)) === undefined) throw new SessionNotFoundError({ message: `No session ${id}.` });
+  };
+  const { pendingApprovals, answerApproval } = source;
+  const approvals: Pick<DashboardSource, 'pendingApprovals' | 'answerApproval'> =
+    pendingApprovals === undefined || answerApproval === undefined
+      ? {}
+      : {
+          async pendingApprovals(id: string): Promise<PendingApproval[]> {
+            return pendingApprovals.call(source, id);
+          },
+          async answerApproval(
+            id: string,
+            toolCallId: string,
+            answer: ApprovalAnswer,
+          ): Promise<DashboardApprovalResult> {
+            await known(id);
+            const result = await answerApproval.call(source, id, toolCallId, answer);
+            return withRecordedAnswer(result, toolCallId, () => source.readTrace(id));
+          },
+        };
   return {
     description: source.description,
+    ...approvals,
     async listSessions(query: SessionQuery): Promise<SessionPage> {
       return querySessions(await listed(), query);
     },

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, defineTool, SessionStore } from '@rho/core';
-import type { RunResult } from '@rho/core';
+import type { ApprovalPolicy, RunResult } from '@rho/core';
 import { createModelClient } from '@rho/model-client';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, LoopbackStep } from '@rho/core/testing';
@@ -80,4 +80,67 @@ export async function startScriptedRun(
   const session = agent.createSession({ id, directory, pollIntervalMs: 50 });
   const done = session.run(prompt);
   return { id, directory, server, done };
+}
+
+/** A real session whose tool calls wait for approval, with what its tool really ran. */
+export interface ApprovalRun extends ScriptedRun {
+  /** The commands the `shell` tool ran, in order (a call runs only once approved). */
+  ran: string[];
+}
+
+/** Every `shell` call needs approval; a command with `rm -rf` is dangerous. */
+const askForShell: ApprovalPolicy = (_tool, args) =>
+  String(args.command).includes('rm -rf')
+    ? { required: true, reason: 'the arguments contain the dangerous pattern "rm -rf"', dangerous: 'rm -rf' }
+    : { required: true, reason: 'the profile asks for approval of shell' };
+
+/**
+ * Starts a real run (core's Agent and Session, the real model client over HTTP) whose model asks
+ * for one `shell` call per command, each with the call id `call_<n>` (n from 1), then answers
+ * "Done."; every call needs approval and nobody is there to answer (`approvals.unattended:
+ * 'wait'`), so each waits in `waiting_approval`, its `approval_requested` in the trace, until an
+ * operator answers it through the session's file channel (polled every 50 ms). `signal` stops
+ * the run from outside, as SIGTERM does rho: a run stopped while a call waits ends
+ * `waiting_approval`, the call still waiting in its trace.
+ */
+export async function startApprovalRun(
+  base: string,
+  prompt: string,
+  commands: string[],
+  options: { signal?: AbortSignal } = {},
+): Promise<ApprovalRun> {
+  const ran: string[] = [];
+  const shell = defineTool({
+    name: 'shell',
+    description: 'Runs a command.',
+    parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+    async handle({ arguments: { command } }) {
+      ran.push(command);
+      return { content: `ran ${command}`, success: true };
+    },
+  });
+  let turn = 0;
+  const server = await startLoopbackServer({
+    respond: () => {
+      const index = turn++;
+      const command = commands[index];
+      return command === undefined
+        ? { type: 'response', text: 'Done.' }
+        : {
+            type: 'response',
+            text: `Running ${command}.`,
+            toolCalls: [{ id: `call_${index + 1}`, name: 'shell', arguments: JSON.stringify({ command }) }],
+          };
+    },
+  });
+  const { id, directory } = new SessionStore(base).create({ model: 'gpt-4o-mini', profile: 'developer' });
+  const agent = new Agent({
+    systemPrompt: 'You are a test agent.',
+    tools: [shell],
+    approvalPolicy: askForShell,
+    client: createModelClient({ model: 'gpt-4o-mini', baseURL: server.url, apiKey: 'test', maxRetries: 0 }),
+  });
+  const session = agent.createSession({ id, directory, pollIntervalMs: 50, approvals: { unattended: 'wait' } });
+  const done = session.run(prompt, options.signal === undefined ? {} : { signal: options.signal });
+  return { id, directory, server, done, ran };
 }

@@ -50,3 +50,45 @@ export async function sendControl(id: string, action: string, text?: string): Pr
   if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
   return body.message ?? action;
 }
+
+/** A tool call that waits for a person's answer (`GET /api/sessions/:id/approvals`). */
+export interface PendingCall {
+  toolCallId: string;
+  toolName: string;
+  arguments: unknown;
+  /** The rule and risk line: why the profile asks. */
+  reason?: string;
+  /** The dangerous pattern the call matched: no "always this tool" answer covers it. */
+  dangerous?: string;
+  requestedAt: string;
+  expiresAt?: string;
+  onTimeout?: 'deny' | 'approve';
+}
+
+/** A waiting call with its session (`GET /api/approvals`). */
+export interface WaitingCall extends PendingCall {
+  sessionId: string;
+  sessionStatus: string;
+  firstPrompt?: string;
+}
+
+/** An answer to a waiting call, as the page sends it. */
+export interface CallAnswer {
+  toolCallId: string;
+  decision: 'approve' | 'deny';
+  scope?: 'once' | 'call' | 'tool';
+  reason?: string;
+}
+
+/** Answers a waiting call; resolves to the server's message, rejects with its error (a 409 names the answer that stands). */
+export async function sendApproval(id: string, answer: CallAnswer): Promise<string> {
+  const response = await fetch(`/api/sessions/${encodeURIComponent(id)}/approvals`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', 'X-Rho-Token': token },
+    body: JSON.stringify(answer),
+  });
+  const body = (await response.json()) as { message?: string; error?: string };
+  if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
+  return body.message ?? answer.decision;
+}

@@ -22,7 +22,18 @@ export function duration(ms: number): string {
 /** How long ago an ISO time was. */
 export function age(iso: string | undefined, now = Date.now()): string {
   if (iso === undefined) return '-';
-  const seconds = Math.max(0, (now - Date.parse(iso)) / 1000);
+  return stretch(Math.max(0, (now - Date.parse(iso)) / 1000));
+}
+
+/** How long until an ISO time: `in 5m`, or `now` once it has passed. */
+export function until(iso: string | undefined, now = Date.now()): string {
+  if (iso === undefined) return '-';
+  const seconds = (Date.parse(iso) - now) / 1000;
+  return seconds <= 0 ? 'now' : `in ${stretch(seconds)}`;
+}
+
+/** Seconds for people: `12s`, `5m`, `3h`, `2d`. */
+function stretch(seconds: number): string {
   if (seconds < 60) return `${Math.round(seconds)}s`;
   if (seconds < 3600) return `${Math.round(seconds / 60)}m`;
   if (seconds < 86_400) return `${Math.round(seconds / 3600)}h`;
@@ -41,4 +52,22 @@ export function contentText(content: unknown): string {
       )
       .join('');
   return '';
+}
+
+/** A call as people read it: `shell(make clean)`, `write(path='a.txt', content='...')`, cut to `max` characters. */
+export function callSignature(name: string, args: unknown, max = 120): string {
+  let inner: string;
+  if (typeof args !== 'object' || args === null) inner = args === undefined ? '' : JSON.stringify(args);
+  else {
+    const entries = Object.entries(args as Record<string, unknown>);
+    inner =
+      entries.length === 1 && typeof entries[0]![1] === 'string'
+        ? (entries[0]![1] as string)
+        : entries
+            .map(([key, value]) => `${key}=${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)}`)
+            .join(', ');
+  }
+  inner = inner.replace(/\s*\n\s*/g, ' ⏎ ');
+  if (inner.length > max) inner = `${inner.slice(0, max - 1)}…`;
+  return `${name}(${inner})`;
 }

@@ -1,5 +1,5 @@
 import type { TraceRecord } from './api.js';
-import { contentText } from './format.js';
+import { callSignature, contentText } from './format.js';
 
 /** A model call or a tool call on the waterfall. */
 export interface Span {
@@ -39,6 +39,8 @@ export interface Entry {
 /** What the session page shows, built record by record as they stream in. */
 export class SessionModel {
   records = 0;
+  /** Approval records seen (`approval_requested`, `approval_answered`): the page asks for the waiting calls again when it changes. */
+  approvals = 0;
   readonly spans: Span[] = [];
   readonly turns: Turn[] = [];
   readonly markers: Marker[] = [];
@@ -120,6 +122,26 @@ export class SessionModel {
           text: `${text('tool_name')} refused: ${text('reason')}`,
         });
         return;
+      case 'approval_requested': {
+        this.approvals += 1;
+        const reason = text('reason');
+        this.entries.push({
+          role: 'approval',
+          text: `Waiting for approval: ${callSignature(text('tool_name'), record.tool_args, 300)} (call ${text('tool_call_id')})${reason === '' ? '' : `\nrisk: ${reason}`}`,
+        });
+        return;
+      }
+      case 'approval_answered': {
+        this.approvals += 1;
+        const scope = text('scope');
+        const by = text('by');
+        const reason = text('reason');
+        this.entries.push({
+          role: 'approval',
+          text: `${record.decision === 'approve' ? 'Approved' : 'Denied'} ${text('tool_name')} (call ${text('tool_call_id')})${by === '' ? '' : ` by ${by}`}${scope === 'call' ? ', always this exact call' : scope === 'tool' ? ', always this tool' : ''}${reason === '' ? '' : `: ${reason}`}`,
+        });
+        return;
+      }
       case 'compact':
         this.markers.push({
           kind: 'compact',

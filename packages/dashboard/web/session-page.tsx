@@ -3,7 +3,9 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import type { Session, TraceRecord } from './api.js';
 import { sendControl } from './api.js';
+import { SessionApprovals } from './approvals.js';
 import { axes, bars, Chart, fromZero, markers } from './chart.js';
+import { Confirm } from './confirm.js';
 import { age, compact, duration, usd } from './format.js';
 import type { Marker, Span } from './session-model.js';
 import { SessionModel } from './session-model.js';
@@ -74,6 +76,7 @@ export function SessionPage({ id }: { id: string }) {
             fact('Parent', <a href={`#/session/${encodeURIComponent(session.parentId)}`}>{session.parentId}</a>)}
         </dl>
       )}
+      <SessionApprovals id={id} status={session?.status} changes={state.approvals} />
       <Controls id={id} status={session?.status} />
       <h2>Timeline</h2>
       <Waterfall spans={state.spans} markers={state.markers} version={version} />
@@ -144,19 +147,11 @@ function Controls({ id, status }: { id: string; status: string | undefined }) {
         </p>
       )}
       {pending !== undefined && (
-        <div class="dialog-backdrop">
-          <div class="dialog" role="dialog" aria-modal="true" aria-label="Confirm">
-            <p>
-              {pending.action === 'directive'
-                ? `Send this directive to ${id}? “${pending.text}”`
-                : `${pending.action[0]!.toUpperCase()}${pending.action.slice(1)} session ${id}?`}
-            </p>
-            <button class="danger" onClick={() => void confirm()}>
-              Confirm {pending.action}
-            </button>
-            <button onClick={() => setPending(undefined)}>Back</button>
-          </div>
-        </div>
+        <Confirm action={pending.action} onConfirm={() => void confirm()} onBack={() => setPending(undefined)}>
+          {pending.action === 'directive'
+            ? `Send this directive to ${id}? “${pending.text}”`
+            : `${pending.action[0]!.toUpperCase()}${pending.action.slice(1)} session ${id}?`}
+        </Confirm>
       )}
     </div>
   );

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { SessionPage as Page } from './api.js';
 import { getJson } from './api.js';
+import { WaitingForYou } from './approvals.js';
 import { age, compact, usd } from './format.js';
 
 const PAGE_SIZE = 100;
@@ -15,7 +16,7 @@ const COLUMNS: [key: string, label: string, className?: string][] = [
   ['costUsd', 'Cost'],
 ];
 
-/** Every session, paged and filtered by the server, refreshed every two seconds. */
+/** The calls waiting for a person, then every session, paged and filtered by the server, refreshed every two seconds. */
 export function SessionsPage() {
   const [search, setSearch] = useState('');
   const [typed, setTyped] = useState('');
@@ -96,6 +97,7 @@ export function SessionsPage() {
   const now = Date.now();
   return (
     <section>
+      <WaitingForYou />
       <div class="filters">
         <input
           type="search"

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RhoError, SessionNotFoundError } from '@rho/core';
 import type { DashboardSource, SessionQuery, SessionSortKey } from '../dashboard-source.js';
-import { sameOrigin, tokenMatches } from './access.js';
+import { answerApproval, listApprovals, listSessionApprovals } from './approvals-api.js';
+import { changeAllowed } from './change-guard.js';
 import { readJson, sendJson } from './http.js';
 
 /** What the API handlers share. */
@@ -35,7 +36,10 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  * - `GET /api/sessions/:id/events` server-sent events: `session` (the row, again whenever it
  *   changes) and `records` (trace records in batches, from the first);
  * - `GET /api/stats/costs`, `GET /api/stats/tools`;
- * - `POST /api/sessions/:id/control` `{action: cancel|pause|resume|directive, text?}`.
+ * - `POST /api/sessions/:id/control` `{action: cancel|pause|resume|directive, text?}`;
+ * - `GET /api/approvals` every tool call that waits for approval, `GET /api/sessions/:id/approvals`
+ *   one session's, `POST /api/sessions/:id/approvals` `{toolCallId, decision, scope?, reason?}`
+ *   answers one (see approvals-api.ts).
  */
 export async function handleApi(
   request: IncomingMessage,
@@ -58,7 +62,13 @@ export async function handleApi(
       sendJson(response, 200, await source.toolStats());
       return;
     }
-    const match = /^\/api\/sessions\/([^/]+)(\/events|\/control)?$/.exec(path);
+    if (path === '/api/approvals') {
+      if (request.method === 'GET') await listApprovals(response, context.source);
+      else
+        sendJson(response, 405, { error: 'Method not allowed: answer a call with POST /api/sessions/:id/approvals.' });
+      return;
+    }
+    const match = /^\/api\/sessions\/([^/]+)(\/events|\/control|\/approvals)?$/.exec(path);
     if (match === null) {
       sendJson(response, 404, { error: 'No such API path.' });
       return;
@@ -80,6 +90,14 @@ export async function handleApi(
     }
     if (request.method === 'POST' && match[2] === '/control') {
       await control(request, response, id, context);
+      return;
+    }
+    if (request.method === 'GET' && match[2] === '/approvals') {
+      await listSessionApprovals(response, id, context.source);
+      return;
+    }
+    if (request.method === 'POST' && match[2] === '/approvals') {
+      await answerApproval(request, response, id, context.source, context.token);
       return;
     }
     sendJson(response, 405, { error: 'Method not allowed.' });
@@ -248,17 +266,7 @@ async function control(
   id: string,
   context: ApiContext,
 ): Promise<void> {
-  // A page of another site cannot send this header without a CORS preflight, which is never
-  // granted; the cookie alone (which a browser might attach) is not enough to change anything.
-  const header = request.headers['x-rho-token'];
-  if (!tokenMatches(context.token, typeof header === 'string' ? header : undefined) || !sameOrigin(request)) {
-    sendJson(response, 403, { error: 'A control request needs the X-Rho-Token header and this origin.' });
-    return;
-  }
-  if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
-    sendJson(response, 415, { error: 'Send the control request as application/json.' });
-    return;
-  }
+  if (!changeAllowed(request, response, context.token, 'control request')) return;
   const body = (await readJson(request)) as { action?: unknown; text?: unknown } | undefined;
   const action = typeof body?.action === 'string' ? body.action : '';
   if (!ACTIONS.has(action)) {
