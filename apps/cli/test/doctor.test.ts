@@ -1,38 +1,28 @@
 // `rho doctor` (issue 36, part 4), through the built CLI: each check passes, and fails for its
 // reason (bubblewrap missing from PATH or unable to make a sandbox, ripgrep missing, an
-// unwritable or shared $RHO_HOME, a full disk, no model key, a model endpoint that refuses, hangs
-// or is closed), with --json's shape and the exit codes. The databases, the fleet and the MCP
-// servers are in doctor-services.test.ts.
+// unwritable or shared $RHO_HOME, a full disk), with --json's shape and the exit codes. The model
+// endpoint is in doctor-model.test.ts; the databases, the fleet and the MCP servers in
+// doctor-services.test.ts.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, constants, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
-import { startLoopbackServer } from '@rho/core/testing';
 import { describe, expect, it } from 'vitest';
 import { nodeCheck } from '../src/commands/doctor/system-checks.js';
 import {
+  around,
   asRoot,
   bwrapWorks,
-  closedPort,
   doctor,
   HIDE_MODULES,
+  KEY,
+  NO_SANDBOX,
   onPath,
   pathOf,
   privateHome,
   scratch,
   type Check,
 } from './support/doctor.js';
-import { bin, runRho, type RunRhoOptions } from './support/run-rho.js';
-
-const KEY = 'sk-doctor-test-0123456789abcdef';
-
-/** A run's environment around `home`: its own HOME (no rho-agent files of the machine), a key. */
-function around(home: string, env: NodeJS.ProcessEnv = {}): RunRhoOptions {
-  return { cwd: dirname(home), env: { HOME: dirname(home), RHO_HOME: home, OPENAI_API_KEY: KEY, ...env } };
-}
-
-/** Flags under which nothing needs bubblewrap (so a test of something else does not depend on it). */
-const NO_SANDBOX = ['--profile', 'unrestricted', '--backend', 'local'];
+import { bin, runRho } from './support/run-rho.js';
 
 describe('rho doctor: the report', () => {
   it('prints one {check, status, detail, fix} per check with --json, and exits 0 when nothing failed', async () => {
@@ -315,97 +305,5 @@ describe.runIf(bwrapWorks)('rho doctor: disk space (a small tmpfs as $RHO_HOME, 
       status: 'ok',
       detail: expect.stringMatching(/^2\.0 GiB free under /),
     });
-  });
-});
-
-describe('rho doctor: the model endpoint', () => {
-  it('says which endpoint and where the key comes from (never the key), and fails with neither', async () => {
-    const home = privateHome();
-    const key = await doctor(NO_SANDBOX, around(home));
-    expect(key.get('model').detail).toBe(
-      'model gpt-5-mini at https://api.openai.com/v1 (the default), the API key of $OPENAI_API_KEY (rho doctor --online asks the endpoint)',
-    );
-    writeFileSync(join(dirname(home), '.env'), `OPENAI_API_KEY=${KEY}-from-dotenv\n`);
-    const dotenv = await doctor(NO_SANDBOX, around(home, { OPENAI_API_KEY: '' }));
-    expect(dotenv.get('model').detail).toContain('the API key of OPENAI_API_KEY of ./.env');
-    expect(dotenv.stdout).not.toContain(KEY);
-    const local = await doctor(
-      ['--base-url', 'http://127.0.0.1:1/v1', ...NO_SANDBOX],
-      around(privateHome(), { OPENAI_API_KEY: '' }),
-    );
-    expect(local.get('model')).toMatchObject({
-      status: 'ok',
-      detail: expect.stringContaining('http://127.0.0.1:1/v1 (--base-url), no API key'),
-    });
-  });
-
-  it('--online: asks GET /models of the loopback server with the key, and passes when it lists the model', async () => {
-    const server = await startLoopbackServer({ models: [{ id: 'loop-model' }, { id: 'other' }] });
-    try {
-      const env = { OPENAI_BASE_URL: server.url, OPENAI_MODEL: 'loop-model' };
-      const offline = await doctor(NO_SANDBOX, around(privateHome(), env));
-      expect(offline.get('model').status).toBe('ok');
-      expect(server.discoveryRequests).toHaveLength(0);
-      const online = await doctor(['--online', ...NO_SANDBOX], around(privateHome(), env));
-      expect(online.get('model')).toMatchObject({
-        status: 'ok',
-        detail: expect.stringContaining('lists loop-model among 2 models'),
-      });
-      expect(server.discoveryRequests.map((request) => [request.path, request.headers.authorization])).toEqual([
-        ['/v1/models', `Bearer ${KEY}`],
-      ]);
-      expect(online.stdout).not.toContain(KEY);
-      const unknown = await doctor(['--online', '--model', 'absent', ...NO_SANDBOX], around(privateHome(), env));
-      expect(unknown.get('model')).toMatchObject({
-        status: 'warn',
-        detail: expect.stringContaining('absent is not among the 2 models it lists (loop-model, other)'),
-      });
-      expect(unknown.code).toBe(0);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('--online: fails against a closed port, a key the endpoint refuses and an endpoint that never answers, in time', async () => {
-    const port = await closedPort();
-    const closed = await doctor(
-      ['--online', ...NO_SANDBOX],
-      around(privateHome(), { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` }),
-    );
-    expect(closed.get('model')).toMatchObject({
-      status: 'fail',
-      detail: expect.stringContaining(`GET http://127.0.0.1:${port}/v1/models failed: connect ECONNREFUSED`),
-    });
-    expect(closed.code).toBe(1);
-    const refusing = createServer((_request, response) => {
-      response.writeHead(401, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: { message: 'Incorrect API key provided' } }));
-    });
-    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-    const hanging = await startLoopbackServer({ models: 'hang' });
-    try {
-      const address = refusing.address() as { port: number };
-      const refused = await doctor(
-        ['--online', ...NO_SANDBOX],
-        around(privateHome(), { OPENAI_BASE_URL: `http://127.0.0.1:${address.port}/v1` }),
-      );
-      expect(refused.get('model')).toMatchObject({
-        status: 'fail',
-        detail: expect.stringContaining('the endpoint refused the key (HTTP 401: Incorrect API key provided)'),
-        fix: expect.stringContaining('OPENAI_API_KEY'),
-      });
-      const stalled = await doctor(
-        ['--online', '--timeout', '1', ...NO_SANDBOX],
-        around(privateHome(), { OPENAI_BASE_URL: hanging.url }),
-      );
-      expect(stalled.get('model')).toMatchObject({
-        status: 'fail',
-        detail: expect.stringContaining('no answer within 1 s'),
-      });
-      expect(stalled.elapsedMs).toBeLessThan(10_000);
-    } finally {
-      await hanging.close();
-      await new Promise<void>((resolve) => refusing.close(() => resolve()));
-    }
   });
 });

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runRho, type RunRhoOptions } from './run-rho.js';
 
@@ -111,3 +111,14 @@ export const bwrapWorks =
 
 /** Whether this process is root (chmod does not stop root's writes). */
 export const asRoot = process.getuid?.() === 0;
+
+/** The API key the tests give rho (it must never be printed). */
+export const KEY = 'sk-doctor-test-0123456789abcdef';
+
+/** A run's environment around `home`: its own HOME (no rho-agent files of the machine), a key. */
+export function around(home: string, env: NodeJS.ProcessEnv = {}): RunRhoOptions {
+  return { cwd: dirname(home), env: { HOME: dirname(home), RHO_HOME: home, OPENAI_API_KEY: KEY, ...env } };
+}
+
+/** Flags under which nothing needs bubblewrap (so a test of something else does not depend on it). */
+export const NO_SANDBOX = ['--profile', 'unrestricted', '--backend', 'local'];
