@@ -109,7 +109,8 @@ export async function probeDatabase(
         ),
         deadline,
       ]);
-      if (loaded === TIMED_OUT) return ended('timeout', `loading the ${driverPackage} package took over ${timeoutMs} ms`);
+      if (loaded === TIMED_OUT)
+        return ended('timeout', `loading the ${driverPackage} package took over ${timeoutMs} ms`);
       if (loaded !== undefined)
         return ended(loaded.code === 'driver_missing' ? 'driver_missing' : 'driver_failed', loaded.message);
     }
