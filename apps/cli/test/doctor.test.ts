@@ -86,7 +86,7 @@ describe('rho doctor: the report', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.get('config')).toMatchObject({ status: 'fail' });
     expect(outcome.get('config').detail).toContain(join(home, 'config.yaml'));
-    for (const name of ['bubblewrap', 'model', 'database', 'fleet', 'mcp'])
+    for (const name of ['bubblewrap', 'ripgrep', 'model', 'database', 'fleet', 'mcp'])
       expect(outcome.get(name)).toMatchObject({ status: 'skip', detail: expect.stringContaining('see config') });
   });
 });
@@ -188,6 +188,11 @@ describe('rho doctor: ripgrep', () => {
       fix: expect.stringContaining('apt-get install ripgrep'),
     });
     expect(missing.code).toBe(1);
+    const remote = await doctor(['--backend', 'daytona'], around(home, { ...hidden, PATH: pathOf([]) }));
+    expect(remote.get('ripgrep')).toMatchObject({
+      status: 'skip',
+      detail: expect.stringContaining('the daytona backend'),
+    });
   });
 });
 

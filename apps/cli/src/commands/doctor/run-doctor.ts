@@ -6,7 +6,7 @@ import type { DoctorArguments } from './doctor-command.js';
 import { configCheck, doctorContext } from './doctor-settings.js';
 import { modelCheck } from './model-check.js';
 import { bounded, formatReport, result, type CheckResult } from './report.js';
-import { bubblewrapCheck } from './sandbox-check.js';
+import { bubblewrapCheck, runPlace } from './sandbox-check.js';
 import { databaseChecks, fleetCheck, mcpChecks } from './service-checks.js';
 import { diskCheck, nodeCheck, rhoHomeCheck, ripgrepCheck } from './system-checks.js';
 
@@ -53,7 +53,7 @@ export async function doctorCommand(
     bounded('rho_home', timeoutMs, async () => [await rhoHomeCheck(home)]),
     bounded('disk', timeoutMs, async () => [await diskCheck(home)]),
     dependent('bubblewrap', async () => [await bubblewrapCheck(context)]),
-    bounded('ripgrep', timeoutMs, async (signal) => [await ripgrepCheck(timeoutMs, signal)]),
+    dependent('ripgrep', async (signal) => [await ripgrepCheck((await runPlace(context)).backend, timeoutMs, signal)]),
     Promise.resolve([config!]),
     dependent('model', async (signal) => [await modelCheck(context, signal)]),
     dependent('database', () => databaseChecks(context)),

@@ -1,3 +1,5 @@
+import type { BackendSettings } from '@rho/agent/settings';
+import type { PermissionProfile } from '@rho/permissions';
 import type { DoctorContext } from './doctor-settings.js';
 import { result, type CheckResult } from './report.js';
 
@@ -12,20 +14,8 @@ import { result, type CheckResult } from './report.js';
  * missing and not needed, skipped.
  */
 export async function bubblewrapCheck(context: DoctorContext): Promise<CheckResult> {
-  const [{ workingDirSettingsSection }, { profileSettingsSection }, { backendSettingsSection }, permissions] =
-    await Promise.all([
-      import('@rho/core/settings'),
-      import('@rho/permissions/settings'),
-      import('@rho/agent/settings'),
-      import('@rho/permissions'),
-    ]);
-  const { settings } = await context.settings([
-    workingDirSettingsSection,
-    profileSettingsSection,
-    backendSettingsSection,
-  ]);
-  const { profile } = settings.profile;
-  const backend = settings.backend;
+  const permissions = await import('@rho/permissions');
+  const { profile, backend } = await runPlace(context);
   // The lookup a run makes (cached per PATH): the backend's default above probed it already.
   const wrapper = await permissions.sandboxWrapper();
   const defaulted = backend.origin.startsWith('the default of profile');
@@ -69,4 +59,21 @@ export async function bubblewrapCheck(context: DoctorContext): Promise<CheckResu
       cause.fix,
     );
   return result('bubblewrap', 'skip', `not needed: ${notNeeded ?? 'nothing runs in it'} (${cause.problem})`);
+}
+
+/** The profile and the backend of the run, as a run resolves them (the backend's default probes bubblewrap). */
+export async function runPlace(
+  context: DoctorContext,
+): Promise<{ profile: PermissionProfile; backend: BackendSettings }> {
+  const [{ workingDirSettingsSection }, { profileSettingsSection }, { backendSettingsSection }] = await Promise.all([
+    import('@rho/core/settings'),
+    import('@rho/permissions/settings'),
+    import('@rho/agent/settings'),
+  ]);
+  const { settings } = await context.settings([
+    workingDirSettingsSection,
+    profileSettingsSection,
+    backendSettingsSection,
+  ]);
+  return { profile: settings.profile.profile, backend: settings.backend };
 }

@@ -158,8 +158,22 @@ export async function diskCheck(home: string): Promise<CheckResult> {
   return result('disk', 'ok', `${size(free)} free under ${where}`);
 }
 
-/** The ripgrep the local backend's grep and glob tools run (@vscode/ripgrep's, else $RHO_RIPGREP_PATH, else rg on PATH). */
-export async function ripgrepCheck(timeoutMs: number, signal: AbortSignal): Promise<CheckResult> {
+/**
+ * The ripgrep the grep and glob tools run on this machine (@vscode/ripgrep's, else
+ * $RHO_RIPGREP_PATH, else rg on PATH; the sandbox backend's container sees the same), found as
+ * they find it and started with `--version`. A remote backend (daytona) brings its own: skipped.
+ */
+export async function ripgrepCheck(
+  backend: { name: string; origin: string },
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<CheckResult> {
+  if (backend.name !== 'local' && backend.name !== 'sandbox')
+    return result(
+      'ripgrep',
+      'skip',
+      `not needed here: the ${backend.name} backend (${backend.origin}) runs rg where the tools run`,
+    );
   const [{ createLocalBackend }, { resolveRipgrep }] = await Promise.all([
     import('@rho/core'),
     import('@rho/tools-fs'),
