@@ -7,6 +7,7 @@ import { helpEpilogue } from './help-text.js';
 import type { Terminal } from './terminal.js';
 import { processTerminal } from './terminal.js';
 import { registerConfigCommands } from './commands/config-command.js';
+import { registerDoctorCommand } from './commands/doctor/doctor-command.js';
 import { registerEvalCommands } from './commands/eval-command.js';
 import { registerExportCommands } from './commands/export-commands.js';
 import { registerFleetCommands } from './commands/fleet-commands.js';
@@ -108,6 +109,7 @@ const SUBCOMMANDS = [
   'worker',
   'results',
   'config',
+  'doctor',
 ];
 
 /**
@@ -148,6 +150,7 @@ function buildParser(
   registerMcpCommands(parser, terminal, env, setExit);
   registerFleetCommands(parser, terminal, env, setExit);
   registerConfigCommands(parser, terminal, env, setExit);
+  registerDoctorCommand(parser, terminal, env, setExit);
   parser.option('fleet', {
     type: 'string',
     requiresArg: true,

@@ -271,6 +271,12 @@ export interface Fleet {
   /** Connection (redacted), schema version against the latest, sessions by status and by host. */
   status(): Promise<FleetStatus>;
   /**
+   * The version of the fleet's schema in the database (0: not migrated), one query: what
+   * `rho doctor` compares with `LATEST_SCHEMA_VERSION` (an outdated schema may lack what
+   * {@link status} counts).
+   */
+  schemaVersion(): Promise<number>;
+  /**
    * Registers (or re-registers, on a resume) a session and starts its heartbeat and signal
    * listener. Waits for the registration; throws a {@link FleetUnavailableError} when the
    * database cannot be reached (the caller decides whether to run without the fleet).

@@ -56,7 +56,13 @@ export type {
   SandboxLimitOptions,
   SandboxLimits,
 } from './sandbox-limits.js';
-export type { SandboxMode, SandboxRunOptions, SandboxStatus, SandboxWrapper } from './sandbox-wrapper.js';
+export type {
+  SandboxMode,
+  SandboxRunOptions,
+  SandboxStatus,
+  SandboxUnavailableCause,
+  SandboxWrapper,
+} from './sandbox-wrapper.js';
 export { checkReadPath, PROC_READABLE } from './check-read-path.js';
 export {
   DEFAULT_SECRET_ALLOW,

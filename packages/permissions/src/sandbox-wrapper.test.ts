@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -143,13 +143,37 @@ describe('when there is no sandbox', () => {
     expect(wrapper.unavailableReason).toMatch(
       /^restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap;/,
     );
+    expect(wrapper.unavailableCause).toEqual({
+      kind: 'not_found',
+      problem: 'bwrap was not found on PATH',
+      fix: expect.stringMatching(/^install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap;/),
+    });
     expect(wrapper.wrap(['ls'], { cwd: scratch, allowNetwork: false })).toEqual(['ls']);
+  });
+
+  test('a bwrap that cannot make a sandbox (no user namespaces): unavailable, with its error and the fix', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rho-fake-bwrap-'));
+    const fake = join(directory, 'bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to creating new namespace" >&2\nexit 1\n');
+    chmodSync(fake, 0o755);
+    const wrapper = await sandboxWrapper({ searchPath: directory });
+    expect(wrapper.available).toBe(false);
+    expect(wrapper.unavailableCause).toEqual({
+      kind: 'probe_failed',
+      problem: `bubblewrap (${fake}) cannot create a sandbox here (bwrap: No permissions to creating new namespace)`,
+      fix: expect.stringContaining('allow unprivileged user namespaces'),
+      program: fake,
+    });
   });
 
   test('macOS and other systems: no supported sandbox, said so', async () => {
     const wrapper = await sandboxWrapper({ platform: 'darwin' });
     expect(wrapper.available).toBe(false);
     expect(wrapper.unavailableReason).toMatch(/on macOS rho supports no sandbox .*sandbox-exec is deprecated/);
+    expect(wrapper.unavailableCause).toMatchObject({
+      kind: 'platform',
+      problem: 'bubblewrap needs Linux, and this is macOS',
+    });
   });
 
   test('required (the default) refuses; `sandbox: off` runs with a warning', async () => {

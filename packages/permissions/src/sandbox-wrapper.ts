@@ -62,9 +62,23 @@ export interface SandboxWrapper {
   description: string;
   /** When not available: why, and how to get one (a sentence for people and for the model). */
   unavailableReason?: string;
+  /** When not available: the same reason in parts (what failed, what to do), for `rho doctor`. */
+  unavailableCause?: SandboxUnavailableCause;
   /** The argv that runs `argv` inside the sandbox (the argv itself when the sandbox is unavailable). */
   wrap(argv: string[], options: SandboxRunOptions): string[];
   /** The `bwrap` executable, when available. */
+  program?: string;
+}
+
+/** Why the sandbox cannot run here, in parts (see {@link SandboxWrapper.unavailableReason} for the sentence). */
+export interface SandboxUnavailableCause {
+  /** Not Linux; no `bwrap` on the search path; or `bwrap` found but unable to make a sandbox. */
+  kind: 'platform' | 'not_found' | 'probe_failed';
+  /** What failed, in a few words (`bwrap was not found on PATH`). */
+  problem: string;
+  /** What to do about it (install bubblewrap; allow user namespaces; ...). */
+  fix: string;
+  /** The `bwrap` that was found and failed (`probe_failed`). */
   program?: string;
 }
 
@@ -185,9 +199,19 @@ function probe(bwrap: string): Promise<string | undefined> {
   });
 }
 
-function unavailable(reason: string): SandboxWrapper {
-  return { available: false, description: 'none', unavailableReason: reason, wrap: (argv) => argv };
+function unavailable(reason: string, cause: SandboxUnavailableCause): SandboxWrapper {
+  return {
+    available: false,
+    description: 'none',
+    unavailableReason: reason,
+    unavailableCause: cause,
+    wrap: (argv) => argv,
+  };
 }
+
+const NAMESPACES_FIX =
+  'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later an ' +
+  'AppArmor profile that allows bwrap to use them), or run rho as root';
 
 async function detect(options: Required<SandboxLookupOptions>): Promise<SandboxWrapper> {
   if (options.platform !== 'linux') {
@@ -196,12 +220,18 @@ async function detect(options: Required<SandboxLookupOptions>): Promise<SandboxW
       `rho's sandbox for restricted commands is bubblewrap, which needs Linux; on ${system} rho supports no sandbox ` +
         `(macOS's sandbox-exec is deprecated and not used), so restricted commands are refused. Run rho in a Linux ` +
         `container or VM with bubblewrap installed, ${OFF_HINT}.`,
+      {
+        kind: 'platform',
+        problem: `bubblewrap needs Linux, and this is ${system}`,
+        fix: 'run rho in a Linux container or VM with bubblewrap installed',
+      },
     );
   }
   const bwrap = findOnPath('bwrap', options.searchPath);
   if (bwrap === undefined) {
     return unavailable(
       `restricted commands run inside the bubblewrap sandbox, and bwrap was not found on PATH: ${BUBBLEWRAP_INSTALL}, ${OFF_HINT}.`,
+      { kind: 'not_found', problem: 'bwrap was not found on PATH', fix: BUBBLEWRAP_INSTALL },
     );
   }
   const failure = await probe(bwrap);
@@ -210,6 +240,12 @@ async function detect(options: Required<SandboxLookupOptions>): Promise<SandboxW
       `bubblewrap (${bwrap}) cannot create a sandbox here (${failure}); it needs root or unprivileged user ` +
         `namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later an AppArmor profile ` +
         `that allows bwrap to use them), ${OFF_HINT}.`,
+      {
+        kind: 'probe_failed',
+        problem: `bubblewrap (${bwrap}) cannot create a sandbox here (${failure})`,
+        fix: NAMESPACES_FIX,
+        program: bwrap,
+      },
     );
   }
   return {

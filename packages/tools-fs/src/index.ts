@@ -18,3 +18,4 @@ export { createReadExcelTool } from './read-excel-tool.js';
 export { restrictedShellGate } from './restricted-shell-gate.js';
 export { fsTools } from './fs-tools.js';
 export type { FsToolsOptions } from './fs-tools.js';
+export { resolveRipgrep, RIPGREP_MISSING } from './internal/ripgrep.js';

@@ -454,7 +454,7 @@ export class PgFleet implements Fleet {
     }
   }
 
-  private async schemaVersion(): Promise<number> {
+  async schemaVersion(): Promise<number> {
     const [found] = await this.sql<{ name: string | null }[]>`
       select to_regclass(${`"${this.config.schema}".schema_migrations`})::text as name`;
     if (found?.name === null || found === undefined) return 0;
