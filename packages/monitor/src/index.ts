@@ -1,5 +1,12 @@
-export { ACTIVE_STATUSES, judgeLiveness, PARKED_REASON, parkedOrDead } from './live-status.js';
-export type { LiveStatus, Liveness, LivenessOptions } from './live-status.js';
+export {
+  ACTIVE_STATUSES,
+  judgeLiveness,
+  LISTED_STATUSES,
+  LISTING_ONLY_STATUSES,
+  PARKED_REASON,
+  parkedOrDead,
+} from './live-status.js';
+export type { ListingOnlyStatus, LiveStatus, Liveness, LivenessOptions } from './live-status.js';
 export type { ListedSession } from './listed-session.js';
 export type {
   ControlKind,

@@ -4,8 +4,9 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RawTraceRecord } from '@rho/core';
-import { isKnownRecord, RhoError } from '@rho/core';
+import { ACTIVE_SESSION_STATUSES, isKnownRecord, RhoError } from '@rho/core';
 import type { ControlKind, ListedSession, SessionFilter, SessionSource } from '@rho/monitor';
+import { LISTED_STATUSES } from '@rho/monitor';
 import { EXIT, UsageError } from '../../exit-codes.js';
 import { createEventRenderer } from '../../render.js';
 import type { MonitorIo } from './monitor-io.js';
@@ -14,23 +15,10 @@ import { formatSessionTable } from './session-table.js';
 export type { ControlKind } from '@rho/monitor';
 
 /** Live statuses: a session that can take a signal. */
-const LIVE = ['running', 'paused', 'waiting_approval'];
+const LIVE: readonly string[] = ACTIVE_SESSION_STATUSES;
 
-/** The statuses `rho ps --status` accepts. */
-export const PS_STATUSES: readonly string[] = [
-  'created',
-  'running',
-  'paused',
-  'waiting_approval',
-  'completed',
-  'error',
-  'cancelled',
-  'limit',
-  'truncated',
-  'refused',
-  'parked',
-  'dead',
-];
+/** The statuses `rho ps --status` accepts: every status a listing shows. */
+export const PS_STATUSES: readonly string[] = LISTED_STATUSES;
 
 /** Throws a UsageError (exit 2) when `directory` was given explicitly and is not a directory. */
 export function requireDirectory(directory: string, explicit: boolean): void {
