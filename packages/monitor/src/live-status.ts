@@ -38,12 +38,12 @@ export const PARKED_REASON =
   'a tool call waits for approval and no process runs the session: answer it (rho approve / rho deny), then continue it with rho --resume';
 
 /**
- * `parked` for a session that waits for approval with no process (see {@link PARKED_REASON}),
- * with the reason also when the verdict says `parked` already (a fleet's); the verdict otherwise.
+ * `parked`, with {@link PARKED_REASON}, for a session that waits for approval with no process (a
+ * `dead` verdict) and for a verdict that says `parked` already (a fleet's); the verdict otherwise.
  */
 export function parkedOrDead(recorded: string, verdict: Liveness): Liveness {
   return (recorded === 'waiting_approval' && verdict.status === 'dead') || verdict.status === 'parked'
-    ? { status: 'parked', reason: verdict.reason ?? PARKED_REASON }
+    ? { status: 'parked', reason: PARKED_REASON }
     : verdict;
 }
 
