@@ -98,6 +98,7 @@ const SUBCOMMANDS = [
   'resume',
   'unpause',
   'directive',
+  'approvals',
   'connect',
   'export',
   'policy',

@@ -8,7 +8,7 @@ export type { MonitorConsole } from './monitor/command-setup.js';
 
 /**
  * Registers the monitor subcommands: `monitor`, `ps`, `watch`, `cancel` (alias `kill`), `pause`,
- * `resume` (alias `unpause`), `directive`, `approve`, `deny`, `connect`. The handlers load `@rho/monitor` only when
+ * `resume` (alias `unpause`), `directive`, `approvals`, `approve`, `deny`, `connect`. The handlers load `@rho/monitor` only when
  * they run, so other commands (and `--help`) stay fast. DIR defaults to `$RHO_HOME/sessions`.
  * The monitor console parses its lines with these same commands (`monitorConsole`), without
  * `monitor` itself and with its directory as the default.
@@ -25,7 +25,7 @@ export function registerMonitorCommands(
   if (monitorConsole === undefined) {
     parser.command(
       'monitor [dir]',
-      'Watch and steer running agents interactively (ps, watch, cancel, pause, resume, directive, connect)',
+      'Watch and steer running agents interactively (ps, watch, cancel, pause, resume, directive, approvals, connect)',
       (command) =>
         command.positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' }),
       async (argv) => {

@@ -1,12 +1,26 @@
-// `rho approve`, `rho deny`: a tool call that waits for approval, answered over the fleet or this
-// machine. Loaded with the command registrations: the handlers load what they use when they run.
+// `rho approvals`, `rho approve`, `rho deny`: the tool calls that wait for approval, listed and
+// answered, over the fleet or this machine. Loaded with the command registrations: the handlers
+// load what they use when they run.
 import type { Argv } from 'yargs';
 import type { DirArguments, MonitorSetup } from './command-setup.js';
 import { DIR_OPTION, resolvePrefix } from './command-setup.js';
 
-/** Registers `approve <prefix> [call]` and `deny <prefix> [call]` on `parser`. */
+/** Registers `approvals [dir]`, `approve <prefix> [call]` and `deny <prefix> [call]` on `parser`. */
 export function registerApprovalCommands(parser: Argv, setup: MonitorSetup, setExit: (code: number) => void): Argv {
   return parser
+    .command(
+      'approvals [dir]',
+      'List the tool calls that wait for approval (any node, with a fleet), with the rho approve / rho deny that answers each',
+      (command) =>
+        command
+          .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
+          .option('json', { type: 'boolean', default: false, describe: 'Print the waiting calls as a JSON array' }),
+      async (argv) => {
+        const { io, route } = await setup({ fleet: argv.fleet } as DirArguments, argv.dir);
+        const { approvalsAction } = await import('./approvals-action.js');
+        setExit(await route({ run: (source) => approvalsAction(source, { json: argv.json === true }, io) }));
+      },
+    )
     .command(
       'approve <prefix> [call]',
       'Approve a tool call that waits for approval (the only one, or CALL)',
@@ -21,14 +35,18 @@ export function registerApprovalCommands(parser: Argv, setup: MonitorSetup, setE
     );
 }
 
-/** `approve` and `deny`: one waiting call of one session, over the fleet or this machine. */
+/**
+ * `approve` and `deny`: one waiting call of one session, over the fleet or this machine. The fleet
+ * takes answers for live sessions only; a session it refuses (no process runs it: parked) that is
+ * on this machine is answered in its directory, where its resumed run reads the answer.
+ */
 async function answer(
   setup: MonitorSetup,
   setExit: (code: number) => void,
   decision: 'approve' | 'deny',
   argv: Record<string, unknown>,
 ): Promise<void> {
-  const { io, route } = await setup(argv as DirArguments);
+  const { io, route, here } = await setup(argv as DirArguments);
   const { approvalAction } = await import('./approval-actions.js');
   const given = String(argv.prefix);
   const scope: 'call' | 'tool' | undefined =
@@ -42,8 +60,29 @@ async function answer(
   setExit(
     await route({
       ...(given === 'latest' ? {} : { prefix: given }),
-      run: async (source) => approvalAction(source, String(await resolvePrefix(source, given)), command, io),
+      run: async (source) => {
+        const prefix = String(await resolvePrefix(source, given));
+        try {
+          return await approvalAction(source, prefix, command, io);
+        } catch (error) {
+          if (source.kind !== 'fleet' || !isRefusedAnswer(error)) throw error;
+          const local = await here.resolve(error.sessionId).catch(() => undefined);
+          if (local?.status !== 'parked') throw error;
+          io.err(
+            `The fleet takes answers for live sessions only, and no process runs ${local.id} (parked); answering it in this machine's session directory.\n`,
+          );
+          return approvalAction(here, local.id, command, io);
+        }
+      },
     }),
+  );
+}
+
+/** The fleet's refusal of an answer for a session that is not live (`FleetSignalRefusedError` of an approval). */
+function isRefusedAnswer(error: unknown): error is { sessionId: string } {
+  const refused = error as { code?: unknown; signal?: unknown; sessionId?: unknown } | null;
+  return (
+    refused?.code === 'fleet_signal_refused' && refused.signal === 'approval' && typeof refused.sessionId === 'string'
   );
 }
 
