@@ -1,7 +1,8 @@
 // The lines the event renderer (render.ts) writes, made from records as pure functions: usage,
 // diffs, retries, and the small formats every line uses (times, previews, counts that may be
 // missing from another writer's record).
-import { clipWords, formatCost, formatTokens } from './format.js';
+import type { ApprovalAnsweredEvent, ApprovalRequestedEvent, HookRunEvent } from '@rho/core';
+import { clipWords, formatCost, formatElapsed, formatTokens, shellWord, toolSignature } from './format.js';
 import type { MarkdownRenderer } from './markdown.js';
 import type { styles } from './terminal.js';
 
@@ -82,4 +83,52 @@ export function firstLine(text: unknown): string {
 export function preview(value: unknown, length: number): string {
   const text = typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
   return clipWords(text.replace(/\s+/g, ' ').trim(), length);
+}
+
+/**
+ * `⏸ waiting for approval: bash(rm -rf build) — RISK (dangerous pattern "rm -rf"); answer with rho
+ * approve ID CALL or rho deny ID CALL; at 13:04:05 UTC it is denied`: a call that waits for an
+ * answer from elsewhere, and the commands that give it (`ID` when the session is not known).
+ */
+export function approvalRequestedLine(
+  event: ApprovalRequestedEvent,
+  sessionId: string | undefined,
+  style: ReturnType<typeof styles>,
+): string {
+  const target = `${shellWord(sessionId ?? 'ID')} ${shellWord(String(event.tool_call_id))}`;
+  const risk = preview(event.reason ?? 'the profile asks for approval of this tool', 200);
+  const dangerous = event.dangerous === undefined ? '' : ` (dangerous pattern "${preview(event.dangerous, 60)}")`;
+  const until =
+    typeof event.expires_at === 'string'
+      ? `; at ${clock(event.expires_at)} UTC it is ${event.on_timeout === 'approve' && event.dangerous === undefined ? 'approved' : 'denied'}`
+      : '';
+  return `${style.yellow('⏸ waiting for approval:')} ${toolSignature(String(event.tool_name), event.tool_args, 160)} — ${risk}${dangerous}; answer with rho approve ${target} or rho deny ${target}${until}`;
+}
+
+/** `✓ approved by alice@host (once) — bash call call_rm`, `✗ denied by timeout (once) — bash call call_rm: REASON`. */
+export function approvalAnsweredLine(event: ApprovalAnsweredEvent, style: ReturnType<typeof styles>): string {
+  const approved = event.decision === 'approve';
+  const scope =
+    event.scope === 'call' ? 'always this call' : event.scope === 'tool' ? `always ${String(event.tool_name)}` : 'once';
+  const who = preview(event.by ?? event.source ?? 'someone', 80);
+  const reason =
+    typeof event.reason === 'string' && event.reason.trim() !== '' ? `: ${preview(event.reason, 200)}` : '';
+  return `${approved ? style.green('✓ approved') : style.red('✗ denied')} by ${who} (${scope}) — ${String(event.tool_name)} call ${String(event.tool_call_id)}${reason}`;
+}
+
+/**
+ * A hook's run: `hook NAME (EVENT) ok in 12ms: allow (REASON)`; one that failed or timed out in
+ * yellow. `all` (replay) shows every run; otherwise (a live run) only those that failed or timed out.
+ */
+export function hookLine(event: HookRunEvent, style: ReturnType<typeof styles>, all: boolean): string | undefined {
+  const name = `hook ${preview(event.hook, 80)} (${String(event.event)})`;
+  if (event.outcome !== 'ok') {
+    const reason = event.reason === undefined ? '' : `: ${preview(event.reason, 200)}`;
+    return style.yellow(`${name} ${event.outcome === 'timeout' ? 'timed out' : 'failed'}${reason}`);
+  }
+  if (!all) return undefined;
+  const took = typeof event.duration_ms === 'number' ? ` in ${formatElapsed(event.duration_ms)}` : '';
+  const decided = typeof event.decision === 'string' ? `: ${event.decision}` : '';
+  const reason = typeof event.reason === 'string' && event.reason !== '' ? ` (${preview(event.reason, 200)})` : '';
+  return style.dim(`${name} ok${took}${decided}${reason}`);
 }

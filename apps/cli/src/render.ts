@@ -5,10 +5,13 @@ import type { MarkdownRenderer } from './markdown.js';
 import { MarkdownBlocks } from './markdown.js';
 import { OutputBatch } from './output-batch.js';
 import {
+  approvalAnsweredLine,
+  approvalRequestedLine,
   clock,
   count,
   diffLines,
   firstLine,
+  hookLine,
   preview,
   renderBlocks,
   retryLine,
@@ -45,6 +48,8 @@ export interface EventRendererOptions {
   contextWindow?: () => number | undefined;
   /** Width lines are clipped to. */
   width?: number;
+  /** Replay: the session the records are of, for the commands that answer a waiting call. */
+  sessionId?: string;
   /**
    * Live: gather output over a turn of the event loop and write it then (`flush()` before writing
    * to the same streams by other means). Otherwise what one event writes goes out as it is
@@ -338,18 +343,20 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         break;
       }
       case 'usage':
+        break;
+      // A live run says on stderr itself that a call waits, and how to answer it (run-command).
       case 'approval_requested':
+        if (!live) say(approvalRequestedLine(event, options.sessionId, style));
+        break;
       case 'approval_answered':
+        if (!live) say(approvalAnsweredLine(event, style));
         break;
-      case 'hook':
+      case 'hook': {
         // A hook that failed or timed out never fails the run, and never passes unseen.
-        if (event.outcome !== 'ok')
-          say(
-            style.yellow(
-              `hook ${preview(event.hook, 80)} (${event.event}) ${event.outcome === 'timeout' ? 'timed out' : 'failed'}${event.reason === undefined ? '' : `: ${preview(event.reason, 200)}`}`,
-            ),
-          );
+        const line = hookLine(event, style, !live);
+        if (line !== undefined) say(line);
         break;
+      }
       default: {
         const unknown: never = event;
         void unknown;

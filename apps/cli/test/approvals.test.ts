@@ -129,6 +129,20 @@ describe('approvals that wait, answered from another terminal', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; status?: string });
     expect(watched.at(-1)).toMatchObject({ type: 'run_end', status: 'refused' });
+    // rho watch says what waited, how to answer it, and who answered it how.
+    const lines = (await runRho(['watch', run.id], { env })).stdout.split('\n');
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^\\d\\d:\\d\\d:\\d\\d ⏸ waiting for approval: bash\\(rm -rf build\\) — .*rm -rf.*; answer with rho approve ${run.id} call_rm or rho deny ${run.id} call_rm; at .* UTC it is denied$`,
+        ),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\d\d:\d\d:\d\d ✗ denied by .+@.+ \(once\) — bash call call_rm: keep the objects for the release$/,
+      ),
+    );
   });
 
   it('two answers racing apply once; the loser is told which answer stands', async () => {

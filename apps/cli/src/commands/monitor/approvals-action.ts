@@ -4,7 +4,7 @@
 import type { SessionSource, WaitingApproval } from '@rho/monitor';
 import { listWaitingApprovals } from '@rho/monitor';
 import { EXIT } from '../../exit-codes.js';
-import { formatElapsed, toolSignature } from '../../format.js';
+import { answerCommands, formatElapsed, toolSignature } from '../../format.js';
 import { styles } from '../../terminal.js';
 import type { MonitorIo } from './monitor-io.js';
 
@@ -13,17 +13,6 @@ export interface ApprovalsOptions {
   json: boolean;
   /** The current time in ms (tests). */
   now?: number;
-}
-
-/** A word as a shell reads it: as is when it holds nothing the shell would change, else single-quoted. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9._:@%+=,/-]+$/.test(word) && !word.startsWith('-') ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** The commands that answer a waiting call: `rho approve ID CALL`, `rho deny ID CALL --reason "..."`. */
-export function answerCommands(sessionId: string, toolCallId: string): { approve: string; deny: string } {
-  const target = `${shellWord(sessionId)} ${shellWord(toolCallId)}`;
-  return { approve: `rho approve ${target}`, deny: `rho deny ${target} --reason "..."` };
 }
 
 /**

@@ -217,13 +217,13 @@ export async function watchAction(
 ): Promise<number> {
   const target = await source.resolve(prefix);
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  const replay = (write: (text: string) => void) => {
-    const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width });
+  const replay = (write: (text: string) => void, sessionId: string) => {
+    const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width, sessionId });
     return (record: RawTraceRecord) => {
       if (isKnownRecord(record)) renderer(record);
     };
   };
-  const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : replay(io.out);
+  const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : replay(io.out, target.id);
   // Child sessions (delegate) are shown under their parent: indented, or tagged in JSON.
   const childRenderers = new Map<string, (record: RawTraceRecord) => void>();
   const renderChild = (childId: string, record: RawTraceRecord) => {
@@ -234,13 +234,15 @@ export async function watchAction(
     let renderer = childRenderers.get(childId);
     if (renderer === undefined) {
       const prefix = `  ┆ ${childId.slice(0, 8)} `;
-      renderer = replay((text) =>
-        io.out(
-          text
-            .split('\n')
-            .map((line) => (line === '' ? line : `${prefix}${line}`))
-            .join('\n'),
-        ),
+      renderer = replay(
+        (text) =>
+          io.out(
+            text
+              .split('\n')
+              .map((line) => (line === '' ? line : `${prefix}${line}`))
+              .join('\n'),
+          ),
+        childId,
       );
       childRenderers.set(childId, renderer);
     }
