@@ -82,3 +82,14 @@ export function outputPreview(content: string, lines: number, width: number): { 
     more: Math.max(0, all.length - lines),
   };
 }
+
+/** A word as a shell reads it: as is when it holds nothing the shell would change, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9._:@%+=,/-]+$/.test(word) && !word.startsWith('-') ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The commands that answer a waiting call: `rho approve ID CALL`, `rho deny ID CALL --reason "..."`. */
+export function answerCommands(sessionId: string, toolCallId: string): { approve: string; deny: string } {
+  const target = `${shellWord(sessionId)} ${shellWord(toolCallId)}`;
+  return { approve: `rho approve ${target}`, deny: `rho deny ${target} --reason "..."` };
+}

@@ -14,6 +14,8 @@ import { registerFleetCommands } from './commands/fleet-commands.js';
 import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 import { registerQueueCommands } from './commands/queue-commands.js';
+import { registerRunCommand } from './commands/run-options.js';
+import { registerCheckCommands, registerDashboardCommand } from './commands/inspect-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
 export async function main(
@@ -97,6 +99,7 @@ const SUBCOMMANDS = [
   'resume',
   'unpause',
   'directive',
+  'approvals',
   'connect',
   'export',
   'policy',
@@ -158,270 +161,18 @@ function buildParser(
     describe:
       'PostgreSQL url of a fleet: register runs there, and ps/watch/cancel/... see every node (default: $RHO_FLEET_URL, fleet: in the config)',
   });
-  parser.command(
-    'dashboard [dir]',
-    'Serve a web dashboard of the sessions on 127.0.0.1: live status, timelines, costs, tools, controls (prints the URL with its access token)',
-    (command) =>
-      command
-        .positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
-        .option('port', { type: 'number', describe: 'Port (default: 7788, or a free one when it is taken)' })
-        .option('host', {
-          type: 'string',
-          describe: 'Address to listen on (default: 127.0.0.1; another address lets other machines in)',
-        }),
-    async (argv) => {
-      // Loaded only when the command runs: the dashboard's server and page are not part of start-up.
-      const { dashboardCommand } = await import('./commands/dashboard-command.js');
-      setExit(
-        await dashboardCommand(argv as import('./commands/dashboard-command.js').DashboardArguments, terminal, env),
-      );
-    },
-  );
+  registerDashboardCommand(parser, terminal, env, setExit);
   registerQueueCommands(parser, terminal, env, setExit);
-  parser.command('policy', 'Ask what a permission profile decides', (policy) =>
-    policy
-      .command(
-        'check',
-        'What a profile decides for a shell command, a write path, a read path or an SQL statement, and why (exit 0 allowed, 1 refused)',
-        (check) =>
-          check
-            .option('profile', {
-              type: 'string',
-              describe: 'Profile name or YAML path (default: $RHO_PROFILE or readonly)',
-            })
-            .option('shell', { type: 'string', describe: 'A shell command line' })
-            .option('write', { type: 'string', describe: 'A path the agent would write' })
-            .option('read', {
-              type: 'string',
-              describe: 'A path the agent would read (the view of the shell sandbox and the file tools)',
-            })
-            .option('sql', { type: 'string', describe: 'An SQL statement (with --dialect)' })
-            .option('dialect', {
-              type: 'string',
-              choices: ['sqlite', 'postgres', 'mysql', 'oracle', 'vertica'],
-              describe: 'SQL dialect',
-            })
-            .option('working-dir', {
-              alias: 'w',
-              type: 'string',
-              describe: 'Working directory for --write, --read and --shell (default: current directory)',
-            })
-            .option('via', {
-              type: 'string',
-              choices: ['write', 'edit', 'export_query'],
-              describe: 'The tool that would write, for --write (default: write)',
-            })
-            .option('json', { type: 'boolean', default: false, describe: 'Print the decision as JSON' }),
-        async (argv) => {
-          const { policyCheckCommand } = await import('./commands/policy-command.js');
-          setExit(
-            await policyCheckCommand(
-              argv as unknown as import('./commands/policy-command.js').PolicyCheckArguments,
-              terminal,
-              env,
-            ),
-          );
-        },
-      )
-      .demandCommand(1, 'Use: rho policy check --shell "CMD" | --write PATH | --read PATH | --sql "SQL" --dialect D'),
-  );
-  parser.command('db', 'Check the configured database accounts', (db) =>
-    db
-      .command(
-        'check <alias>',
-        "What an alias's configured account can do that it should not for read-only use, with a GRANT script for a least-privilege read account (exit 0 fit, 1 too powerful)",
-        (check) =>
-          check
-            .positional('alias', { type: 'string', demandOption: true, describe: 'Database alias of databases.yaml' })
-            .option('db-config', {
-              type: 'string',
-              describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)',
-            })
-            .option('role', {
-              type: 'string',
-              describe: 'Name of the read account in the GRANT script (default: rho_reader)',
-            })
-            .option('json', { type: 'boolean', default: false, describe: 'Print the report as JSON' }),
-        async (argv) => {
-          const { dbCheckCommand } = await import('./commands/db-command.js');
-          setExit(
-            await dbCheckCommand(argv as unknown as import('./commands/db-command.js').DbCheckArguments, terminal, env),
-          );
-        },
-      )
-      .demandCommand(1, 'Use: rho db check ALIAS [--json]'),
-  );
-  return parser
-    .scriptName('rho')
-    .usage('rho [TASK]\n\nRun an agent on a task (one-shot), or open the interactive REPL when no task is given.')
-    .command(
-      '$0 [task..]',
-      'Run one task and exit',
-      (command) =>
-        command
-          .positional('task', { type: 'string', array: true, describe: 'The task, in words (quote it, or use -p)' })
-          .option('prompt', { alias: 'p', type: 'string', describe: 'The task (takes precedence over TASK)' })
-          .option('model', {
-            alias: 'm',
-            type: 'string',
-            describe: 'Model name (default: $OPENAI_MODEL or gpt-5-mini)',
-          })
-          .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)' })
-          .option('profile', {
-            type: 'string',
-            describe:
-              'Permission profile: readonly, developer, unrestricted, developer-bash-only, or a YAML path (default: $RHO_PROFILE or readonly)',
-          })
-          .option('working-dir', {
-            alias: 'w',
-            type: 'string',
-            describe: 'Working directory of the tools (default: current directory)',
-          })
-          .option('backend', {
-            type: 'string',
-            describe:
-              'Where the file and shell tools run: local, sandbox (a bubblewrap container), daytona (default: $RHO_BACKEND; sandbox for the unrestricted and eval profiles where bubblewrap works, else local)',
-          })
-          .option('dockerfile', {
-            type: 'string',
-            describe: 'Daytona: build the sandbox from this Dockerfile (implies --backend daytona)',
-          })
-          .option('snapshot', {
-            type: 'string',
-            describe: 'Daytona: create the sandbox from this snapshot (implies --backend daytona)',
-          })
-          .option('keep-sandbox', {
-            type: 'boolean',
-            describe: 'Daytona: keep the sandbox when rho exits (default: delete it)',
-          })
-          .option('system-prompt', {
-            alias: 's',
-            type: 'string',
-            describe: 'Markdown prompt file with YAML frontmatter and template variables',
-          })
-          .option('var', {
-            type: 'string',
-            requiresArg: true,
-            describe: 'Template variable key=value for the prompt file (repeat --var for each)',
-          })
-          .option('vars-file', { type: 'string', describe: 'YAML file of template variables' })
-          .option('config', { alias: 'c', type: 'string', describe: 'Agent configuration YAML (flags override it)' })
-          .option('resume', {
-            alias: 'r',
-            type: 'string',
-            describe: 'Continue a session: latest, an id, a unique id prefix, or a session directory',
-          })
-          .option('list', { alias: 'l', type: 'boolean', default: false, describe: 'List saved sessions and exit' })
-          .option('db-config', {
-            type: 'string',
-            describe: 'Database aliases YAML (default: $RHO_DB_CONFIG or $RHO_HOME/databases.yaml)',
-          })
-          .option('tool-package', {
-            type: 'string',
-            requiresArg: true,
-            describe: "Load tools from this package name or path (repeatable; adds to the config's tool_packages)",
-          })
-          .option('reasoning-effort', {
-            type: 'string',
-            describe: 'Reasoning effort for reasoning models: none, minimal, low, medium, high, xhigh',
-          })
-          .option('auto-approve', {
-            alias: 'y',
-            type: 'boolean',
-            default: false,
-            describe: 'Approve every tool call without asking',
-          })
-          .option('when-unattended', {
-            type: 'string',
-            describe:
-              'With nobody at the terminal: wait (a call waits for rho approve / rho deny; the default) or withhold (such tools are not offered)',
-          })
-          .option('approval-timeout', {
-            type: 'string',
-            describe: 'How long a call waits for an answer: 30s, 10m, 2h, 1d (default 1h)',
-          })
-          .option('on-timeout', {
-            type: 'string',
-            describe: 'What a timeout answers: deny (default) or approve (never for a dangerous pattern)',
-          })
-          .option('output', {
-            alias: 'o',
-            type: 'string',
-            describe: 'Write the final answer to this file (never overwrites)',
-          })
-          .option('json', { type: 'boolean', default: false, describe: 'Print every event as one JSON line on stdout' })
-          .option('max-turns', { type: 'string', describe: 'Stop after this many model calls' })
-          .option('max-tokens', { type: 'string', describe: 'Stop when the session has used this many tokens' })
-          .option('max-cost', { type: 'string', describe: 'Stop when the session has cost this many USD' })
-          .option('first-byte-timeout', {
-            type: 'string',
-            describe:
-              'Seconds to wait for a model answer to start (default: $RHO_FIRST_BYTE_TIMEOUT or 60; a CPU-hosted model may need minutes)',
-          })
-          .option('idle-timeout', {
-            type: 'string',
-            describe: 'Seconds to wait between two chunks of a streamed answer (default: $RHO_IDLE_TIMEOUT or 60)',
-          })
-          .option('max-answer-time', {
-            type: 'string',
-            describe:
-              'Seconds one model answer may take in all, however steadily it streams (default: $RHO_MAX_ANSWER_TIME or 1200)',
-          })
-          .option('max-answer-size', {
-            type: 'string',
-            describe:
-              'Characters of text, reasoning and tool arguments one answer may have (default: $RHO_MAX_ANSWER_SIZE or 4194304)',
-          })
-          .option('max-retries', {
-            type: 'string',
-            describe:
-              'Retries of a failed model request: rate limits, server errors, timeouts (default: $RHO_MAX_RETRIES or 8)',
-          })
-          .option('context-window', {
-            type: 'string',
-            describe:
-              "The model's context window in tokens, for automatic compaction (default: $RHO_CONTEXT_WINDOW, the config, what the server reports, the known models, else 32768)",
-          })
-          .option('label', {
-            type: 'string',
-            requiresArg: true,
-            describe: 'A label key=value of the session in the fleet, for rho ps --label and rho stats (repeatable)',
-          })
-          .option('otel', {
-            type: 'string',
-            describe:
-              'Export OpenTelemetry spans (GenAI conventions) over OTLP/HTTP to this collector (default: $RHO_OTEL_ENDPOINT, otel.endpoint of config.yaml, $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318)',
-          })
-          .option('otel-content', {
-            type: 'boolean',
-            describe: 'With --otel: export prompts, answers and tool arguments and results too (default: not exported)',
-          })
-          .option('debug', { type: 'boolean', default: false, describe: 'Show stack traces on failures' }),
-      async (argv) => {
-        const { runCommand } = await import('./commands/run-command.js');
-        const { task, ...rest } = argv as unknown as import('./commands/run-command.js').RunArguments & {
-          task?: string[];
-        };
-        // `--otel` takes an optional URL: a word after it that is not one is the task's first word.
-        let words = task;
-        if (typeof rest.otel === 'string' && rest.otel !== '' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(rest.otel)) {
-          words = [rest.otel, ...(task ?? [])];
-          rest.otel = '';
-        }
-        // Repeatable flags (--var, --tool-package, --label) are one value or a list: the settings take either.
-        setExit(
-          await runCommand(
-            {
-              ...rest,
-              ...(words === undefined ? {} : { prompt: words }),
-              p: typeof rest.p === 'string' ? rest.p : undefined,
-            },
-            terminal,
-            env,
-          ),
-        );
-      },
-    )
+  registerCheckCommands(parser, terminal, env, setExit);
+  // `rho [TASK]`, the default command: after the usage line and every subcommand.
+  return registerRunCommand(
+    parser
+      .scriptName('rho')
+      .usage('rho [TASK]\n\nRun an agent on a task (one-shot), or open the interactive REPL when no task is given.'),
+    terminal,
+    env,
+    setExit,
+  )
     .version(readVersion())
     .alias('version', 'V')
     .help()

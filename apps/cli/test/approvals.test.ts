@@ -130,6 +130,20 @@ describe('approvals that wait, answered from another terminal', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; status?: string });
     expect(watched.at(-1)).toMatchObject({ type: 'run_end', status: 'refused' });
+    // rho watch says what waited, how to answer it, and who answered it how.
+    const lines = (await runRho(['watch', run.id], { env })).stdout.split('\n');
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^\\d\\d:\\d\\d:\\d\\d ⏸ waiting for approval: bash\\(rm -rf build\\) — .*rm -rf.*; answer with rho approve ${run.id} call_rm or rho deny ${run.id} call_rm; at .* UTC it is denied$`,
+        ),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\d\d:\d\d:\d\d ✗ denied by .+@.+ \(once\) — bash call call_rm: keep the objects for the release$/,
+      ),
+    );
   });
 
   it('the monitor console answers a waiting call (approve and deny are its commands too)', async () => {
@@ -237,6 +251,69 @@ describe('approvals that wait, answered from another terminal', () => {
       recorded_status: 'waiting_approval',
       parked_reason: expect.stringContaining('rho approve'),
     });
+  });
+
+  it('rho approvals lists the waiting call with its risk and the exact commands that answer it', async () => {
+    const { home, work } = workspace();
+    server = await startLoopbackServer({ steps: cleanBuild });
+    const run = await parkedRun(home, work);
+    const env = { RHO_HOME: home };
+    const listed = await runRho(['approvals'], { env });
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.split('\n');
+    expect(lines[0]).toMatch(/^1 tool call waits for approval in .*sessions:$/);
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^${run.id}  call call_rm  bash  waiting \\d+s  expires in 59m\\d\\ds \\(then denied\\)  waiting_approval$`,
+      ),
+    );
+    expect(lines.slice(3)).toEqual([
+      '  bash(rm -rf build)',
+      expect.stringMatching(/^ {2}risk: .*rm -rf/),
+      '  dangerous: matches "rm -rf" (only a person approves it, for this call)',
+      `  rho approve ${run.id} call_rm`,
+      `  rho deny ${run.id} call_rm --reason "..."`,
+      '',
+    ]);
+    const json = JSON.parse((await runRho(['approvals', '--json'], { env })).stdout) as Record<string, unknown>[];
+    expect(json).toEqual([
+      expect.objectContaining({
+        session_id: run.id,
+        call_id: 'call_rm',
+        tool: 'bash',
+        arguments: { command: 'rm -rf build' },
+        risk: expect.stringContaining('rm -rf'),
+        dangerous: true,
+        dangerous_pattern: 'rm -rf',
+        status: 'waiting_approval',
+        on_timeout: 'deny',
+        expires_in_ms: expect.any(Number),
+        approve_command: `rho approve ${run.id} call_rm`,
+        deny_command: `rho deny ${run.id} call_rm --reason "..."`,
+        answer_on_host: null,
+      }),
+    ]);
+    expect(json[0]!.expires_in_ms as number).toBeGreaterThan(3_000_000);
+    // The listed command answers it, as listed; then nothing waits.
+    const approved = await runRho(String(json[0]!.approve_command).split(' ').slice(1), { env });
+    expect(approved.code).toBe(0);
+    expect((await run.done).code).toBe(0);
+    expect(existsSync(join(work, 'build'))).toBe(false);
+    const after = await runRho(['approvals'], { env });
+    expect(after.stdout).toMatch(/^No tool call waits for approval in .*sessions\.\n$/);
+  });
+
+  it('rho approvals shows a call of a run that was stopped while it waited as parked', async () => {
+    const { home, work } = workspace();
+    server = await startLoopbackServer({ steps: cleanBuild });
+    const run = await parkedRun(home, work);
+    run.child().kill('SIGTERM');
+    expect((await run.done).code).toBe(4);
+    const listed = await runRho(['approvals', join(home, 'sessions')], { env: { RHO_HOME: home } });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^${run.id}  call call_rm  bash  .*  parked$`, 'm'));
+    expect(listed.stdout).toContain(`  rho approve ${run.id} call_rm\n`);
   });
 
   it('a timeout denies the call', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { MonitoredSession } from '@rho/monitor';
 import { createDirectorySource } from '@rho/monitor';
-import type { RawTraceRecord } from '@rho/core';
+import type { RawTraceRecord, TraceRecord } from '@rho/core';
 import { describe, expect, it } from 'vitest';
 import { pythonTracesDir } from '@rho/core/testing';
 import { formatSessionTable } from '../src/commands/monitor/session-table.js';
@@ -183,6 +183,103 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
       '10:00:01 ■ run ended: limit (max_turns) [1.5K in, 42 out, $0.0003]',
       '',
     ]);
+  });
+
+  const ts = '2026-12-02T13:00:05.000Z';
+  const waiting = [
+    {
+      type: 'approval_requested',
+      tool_call_id: 'call_rm',
+      tool_name: 'bash',
+      tool_args: { command: 'rm -rf build' },
+      reason: 'bash: the arguments contain the dangerous pattern "rm -rf"',
+      dangerous: 'rm -rf',
+      expires_at: '2026-12-02T14:00:05.000Z',
+      on_timeout: 'approve',
+      ts,
+    },
+    {
+      type: 'approval_answered',
+      tool_call_id: 'call_rm',
+      tool_name: 'bash',
+      decision: 'approve',
+      scope: 'once',
+      by: 'alice@node-a',
+      source: 'operator',
+      ts,
+    },
+    { type: 'approval_requested', tool_call_id: 'call 2', tool_name: 'write', tool_args: { path: 'a.txt' }, ts },
+    {
+      type: 'approval_answered',
+      tool_call_id: 'call 2',
+      tool_name: 'write',
+      decision: 'deny',
+      scope: 'once',
+      reason: 'use b.txt',
+      by: 'timeout',
+      source: 'timeout',
+      ts,
+    },
+    {
+      type: 'approval_answered',
+      tool_call_id: 'c3',
+      tool_name: 'read',
+      decision: 'approve',
+      scope: 'tool',
+      by: 'bob@node-b',
+      source: 'operator',
+      ts,
+    },
+    {
+      type: 'hook',
+      event: 'pre_tool',
+      hook: 'audit.sh',
+      outcome: 'ok',
+      duration_ms: 12,
+      decision: 'allow',
+      tool_call_id: 'c3',
+      ts,
+    },
+    { type: 'hook', event: 'session_end', hook: 'https://hooks.example/done', outcome: 'ok', duration_ms: 1500, ts },
+    {
+      type: 'hook',
+      event: 'post_tool',
+      hook: 'notify.sh',
+      outcome: 'timeout',
+      duration_ms: 10000,
+      reason: 'killed at 10 s',
+      ts,
+    },
+  ];
+
+  it('shows a waiting call with the commands that answer it, who answered it and how, and every hook run', () => {
+    let output = '';
+    const renderer = createEventRenderer({
+      mode: 'replay',
+      color: false,
+      sessionId: '3f2a9c1e',
+      out: (text) => (output += text),
+    });
+    for (const record of waiting) renderer(record as unknown as TraceRecord);
+    expect(output.split('\n')).toEqual([
+      '13:00:05 ⏸ waiting for approval: bash(rm -rf build) — bash: the arguments contain the dangerous pattern "rm -rf" (dangerous pattern "rm -rf"); answer with rho approve 3f2a9c1e call_rm or rho deny 3f2a9c1e call_rm; at 14:00:05 UTC it is denied',
+      '13:00:05 ✓ approved by alice@node-a (once) — bash call call_rm',
+      "13:00:05 ⏸ waiting for approval: write(path='a.txt') — the profile asks for approval of this tool; answer with rho approve 3f2a9c1e 'call 2' or rho deny 3f2a9c1e 'call 2'",
+      '13:00:05 ✗ denied by timeout (once) — write call call 2: use b.txt',
+      '13:00:05 ✓ approved by bob@node-b (always read) — read call c3',
+      '13:00:05 hook audit.sh (pre_tool) ok in 12ms: allow',
+      '13:00:05 hook https://hooks.example/done (session_end) ok in 1s',
+      '13:00:05 hook notify.sh (post_tool) timed out: killed at 10 s',
+      '',
+    ]);
+  });
+
+  it('a live run leaves the waiting and the answers to its own notice, and shows only the hooks that failed', () => {
+    let output = '';
+    const renderer = createEventRenderer({ mode: 'live', color: false, out: (text) => (output += text) });
+    for (const record of waiting) renderer(record as unknown as TraceRecord);
+    renderer.finish();
+    expect(output).toBe('hook notify.sh (post_tool) timed out: killed at 10 s\n');
   });
 });
 

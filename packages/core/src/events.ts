@@ -19,10 +19,41 @@ export interface UsageTotals {
  * the task was not done. `waiting_approval`: the run stopped while a tool call waited for a
  * person's answer (the process was stopped); the session resumes at that call.
  */
-export type RunStatus = 'completed' | 'error' | 'cancelled' | 'limit' | 'truncated' | 'refused' | 'waiting_approval';
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/**
+ * Every status a run can end with ({@link RunStatus}), in the order of the Statuses table of the
+ * user guide: the one list every view, check and filter of run statuses derives from.
+ */
+export const RUN_STATUSES = [
+  'waiting_approval',
+  'completed',
+  'refused',
+  'truncated',
+  'error',
+  'limit',
+  'cancelled',
+] as const;
 
 /** Status of a session in `meta.json` and `State`. */
-export type SessionStatus = 'created' | 'running' | 'paused' | 'waiting_approval' | RunStatus;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+/**
+ * Every status a session records ({@link SessionStatus}): before its first run (`created`), at
+ * work (`running`, `paused`), and the run statuses. Listings add statuses of their own (a
+ * monitor's `parked` and `dead`, from whether a process still runs the session).
+ */
+export const SESSION_STATUSES = ['created', 'running', 'paused', ...RUN_STATUSES] as const;
+
+/**
+ * The statuses of a session that an agent process should be working on right now: it reads a
+ * cancel, a pause or a directive, and a listing checks that its process is still there.
+ */
+export const ACTIVE_SESSION_STATUSES = [
+  'running',
+  'paused',
+  'waiting_approval',
+] as const satisfies readonly SessionStatus[];
 
 interface Base {
   /** UTC ISO-8601 timestamp. */

@@ -74,6 +74,7 @@ export type {
   UsageEvent,
   UsageTotals,
 } from './events.js';
+export { ACTIVE_SESSION_STATUSES, RUN_STATUSES, SESSION_STATUSES } from './events.js';
 export { Agent } from './agent.js';
 export { defaultApprovalPolicy } from './approval-policy.js';
 export type { AgentOptions, ApprovalDecision, ApprovalPolicy } from './agent.js';

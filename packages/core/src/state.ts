@@ -3,7 +3,7 @@ import type { ApprovalGrants, PendingApproval } from './approvals.js';
 import { approvalCallKey } from './approvals.js';
 import type { RunStatus, SessionStatus, TraceRecord, UsageTotals } from './events.js';
 import type { SecretRedactor } from './secret-redaction.js';
-import { timestamp } from './events.js';
+import { RUN_STATUSES, timestamp } from './events.js';
 import { answerDanglingToolCalls, parkedToolCalls } from './internal/dangling-tool-calls.js';
 import { TraceReader } from './trace-reader.js';
 import type { TraceSink } from './trace-sink.js';
@@ -30,16 +30,8 @@ export const DIRECTIVE_PREFIX = '[Operator directive] ';
 
 export { INTERRUPTED_TOOL_RESULT } from './internal/dangling-tool-calls.js';
 
-/** A run ended by the same `limit`/`budget` and similar. */
-const RUN_STATUSES: ReadonlySet<string> = new Set([
-  'completed',
-  'error',
-  'cancelled',
-  'limit',
-  'truncated',
-  'refused',
-  'waiting_approval',
-]);
+/** A `run_end` status this version knows; another writer's unknown one is taken for `completed`. */
+const KNOWN_RUN_STATUSES: ReadonlySet<string> = new Set(RUN_STATUSES);
 
 function emptyUsage(): UsageTotals {
   return { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0, unpriced_calls: 0 };
@@ -220,7 +212,7 @@ export class State {
         this.status = 'running';
         break;
       case 'run_end':
-        this.status = RUN_STATUSES.has(record.status) ? record.status : 'completed';
+        this.status = KNOWN_RUN_STATUSES.has(record.status) ? record.status : 'completed';
         break;
       case 'status':
         this.status = record.status;

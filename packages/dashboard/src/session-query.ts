@@ -1,7 +1,7 @@
 import type { ListedSession } from '@rho/monitor';
+import { ACTIVE_STATUSES } from '@rho/monitor';
 import type { SessionPage, SessionQuery, SessionSortKey } from './dashboard-source.js';
 
-const ACTIVE = new Set(['running', 'paused', 'waiting_approval']);
 const MAX_LIMIT = 1000;
 
 /**
@@ -15,7 +15,7 @@ export function querySessions(sessions: readonly ListedSession[], query: Session
     (session) =>
       (query.status === undefined ||
         query.status === '' ||
-        (query.status === 'active' ? ACTIVE.has(session.status) : session.status === query.status)) &&
+        (query.status === 'active' ? ACTIVE_STATUSES.has(session.status) : session.status === query.status)) &&
       (query.model === undefined || query.model === '' || session.model === query.model) &&
       (query.profile === undefined || query.profile === '' || session.profile === query.profile) &&
       (search === '' || searchText(session).includes(search)),

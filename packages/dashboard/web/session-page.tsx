@@ -9,8 +9,8 @@ import { Confirm } from './confirm.js';
 import { age, compact, duration, usd } from './format.js';
 import type { Marker, Span } from './session-model.js';
 import { SessionModel } from './session-model.js';
+import { ACTIVE_STATUSES } from './statuses.js';
 
-const ACTIVE = new Set(['running', 'paused', 'waiting_approval']);
 const WATERFALL_ROWS = 400;
 const CONVERSATION_ENTRIES = 300;
 
@@ -102,7 +102,7 @@ function Controls({ id, status }: { id: string; status: string | undefined }) {
   const [pending, setPending] = useState<{ action: string; text?: string } | undefined>(undefined);
   const [directive, setDirective] = useState('');
   const [message, setMessage] = useState('');
-  const live = status !== undefined && ACTIVE.has(status);
+  const live = status !== undefined && ACTIVE_STATUSES.has(status);
   const confirm = async () => {
     const request = pending!;
     setPending(undefined);

@@ -25,7 +25,7 @@ export class FleetSignalRefusedError extends RhoError {
     super('fleet_signal_refused', {
       message:
         options.signal === 'approval'
-          ? `Session ${options.sessionId} is ${options.status}: the answer was not recorded because ${hint}. The fleet takes answers for live sessions only; a resumed run asks again (rho --resume ${options.sessionId}), or answer in its session directory (rho approve --dir).`
+          ? `Session ${options.sessionId} is ${options.status}: the answer was not recorded because ${hint}. The fleet takes answers for live sessions only; a resumed run asks again (rho --resume ${options.sessionId}), or answer it on its node, where rho approve answers it in its session directory.`
           : `Session ${options.sessionId} is ${options.status}: the ${options.signal} was not sent because ${hint}. Signals go to live sessions only; resume the session (rho --resume ${options.sessionId}) to give it new instructions.`,
     });
     this.name = 'FleetSignalRefusedError';

@@ -1,4 +1,4 @@
-import { SessionNotFoundError } from '@rho/core';
+import { ACTIVE_SESSION_STATUSES, SessionNotFoundError } from '@rho/core';
 import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
 import { answerIfPending, parkedOrDead, pendingApprovalsInTrace } from '@rho/monitor';
 import type {
@@ -23,7 +23,7 @@ import { mirroredTrace } from './mirrored-trace.js';
 import type { ConnectFleetOptions, Fleet, FleetListOptions, FleetSession, FleetSessionStatus } from './types.js';
 
 /** Live statuses: a session that can take a signal. */
-const LIVE: readonly FleetSessionStatus[] = ['running', 'paused', 'waiting_approval'];
+const LIVE: readonly FleetSessionStatus[] = ACTIVE_SESSION_STATUSES;
 
 /** Options of {@link createFleetSessionSource}. */
 export interface FleetSessionSourceOptions {

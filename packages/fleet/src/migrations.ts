@@ -1,3 +1,5 @@
+import { ACTIVE_SESSION_STATUSES } from '@rho/core';
+
 /**
  * The fleet schema's versioned migrations. Each runs once, in order, in the transaction of
  * `Fleet.migrate()`, which holds a transaction-scoped advisory lock so that two nodes migrating at
@@ -16,13 +18,36 @@ export interface Migration {
 /** A live session whose heartbeat is older than this (ms, the connection's `rho_fleet.dead_after_ms`) is dead. */
 const DEAD_AFTER = `coalesce(nullif(current_setting('rho_fleet.dead_after_ms', true), '')::bigint, 30000)`;
 
-/** The live status of an `agent_registry` row `r`: its status, or `dead` when its agent is gone. */
-export const LIVE_STATUS_SQL = `case when r.status in ('created', 'running', 'paused', 'waiting_approval')
+/**
+ * The live status of an `agent_registry` row `r` as of schema version 1: its status, or `dead`
+ * when its agent is gone (it said it was at work, and it is gone or its heartbeat is stale).
+ * Migrations 1 and 3 embed it (`send_signal`, `answer_approval`, the first `sessions_by_status`);
+ * like every migration's text it never changes once released.
+ */
+const LIVE_STATUS_SQL_V1 = `case when r.status in ('created', 'running', 'paused', 'waiting_approval')
     and (r.gone or r.heartbeat_at < now() - make_interval(secs => ${DEAD_AFTER} / 1000.0))
   then 'dead' else r.status end`;
 
-/** Statuses of a session whose agent is (supposed to be) at work. */
-export const LIVE_STATUSES = ['created', 'running', 'paused', 'waiting_approval'] as const;
+/**
+ * As of schema version 4: a session waiting for approval whose agent is gone is `parked` (an
+ * answer and a resume go on at the waiting call, as `@rho/monitor`'s `parkedOrDead` says), any
+ * other such session `dead`. Frozen as well: migration 4 embeds it.
+ */
+const LIVE_STATUS_SQL_V4 = `case when r.status in ('created', 'running', 'paused', 'waiting_approval')
+    and (r.gone or r.heartbeat_at < now() - make_interval(secs => ${DEAD_AFTER} / 1000.0))
+  then case when r.status = 'waiting_approval' then 'parked' else 'dead' end else r.status end`;
+
+/**
+ * The live status of an `agent_registry` row `r`, as every listing and count shows it: the
+ * latest schema version's (the views of that version compute the same).
+ */
+export const LIVE_STATUS_SQL = LIVE_STATUS_SQL_V4;
+
+/**
+ * Statuses of a session whose agent is (supposed to be) at work: being set up, or core's active
+ * ones. The SQL above spells them out (a migration's text is frozen); a test holds it to this list.
+ */
+export const LIVE_STATUSES = ['created', ...ACTIVE_SESSION_STATUSES] as const;
 
 const LLM_END = `from trace_records t where t.type = 'llm_end' and coalesce(t.record->>'purpose', '') <> 'child_session'`;
 const USAGE_COLUMNS = `count(*)::bigint as calls,
@@ -101,7 +126,7 @@ export const MIGRATIONS: readonly Migration[] = [
           return query select 'not_found'::text, null::text, null::bigint;
           return;
         end if;
-        v_live := ${LIVE_STATUS_SQL};
+        v_live := ${LIVE_STATUS_SQL_V1};
         if v_live not in ('created', 'running', 'paused', 'waiting_approval') then
           return query select 'refused'::text, v_live, null::bigint;
           return;
@@ -121,7 +146,7 @@ export const MIGRATIONS: readonly Migration[] = [
       end
       $fn$`,
       `create view sessions_by_status as
-        select ${LIVE_STATUS_SQL} as status, count(*)::bigint as sessions,
+        select ${LIVE_STATUS_SQL_V1} as status, count(*)::bigint as sessions,
           round(sum(r.cost_usd)::numeric, 6)::float8 as cost_usd
         from agent_registry r group by 1 order by 2 desc`,
       `create view cost_by_model as
@@ -206,7 +231,7 @@ export const MIGRATIONS: readonly Migration[] = [
           return query select 'not_found'::text, null::text, null::jsonb;
           return;
         end if;
-        v_live := ${LIVE_STATUS_SQL};
+        v_live := ${LIVE_STATUS_SQL_V1};
         if v_live not in ('created', 'running', 'paused', 'waiting_approval') then
           return query select 'refused'::text, v_live, null::jsonb;
           return;
@@ -228,6 +253,17 @@ export const MIGRATIONS: readonly Migration[] = [
           from approval_answers x where x.session_id = p_session and x.tool_call_id = p_call;
       end
       $fn$`,
+    ],
+  },
+  {
+    version: 4,
+    description: "sessions_by_status: a session waiting for approval whose agent is gone is 'parked', not 'dead'",
+    statements: [
+      // The same columns, so the view is replaced in place and keeps its grants.
+      `create or replace view sessions_by_status as
+        select ${LIVE_STATUS_SQL_V4} as status, count(*)::bigint as sessions,
+          round(sum(r.cost_usd)::numeric, 6)::float8 as cost_usd
+        from agent_registry r group by 1 order by 2 desc`,
     ],
   },
 ];

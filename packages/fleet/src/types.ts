@@ -6,6 +6,7 @@ import type {
   StateObserver,
   TraceRecord,
 } from '@rho/core';
+import type { ListingOnlyStatus } from '@rho/monitor';
 import type { FleetConfig } from './fleet-config.js';
 
 /** What {@link Fleet.migrate} did: the schema version before and after (equal when up to date). */
@@ -147,8 +148,12 @@ export interface SessionAttachment {
   close(options?: { status?: SessionStatus; timeoutMs?: number }): Promise<void>;
 }
 
-/** Live status of a fleet session: the recorded status, or `dead` when its heartbeat is stale. */
-export type FleetSessionStatus = SessionStatus | 'dead';
+/**
+ * Live status of a fleet session: the recorded status, or, when its heartbeat is stale, `parked`
+ * for a session that waits for approval and `dead` for any other (`@rho/monitor`'s
+ * `ListingOnlyStatus`).
+ */
+export type FleetSessionStatus = SessionStatus | ListingOnlyStatus;
 
 /** One session as the fleet knows it (a row of `agent_registry`, with the live status). */
 export interface FleetSession {
@@ -159,7 +164,10 @@ export interface FleetSession {
   cwd?: string;
   model?: string;
   profile?: string;
-  /** Live status: `dead` when a running, paused or waiting session's heartbeat is older than `deadAfterMs`. */
+  /**
+   * Live status: when a running, paused or waiting session's heartbeat is older than
+   * `deadAfterMs`, `parked` if it waits for approval, else `dead`.
+   */
   status: FleetSessionStatus;
   /** The status the session last recorded. */
   recordedStatus: SessionStatus;

@@ -38,9 +38,9 @@ describe.skipIf(!sharedServer.available)(`migrations${skipped}`, () => {
       const sql = admin();
       const rows = await sql.unsafe(`select version from "${config.schema}".schema_migrations`);
       await sql.end();
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4]);
       const status = await second.status();
-      expect(status).toMatchObject({ schemaVersion: 3, latestVersion: 3, byStatus: {}, byHost: [] });
+      expect(status).toMatchObject({ schemaVersion: 4, latestVersion: 4, byStatus: {}, byHost: [] });
       expect(status.url).toBe(config.url);
     } finally {
       await Promise.all([first.close(), second.close()]);

@@ -1,5 +1,12 @@
-export { ACTIVE_STATUSES, judgeLiveness, PARKED_REASON, parkedOrDead } from './live-status.js';
-export type { LiveStatus, Liveness, LivenessOptions } from './live-status.js';
+export {
+  ACTIVE_STATUSES,
+  judgeLiveness,
+  LISTED_STATUSES,
+  LISTING_ONLY_STATUSES,
+  PARKED_REASON,
+  parkedOrDead,
+} from './live-status.js';
+export type { ListingOnlyStatus, LiveStatus, Liveness, LivenessOptions } from './live-status.js';
 export type { ListedSession } from './listed-session.js';
 export type {
   ControlKind,
@@ -15,6 +22,8 @@ export type {
 } from './session-source.js';
 export { answerIfPending, pendingApprovalsInTrace } from './pending-approvals.js';
 export type { ApprovalAnswerResult } from './pending-approvals.js';
+export { listWaitingApprovals } from './waiting-approvals.js';
+export type { WaitingApproval, WaitingApprovals, WaitingApprovalsFilter } from './waiting-approvals.js';
 export { createDirectorySource } from './directory-source.js';
 export type { DirectorySourceOptions } from './directory-source.js';
 export { copySession } from './copy-session.js';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { judgeLiveness, processExists } from './live-status.js';
+import { judgeLiveness, PARKED_REASON, parkedOrDead, processExists } from './live-status.js';
 import { exitedPid } from './test-support/session-fixtures.js';
 
 const now = Date.parse('2026-11-21T12:00:00Z');
@@ -96,5 +96,29 @@ describe('processExists', () => {
     expect(processExists(exitedPid())).toBe(false);
     expect(processExists(0)).toBe(false);
     expect(processExists(-5)).toBe(false);
+  });
+});
+
+describe('parkedOrDead', () => {
+  it("says parked, and how to go on, for a waiting session whose process is gone, and keeps a fleet's parked", () => {
+    expect(parkedOrDead('waiting_approval', { status: 'dead', reason: 'process 42 is gone' })).toEqual({
+      status: 'parked',
+      reason: PARKED_REASON,
+    });
+    expect(parkedOrDead('waiting_approval', { status: 'parked' })).toEqual({ status: 'parked', reason: PARKED_REASON });
+    expect(
+      judgeLiveness({ status: 'waiting_approval', pid: exitedPid(), hostname: hostname() }, noTrace, { now }),
+    ).toEqual({
+      status: 'parked',
+      reason: PARKED_REASON,
+    });
+  });
+
+  it('leaves every other verdict as it is', () => {
+    expect(parkedOrDead('running', { status: 'dead', reason: 'process 42 is gone' })).toEqual({
+      status: 'dead',
+      reason: 'process 42 is gone',
+    });
+    expect(parkedOrDead('waiting_approval', { status: 'waiting_approval' })).toEqual({ status: 'waiting_approval' });
   });
 });

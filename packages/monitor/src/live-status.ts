@@ -1,24 +1,33 @@
 import { hostname as osHostname } from 'node:os';
-import type { SessionMeta } from '@rho/core';
+import type { SessionMeta, SessionStatus } from '@rho/core';
+import { ACTIVE_SESSION_STATUSES, SESSION_STATUSES } from '@rho/core';
 
-/** A session's status as the monitor shows it: what meta.json says, or `dead` when its process is gone. */
-export type LiveStatus =
-  | 'created'
-  | 'running'
-  | 'paused'
-  | 'waiting_approval'
-  | 'completed'
-  | 'error'
-  | 'cancelled'
-  | 'limit'
-  | 'truncated'
-  | 'refused'
-  | 'parked'
-  | 'dead'
-  | 'unknown';
+/**
+ * The statuses only a listing shows, never recorded: judged from whether a process still runs a
+ * session that says it is at work (`parked`: it waits for approval; `dead`: anything else).
+ */
+export const LISTING_ONLY_STATUSES = ['parked', 'dead'] as const;
 
-/** Statuses that mean "an agent process should be working on this session right now". */
-export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(['running', 'paused', 'waiting_approval']);
+/** A status only a listing shows (see {@link LISTING_ONLY_STATUSES}). */
+export type ListingOnlyStatus = (typeof LISTING_ONLY_STATUSES)[number];
+
+/**
+ * Every status a listing can show a readable session with (`rho ps --status` takes these): what
+ * the session recorded (core's `SESSION_STATUSES`), then {@link LISTING_ONLY_STATUSES}.
+ */
+export const LISTED_STATUSES: readonly (SessionStatus | ListingOnlyStatus)[] = [
+  ...SESSION_STATUSES,
+  ...LISTING_ONLY_STATUSES,
+];
+
+/**
+ * A session's status as the monitor shows it: what meta.json says, `parked` or `dead` when its
+ * process is gone, `unknown` when its meta.json cannot be read.
+ */
+export type LiveStatus = SessionStatus | ListingOnlyStatus | 'unknown';
+
+/** Statuses that mean "an agent process should be working on this session right now" (core's `ACTIVE_SESSION_STATUSES`). */
+export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(ACTIVE_SESSION_STATUSES);
 
 /**
  * What a session waiting for approval with no process behind it shows (its run was stopped, or
@@ -28,9 +37,12 @@ export const ACTIVE_STATUSES: ReadonlySet<string> = new Set(['running', 'paused'
 export const PARKED_REASON =
   'a tool call waits for approval and no process runs the session: answer it (rho approve / rho deny), then continue it with rho --resume';
 
-/** `parked` for a session that waits for approval with no process (see {@link PARKED_REASON}); the verdict otherwise. */
+/**
+ * `parked`, with {@link PARKED_REASON}, for a session that waits for approval with no process (a
+ * `dead` verdict) and for a verdict that says `parked` already (a fleet's); the verdict otherwise.
+ */
 export function parkedOrDead(recorded: string, verdict: Liveness): Liveness {
-  return recorded === 'waiting_approval' && verdict.status === 'dead'
+  return (recorded === 'waiting_approval' && verdict.status === 'dead') || verdict.status === 'parked'
     ? { status: 'parked', reason: PARKED_REASON }
     : verdict;
 }

@@ -1,33 +1,14 @@
 import type { Argv } from 'yargs';
 import type { Terminal } from '../terminal.js';
+import type { DirArguments, MonitorConsole } from './monitor/command-setup.js';
+import { DIR_OPTION, monitorSetup, resolvePrefix } from './monitor/command-setup.js';
+import { registerApprovalCommands } from './monitor/approval-commands.js';
 
-interface DirArguments {
-  dir?: string;
-  /** `--fleet URL` (global). */
-  fleet?: string;
-}
-
-/** The monitor console (`rho monitor`) running these commands: its directory, and what stops a command. */
-export interface MonitorConsole {
-  /** The sessions directory the console was opened on (the default for every command). */
-  directory: string;
-  /** Aborted by Ctrl+C in the console: stops a watch or a coordinator, never an agent. */
-  signal: () => AbortSignal;
-  /** `rho monitor --fleet URL`: the fleet the console's commands work on. */
-  fleet?: string;
-}
-
-/** What a command does, on the sessions of a fleet or of this machine's sessions directory. */
-interface Routes {
-  /** The command, on a `SessionSource` of `@rho/monitor` (the fleet's, or the directory's). */
-  run: (source: import('@rho/monitor').SessionSource) => Promise<number>;
-  /** The session prefix the command names, to look for locally when the fleet does not know it. */
-  prefix?: string;
-}
+export type { MonitorConsole } from './monitor/command-setup.js';
 
 /**
  * Registers the monitor subcommands: `monitor`, `ps`, `watch`, `cancel` (alias `kill`), `pause`,
- * `resume` (alias `unpause`), `directive`, `connect`. The handlers load `@rho/monitor` only when
+ * `resume` (alias `unpause`), `directive`, `approvals`, `approve`, `deny`, `connect`. The handlers load `@rho/monitor` only when
  * they run, so other commands (and `--help`) stay fast. DIR defaults to `$RHO_HOME/sessions`.
  * The monitor console parses its lines with these same commands (`monitorConsole`), without
  * `monitor` itself and with its directory as the default.
@@ -39,83 +20,12 @@ export function registerMonitorCommands(
   setExit: (code: number) => void,
   monitorConsole?: MonitorConsole,
 ): Argv {
-  const dirOption = {
-    alias: 'd',
-    type: 'string',
-    describe: 'Sessions directory (default: $RHO_HOME/sessions)',
-  } as const;
-  const setup = async (argv: DirArguments, positionalDir?: string) => {
-    const [{ monitorIo, defaultSessionsDir }, actions, { createDirectorySource }] = await Promise.all([
-      import('./monitor/monitor-io.js'),
-      import('./monitor/monitor-actions.js'),
-      import('@rho/monitor'),
-    ]);
-    const explicit = positionalDir ?? argv.dir;
-    const { resolve } = await import('node:path');
-    const directory =
-      explicit === undefined || explicit === ''
-        ? (monitorConsole?.directory ?? (await defaultSessionsDir(env)))
-        : resolve(explicit);
-    const local = explicit !== undefined && explicit !== '';
-    actions.requireDirectory(directory, local);
-    const io = monitorIo(terminal, env);
-    const flag = (argv as { fleet?: string }).fleet ?? monitorConsole?.fleet;
-    const here = createDirectorySource(directory);
-    /**
-     * Runs a command over the fleet when one is configured and no directory was named, else on
-     * the directory. A session the fleet does not know but this machine has (it ran without a
-     * fleet) is still found here; a fleet whose database does not answer leaves this machine's
-     * sessions, with a warning.
-     */
-    const route = async (routes: Routes): Promise<number> => {
-      if (local) return routes.run(here);
-      const { withOperatorFleet } = await import('../fleet/operator-fleet.js');
-      return withOperatorFleet(
-        flag,
-        env,
-        async (fleet) => {
-          try {
-            return await routes.run(fleet);
-          } catch (error) {
-            const { SessionNotFoundError } = await import('@rho/core');
-            if (!SessionNotFoundError.isInstance(error) || routes.prefix === undefined) throw error;
-            try {
-              await here.resolve(routes.prefix);
-            } catch {
-              throw error;
-            }
-            return routes.run(here);
-          }
-        },
-        () => routes.run(here),
-        async (reason) => {
-          // A listing shows this machine's sessions; a command for one session tries it here, and
-          // when it is not here says that the fleet, which might know it, did not answer.
-          if (routes.prefix === undefined) {
-            io.err(`Warning: fleet: ${reason} Showing this machine's sessions only.\n`);
-            return routes.run(here);
-          }
-          io.err(`Warning: fleet: ${reason} Looking for ${routes.prefix} on this machine only.\n`);
-          try {
-            return await routes.run(here);
-          } catch (error) {
-            const { SessionNotFoundError } = await import('@rho/core');
-            if (!SessionNotFoundError.isInstance(error)) throw error;
-            const { FleetUnavailableError } = await import('@rho/fleet');
-            throw new FleetUnavailableError({
-              message: `Session ${routes.prefix} is not on this machine, and the fleet's database, which may know it, does not answer: nothing was sent. Try again once the fleet answers (rho fleet status).`,
-              cause: error,
-            });
-          }
-        },
-      );
-    };
-    return { io, directory, here, actions, route, createDirectorySource };
-  };
+  const dirOption = DIR_OPTION;
+  const setup = monitorSetup(terminal, env, monitorConsole);
   if (monitorConsole === undefined) {
     parser.command(
       'monitor [dir]',
-      'Watch and steer running agents interactively (ps, watch, cancel, pause, resume, directive, connect)',
+      'Watch and steer running agents interactively (ps, watch, cancel, pause, resume, directive, approvals, connect)',
       (command) =>
         command.positional('dir', { type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' }),
       async (argv) => {
@@ -129,36 +39,6 @@ export function registerMonitorCommands(
       },
     );
   }
-  /** `latest` as the id of the session it names on `source` (for a control `kind`: the newest one it applies to). */
-  const resolvePrefix = async (
-    source: import('@rho/monitor').SessionSource,
-    prefix: string | undefined,
-    kind?: 'cancel' | 'pause' | 'resume',
-  ): Promise<string | undefined> => {
-    if (prefix !== 'latest') return prefix;
-    const { latestSessionId } = await import('./monitor/monitor-actions.js');
-    return latestSessionId(source, kind);
-  };
-  /** `approve` and `deny`: one waiting call of one session, over the fleet or this machine. */
-  const answer = async (decision: 'approve' | 'deny', argv: Record<string, unknown>) => {
-    const { io, route } = await setup(argv as DirArguments);
-    const { approvalAction } = await import('./monitor/approval-actions.js');
-    const given = String(argv.prefix);
-    const scope: 'call' | 'tool' | undefined =
-      argv.alwaysThisCall === true ? 'call' : argv.alwaysTool === true ? 'tool' : undefined;
-    const command = {
-      decision,
-      ...(argv.call === undefined ? {} : { call: String(argv.call) }),
-      ...(scope === undefined ? {} : { scope }),
-      ...(typeof argv.reason === 'string' ? { reason: argv.reason } : {}),
-    } as const;
-    setExit(
-      await route({
-        ...(given === 'latest' ? {} : { prefix: given }),
-        run: async (source) => approvalAction(source, String(await resolvePrefix(source, given)), command, io),
-      }),
-    );
-  };
   /** Control commands share their handler: prefix or --all, over the fleet or this machine. */
   const control = (kind: 'cancel' | 'pause' | 'resume') => async (argv: Record<string, unknown>) => {
     const { io, actions, route } = await setup(argv as DirArguments);
@@ -192,7 +72,7 @@ export function registerMonitorCommands(
       setExit(code);
     }
   };
-  return parser
+  parser
     .command(
       'ps [dir]',
       "List sessions with their live status (running, paused, waiting_approval, dead, ...); with a fleet, every node's",
@@ -339,92 +219,57 @@ export function registerMonitorCommands(
           }),
         );
       },
-    )
-    .command(
-      'approve <prefix> [call]',
-      'Approve a tool call that waits for approval (the only one, or CALL)',
-      (command) => approvalOptions(command, dirOption, 'approve'),
-      (argv) => answer('approve', argv),
-    )
-    .command(
-      'deny <prefix> [call]',
-      'Deny a tool call that waits for approval; the model reads --reason',
-      (command) => approvalOptions(command, dirOption, 'deny'),
-      (argv) => answer('deny', argv),
-    )
-    .command(
-      'connect <prefixes..>',
-      'Start a coordinator agent that holds the combined context of these agents',
-      (command) =>
-        command
-          .positional('prefixes', {
-            type: 'string',
-            array: true,
-            demandOption: true,
-            describe: 'Session ids or unique prefixes',
-          })
-          .option('task', { type: 'string', describe: 'What the coordinator should do with the combined context' })
-          .option('dir', dirOption),
-      async (argv) => {
-        const { io, directory, route } = await setup(argv as DirArguments);
-        const { connectAction } = await import('./monitor/connect-action.js');
-        const prefixes = (argv.prefixes as string[]).map(String);
-        const task = typeof argv.task === 'string' && argv.task.trim() !== '' ? argv.task : undefined;
-        const signal = monitorConsole?.signal();
-        const options = { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) };
-        const code = await route({
-          run: async (source) => {
-            if (source.kind === 'directory') return connectAction(directory, prefixes, options, io);
-            // Sessions here are read from their directories; the others are copied from the fleet's mirror.
-            const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { copySession }] =
-              await Promise.all([
-                import('node:fs'),
-                import('node:os'),
-                import('node:path'),
-                import('@rho/core'),
-                import('@rho/monitor'),
-              ]);
-            const copies = mkdtempSync(join(tmpdir(), 'rho-connect-'));
-            try {
-              return await connectAction(directory, prefixes, options, io, async (prefix) => {
-                try {
-                  return new SessionStore(directory).lookup(prefix);
-                } catch {
-                  return copySession(source, await source.resolve(prefix), copies);
-                }
-              });
-            } finally {
-              rmSync(copies, { recursive: true, force: true });
-            }
-          },
-        });
-        if (code !== 0 && monitorConsole !== undefined) io.err(`The coordinator exited with code ${code}.\n`);
-        setExit(code);
-      },
     );
-}
-
-function approvalOptions<T>(
-  command: Argv<T>,
-  dirOption: { alias: 'd'; type: 'string'; describe: string },
-  verb: 'approve' | 'deny',
-) {
-  const base = command
-    .positional('prefix', { type: 'string', demandOption: true, describe: 'Session id, unique prefix, or latest' })
-    .positional('call', { type: 'string', describe: 'The waiting tool call (needed when several wait)' })
-    .option('dir', dirOption);
-  return verb === 'deny'
-    ? base.option('reason', { type: 'string', describe: 'Why (the model reads it)' })
-    : base
-        .option('always-this-call', {
-          type: 'boolean',
-          describe: 'Also approve this exact call (same tool and arguments) for the rest of the session',
+  registerApprovalCommands(parser, setup, setExit);
+  return parser.command(
+    'connect <prefixes..>',
+    'Start a coordinator agent that holds the combined context of these agents',
+    (command) =>
+      command
+        .positional('prefixes', {
+          type: 'string',
+          array: true,
+          demandOption: true,
+          describe: 'Session ids or unique prefixes',
         })
-        .option('always-tool', {
-          type: 'boolean',
-          describe: 'Also approve every later call of this tool that matches no dangerous pattern',
-        })
-        .conflicts('always-this-call', 'always-tool');
+        .option('task', { type: 'string', describe: 'What the coordinator should do with the combined context' })
+        .option('dir', dirOption),
+    async (argv) => {
+      const { io, directory, route } = await setup(argv as DirArguments);
+      const { connectAction } = await import('./monitor/connect-action.js');
+      const prefixes = (argv.prefixes as string[]).map(String);
+      const task = typeof argv.task === 'string' && argv.task.trim() !== '' ? argv.task : undefined;
+      const signal = monitorConsole?.signal();
+      const options = { ...(task === undefined ? {} : { task }), ...(signal === undefined ? {} : { signal }) };
+      const code = await route({
+        run: async (source) => {
+          if (source.kind === 'directory') return connectAction(directory, prefixes, options, io);
+          // Sessions here are read from their directories; the others are copied from the fleet's mirror.
+          const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { SessionStore }, { copySession }] = await Promise.all([
+            import('node:fs'),
+            import('node:os'),
+            import('node:path'),
+            import('@rho/core'),
+            import('@rho/monitor'),
+          ]);
+          const copies = mkdtempSync(join(tmpdir(), 'rho-connect-'));
+          try {
+            return await connectAction(directory, prefixes, options, io, async (prefix) => {
+              try {
+                return new SessionStore(directory).lookup(prefix);
+              } catch {
+                return copySession(source, await source.resolve(prefix), copies);
+              }
+            });
+          } finally {
+            rmSync(copies, { recursive: true, force: true });
+          }
+        },
+      });
+      if (code !== 0 && monitorConsole !== undefined) io.err(`The coordinator exited with code ${code}.\n`);
+      setExit(code);
+    },
+  );
 }
 
 function controlOptions<T>(

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RhoError, SessionNotFoundError } from '@rho/core';
+import { ACTIVE_STATUSES } from '@rho/monitor';
 import type { DashboardSource, SessionQuery, SessionSortKey } from '../dashboard-source.js';
 import { answerApproval, listApprovals, listSessionApprovals } from './approvals-api.js';
 import { changeAllowed } from './change-guard.js';
@@ -24,7 +25,6 @@ const SORT_KEYS: ReadonlySet<string> = new Set([
   'costUsd',
   'id',
 ]);
-const ACTIVE = new Set(['running', 'paused', 'waiting_approval']);
 const ACTIONS = new Set(['cancel', 'pause', 'resume', 'directive']);
 /** Session ids are directory names: no separators, no dot-dot. */
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -282,7 +282,7 @@ async function control(
   if (action === 'directive') {
     const text = typeof body?.text === 'string' ? body.text : '';
     await channel.sendDirective(text);
-    const live = ACTIVE.has(session.status);
+    const live = ACTIVE_STATUSES.has(session.status);
     sendJson(response, 200, {
       outcome: 'queued',
       message: live
@@ -292,7 +292,7 @@ async function control(
     return;
   }
   // A cancel or pause left in a finished session would stop or hold its next resume (as in rho cancel).
-  if (action !== 'resume' && !ACTIVE.has(session.status)) {
+  if (action !== 'resume' && !ACTIVE_STATUSES.has(session.status)) {
     sendJson(response, 409, { error: `Session ${id} is ${session.status}, not running: nothing to ${action}.` });
     return;
   }

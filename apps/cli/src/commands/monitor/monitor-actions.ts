@@ -4,8 +4,9 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RawTraceRecord } from '@rho/core';
-import { isKnownRecord, RhoError } from '@rho/core';
+import { ACTIVE_SESSION_STATUSES, isKnownRecord, RhoError } from '@rho/core';
 import type { ControlKind, ListedSession, SessionFilter, SessionSource } from '@rho/monitor';
+import { LISTED_STATUSES } from '@rho/monitor';
 import { EXIT, UsageError } from '../../exit-codes.js';
 import { createEventRenderer } from '../../render.js';
 import type { MonitorIo } from './monitor-io.js';
@@ -14,23 +15,10 @@ import { formatSessionTable } from './session-table.js';
 export type { ControlKind } from '@rho/monitor';
 
 /** Live statuses: a session that can take a signal. */
-const LIVE = ['running', 'paused', 'waiting_approval'];
+const LIVE: readonly string[] = ACTIVE_SESSION_STATUSES;
 
-/** The statuses `rho ps --status` accepts. */
-export const PS_STATUSES: readonly string[] = [
-  'created',
-  'running',
-  'paused',
-  'waiting_approval',
-  'completed',
-  'error',
-  'cancelled',
-  'limit',
-  'truncated',
-  'refused',
-  'parked',
-  'dead',
-];
+/** The statuses `rho ps --status` accepts: every status a listing shows. */
+export const PS_STATUSES: readonly string[] = LISTED_STATUSES;
 
 /** Throws a UsageError (exit 2) when `directory` was given explicitly and is not a directory. */
 export function requireDirectory(directory: string, explicit: boolean): void {
@@ -229,13 +217,13 @@ export async function watchAction(
 ): Promise<number> {
   const target = await source.resolve(prefix);
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  const replay = (write: (text: string) => void) => {
-    const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width });
+  const replay = (write: (text: string) => void, sessionId: string) => {
+    const renderer = createEventRenderer({ mode: 'replay', out: write, color: io.color, width, sessionId });
     return (record: RawTraceRecord) => {
       if (isKnownRecord(record)) renderer(record);
     };
   };
-  const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : replay(io.out);
+  const render = options.json ? (record: object) => io.out(`${JSON.stringify(record)}\n`) : replay(io.out, target.id);
   // Child sessions (delegate) are shown under their parent: indented, or tagged in JSON.
   const childRenderers = new Map<string, (record: RawTraceRecord) => void>();
   const renderChild = (childId: string, record: RawTraceRecord) => {
@@ -246,13 +234,15 @@ export async function watchAction(
     let renderer = childRenderers.get(childId);
     if (renderer === undefined) {
       const prefix = `  ┆ ${childId.slice(0, 8)} `;
-      renderer = replay((text) =>
-        io.out(
-          text
-            .split('\n')
-            .map((line) => (line === '' ? line : `${prefix}${line}`))
-            .join('\n'),
-        ),
+      renderer = replay(
+        (text) =>
+          io.out(
+            text
+              .split('\n')
+              .map((line) => (line === '' ? line : `${prefix}${line}`))
+              .join('\n'),
+          ),
+        childId,
       );
       childRenderers.set(childId, renderer);
     }

@@ -28,6 +28,7 @@ const COMMANDS = [
   'resume',
   'unpause',
   'directive',
+  'approvals',
   'approve',
   'deny',
   'connect',

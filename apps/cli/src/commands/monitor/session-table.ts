@@ -1,5 +1,5 @@
 import type { ListedSession } from '@rho/monitor';
-import { flattenSessionTree, groupSessions } from '@rho/monitor';
+import { ACTIVE_STATUSES, flattenSessionTree, groupSessions } from '@rho/monitor';
 import { clipWords, formatElapsed } from '../../format.js';
 import { styles } from '../../terminal.js';
 
@@ -89,7 +89,7 @@ export function formatSessionTable(sessions: readonly ListedSession[], options: 
  */
 function costOf(session: ListedSession): string {
   if (session.costUsd === undefined)
-    return ['created', 'running', 'paused', 'waiting_approval'].includes(session.recordedStatus) ? '-' : 'unknown';
+    return session.recordedStatus === 'created' || ACTIVE_STATUSES.has(session.recordedStatus) ? '-' : 'unknown';
   if (session.costUsd === null) return 'unknown';
   return `$${session.costUsd.toFixed(4)}${(session.unpricedCalls ?? 0) > 0 ? ' + unpriced' : ''}`;
 }
