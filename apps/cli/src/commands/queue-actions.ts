@@ -108,6 +108,8 @@ export async function submitAction(argv: SubmitArguments, terminal: Terminal, en
     deadline: argv.deadline,
     max_attempts: argv.maxAttempts,
     ...(argv.autoApprove === false ? { auto_approve: false } : {}),
+    approval_timeout: argv.approvalTimeout,
+    on_timeout: argv.onTimeout,
   };
   let tasks: TaskSpec[];
   if (argv.file !== undefined) {
@@ -245,9 +247,10 @@ export async function tasksAction(argv: TasksArguments, terminal: Terminal, env:
     ]);
     terminal.stdout.write(table(['ID', 'STATE', 'TRY', 'PRIO', 'LABELS', 'SESSION', 'PROMPT'], rows));
     // Why a worker refused a task is what its submitter needs to change: said in full.
+    // So is how to answer a parked one.
     for (const task of tasks)
-      if (task.result?.status === 'refused')
-        terminal.stdout.write(`${task.id.slice(0, 8)}: ${task.result.error ?? 'refused'}\n`);
+      if (task.result?.status === 'refused' || task.result?.status === 'waiting_approval')
+        terminal.stdout.write(`${task.id.slice(0, 8)}: ${task.result.error ?? task.result.status}\n`);
     return EXIT.completed;
   } finally {
     await queue.close();
@@ -383,7 +386,13 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
     worker_id: worker.id,
     concurrency: argv.concurrency,
     labels: argv.labels ?? [],
-    allow: { profiles: worker.allow.profiles, dirs: worker.allow.dirs, endpoints: worker.allow.endpoints },
+    allow: {
+      profiles: worker.allow.profiles,
+      dirs: worker.allow.dirs,
+      endpoints: worker.allow.endpoints,
+      max_approval_wait_seconds: worker.allow.maxApprovalWaitMs / 1000,
+      approve_on_timeout: worker.allow.approveOnTimeout,
+    },
   });
   let signals = 0;
   const onSignal = () => {
@@ -454,9 +463,14 @@ function describe(event: WorkerEvent | { type: string; [key: string]: unknown })
   }
 }
 
-/** A task's state for a table: `refused` for a task its worker would not run (it is `failed`). */
+/**
+ * A task's state for a table: `refused` for a task its worker would not run or whose every tool
+ * call was refused, `parked` for one whose session stopped while a call waited for approval (both
+ * are `failed`).
+ */
 function shownState(task: TaskRecord): string {
-  return task.state === 'failed' && task.result?.status === 'refused' ? 'refused' : task.state;
+  if (task.state !== 'failed') return task.state;
+  return task.result?.status === 'refused' ? 'refused' : task.result?.status === 'waiting_approval' ? 'parked' : 'failed';
 }
 
 function oneLine(text: string, width: number): string {
