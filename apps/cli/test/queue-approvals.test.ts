@@ -101,6 +101,8 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
   const waiting = (id: string) =>
     waitFor(async () => {
       const item = await task(id);
+      if (item.state !== 'queued' && item.state !== 'running')
+        throw new Error(`task ${id} ended (${item.state}) before a call waited: ${JSON.stringify(item.result)}`);
       return item.session_id !== undefined && trace(item.session_id).some((r) => r.type === 'approval_requested')
         ? item
         : undefined;
@@ -140,7 +142,7 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
     });
     const home = fleetHome({ schema: fleetSchema, url: POSTGRES_URL });
     const work = mkdtempSync(join(tmpdir(), 'rho-queue-appr-work-'));
-    for (const key of ['answered', 'deadline', 'parked']) mkdirSync(join(work, `build-${key}`));
+    for (const key of ['answered', 'deadline', 'cancelled', 'parked']) mkdirSync(join(work, `build-${key}`));
     const args = [bin, 'worker', '--json', '--poll', '0.2', '--labels', 'approvals', '--allow-profile', 'developer'];
     const child = spawn(
       uts ? 'unshare' : process.execPath,
@@ -256,6 +258,21 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
     expect(started(id)).toHaveLength(1);
     const table = await rho('tasks', id);
     expect(table.stdout).toMatch(new RegExp(`^${id.slice(0, 8)}\\s+refused\\s`, 'm'));
+  });
+
+  it('a task cancelled while its call waits ends its session cancelled, not parked', async () => {
+    const id = await submit('--no-auto-approve', 'clean cancelled');
+    const first = await waiting(id);
+    const cancelled = await rho('tasks', 'cancel', id);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    const final = await waitFor(async () => {
+      const item = await task(id);
+      return item.result?.exit_code !== undefined ? item : undefined;
+    }, 'the session stopped');
+    expect(final).toMatchObject({ state: 'cancelled', result: { status: 'cancelled', exit_code: 130 } });
+    const end = trace(first.session_id!).find((record) => record.type === 'run_end');
+    expect(end).toMatchObject({ status: 'cancelled' });
+    expect(runs()).not.toContain('cancelled');
   });
 
   it('a session stopped from outside while its call waits is reported parked, with how to answer it', async () => {
