@@ -137,7 +137,10 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
         // so its --approval-timeout alone would end the wait past the worker's bound.
         if (key === 'deadline') await new Promise((resolve) => setTimeout(resolve, 3000));
         const command = `rm -rf build-${key} && echo ${key} >> runs.log`;
-        return { type: 'response', toolCalls: [{ id: `call_${key}`, name: 'bash', arguments: JSON.stringify({ command }) }] };
+        return {
+          type: 'response',
+          toolCalls: [{ id: `call_${key}`, name: 'bash', arguments: JSON.stringify({ command }) }],
+        };
       },
     });
     const home = fleetHome({ schema: fleetSchema, url: POSTGRES_URL });
@@ -202,7 +205,12 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
     // Longer than a lease: the worker's heartbeats keep the job its own, and the session's lease holds.
     await new Promise((resolve) => setTimeout(resolve, (LEASE + 5) * 1000));
     const held = await task(id);
-    expect(held).toMatchObject({ state: 'running', attempt: 1, worker_id: first.worker_id, session_id: first.session_id });
+    expect(held).toMatchObject({
+      state: 'running',
+      attempt: 1,
+      worker_id: first.worker_id,
+      session_id: first.session_id,
+    });
     const beating = await job(id);
     expect(beating).toMatchObject({ state: 'active', retry_count: 0 });
     expect(beating.beat).toBeGreaterThan(LEASE);

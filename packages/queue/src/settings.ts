@@ -94,14 +94,15 @@ export const workerSettingsSection = defineSettingsSection({
     {
       key: 'worker.max_approval_wait',
       description:
-        "Longest a tool call of a task (auto_approve: false) waits for approval; a task's approval_timeout may ask no more",
+        "Longest a tool call of a task (auto_approve: false) waits for approval (default 1h); a task's approval_timeout may ask no more",
       files: ['home'],
       ...duration('1h'),
       flag: 'max-approval-wait',
     },
     {
       key: 'worker.allow_approve_on_timeout',
-      description: 'Whether a task may set on_timeout: approve (a call nobody answered runs; never a dangerous one)',
+      description:
+        'Whether a task may set on_timeout: approve (a call nobody answered runs; never a dangerous one); default false: refused',
       files: ['home'],
       ...flagOrSwitch(),
       flag: 'allow-approve-on-timeout',

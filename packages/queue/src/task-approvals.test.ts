@@ -66,7 +66,14 @@ describe('tasks whose calls wait for approval', () => {
   it('starts the session waiting, with the bounded timeout and what a timeout answers', () => {
     const spec = parseTaskSpec({ prompt: 'x', auto_approve: false, on_timeout: 'approve' }, 't');
     const args = sessionArguments(spec, { timeoutMs: 25_500, deadline: now.toISOString(), onTimeout: 'approve' });
-    expect(args.slice(3)).toEqual(['--when-unattended', 'wait', '--approval-timeout', '25s', '--on-timeout', 'approve']);
+    expect(args.slice(3)).toEqual([
+      '--when-unattended',
+      'wait',
+      '--approval-timeout',
+      '25s',
+      '--on-timeout',
+      'approve',
+    ]);
     expect(sessionArguments(parseTaskSpec({ prompt: 'x' }, 't')).slice(3)).toEqual(['--auto-approve']);
   });
 

@@ -12,7 +12,10 @@ export function attemptOutcome(
 ): { state: TaskState; result: TaskResult } {
   if (reason === 'cancelled') return { state: 'cancelled', result };
   if (reason === 'expired')
-    return { state: 'expired', result: { ...result, status: 'expired', error: 'the deadline passed while the task ran' } };
+    return {
+      state: 'expired',
+      result: { ...result, status: 'expired', error: 'the deadline passed while the task ran' },
+    };
   if (result.status === 'completed') return { state: 'done', result };
   // Stopped from outside the worker while a call waited for approval: parked, not retried.
   return { state: 'failed', result: result.status === 'waiting_approval' ? parkedResult(result, host) : result };

@@ -164,7 +164,10 @@ export function parseTaskSpec(value: unknown, where: string, now: Date = new Dat
     fail('on_timeout', `'${String(task.on_timeout)}' is neither deny nor approve.`);
   for (const key of ['approval_timeout', 'on_timeout'] as const)
     if (task[key] !== undefined && task.auto_approve !== false)
-      fail(key, 'applies to a task with auto_approve: false (its calls that need approval wait); add it, or leave this out.');
+      fail(
+        key,
+        'applies to a task with auto_approve: false (its calls that need approval wait); add it, or leave this out.',
+      );
   if (task.labels !== undefined) task.labels = [...new Set(task.labels)].sort();
   return task;
 }

@@ -470,7 +470,11 @@ function describe(event: WorkerEvent | { type: string; [key: string]: unknown })
  */
 function shownState(task: TaskRecord): string {
   if (task.state !== 'failed') return task.state;
-  return task.result?.status === 'refused' ? 'refused' : task.result?.status === 'waiting_approval' ? 'parked' : 'failed';
+  return task.result?.status === 'refused'
+    ? 'refused'
+    : task.result?.status === 'waiting_approval'
+      ? 'parked'
+      : 'failed';
 }
 
 function oneLine(text: string, width: number): string {

@@ -128,8 +128,7 @@ async function waitForAnswer(
     if (Date.now() >= expiresAt) {
       const waitedMs = expiresAt - requestedAt;
       const minutes = Math.round(waitedMs / 60_000);
-      const waited =
-        minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(waitedMs / 1000)} s`;
+      const waited = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(waitedMs / 1000)} s`;
       const settled = await scope.control.settleApproval(call.id, {
         decision: onTimeout,
         scope: 'once',
