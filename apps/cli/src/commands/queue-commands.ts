@@ -261,7 +261,7 @@ export function registerQueueCommands(
           .option('json', { type: 'boolean', default: false, describe: 'Log what the worker does as JSON lines' })
           .options(connection),
       async (argv) => {
-        const { workerAction } = await actions();
+        const { workerAction } = await import('./worker-action.js');
         const args = argv as unknown as WorkerArguments;
         setExit(
           await workerAction(
