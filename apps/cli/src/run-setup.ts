@@ -258,6 +258,8 @@ async function prepareLockedRun(
       unattended: settings.approvals.unattended,
       timeoutMs: settings.approvals.timeoutMs,
       onTimeout: settings.approvals.onTimeout,
+      // A queued task's calls wait no later than its worker says (a little before its deadline).
+      ...(settings.queue.approvalDeadline === undefined ? {} : { deadline: settings.queue.approvalDeadline }),
     },
   });
   sessionHooks?.attach(session);

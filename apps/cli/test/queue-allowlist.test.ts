@@ -172,16 +172,23 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
   it('reads its allowlists from worker: in $RHO_HOME/config.yaml, flags replacing a key', async () => {
     const log = await startWorkerWith(
       'node-config',
-      `worker:\n  allow_profiles: [readonly, developer]\n  allow_endpoints: [${foreign.url}]\n`,
+      `worker:\n  allow_profiles: [readonly, developer]\n  allow_endpoints: [${foreign.url}]\n  max_approval_wait: 2h\n`,
       '--labels',
       'configured',
       '--allow-profile',
       'readonly',
+      '--allow-approve-on-timeout',
     );
     const started = JSON.parse(log.find((line) => line.includes('"worker_started"'))!) as {
       allow: { profiles: string[]; dirs: string[]; endpoints: string[] };
     };
-    expect(started.allow).toEqual({ profiles: ['readonly'], dirs: [workDir], endpoints: [foreign.url] });
+    expect(started.allow).toEqual({
+      profiles: ['readonly'],
+      dirs: [workDir],
+      endpoints: [foreign.url],
+      max_approval_wait_seconds: 7200,
+      approve_on_timeout: true,
+    });
     const [id] = await submitFile([{ prompt: 'hello dev', labels: ['configured'], profile: 'developer' }]);
     const tasks = await final([id!]);
     expect(tasks.get(id!)!.result!.error).toContain("profile 'developer' is not allowed on this worker");

@@ -189,6 +189,35 @@ describe('approvals that wait', () => {
     });
   });
 
+  it("the approvals' deadline cuts a wait short: the call gets the timeout's answer then, not at its timeout", async () => {
+    const deadline = new Date(Date.now() + 300);
+    const { session, ran, directory } = setUp(callOnce('make clean'), {
+      approvals: { unattended: 'wait', timeoutMs: 60 * 60_000, deadline },
+    });
+    const started = Date.now();
+    expect((await session.run('go')).status).toBe('refused');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(ran).toEqual([]);
+    const records = traceOf(directory);
+    expect(records.find((record) => record.type === 'approval_requested')).toMatchObject({
+      expires_at: deadline.toISOString(),
+      on_timeout: 'deny',
+    });
+    expect(records.find((record) => record.type === 'approval_answered')).toMatchObject({
+      decision: 'deny',
+      source: 'timeout',
+      reason: expect.stringMatching(/^nobody answered within \d+ s \(the approval deadline, .+Z\)$/),
+    });
+    // A deadline already past answers at once; a later one leaves the timeout in force.
+    const late = setUp(callOnce('make clean'), {
+      approvals: { unattended: 'wait', timeoutMs: 50, deadline: new Date(Date.now() + 60 * 60_000) },
+    });
+    expect((await late.session.run('go')).status).toBe('refused');
+    expect(traceOf(late.directory).find((record) => record.type === 'approval_answered')).toMatchObject({
+      reason: 'nobody answered within 0 s (the approval timeout)',
+    });
+  });
+
   it('a person answering just before the timeout wins over it', async () => {
     const { session, ran, directory } = setUp(callOnce('make clean'), {
       approvals: { unattended: 'wait', timeoutMs: 60_000 },

@@ -54,7 +54,17 @@ export interface SessionApprovals {
    * pattern is denied at its timeout whatever this says.
    */
   onTimeout?: 'deny' | 'approve';
+  /**
+   * No call waits past this moment: a call's wait ends at the earlier of its timeout and this,
+   * and the timeout's answer applies then. A queue worker sets it a little before its task's
+   * deadline, so that a call that starts waiting late still ends by that answer, not by the
+   * deadline stopping the run.
+   */
+  deadline?: Date;
 }
+
+/** {@link SessionApprovals} with its defaults applied (the deadline stays optional). */
+export type ResolvedApprovals = Required<Omit<SessionApprovals, 'deadline'>> & Pick<SessionApprovals, 'deadline'>;
 
 /** How long a call waits for approval by default: one hour. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 60 * 60 * 1000;

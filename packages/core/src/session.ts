@@ -25,9 +25,9 @@ import { runTurns } from './internal/run-loop/run-turns.js';
 import type {
   Approver,
   Budgets,
+  ResolvedApprovals,
   RunOptions,
   RunResult,
-  SessionApprovals,
   SessionOptions,
   ToolHooks,
 } from './session-options.js';
@@ -74,7 +74,7 @@ export class Session implements ChildSession {
   private running = false;
   private runStartedAt = 0;
   private readonly observerList: SessionObserver[] = [];
-  private readonly approvals: Required<SessionApprovals>;
+  private readonly approvals: ResolvedApprovals;
   private readonly toolHooks: ToolHooks | undefined;
   private readonly localAnswers = new LocalAnswers();
   private readonly controlChannel: ControlChannel | undefined;
@@ -111,6 +111,7 @@ export class Session implements ChildSession {
       unattended: options.approvals?.unattended ?? 'withhold',
       timeoutMs: options.approvals?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
       onTimeout: options.approvals?.onTimeout ?? 'deny',
+      deadline: options.approvals?.deadline,
     };
     this.toolHooks = options.toolHooks;
     this.onEvent = options.onEvent;

@@ -16,6 +16,8 @@ export type { TaskAllowlist, TaskAllowlistOptions } from './task-allowlist.js';
 export type { TaskWorker, TaskWorkerOptions, WorkerEvent } from './task-worker.js';
 export { createCliSessionRunner, sessionArguments } from './session-runner.js';
 export type { CliSessionRunnerOptions, RunnableTask, RunningSession, TaskRunner } from './session-runner.js';
+export { taskApprovalWait } from './task-approvals.js';
+export type { TaskApprovalWait } from './task-approvals.js';
 export { QueueNotFoundError, QueueUnavailableError } from './internal/queue-store.js';
 export { queueRolesSql } from './queue-roles.js';
 export type { QueueRolesOptions } from './queue-roles.js';

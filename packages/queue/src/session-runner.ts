@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { TaskApprovalWait } from './task-approvals.js';
 import type { TaskSpec } from './task-spec.js';
 import type { TaskResult } from './task-types.js';
 
@@ -17,6 +18,11 @@ export interface RunnableTask {
    * when the worker is frozen and cannot stop it.
    */
   lease?: { file: string; seconds: number };
+  /**
+   * How the task's calls that need approval wait (a task with `auto_approve: false`): bounded by
+   * the worker's longest wait and the task's deadline.
+   */
+  approvals?: TaskApprovalWait;
 }
 
 /**
@@ -29,7 +35,10 @@ export const LEASE_LAPSE_FRACTION = 0.8;
 export interface RunningSession {
   /** Settles when the session has ended (never rejects). */
   result: Promise<TaskResult>;
-  /** `cancel` asks the session to stop (it keeps its trace); `kill` ends its process at once. */
+  /**
+   * `cancel` asks the session to stop (it keeps its trace; a call waiting for approval is ended
+   * with it, not parked); `kill` ends its process at once.
+   */
   stop(how: 'cancel' | 'kill'): void;
 }
 
@@ -49,11 +58,11 @@ export interface CliSessionRunnerOptions {
 }
 
 /**
- * The `rho` arguments that run a task: prompt, profile, config, model, working directory, budgets.
- * An eval question (`sql_eval`) runs as `rho eval sql-task --task JSON` instead, which runs it as
- * `rho eval sql` runs a question.
+ * The `rho` arguments that run a task: prompt, profile, config, model, working directory, budgets,
+ * approvals. An eval question (`sql_eval`) runs as `rho eval sql-task --task JSON` instead, which
+ * runs it as `rho eval sql` runs a question.
  */
-export function sessionArguments(spec: TaskSpec): string[] {
+export function sessionArguments(spec: TaskSpec, approvals?: TaskApprovalWait): string[] {
   if (spec.sql_eval !== undefined) return ['eval', 'sql-task', '--task', JSON.stringify(spec)];
   const args = ['--json', '-p', spec.prompt];
   const add = (flag: string, value: string | number | undefined) => {
@@ -66,9 +75,19 @@ export function sessionArguments(spec: TaskSpec): string[] {
   add('--max-turns', spec.max_turns);
   add('--max-tokens', spec.max_tokens);
   add('--max-cost', spec.max_cost);
-  // A worker has nobody to ask: tool calls the profile leaves to approval are approved unless
-  // the task says otherwise (then those tools are not offered).
+  // Tool calls the profile leaves to approval are approved unless the task says otherwise; then
+  // such a call waits for an answer from any node (rho approve / rho deny) while the worker holds
+  // the task, as long as the worker computed (its longest wait, cut short before the deadline).
   if (spec.auto_approve !== false) args.push('--auto-approve');
+  else if (approvals !== undefined)
+    args.push(
+      '--when-unattended',
+      'wait',
+      '--approval-timeout',
+      `${Math.max(1, Math.floor(approvals.timeoutMs / 1000))}s`,
+      '--on-timeout',
+      approvals.onTimeout,
+    );
   return args;
 }
 
@@ -82,7 +101,8 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
   const [command, ...prefix] = options.command;
   if (command === undefined) throw new TypeError('createCliSessionRunner: command is empty');
   return (task, hooks) => {
-    const child = spawn(command, [...prefix, ...(options.extraArgs ?? []), ...sessionArguments(task.spec)], {
+    const args = sessionArguments(task.spec, task.approvals);
+    const child = spawn(command, [...prefix, ...(options.extraArgs ?? []), ...args], {
       cwd: options.cwd ?? process.cwd(),
       env: {
         ...(options.env ?? process.env),
@@ -91,12 +111,16 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
         ...(task.lease === undefined
           ? {}
           : { RHO_TASK_LEASE_FILE: task.lease.file, RHO_TASK_LEASE_SECONDS: String(task.lease.seconds) }),
+        ...(task.approvals === undefined ? {} : { RHO_TASK_APPROVAL_DEADLINE: task.approvals.deadline }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const outcome: TaskResult = { status: 'crashed', attempt: task.attempt };
     let buffer = '';
     let stderr = '';
+    // Calls waiting for approval (a parked session names the one it waits on), and why calls were refused.
+    const waiting = new Map<string, NonNullable<TaskResult['pending_approval']>>();
+    const refusals: string[] = [];
     const onLine = (line: string) => {
       let event: Record<string, unknown>;
       try {
@@ -122,6 +146,16 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
         outcome.output = event.output;
       } else if (event.type === 'error' && typeof event.content === 'string') {
         outcome.error = event.content;
+      } else if (event.type === 'approval_requested' && typeof event.tool_call_id === 'string') {
+        waiting.set(event.tool_call_id, {
+          tool_call_id: event.tool_call_id,
+          tool_name: String(event.tool_name),
+          ...(typeof event.expires_at === 'string' ? { expires_at: event.expires_at } : {}),
+        });
+      } else if (event.type === 'approval_answered' && typeof event.tool_call_id === 'string') {
+        waiting.delete(event.tool_call_id);
+      } else if (event.type === 'tool_blocked' && typeof event.reason === 'string') {
+        refusals.push(`${String(event.tool_name)}: ${event.reason}`);
       }
     };
     child.stdout!.setEncoding('utf8');
@@ -143,6 +177,10 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
       child.on('close', (code, signal) => {
         if (buffer !== '') onLine(buffer);
         outcome.exit_code = code;
+        if (outcome.status === 'waiting_approval' && waiting.size > 0)
+          outcome.pending_approval = [...waiting.values()][0]!;
+        if (outcome.status === 'refused' && outcome.error === undefined && refusals.length > 0)
+          outcome.error = `every tool call the session asked for was refused: ${refusals.join('; ')}`;
         if (outcome.status === 'crashed' || code !== 0) {
           const said = stderr.trim().split('\n').slice(-3).join(' ').trim();
           if (outcome.error === undefined && said !== '') outcome.error = said;
@@ -154,7 +192,9 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
     return {
       result,
       stop(how) {
-        if (child.exitCode === null && child.signalCode === null) child.kill(how === 'cancel' ? 'SIGTERM' : 'SIGKILL');
+        // SIGINT cancels the run, also while a call waits for approval (SIGTERM would park it:
+        // a session the task no longer owns must not wait to be resumed beside the next attempt).
+        if (child.exitCode === null && child.signalCode === null) child.kill(how === 'cancel' ? 'SIGINT' : 'SIGKILL');
       },
     };
   };

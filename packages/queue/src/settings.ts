@@ -2,7 +2,7 @@
  * `@rho/queue/settings`: the task queue's settings sections: what a run started by `rho worker`
  * is told (its task and lease), and what `rho worker` lets a task choose. Light: no driver loads.
  */
-import { defineSettingsSection, listOfText, text } from '@rho/core/settings';
+import { defineSettingsSection, duration, flagOrSwitch, listOfText, text } from '@rho/core/settings';
 import type { TaskAllowlistOptions } from './task-allowlist.js';
 
 /** What a run started for a queued task knows of it (the worker's environment tells it). */
@@ -11,6 +11,8 @@ export interface QueueRunSettings {
   readonly task?: { readonly id: string; readonly attempt: number };
   /** The worker's lease of this attempt (`RHO_TASK_LEASE_FILE`, `RHO_TASK_LEASE_SECONDS`): the session stops when it lapses. */
   readonly lease?: { readonly file: string; readonly seconds: number };
+  /** No tool call waits for approval past this moment (`RHO_TASK_APPROVAL_DEADLINE`): a little before the task's deadline. */
+  readonly approvalDeadline?: Date;
 }
 
 /** A run of a queued task: set by `rho worker` in the environment of the run it starts. */
@@ -35,15 +37,25 @@ export const queueSettingsSection = defineSettingsSection({
       ...text(),
       env: ['RHO_TASK_LEASE_SECONDS'],
     },
+    {
+      key: 'task_approval_deadline',
+      description:
+        "No tool call waits for approval past this time (ISO-8601, a little before the task's deadline): then the timeout answers",
+      files: [],
+      ...text(),
+      env: ['RHO_TASK_APPROVAL_DEADLINE'],
+    },
   ],
   build(context): QueueRunSettings {
     const id = context.value<string>('task_id');
     const attempt = Number(context.value<string>('task_attempt') ?? '1');
     const file = context.value<string>('task_lease_file');
     const seconds = Number(context.value<string>('task_lease_seconds'));
+    const until = new Date(context.value<string>('task_approval_deadline') ?? Number.NaN);
     return {
       ...(id === undefined ? {} : { task: { id, attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1 } }),
       ...(file === undefined || !Number.isFinite(seconds) || seconds <= 0 ? {} : { lease: { file, seconds } }),
+      ...(Number.isNaN(until.getTime()) ? {} : { approvalDeadline: until }),
     };
   },
 });
@@ -55,7 +67,7 @@ export const workerSettingsSection = defineSettingsSection({
   name: 'worker',
   owner: '@rho/queue',
   description:
-    'What rho worker lets a queued task choose; whatever is not given is the narrowest (the readonly profile, the worker’s directory, no endpoint of the task’s own).',
+    'What rho worker lets a queued task choose; whatever is not given is the narrowest (the readonly profile, the worker’s directory, no endpoint of the task’s own, calls waiting an hour at most for approval, timeouts that deny).',
   mappings: [{ key: 'worker', unknownKeys: 'error' }],
   settings: [
     {
@@ -79,15 +91,35 @@ export const workerSettingsSection = defineSettingsSection({
       ...list,
       flag: 'allow-endpoint',
     },
+    {
+      key: 'worker.max_approval_wait',
+      description:
+        "Longest a tool call of a task (auto_approve: false) waits for approval (default 1h); a task's approval_timeout may ask no more",
+      files: ['home'],
+      ...duration('1h'),
+      flag: 'max-approval-wait',
+    },
+    {
+      key: 'worker.allow_approve_on_timeout',
+      description:
+        'Whether a task may set on_timeout: approve (a call nobody answered runs; never a dangerous one); default false: refused',
+      files: ['home'],
+      ...flagOrSwitch(),
+      flag: 'allow-approve-on-timeout',
+    },
   ],
   build(context): TaskAllowlistOptions {
     const profiles = context.value<string[]>('worker.allow_profiles');
     const dirs = context.value<string[]>('worker.allow_dirs');
     const endpoints = context.value<string[]>('worker.allow_endpoints');
+    const maxApprovalWaitMs = context.value<number>('worker.max_approval_wait');
+    const approveOnTimeout = context.value<boolean>('worker.allow_approve_on_timeout');
     return {
       ...(profiles === undefined ? {} : { profiles }),
       ...(dirs === undefined ? {} : { dirs }),
       ...(endpoints === undefined ? {} : { endpoints }),
+      ...(maxApprovalWaitMs === undefined ? {} : { maxApprovalWaitMs }),
+      ...(approveOnTimeout === undefined ? {} : { approveOnTimeout }),
     };
   },
 });

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve, sep } from 'node:path';
-import { ConfigError } from '@rho/core';
+import { ConfigError, DEFAULT_APPROVAL_TIMEOUT_MS } from '@rho/core';
+import { parseDuration } from '@rho/core/settings';
 import type { TaskSpec } from './task-spec.js';
 
 /** The profile a task runs with when it names none, and the only one a worker allows by default. */
@@ -18,6 +19,14 @@ export interface TaskAllowlistOptions {
   dirs?: readonly string[];
   /** Model endpoints an `sql_eval` task's `base_url` may name (the worker sends its own key there). Default: none. */
   endpoints?: readonly string[];
+  /**
+   * The longest a tool call of a task (`auto_approve: false`) may wait for approval here, in
+   * milliseconds (default one hour): a task asking for longer is refused, one asking nothing
+   * waits this long at most. Never past the task's deadline either way.
+   */
+  maxApprovalWaitMs?: number;
+  /** Whether a task may set `on_timeout: approve` (a call nobody answered then runs). Default false: refused. */
+  approveOnTimeout?: boolean;
 }
 
 /** A checked allowlist: directories as real absolute paths, endpoints parsed. */
@@ -29,6 +38,10 @@ export interface TaskAllowlist {
   readonly cwd: string;
   /** The endpoint the worker itself is configured with (`OPENAI_BASE_URL`): a task naming it changes nothing. */
   readonly ownEndpoint?: string;
+  /** The longest a call of a task waits for approval, in milliseconds. */
+  readonly maxApprovalWaitMs: number;
+  /** Whether a task may set `on_timeout: approve`. */
+  readonly approveOnTimeout: boolean;
 }
 
 /**
@@ -64,7 +77,20 @@ export function taskAllowlist(options: TaskAllowlistOptions, cwd: string, ownEnd
     return normal;
   });
   const own = ownEndpoint === undefined || ownEndpoint.trim() === '' ? undefined : normalEndpoint(ownEndpoint.trim());
-  return { profiles, dirs, endpoints, cwd: resolve(cwd), ...(own === undefined ? {} : { ownEndpoint: own }) };
+  const maxApprovalWaitMs = options.maxApprovalWaitMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  if (!Number.isFinite(maxApprovalWaitMs) || maxApprovalWaitMs < 1000)
+    throw new ConfigError({
+      message: `The longest approval wait must be a duration of at least 1s (got ${maxApprovalWaitMs} ms): --max-approval-wait 1h.`,
+    });
+  return {
+    profiles,
+    dirs,
+    endpoints,
+    cwd: resolve(cwd),
+    ...(own === undefined ? {} : { ownEndpoint: own }),
+    maxApprovalWaitMs,
+    approveOnTimeout: options.approveOnTimeout === true,
+  };
 }
 
 /**
@@ -85,6 +111,11 @@ export function taskRefusal(spec: TaskSpec, allow: TaskAllowlist): string | unde
     if (!allow.dirs.some((dir) => real === dir || real.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`)))
       return `${field} ${path} is outside the directories this worker allows (${allow.dirs.join(', ')}; start it with --allow-dir to allow more)`;
   }
+  if (spec.on_timeout === 'approve' && !allow.approveOnTimeout)
+    return 'on_timeout approve is not allowed on this worker (a call nobody answered would run; start it with --allow-approve-on-timeout to allow it, or leave on_timeout out: a timeout denies)';
+  const wait = spec.approval_timeout === undefined ? undefined : parseDuration(spec.approval_timeout);
+  if (wait !== undefined && wait > allow.maxApprovalWaitMs)
+    return `approval_timeout ${spec.approval_timeout} is longer than this worker lets a call wait for approval (${shortDuration(allow.maxApprovalWaitMs)}; start it with --max-approval-wait ${spec.approval_timeout} to allow it)`;
   const baseUrl = spec.sql_eval?.base_url;
   if (baseUrl !== undefined && baseUrl.trim() !== '') {
     const target = normalEndpoint(baseUrl.trim());
@@ -155,4 +186,12 @@ function realOrLexical(path: string): string {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values.map((value) => value.trim()))];
+}
+
+/** A duration for a message: `90s`, `45m`, `2h` (the largest whole unit). */
+export function shortDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s % 3600 === 0) return `${s / 3600}h`;
+  if (s % 60 === 0) return `${s / 60}m`;
+  return `${s}s`;
 }

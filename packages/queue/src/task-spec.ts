@@ -1,4 +1,5 @@
 import { ConfigError } from '@rho/core';
+import { parseDuration } from '@rho/core/settings';
 
 /**
  * One task to run on a worker: what `rho submit` takes, one JSON object a line in a tasks file.
@@ -25,8 +26,23 @@ export interface TaskSpec {
   max_tokens?: number;
   /** Budget: stop when the session has cost this many USD (`--max-cost`). */
   max_cost?: number;
-  /** Approve every tool call (`-y`); a worker has nobody to ask. Default true. */
+  /**
+   * Approve every tool call (`-y`). Default true. False: a call the profile leaves to approval
+   * waits for an answer (`rho approve`/`rho deny` from any node of the fleet) while the worker
+   * holds the task, up to `approval_timeout` and never past the deadline.
+   */
   auto_approve?: boolean;
+  /**
+   * With `auto_approve: false`: how long a call waits for its answer, a duration (`90s`, `30m`,
+   * `2h`). Default the worker's `--max-approval-wait` (1h); at most that, and always cut short to
+   * end before the deadline.
+   */
+  approval_timeout?: string;
+  /**
+   * With `auto_approve: false`: what a timeout answers, `deny` (the default) or `approve` (only on
+   * a worker started with `--allow-approve-on-timeout`; a dangerous call is denied all the same).
+   */
+  on_timeout?: 'deny' | 'approve';
   /** When the task expires: an ISO-8601 time, or a duration from submission (`90s`, `30m`, `2h`, `1d`). */
   deadline?: string;
   /** How many times the task may be started in all when workers die under it (default 3). */
@@ -95,6 +111,8 @@ const KEYS: Record<keyof TaskSpec, 'string' | 'number' | 'integer' | 'boolean' |
   max_tokens: 'integer',
   max_cost: 'number',
   auto_approve: 'boolean',
+  approval_timeout: 'string',
+  on_timeout: 'string',
   deadline: 'string',
   max_attempts: 'integer',
   sql_eval: 'sql_eval',
@@ -140,6 +158,16 @@ export function parseTaskSpec(value: unknown, where: string, now: Date = new Dat
     if (at === undefined) fail('deadline', `'${task.deadline}' is neither an ISO-8601 time nor a duration like 30m.`);
     task.deadline = at!.toISOString();
   }
+  if (task.approval_timeout !== undefined && parseDuration(task.approval_timeout) === undefined)
+    fail('approval_timeout', `'${task.approval_timeout}' is not a duration like 90s, 30m or 2h.`);
+  if (task.on_timeout !== undefined && task.on_timeout !== 'deny' && task.on_timeout !== 'approve')
+    fail('on_timeout', `'${String(task.on_timeout)}' is neither deny nor approve.`);
+  for (const key of ['approval_timeout', 'on_timeout'] as const)
+    if (task[key] !== undefined && task.auto_approve !== false)
+      fail(
+        key,
+        'applies to a task with auto_approve: false (its calls that need approval wait); add it, or leave this out.',
+      );
   if (task.labels !== undefined) task.labels = [...new Set(task.labels)].sort();
   return task;
 }

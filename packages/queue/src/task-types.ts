@@ -7,11 +7,14 @@ export type TaskState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' |
 export interface TaskResult {
   /**
    * How the session ended: the run's status (`completed`, `error`, `limit`, `cancelled`,
-   * `truncated`), or `expired` (the deadline passed while it ran), `lost` (the worker stopped
-   * answering and no attempt was left), `crashed` (the session process ended without a status).
+   * `truncated`, `refused`: every tool call it asked for was refused, `waiting_approval`: it was
+   * stopped while a call waited for approval and is parked, see {@link pending_approval}), or
+   * `refused` by the worker (the task asked for more than it allows; not run), `expired` (the
+   * deadline passed while it ran), `lost` (the worker stopped answering and no attempt was left),
+   * `crashed` (the session process ended without a status).
    */
   status: string;
-  /** The session process's exit code (0 completed, 1 failed, 3 limit, 130 cancelled), when it ran. */
+  /** The session process's exit code (0 completed, 1 failed or refused, 3 limit, 4 parked, 130 cancelled), when it ran. */
   exit_code?: number | null;
   /** The final answer. */
   answer?: string;
@@ -25,8 +28,14 @@ export interface TaskResult {
   attempt?: number;
   /** The host the session ran on. */
   host?: string;
-  /** What went wrong, in words (a failed or lost task). */
+  /** What went wrong, in words (a failed, refused, parked or lost task). */
   error?: string;
+  /**
+   * The call a parked session (status `waiting_approval`) waits on: answer it with
+   * `rho approve SESSION` / `rho deny SESSION`, then continue the session with `rho --resume`
+   * on its host.
+   */
+  pending_approval?: { tool_call_id: string; tool_name: string; expires_at?: string };
   /**
    * Structured output the session reported (a `{"type": "task_output", "output": ...}` line):
    * an eval question's outcome, which its submitter grades.

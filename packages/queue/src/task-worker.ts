@@ -1,84 +1,18 @@
-import { rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
+import { leaseFilePath, touchLease } from './internal/lease-file.js';
 import { QueueStore, queueLabels, QUEUE_PREFIX } from './internal/queue-store.js';
-import type { RunningSession, TaskRunner } from './session-runner.js';
+import type { RunningSession } from './session-runner.js';
 import type { TaskSpec } from './task-spec.js';
 import { allowedSpec, taskAllowlist, taskRefusal } from './task-allowlist.js';
-import type { TaskAllowlist, TaskAllowlistOptions } from './task-allowlist.js';
+import type { TaskAllowlist } from './task-allowlist.js';
+import { taskApprovalWait } from './task-approvals.js';
+import { attemptOutcome } from './task-outcome.js';
 import { DEFAULT_QUEUE_SCHEMA, leaseOf } from './task-queue.js';
 import type { TaskResult, TaskState } from './task-types.js';
+import type { TaskWorker, TaskWorkerOptions } from './worker-types.js';
 
-/** Options of {@link createTaskWorker}. */
-export interface TaskWorkerOptions {
-  /** PostgreSQL connection URL of the queue. */
-  url: string;
-  /** The queue's schema (default `rho_queue`). */
-  schema?: string;
-  /** Tasks run at the same time (default 1). */
-  concurrency?: number;
-  /** Take only tasks that carry all of these labels (default: any task). */
-  labels?: readonly string[];
-  /** Runs a task as a session (see `createCliSessionRunner`). */
-  runner: TaskRunner;
-  /**
-   * What a task may choose on this worker: profiles, directories, model endpoints. Left out: the
-   * narrowest (the `readonly` profile, the worker's working directory, no endpoint of the task's
-   * own). A task asking for more is refused, not run: it fails with status `refused` and the reason.
-   */
-  allow?: TaskAllowlistOptions;
-  /** The worker's working directory, where relative paths of a task resolve (default the process's). */
-  cwd?: string;
-  /** The model endpoint the worker itself is configured with (`OPENAI_BASE_URL`): a task naming it is no override. */
-  ownEndpoint?: string;
-  /**
-   * How often this worker brings the queue's catalogue in line with pg-boss, in seconds (default 60).
-   * A running task's lease is the one it was submitted with (the queue's `leaseSeconds`, kept by
-   * pg-boss as the job's `heartbeatSeconds`): the worker heartbeats at a third of it.
-   */
-  leaseSeconds?: number;
-  /** How often to look for tasks when no notification arrives, in seconds (default 2). */
-  pollSeconds?: number;
-  /** How often this worker looks for expired leases of dead workers, in seconds (default: the lease, at most 30). */
-  maintenanceSeconds?: number;
-  /** Seconds a cancelled session is given to stop before it is killed (default 10). */
-  killAfterSeconds?: number;
-  /** The host name reported for running tasks (default the machine's). */
-  hostname?: string;
-  /** What the worker does, for a log. */
-  onEvent?: (event: WorkerEvent) => void;
-  /** Errors that did not stop the worker (a dropped connection, a failed poll). */
-  onError?: (error: Error) => void;
-}
-
-/** What a worker reports as it works. */
-export type WorkerEvent =
-  | { type: 'task_started'; task_id: string; attempt: number; prompt: string }
-  | { type: 'task_session'; task_id: string; session_id: string }
-  | { type: 'task_finished'; task_id: string; state: TaskState; result: TaskResult }
-  | { type: 'task_handed_back'; task_id: string; attempt: number }
-  /** This worker's attempt ended after the task had passed to another attempt: its result was not recorded. */
-  | { type: 'task_lost'; task_id: string; attempt: number; reason: string }
-  | { type: 'task_skipped'; task_id: string; state: TaskState }
-  | { type: 'task_refused'; task_id: string; reason: string };
-
-/** A worker taking tasks from the queue. */
-export interface TaskWorker {
-  /** `host:pid`. */
-  readonly id: string;
-  /** What this worker lets a task choose. */
-  readonly allow: TaskAllowlist;
-  /** Tasks running now. */
-  running(): number;
-  /**
-   * Stops taking tasks and lets running ones finish; those still running after `graceSeconds`
-   * are stopped and handed back to the queue (another worker starts them again). Then closes.
-   */
-  drain(graceSeconds: number): Promise<void>;
-  /** Settles when the worker has stopped. */
-  readonly stopped: Promise<void>;
-}
+export type { TaskWorker, TaskWorkerOptions, WorkerEvent } from './worker-types.js';
 
 type StopReason = 'cancelled' | 'expired' | 'lost' | 'handback';
 
@@ -292,10 +226,19 @@ class Worker implements TaskWorker {
     this.options.onEvent?.({ type: 'task_started', task_id: task.id, attempt: task.attempt, prompt: task.spec.prompt });
     // The lease as the session sees it: renewed now (the job was just fetched), then after each
     // confirmed heartbeat. A session whose worker is frozen sees the file age and stops itself.
-    const leaseFile = join(tmpdir(), `rho-lease-${task.id}-${task.attempt}-${process.pid}`);
+    const leaseFile = leaseFilePath(task.id, task.attempt);
     touchLease(leaseFile);
+    // A call that needs approval waits while this worker holds the task (its heartbeats go on),
+    // as long as the worker allows and never past the deadline: there the timeout answers.
+    const approvals = taskApprovalWait(task.spec, this.allow, { deadline: task.deadline, startedAt: Date.now() });
     const session = this.options.runner(
-      { id: task.id, attempt: task.attempt, spec: task.spec, lease: { file: leaseFile, seconds: task.leaseSeconds } },
+      {
+        id: task.id,
+        attempt: task.attempt,
+        spec: task.spec,
+        lease: { file: leaseFile, seconds: task.leaseSeconds },
+        ...(approvals === undefined ? {} : { approvals }),
+      },
       {
         onSession: (sessionId) => {
           this.options.onEvent?.({ type: 'task_session', task_id: task.id, session_id: sessionId });
@@ -377,19 +320,8 @@ class Worker implements TaskWorker {
         await this.store.reconcile();
         this.options.onEvent?.({ type: 'task_handed_back', task_id: task.id, attempt: task.attempt });
       } else if (task.reason !== 'lost') {
-        const state: TaskState =
-          task.reason === 'cancelled'
-            ? 'cancelled'
-            : task.reason === 'expired'
-              ? 'expired'
-              : result.status === 'completed'
-                ? 'done'
-                : 'failed';
-        if (task.reason === 'expired') {
-          result.status = 'expired';
-          result.error = 'the deadline passed while the task ran';
-        }
-        await this.finish(task, state, result);
+        const outcome = attemptOutcome(task.reason, result, this.host);
+        await this.finish(task, outcome.state, outcome.result);
       }
     } catch (error) {
       this.options.onError?.(error as Error);
@@ -459,16 +391,5 @@ class Worker implements TaskWorker {
     await this.store.close();
     this.resolveStopped();
     return this.stopped;
-  }
-}
-
-/** Marks the lease renewed now, for the session that watches the file (creating it the first time). */
-function touchLease(file: string): void {
-  try {
-    const now = new Date();
-    writeFileSync(file, '');
-    utimesSync(file, now, now);
-  } catch {
-    // The session then stops itself at its next step: the safe side.
   }
 }

@@ -200,6 +200,52 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     expect((await queue.list({ ids: [id!] }))[0]).toMatchObject({ state: 'done', attempt: 1 });
   });
 
+  it('tells the session of a task with auto_approve false how long its calls may wait: never past the deadline', async () => {
+    const labels = ['approvals'];
+    const [bounded, open, approving] = await queue.submit([
+      parseTaskSpec(
+        { prompt: 'auto bounded', labels, auto_approve: false, approval_timeout: '30m', deadline: '40s' },
+        't',
+      ),
+      parseTaskSpec({ prompt: 'auto open', labels, auto_approve: false }, 'test'),
+      parseTaskSpec({ prompt: 'auto approving', labels, auto_approve: false, on_timeout: 'approve' }, 'test'),
+    ]);
+    const script = scriptedRunner();
+    const worker = await createTaskWorker({
+      url: POSTGRES_URL,
+      schema,
+      runner: script.runner,
+      labels,
+      allow: { maxApprovalWaitMs: 2 * 3_600_000 },
+      leaseSeconds: 10,
+      pollSeconds: 0.2,
+    });
+    workers.push(worker);
+    const ids = [bounded!, open!, approving!];
+    const tasks = await waitFor(async () => {
+      const rows = await queue.list({ ids });
+      return rows.every((row) => row.state === 'done' || row.state === 'failed') ? rows : undefined;
+    }, 'the three tasks final');
+    await worker.drain(0);
+    const given = (id: string) => script.started.find((task) => task.id === id)?.approvals;
+    const deadline = Date.parse(tasks.find((row) => row.id === bounded)!.deadline!);
+    // Asked 30 minutes, the deadline 40 s away: the wait ends 5 s before it.
+    expect(given(bounded!)).toEqual({
+      timeoutMs: expect.any(Number),
+      deadline: new Date(deadline - 5000).toISOString(),
+      onTimeout: 'deny',
+    });
+    expect(given(bounded!)!.timeoutMs).toBeLessThanOrEqual(35_000);
+    // No deadline: the worker's longest wait.
+    expect(given(open!)).toMatchObject({ timeoutMs: 2 * 3_600_000, onTimeout: 'deny' });
+    // A timeout that approves is the worker's to allow: refused, never started.
+    expect(given(approving!)).toBeUndefined();
+    expect(tasks.find((row) => row.id === approving)).toMatchObject({
+      state: 'failed',
+      result: { status: 'refused', error: expect.stringMatching(/on_timeout approve is not allowed on this worker/) },
+    });
+  });
+
   it('fences a lost attempt: its late completion does not end the job another worker now runs', async () => {
     const labels = ['fence'];
     const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);

@@ -1,17 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { rhoHome } from '@rho/core';
-import type { TaskAllowlistOptions, TaskQueue, TaskRecord, TaskSpec, TaskState, WorkerEvent } from '@rho/queue';
+import type { TaskQueue, TaskRecord, TaskSpec, TaskState } from '@rho/queue';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
-import type {
-  QueueConnectionArguments,
-  ResultsArguments,
-  SubmitArguments,
-  TasksArguments,
-  WorkerArguments,
-} from './queue-commands.js';
+import type { QueueConnectionArguments, ResultsArguments, SubmitArguments, TasksArguments } from './queue-commands.js';
 
 const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'cancelled', 'expired'];
 
@@ -81,7 +74,7 @@ export async function openQueue(
   }
 }
 
-function leaseFrom(flag: number | undefined, env: NodeJS.ProcessEnv): { leaseSeconds?: number } {
+export function leaseFrom(flag: number | undefined, env: NodeJS.ProcessEnv): { leaseSeconds?: number } {
   const value = flag ?? (env.RHO_QUEUE_LEASE === undefined ? undefined : Number(env.RHO_QUEUE_LEASE));
   if (value === undefined) return {};
   if (!Number.isFinite(value) || value < 10)
@@ -108,6 +101,8 @@ export async function submitAction(argv: SubmitArguments, terminal: Terminal, en
     deadline: argv.deadline,
     max_attempts: argv.maxAttempts,
     ...(argv.autoApprove === false ? { auto_approve: false } : {}),
+    approval_timeout: argv.approvalTimeout,
+    on_timeout: argv.onTimeout,
   };
   let tasks: TaskSpec[];
   if (argv.file !== undefined) {
@@ -245,9 +240,10 @@ export async function tasksAction(argv: TasksArguments, terminal: Terminal, env:
     ]);
     terminal.stdout.write(table(['ID', 'STATE', 'TRY', 'PRIO', 'LABELS', 'SESSION', 'PROMPT'], rows));
     // Why a worker refused a task is what its submitter needs to change: said in full.
+    // So is how to answer a parked one.
     for (const task of tasks)
-      if (task.result?.status === 'refused')
-        terminal.stdout.write(`${task.id.slice(0, 8)}: ${task.result.error ?? 'refused'}\n`);
+      if (task.result?.status === 'refused' || task.result?.status === 'waiting_approval')
+        terminal.stdout.write(`${task.id.slice(0, 8)}: ${task.result.error ?? task.result.status}\n`);
     return EXIT.completed;
   } finally {
     await queue.close();
@@ -341,125 +337,21 @@ export async function resultsAction(
   }
 }
 
-/** `rho worker`: runs tasks until SIGTERM/SIGINT, then drains. */
-export async function workerAction(argv: WorkerArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const { createTaskWorker, createCliSessionRunner, taskAllowlist } = await import('@rho/queue');
-  const { url, schema, fromFlag } = await queueConnection(argv, env);
-  if (!Number.isInteger(argv.concurrency) || argv.concurrency < 1)
-    throw new UsageError({ message: `--concurrency must be a whole number of at least 1 (got ${argv.concurrency}).` });
-  const allow = await workerAllowlist(argv, env);
-  // Checked here too, before connecting: a directory that does not exist is a usage error.
-  const checked = taskAllowlist(allow, process.cwd(), env.OPENAI_BASE_URL);
-  const bin = fileURLToPath(new URL('../bin.js', import.meta.url));
-  const log = (event: WorkerEvent | { type: string; [key: string]: unknown }) => {
-    if (argv.json) terminal.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...event })}\n`);
-    else terminal.stderr.write(`${describe(event as WorkerEvent)}\n`);
-  };
-  const worker = await createTaskWorker({
-    url,
-    ...(schema === undefined ? {} : { schema }),
-    concurrency: argv.concurrency,
-    // A container's host name means little: RHO_WORKER_HOST names the node in `rho tasks`.
-    ...(env.RHO_WORKER_HOST === undefined || env.RHO_WORKER_HOST === '' ? {} : { hostname: env.RHO_WORKER_HOST }),
-    ...(argv.labels === undefined ? {} : { labels: argv.labels }),
-    ...leaseFrom(argv.lease, env),
-    ...(argv.poll === undefined ? {} : { pollSeconds: argv.poll }),
-    allow,
-    ...(env.OPENAI_BASE_URL === undefined ? {} : { ownEndpoint: env.OPENAI_BASE_URL }),
-    runner: createCliSessionRunner({
-      command: [process.execPath, bin],
-      env: {
-        // Sessions register with the same fleet as the worker.
-        ...(fromFlag ? { ...env, RHO_FLEET_URL: url } : env),
-        // An eval task's session checks its endpoint again before it sends the worker's key.
-        RHO_WORKER_ALLOW_ENDPOINTS: JSON.stringify(checked.endpoints),
-      },
-    }),
-    onEvent: log,
-    onError: (error) => log({ type: 'worker_error', message: error.message }),
-  });
-  log({
-    type: 'worker_started',
-    worker_id: worker.id,
-    concurrency: argv.concurrency,
-    labels: argv.labels ?? [],
-    allow: { profiles: worker.allow.profiles, dirs: worker.allow.dirs, endpoints: worker.allow.endpoints },
-  });
-  let signals = 0;
-  const onSignal = () => {
-    signals += 1;
-    log({ type: 'worker_draining', running: worker.running(), grace_seconds: signals > 1 ? 0 : argv.grace });
-    void worker.drain(signals > 1 ? 0 : argv.grace);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  try {
-    await worker.stopped;
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  }
-  log({ type: 'worker_stopped', worker_id: worker.id });
-  return EXIT.completed;
-}
-
 /**
- * What the worker lets a task choose: `--allow-profile`, `--allow-dir`, `--allow-endpoint`, each
- * replacing `worker.allow_profiles`, `worker.allow_dirs`, `worker.allow_endpoints` of
- * `$RHO_HOME/config.yaml`; whatever neither gives is the narrowest (see `taskAllowlist`).
+ * A task's state for a table: `refused` for a task its worker would not run or whose every tool
+ * call was refused, `parked` for one whose session stopped while a call waited for approval (both
+ * are `failed`).
  */
-async function workerAllowlist(argv: WorkerArguments, env: NodeJS.ProcessEnv): Promise<TaskAllowlistOptions> {
-  const [{ resolveSettings }, { workerSettingsSection }, { allSections, settingsOverrides }] = await Promise.all([
-    import('@rho/core/settings'),
-    import('@rho/queue/settings'),
-    import('../settings.js'),
-  ]);
-  const resolved = await resolveSettings({
-    sections: [workerSettingsSection],
-    knownSections: allSections,
-    home: rhoHome(env),
-    env,
-    overrides: settingsOverrides(argv as unknown as Record<string, unknown>, [workerSettingsSection]),
-  });
-  return resolved.settings.worker;
-}
-
-function describe(event: WorkerEvent | { type: string; [key: string]: unknown }): string {
-  const e = event as Record<string, unknown>;
-  switch (event.type) {
-    case 'task_started':
-      return `${String(e.task_id)}: started (attempt ${String(e.attempt)}): ${oneLine(String(e.prompt), 60)}`;
-    case 'task_session':
-      return `${String(e.task_id)}: session ${String(e.session_id)}`;
-    case 'task_finished':
-      return `${String(e.task_id)}: ${String(e.state)}`;
-    case 'task_handed_back':
-      return `${String(e.task_id)}: handed back to the queue`;
-    case 'task_lost':
-      return `${String(e.task_id)}: attempt ${String(e.attempt)} lost: ${String(e.reason)}`;
-    case 'task_skipped':
-      return `${String(e.task_id)}: skipped (${String(e.state)})`;
-    case 'task_refused':
-      return `${String(e.task_id)}: refused, not run: ${String(e.reason)}`;
-    case 'worker_started':
-      return `worker ${String(e.worker_id)} taking tasks (concurrency ${String(e.concurrency)}${(e.labels as string[]).length === 0 ? '' : `, labels ${(e.labels as string[]).join(',')}`}; allows profiles ${(e.allow as { profiles: string[] }).profiles.join(',')})`;
-    case 'worker_draining':
-      return `stopping: no new tasks; ${String(e.running)} running get ${String(e.grace_seconds)}s before they are handed back`;
-    case 'worker_stopped':
-      return `worker ${String(e.worker_id)} stopped`;
-    case 'worker_error':
-      return `worker: ${String(e.message)}`;
-    default:
-      return `${event.type}`;
-  }
-}
-
-/** A task's state for a table: `refused` for a task its worker would not run (it is `failed`). */
 function shownState(task: TaskRecord): string {
-  return task.state === 'failed' && task.result?.status === 'refused' ? 'refused' : task.state;
+  if (task.state !== 'failed') return task.state;
+  return task.result?.status === 'refused'
+    ? 'refused'
+    : task.result?.status === 'waiting_approval'
+      ? 'parked'
+      : 'failed';
 }
 
-function oneLine(text: string, width: number): string {
+export function oneLine(text: string, width: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }

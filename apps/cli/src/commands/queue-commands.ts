@@ -23,6 +23,8 @@ export interface SubmitArguments extends QueueConnectionArguments {
   deadline?: string;
   maxAttempts?: number;
   autoApprove: boolean;
+  approvalTimeout?: string;
+  onTimeout?: string;
   json: boolean;
 }
 
@@ -44,6 +46,8 @@ export interface WorkerArguments extends QueueConnectionArguments {
   allowProfile?: string[];
   allowDir?: string[];
   allowEndpoint?: string[];
+  maxApprovalWait?: string;
+  allowApproveOnTimeout?: boolean;
   lease?: number;
   poll?: number;
   grace: number;
@@ -137,7 +141,18 @@ export function registerQueueCommands(
           .option('auto-approve', {
             type: 'boolean',
             default: true,
-            describe: 'Approve tool calls the profile leaves to approval (--no-auto-approve: do not offer those tools)',
+            describe:
+              'Approve tool calls the profile leaves to approval (--no-auto-approve: such a call waits on the worker for rho approve / rho deny from any node)',
+          })
+          .option('approval-timeout', {
+            type: 'string',
+            describe:
+              "With --no-auto-approve: how long a call waits (30m, 2h; default the worker's --max-approval-wait, 1h), never past the deadline",
+          })
+          .option('on-timeout', {
+            type: 'string',
+            describe:
+              'With --no-auto-approve: what a timeout answers, deny (default) or approve (the worker must allow it: --allow-approve-on-timeout)',
           })
           .option('json', { type: 'boolean', default: false, describe: 'Print the ids as a JSON array' })
           .options(connection),
@@ -149,7 +164,7 @@ export function registerQueueCommands(
     )
     .command(
       'tasks [args..]',
-      'List queued tasks with their state (queued, running on HOST, done, failed, refused, cancelled, expired); "rho tasks cancel ID" cancels one; "rho tasks roles" prints the GRANT script of submitter and worker roles',
+      'List queued tasks with their state (queued, running on HOST, done, failed, refused, parked: waits for approval, cancelled, expired); "rho tasks cancel ID" cancels one; "rho tasks roles" prints the GRANT script of submitter and worker roles',
       (command) =>
         command
           .positional('args', {
@@ -228,6 +243,16 @@ export function registerQueueCommands(
             describe:
               "Model endpoints an eval task's base_url may name, which then get this worker's key (default: none but its own OPENAI_BASE_URL, or worker.allow_endpoints)",
           })
+          .option('max-approval-wait', {
+            type: 'string',
+            describe:
+              "Longest a call of a task with auto_approve false waits for approval (default 1h, or worker.max_approval_wait); a task's approval_timeout may ask no more, and no wait passes its deadline",
+          })
+          .option('allow-approve-on-timeout', {
+            type: 'boolean',
+            describe:
+              'Let a task set on_timeout approve (a call nobody answered then runs; never a dangerous one). Default: such a task is refused',
+          })
           .option('grace', {
             type: 'number',
             default: 60,
@@ -236,7 +261,7 @@ export function registerQueueCommands(
           .option('json', { type: 'boolean', default: false, describe: 'Log what the worker does as JSON lines' })
           .options(connection),
       async (argv) => {
-        const { workerAction } = await actions();
+        const { workerAction } = await import('./worker-action.js');
         const args = argv as unknown as WorkerArguments;
         setExit(
           await workerAction(

@@ -12,7 +12,15 @@ import type { RunSettings } from '../../src/settings.js';
 export type Source = 'default' | 'home' | 'agent' | 'saved' | 'env' | 'fallback' | 'flag';
 
 /** The settings of `rho worker` too. */
-export type AllSettings = RunSettings & { worker: { profiles?: string[]; dirs?: string[]; endpoints?: string[] } };
+export type AllSettings = RunSettings & {
+  worker: {
+    profiles?: string[];
+    dirs?: string[];
+    endpoints?: string[];
+    maxApprovalWaitMs?: number;
+    approveOnTimeout?: boolean;
+  };
+};
 
 export interface Sample {
   /** The value written in a file by the n-th source. */
@@ -306,6 +314,10 @@ export function settingSamples(root: string): Record<string, Sample> {
         context: { env: { RHO_TASK_LEASE_FILE: '/leases/x' } },
       },
     ),
+    task_approval_deadline: same(
+      (s) => s.queue.approvalDeadline?.toISOString(),
+      (n) => new Date(Date.UTC(2026, 0, n + 1)).toISOString(),
+    ),
     'worker.allow_profiles': list(
       (s) => s.worker.profiles,
       (n) => `p${n}`,
@@ -318,6 +330,18 @@ export function settingSamples(root: string): Record<string, Sample> {
       (s) => s.worker.endpoints,
       (n) => `http://e${n}.example`,
     ),
+    'worker.max_approval_wait': {
+      file: (n) => `${n + 1}h`,
+      text: (n) => `${n + 1}h`,
+      value: (n) => (n + 1) * 3_600_000,
+      landed: (s) => s.worker.maxApprovalWaitMs,
+    },
+    'worker.allow_approve_on_timeout': {
+      file: () => true,
+      text: () => true,
+      value: () => true,
+      landed: (s) => s.worker.approveOnTimeout,
+    },
   };
 }
 

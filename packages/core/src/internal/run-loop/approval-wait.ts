@@ -124,7 +124,11 @@ async function waitForAnswer(
 ): Promise<Answer> {
   const { state, controller, approvals } = scope;
   const onTimeout = decision.dangerous === undefined ? approvals.onTimeout : 'deny';
-  const expiresAt = Date.now() + approvals.timeoutMs;
+  const requestedAt = Date.now();
+  // The wait ends at its timeout, or at the approvals' deadline when that comes first.
+  const deadline = approvals.deadline?.getTime() ?? Number.POSITIVE_INFINITY;
+  const expiresAt = Math.min(requestedAt + approvals.timeoutMs, Math.max(requestedAt, deadline));
+  const cutShort = expiresAt < requestedAt + approvals.timeoutMs;
   state.append({
     type: 'approval_requested',
     tool_call_id: call.id,
@@ -151,13 +155,13 @@ async function waitForAnswer(
       return CANCELLED;
     }
     if (Date.now() >= expiresAt) {
-      const minutes = Math.round(approvals.timeoutMs / 60_000);
-      const waited =
-        minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(approvals.timeoutMs / 1000)} s`;
+      const waitedMs = expiresAt - requestedAt;
+      const minutes = Math.round(waitedMs / 60_000);
+      const waited = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(waitedMs / 1000)} s`;
       const settled = await scope.control.settleApproval(call.id, {
         decision: onTimeout,
         scope: 'once',
-        reason: `nobody answered within ${waited} (the approval timeout)`,
+        reason: `nobody answered within ${waited} (the approval ${cutShort ? `deadline, ${new Date(expiresAt).toISOString()}` : 'timeout'})`,
         by: 'timeout',
         source: 'timeout',
         at: new Date().toISOString(),

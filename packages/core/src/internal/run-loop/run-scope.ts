@@ -5,7 +5,7 @@ import type { ContextWindowResolver } from '../../context-window-resolver.js';
 import type { SessionEvent } from '../../events.js';
 import type { SecretRedactor } from '../../secret-redaction.js';
 import type { ApprovalAnswer } from '../../approvals.js';
-import type { Approver, SessionApprovals, ToolHooks } from '../../session-options.js';
+import type { Approver, ResolvedApprovals, ToolHooks } from '../../session-options.js';
 import type { State } from '../../state.js';
 import type { RunControl } from './run-control.js';
 
@@ -35,7 +35,7 @@ export interface RunScope {
   /** Handed to the tool of call `call` as `ToolContext.children`. */
   childrenFor(call: { id: string; name: string }): ChildSessions;
   /** What happens to a call that needs approval when no approver answers it (defaults applied). */
-  readonly approvals: Required<SessionApprovals>;
+  readonly approvals: ResolvedApprovals;
   /** Hooks around each tool call, if any. */
   readonly toolHooks: ToolHooks | undefined;
   /** Answers given in this process (`session.answerApproval`) to waiting calls, by call id. */
