@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import * as nodeModule from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AnyTool } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { UsageError } from './exit-codes.js';
@@ -49,12 +51,20 @@ export async function loadToolPackages(
   for (const reference of references) {
     const entry = resolveToolPackage(reference);
     let module: Record<string, unknown>;
+    const loadedFiles: LoadedFile[] = [];
+    const watch = watchLoads(loadedFiles);
     try {
       module = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
     } catch (error) {
+      const where = error instanceof SyntaxError ? syntaxErrorPlace(loadedFiles) : undefined;
       throw new UsageError({
-        message: `Tool package ${reference.spec} (${reference.origin}) failed to load from ${entry}: ${firstLine(error)}`,
+        message:
+          where === undefined
+            ? `Tool package ${reference.spec} (${reference.origin}) failed to load from ${entry}: ${firstLine(error)}`
+            : `Tool package ${reference.spec} (${reference.origin}) failed to load: a syntax error in ${where}: ${firstLine(error)}`,
       });
+    } finally {
+      watch?.deregister();
     }
     const tools = await toolsOf(module, reference, context);
     if (tools.length === 0) {
@@ -216,4 +226,50 @@ function describe(value: unknown): string {
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+/** A module file Node loaded while a tool package was imported, with its format (`module`, `commonjs`). */
+interface LoadedFile {
+  path: string;
+  format: string;
+}
+
+/** Records the files Node loads from now on (until `deregister()`); undefined where Node has no `registerHooks`. */
+function watchLoads(files: LoadedFile[]): { deregister(): void } | undefined {
+  const register = (nodeModule as Partial<typeof nodeModule>).registerHooks;
+  if (typeof register !== 'function') return undefined;
+  return register({
+    load(url, context, nextLoad) {
+      const result = nextLoad(url, context);
+      if (url.startsWith('file:') && (result.format === 'module' || result.format === 'commonjs'))
+        files.push({ path: fileURLToPath(url), format: result.format });
+      return result;
+    },
+  });
+}
+
+/**
+ * Where the syntax error that stopped an import is (`file:line`): Node's SyntaxError of a module
+ * names neither, so the files loaded for the import are checked (`node --check`, newest first)
+ * until one fails. Only runs after a SyntaxError; undefined when no file fails the check.
+ */
+function syntaxErrorPlace(files: readonly LoadedFile[]): string | undefined {
+  for (const { path, format } of [...files].reverse()) {
+    let source: string;
+    try {
+      source = readFileSync(path, 'utf8');
+    } catch {
+      continue;
+    }
+    const check = spawnSync(process.execPath, [`--input-type=${format}`, '--check'], {
+      input: source,
+      encoding: 'utf8',
+      env: {},
+      timeout: 10_000,
+    });
+    if (check.status === 0 || check.error !== undefined) continue;
+    const line = /^\[stdin\]:(\d+)/m.exec(check.stderr)?.[1];
+    return line === undefined ? path : `${path}:${line}`;
+  }
+  return undefined;
 }
