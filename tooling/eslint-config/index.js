@@ -182,6 +182,7 @@ export const rhoConfig = defineConfig(
       // The bundled CLI (apps/cli/scripts/bundle.mjs) and the tarballs of `pnpm pack:all`.
       'apps/cli/bundle/**',
       'apps/cli/.bundle-*/**',
+      'apps/cli/bundle.old-*/**',
       'packs/**',
     ],
   },

@@ -18,7 +18,7 @@
 // tree-sitter-bash's grammar, libpg-query's and web-tree-sitter's WebAssembly, ripgrep and
 // better-sqlite3 stay in their packages, which the bundle resolves from where it is installed.
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,6 +93,21 @@ const common = {
   logLevel: 'warning',
 };
 
+/** Whether two folders hold the same files with the same contents. */
+function sameTree(a, b) {
+  const list = (directory) =>
+    existsSync(directory) ? readdirSync(directory, { recursive: true, withFileTypes: true }) : undefined;
+  const files = (directory) =>
+    list(directory)
+      ?.filter((entry) => entry.isFile())
+      .map((entry) => relative(directory, join(entry.parentPath, entry.name)))
+      .sort();
+  const left = files(a);
+  const right = files(b);
+  if (left === undefined || right === undefined || left.join('\n') !== right.join('\n')) return false;
+  return left.every((file) => readFileSync(join(a, file)).equals(readFileSync(join(b, file))));
+}
+
 const staging = join(cli, `.bundle-${process.pid}`);
 rmSync(staging, { recursive: true, force: true });
 const externals = new Map();
@@ -138,12 +153,23 @@ try {
     join(staging, 'externals.json'),
     `${JSON.stringify(Object.fromEntries([...externals.keys()].sort().map((name) => [name, [...externals.get(name)].sort()])), null, 2)}\n`,
   );
-  // In place at once: another pack that reads bundle/ meanwhile sees the old one or the new one.
-  const old = `${out}.old-${process.pid}`;
-  if (existsSync(out)) renameSync(out, old);
-  mkdirSync(dirname(out), { recursive: true });
-  renameSync(staging, out);
-  rmSync(old, { recursive: true, force: true });
+  // The same inputs give the same bundle: an unchanged one stays as it is, so that two packs at
+  // once (the tests pack in parallel) do not swap it under each other; a changed one is swapped
+  // in with renames, so a reader sees the old bundle or the new one, never half of one.
+  if (!sameTree(staging, out)) {
+    const old = `${out}.old-${process.pid}`;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        if (existsSync(out)) renameSync(out, `${old}-${attempt}`);
+        renameSync(staging, out);
+        break;
+      } catch (error) {
+        if (attempt >= 5 || !['ENOENT', 'ENOTEMPTY', 'EEXIST'].includes(error.code)) throw error;
+      }
+    }
+    for (const entry of readdirSync(cli).filter((name) => name.startsWith(`bundle.old-${process.pid}-`)))
+      rmSync(join(cli, entry), { recursive: true, force: true });
+  }
 } finally {
   rmSync(staging, { recursive: true, force: true });
 }

@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import * as nodeModule from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { AnyTool } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { UsageError } from './exit-codes.js';
+import { syntaxErrorPlace, watchModuleLoads } from './module-syntax.js';
 
 /**
  * A tool package named in `tool_packages` or by `--tool-package`: a package name resolved the
@@ -51,12 +50,11 @@ export async function loadToolPackages(
   for (const reference of references) {
     const entry = resolveToolPackage(reference);
     let module: Record<string, unknown>;
-    const loadedFiles: LoadedFile[] = [];
-    const watch = watchLoads(loadedFiles);
+    const loads = watchModuleLoads();
     try {
       module = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
     } catch (error) {
-      const where = error instanceof SyntaxError ? syntaxErrorPlace(loadedFiles) : undefined;
+      const where = error instanceof SyntaxError ? syntaxErrorPlace(loads, packageFolder(entry)) : undefined;
       throw new UsageError({
         message:
           where === undefined
@@ -64,7 +62,7 @@ export async function loadToolPackages(
             : `Tool package ${reference.spec} (${reference.origin}) failed to load: a syntax error in ${where}: ${firstLine(error)}`,
       });
     } finally {
-      watch?.deregister();
+      loads.stop();
     }
     const tools = await toolsOf(module, reference, context);
     if (tools.length === 0) {
@@ -228,48 +226,10 @@ function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 }
 
-/** A module file Node loaded while a tool package was imported, with its format (`module`, `commonjs`). */
-interface LoadedFile {
-  path: string;
-  format: string;
-}
-
-/** Records the files Node loads from now on (until `deregister()`); undefined where Node has no `registerHooks`. */
-function watchLoads(files: LoadedFile[]): { deregister(): void } | undefined {
-  const register = (nodeModule as Partial<typeof nodeModule>).registerHooks;
-  if (typeof register !== 'function') return undefined;
-  return register({
-    load(url, context, nextLoad) {
-      const result = nextLoad(url, context);
-      if (url.startsWith('file:') && (result.format === 'module' || result.format === 'commonjs'))
-        files.push({ path: fileURLToPath(url), format: result.format });
-      return result;
-    },
-  });
-}
-
-/**
- * Where the syntax error that stopped an import is (`file:line`): Node's SyntaxError of a module
- * names neither, so the files loaded for the import are checked (`node --check`, newest first)
- * until one fails. Only runs after a SyntaxError; undefined when no file fails the check.
- */
-function syntaxErrorPlace(files: readonly LoadedFile[]): string | undefined {
-  for (const { path, format } of [...files].reverse()) {
-    let source: string;
-    try {
-      source = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
-    const check = spawnSync(process.execPath, [`--input-type=${format}`, '--check'], {
-      input: source,
-      encoding: 'utf8',
-      env: {},
-      timeout: 10_000,
-    });
-    if (check.status === 0 || check.error !== undefined) continue;
-    const line = /^\[stdin\]:(\d+)/m.exec(check.stderr)?.[1];
-    return line === undefined ? path : `${path}:${line}`;
+/** The folder of the package a module file belongs to (the nearest with a package.json), else its own folder. */
+function packageFolder(file: string): string {
+  for (let directory = dirname(file); ; directory = dirname(directory)) {
+    if (existsSync(join(directory, 'package.json'))) return directory;
+    if (dirname(directory) === directory) return dirname(file);
   }
-  return undefined;
 }
