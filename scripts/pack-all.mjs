@@ -131,8 +131,8 @@ export function installCommands(directory, packs) {
     a === '@rho/agent' ? -1 : b === '@rho/agent' ? 1 : a.localeCompare(b),
   );
   return {
-    cli: packs.has('@rho/cli') ? `npm install -g ${tarball('@rho/cli')}` : undefined,
-    library: library.length > 0 ? `npm install ${library.map(tarball).join(' ')}` : undefined,
+    cli: packs.has('@rho/cli') ? `npm install -g --ignore-scripts ${tarball('@rho/cli')}` : undefined,
+    library: library.length > 0 ? `npm install --ignore-scripts ${library.map(tarball).join(' ')}` : undefined,
   };
 }
 
@@ -204,6 +204,7 @@ async function main() {
   process.stdout.write(
     [
       `pack:all: ${packs.size} tarballs in ${shown(options.out)}, every @rho dependency pinned to the version packed with it.`,
+      // No install scripts: rho needs none (tree-sitter-bash's would build a native binding rho does not load).
       'Install the rho CLI (one tarball; third-party packages come from the npm registry):',
       `  ${cli}`,
       'Install the library (@rho/agent, with the @rho packages it needs) into your project:',

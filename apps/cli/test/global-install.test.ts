@@ -92,9 +92,11 @@ describe('pnpm pack:all', () => {
   it('packs every publishable package into one folder, pinned to each other, and prints the two install commands', () => {
     const expected = [...publishable()].map(([name, manifest]) => tarballName(name, manifest.version)).sort();
     expect(readdirSync(packDir).sort()).toEqual(expected);
-    expect(packOutput).toContain(`npm install -g ${cliTarball()}\n`);
+    expect(packOutput).toContain(`npm install -g --ignore-scripts ${cliTarball()}\n`);
     expect(packOutput).toMatch(
-      new RegExp(`npm install ${join(packDir, 'rho-agent-')}[^ ]+\\.tgz ${join(packDir, 'rho-backend-sandbox-')}`),
+      new RegExp(
+        `npm install --ignore-scripts ${join(packDir, 'rho-agent-')}[^ ]+\\.tgz ${join(packDir, 'rho-backend-sandbox-')}`,
+      ),
     );
     expect(check(packDir).status).toBe(0);
 
