@@ -172,7 +172,19 @@ function layeringConfigs() {
 export const rhoConfig = defineConfig(
   {
     name: 'rho/ignores',
-    ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/coverage/**', 'bench/.work/**', '.node24/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.turbo/**',
+      '**/coverage/**',
+      'bench/.work/**',
+      '.node24/**',
+      // The bundled CLI (apps/cli/scripts/bundle.mjs) and the tarballs of `pnpm pack:all`.
+      'apps/cli/bundle/**',
+      'apps/cli/.bundle-*/**',
+      'apps/cli/bundle.old-*/**',
+      'packs/**',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommended,

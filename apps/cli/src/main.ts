@@ -1,6 +1,6 @@
 import yargs from 'yargs';
 import type { Argv } from 'yargs';
-import { readFileSync } from 'node:fs';
+import { cliVersion } from './cli-files.js';
 import { didYouMean } from './did-you-mean.js';
 import { EXIT } from './exit-code-map.js';
 import { helpEpilogue } from './help-text.js';
@@ -173,7 +173,7 @@ function buildParser(
     env,
     setExit,
   )
-    .version(readVersion())
+    .version(cliVersion())
     .alias('version', 'V')
     .help()
     .alias('help', 'h')
@@ -199,10 +199,6 @@ function withSuggestion(message: string, parser: Argv): string {
     return suggestion === undefined ? [] : [`--${word.replace(/^-+/, '')}: did you mean --${suggestion}?`];
   });
   return hints.length === 0 ? message : `${message} (${hints.join('; ')})`;
-}
-
-function readVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** Bad command-line arguments (exit code 2). Kept free of imports so parsing stays cheap. */

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { AnyTool } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
 import { UsageError } from './exit-codes.js';
+import { syntaxErrorPlace, watchModuleLoads } from './module-syntax.js';
 
 /**
  * A tool package named in `tool_packages` or by `--tool-package`: a package name resolved the
@@ -49,12 +50,19 @@ export async function loadToolPackages(
   for (const reference of references) {
     const entry = resolveToolPackage(reference);
     let module: Record<string, unknown>;
+    const loads = watchModuleLoads();
     try {
       module = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
     } catch (error) {
+      const where = error instanceof SyntaxError ? syntaxErrorPlace(loads, packageFolder(entry)) : undefined;
       throw new UsageError({
-        message: `Tool package ${reference.spec} (${reference.origin}) failed to load from ${entry}: ${firstLine(error)}`,
+        message:
+          where === undefined
+            ? `Tool package ${reference.spec} (${reference.origin}) failed to load from ${entry}: ${firstLine(error)}`
+            : `Tool package ${reference.spec} (${reference.origin}) failed to load: a syntax error in ${where}: ${firstLine(error)}`,
       });
+    } finally {
+      loads.stop();
     }
     const tools = await toolsOf(module, reference, context);
     if (tools.length === 0) {
@@ -216,4 +224,12 @@ function describe(value: unknown): string {
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+/** The folder of the package a module file belongs to (the nearest with a package.json), else its own folder. */
+function packageFolder(file: string): string {
+  for (let directory = dirname(file); ; directory = dirname(directory)) {
+    if (existsSync(join(directory, 'package.json'))) return directory;
+    if (dirname(directory) === directory) return dirname(file);
+  }
 }

@@ -314,6 +314,35 @@ describe('tool packages in the CLI', () => {
     expect(empty.stderr).toContain('Tool package ./empty.mjs (--tool-package) exports no tools');
     expect(server.requests).toHaveLength(0);
   });
+
+  it('names the file and line of a syntax error, also in a module the entry imports, in one line', async () => {
+    const { home, work } = project();
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'never' }] });
+    writeFileSync(join(work, 'flat.mjs'), 'export const a = {\n  b: 1 2\n};\n');
+    const flat = await runRho(['--base-url', server.url, '--tool-package', './flat.mjs', '-p', 'x'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(flat.code).toBe(2);
+    expect(flat.stderr).toBe(
+      `rho: Tool package ./flat.mjs (--tool-package) failed to load: a syntax error in ${join(work, 'flat.mjs')}:2: Unexpected number\n`,
+    );
+    mkdirSync(join(work, 'tools', 'lib'), { recursive: true });
+    writeFileSync(join(work, 'tools', 'index.mjs'), "export { tool } from './lib/tool.mjs';\n");
+    writeFileSync(
+      join(work, 'tools', 'lib', 'tool.mjs'),
+      "import { defineTool } from '@rho/core';\n\nexport const tool = defineTool({ name: 'x',, });\n",
+    );
+    const nested = await runRho(['--base-url', server.url, '--tool-package', './tools/index.mjs', '-p', 'x'], {
+      env: { RHO_HOME: home },
+      cwd: work,
+    });
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toBe(
+      `rho: Tool package ./tools/index.mjs (--tool-package) failed to load: a syntax error in ${join(work, 'tools', 'lib', 'tool.mjs')}:3: Unexpected token ','\n`,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
 });
 
 describe('agent config checks', () => {

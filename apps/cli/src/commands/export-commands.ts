@@ -49,7 +49,7 @@ export async function exportCommand(
   terminal: Terminal,
   env: NodeJS.ProcessEnv,
 ): Promise<number> {
-  const { existsSync, readFileSync } = await import('node:fs');
+  const { existsSync } = await import('node:fs');
   const { isDiskFault, writeNewFileWhole } = await import('../output-file.js');
   const { join, resolve } = await import('node:path');
   const { EXIT } = await import('../exit-codes.js');
@@ -63,9 +63,7 @@ export async function exportCommand(
 
   const explicitDir = argv.dir !== undefined && argv.dir !== '';
   const sessionsDir = explicitDir ? resolve(argv.dir!) : join(rhoHome(env), 'sessions');
-  const version = (
-    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-  ).version;
+  const version = (await import('../cli-files.js')).cliVersion();
   let directory: string | undefined;
   let notFound: Error | undefined;
   try {

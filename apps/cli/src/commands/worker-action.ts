@@ -1,6 +1,6 @@
-import { fileURLToPath } from 'node:url';
 import { rhoHome } from '@rho/core';
 import type { TaskAllowlistOptions, WorkerEvent } from '@rho/queue';
+import { cliBinPath } from '../cli-files.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 import { leaseFrom, oneLine, queueConnection } from './queue-actions.js';
@@ -15,7 +15,7 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
   const allow = await workerAllowlist(argv, env);
   // Checked here too, before connecting: a directory that does not exist is a usage error.
   const checked = taskAllowlist(allow, process.cwd(), env.OPENAI_BASE_URL);
-  const bin = fileURLToPath(new URL('../bin.js', import.meta.url));
+  const bin = cliBinPath();
   const log = (event: WorkerEvent | { type: string; [key: string]: unknown }) => {
     if (argv.json) terminal.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...event })}\n`);
     else terminal.stderr.write(`${describe(event as WorkerEvent)}\n`);

@@ -44,7 +44,10 @@ export const BUNDLED_SQL_DATASETS = ['chinook'] as const;
 
 /** Directory of a bundled dataset, in BIRD's dev layout (`dev.json`, `dev_databases/`). */
 export function bundledSqlDatasetDir(name: (typeof BUNDLED_SQL_DATASETS)[number]): string {
-  // dist/sql/ (or src/sql/ under test) → the package root's datasets/.
+  // A bundle that inlines this package (the bundled rho CLI) carries the data sets next to its
+  // modules; otherwise dist/sql/ (or src/sql/ under test) → the package root's datasets/.
+  const beside = fileURLToPath(new URL(`./datasets/${name}`, import.meta.url));
+  if (existsSync(join(beside, 'dev.json'))) return beside;
   return fileURLToPath(new URL(`../../datasets/${name}`, import.meta.url));
 }
 

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { SessionContext } from '@rho/monitor';
 import { SessionStore } from '@rho/core';
 import { sessionSettingsDocument } from '@rho/core/settings';
 import { buildCoordinatorPrompt, readSessionContext, readMonitoredSession } from '@rho/monitor';
+import { cliBinPath } from '../../cli-files.js';
 import { UsageError } from '../../exit-codes.js';
 import type { MonitorIo } from './monitor-io.js';
 
@@ -47,7 +47,7 @@ export async function connectAction(
   );
   const settings = agentSettings(unique[0]!.directory);
   const args = [
-    binPath(),
+    cliBinPath(),
     '--profile',
     'readonly',
     ...(settings.model === undefined ? [] : ['--model', settings.model]),
@@ -103,9 +103,4 @@ function agentSettings(directory: string): { model?: string; baseUrl?: string } 
     ...(typeof model === 'string' ? { model } : {}),
     ...(typeof baseUrl === 'string' ? { baseUrl } : {}),
   };
-}
-
-/** dist/bin.js of this CLI (this file is dist/commands/monitor/connect-action.js). */
-function binPath(): string {
-  return fileURLToPath(new URL('../../bin.js', import.meta.url));
 }
