@@ -144,6 +144,11 @@ describe('approvals that wait, answered from another terminal', () => {
         /^\d\d:\d\d:\d\d ✗ denied by .+@.+ \(once\) — bash call call_rm: keep the objects for the release$/,
       ),
     );
+    // The ATIF export's runs say refused too.
+    const exported = JSON.parse((await runRho(['export', run.id], { env })).stdout) as {
+      extra?: { runs?: { status: string }[] };
+    };
+    expect(exported.extra?.runs?.map((entry) => entry.status)).toEqual(['refused']);
   });
 
   it('the monitor console answers a waiting call (approve and deny are its commands too)', async () => {
