@@ -64,7 +64,15 @@ const declared = new Set([
 ]);
 const optionalRho = new Set(Object.keys(manifest.peerDependencies ?? {}).filter((name) => name.startsWith('@rho/')));
 
-/** Inlines @rho packages (but the CLI's optional peers); leaves every other package to Node. */
+/**
+ * Third-party packages inlined too: pure JavaScript that reads no files of its own, whose hundreds
+ * of installed modules cost more to load at start than the bundled chunk (openai: 236 files,
+ * measured in bench/startup). Anything with native code, data files or its own file lookups
+ * (yargs reads its locales next to itself) stays an installed package.
+ */
+const INLINED = new Set(['openai']);
+
+/** Inlines @rho packages (but the CLI's optional peers) and INLINED; leaves every other package to Node. */
 function rhoInline(externals) {
   return {
     name: 'rho-inline',
@@ -72,7 +80,7 @@ function rhoInline(externals) {
       pluginBuild.onResolve({ filter: /^[^./]/ }, (args) => {
         if (isBuiltin(args.path)) return { path: args.path, external: true };
         const name = packageName(args.path);
-        if (name.startsWith('@rho/') && !optionalRho.has(name)) return undefined;
+        if ((name.startsWith('@rho/') && !optionalRho.has(name)) || INLINED.has(name)) return undefined;
         const importers = externals.get(name) ?? new Set();
         importers.add(relative(join(cli, '..', '..'), args.importer));
         externals.set(name, importers);
