@@ -46,7 +46,7 @@ describe('loadDriver', () => {
     const error = await loadDriver('rho-no-such-driver-package', 'Imaginary').catch((caught: unknown) => caught);
     expect(ConfigError.isInstance(error)).toBe(true);
     expect((error as ConfigError).message).toBe(
-      'The Imaginary driver is not installed: add it with `npm install rho-no-such-driver-package` (or pnpm add / yarn add) next to @rho/tools-db.',
+      'The Imaginary driver is not installed: add it with `npm install rho-no-such-driver-package` (or pnpm add / yarn add) next to @rho/tools-db in your app, or with `npm install -g rho-no-such-driver-package` for a rho CLI installed with npm -g.',
     );
     expect((error as ConfigError).code).toBe('driver_missing');
   });

@@ -15,7 +15,7 @@ export function loadDriver<T>(packageName: string, label: string): Promise<T> {
       if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
         throw new ConfigError({
           code: 'driver_missing',
-          message: `The ${label} driver is not installed: add it with \`npm install ${packageName}\` (or pnpm add / yarn add) next to @rho/tools-db.`,
+          message: `The ${label} driver is not installed: add it with \`npm install ${packageName}\` (or pnpm add / yarn add) next to @rho/tools-db in your app, or with \`npm install -g ${packageName}\` for a rho CLI installed with npm -g.`,
           cause: error,
         });
       }
