@@ -209,12 +209,11 @@ describe('approvals through the dashboard', () => {
       ['{"toolCallId": ', 'not JSON'],
       [['call_1'], 'The body is an object'],
       [{ decision: 'approve' }, 'toolCallId is the id of the waiting call'],
-      [{ toolCallId: 'call_1' }, 'decision is "approve" or "deny", not missing'],
+      [{ toolCallId: 'call_1' }, 'decision is "approve" or "deny"'],
       [{ toolCallId: 'call_1', decision: 'yes' }, 'decision is "approve" or "deny", not "yes"'],
       [{ ...good, scope: 'forever' }, 'scope is "once"'],
       [{ toolCallId: 'call_1', decision: 'deny', scope: 'tool' }, 'A denial applies to this call only'],
       [{ ...good, reason: 7 }, 'reason is a string'],
-      [{ ...good, reason: 'x'.repeat(2001) }, 'reason is at most 2000 characters'],
       [{ ...good, by: 'mallory' }, 'Unknown field "by"'],
     ];
     for (const [body, says] of bad) {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RhoError, SessionNotFoundError } from '@rho/core';
+import { ACTIVE_SESSION_STATUSES, checkApprovalAnswer, ConfigError, RhoError, SessionNotFoundError } from '@rho/core';
 import type { ApprovalAnswer, PendingApproval } from '@rho/core';
 import type { ListedSession } from '@rho/monitor';
 import type { DashboardApprovalResult, DashboardSource } from '../dashboard-source.js';
@@ -20,11 +20,9 @@ const WAITING_STATUSES = ['waiting_approval', 'parked'];
 /** Sessions of each waiting status looked at by `GET /api/approvals`. */
 const WAITING_SESSIONS = 1000;
 /** Statuses whose run is in progress (an answer is applied at once). */
-const LIVE = new Set(['running', 'paused', 'waiting_approval']);
+const LIVE: ReadonlySet<string> = new Set(ACTIVE_SESSION_STATUSES);
 /** A string argument longer than this is sent cut, with a note (a `write` of a large file). */
 const ARGUMENT_KEEP = 16 * 1024;
-/** Longest reason taken with an answer (core's limit: the model reads it). */
-const REASON_LIMIT = 2000;
 const FIELDS = new Set(['toolCallId', 'decision', 'scope', 'reason']);
 const SHAPE =
   '{"toolCallId": "...", "decision": "approve" | "deny", "scope"?: "once" | "call" | "tool", "reason"?: "..."}';
@@ -165,25 +163,22 @@ function parseAnswer(value: unknown): { toolCallId: string; answer: ApprovalAnsw
   const { toolCallId, decision, scope, reason } = input;
   if (typeof toolCallId !== 'string' || toolCallId === '')
     return 'toolCallId is the id of the waiting call (a string), as GET /api/sessions/:id/approvals lists it.';
-  if (decision !== 'approve' && decision !== 'deny')
-    return `decision is "approve" or "deny", not ${JSON.stringify(decision) ?? 'missing'}.`;
-  if (scope !== undefined && scope !== 'once' && scope !== 'call' && scope !== 'tool')
-    return `scope is "once" (this call), "call" (this exact call for the rest of the session) or "tool" (every later call of the tool that matches no dangerous pattern), not ${JSON.stringify(scope)}.`;
-  if (decision === 'deny' && scope !== undefined && scope !== 'once')
-    return 'A denial applies to this call only: send "deny" without a scope.';
-  if (reason !== undefined && typeof reason !== 'string') return 'reason is a string.';
-  if (typeof reason === 'string' && reason.length > REASON_LIMIT)
-    return `reason is at most ${REASON_LIMIT} characters (the model reads it); this one has ${reason.length}.`;
-  return {
-    toolCallId,
-    answer: {
-      decision,
-      scope: scope ?? 'once',
-      ...(reason === undefined || reason.trim() === '' ? {} : { reason }),
-      by: 'dashboard',
-      source: 'dashboard',
-    },
-  };
+  // The answer's own checks are core's, as for rho approve and answer files (one decision).
+  try {
+    return {
+      toolCallId,
+      answer: checkApprovalAnswer({
+        decision,
+        ...(scope === undefined ? {} : { scope }),
+        ...(reason === undefined ? {} : { reason }),
+        by: 'dashboard',
+        source: 'dashboard',
+      }),
+    };
+  } catch (error) {
+    if (ConfigError.isInstance(error)) return error.message;
+    throw error;
+  }
 }
 
 function answeredMessage(
