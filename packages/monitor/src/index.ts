@@ -22,7 +22,7 @@ export type {
 } from './session-source.js';
 export { answerIfPending, pendingApprovalsInTrace } from './pending-approvals.js';
 export type { ApprovalAnswerResult } from './pending-approvals.js';
-export { listWaitingApprovals } from './waiting-approvals.js';
+export { collectWaitingApprovals, listWaitingApprovals, WAITING_STATUSES } from './waiting-approvals.js';
 export type { WaitingApproval, WaitingApprovals, WaitingApprovalsFilter } from './waiting-approvals.js';
 export { createDirectorySource } from './directory-source.js';
 export type { DirectorySourceOptions } from './directory-source.js';

@@ -22,7 +22,7 @@ export interface WaitingApprovals {
 export type WaitingApprovalsFilter = Pick<SessionFilter, 'hostname' | 'label' | 'idPrefix'>;
 
 /** The listed statuses of a session with a call that waits: a process waits for the answer, or none runs it. */
-const WAITING: readonly LiveStatus[] = ['waiting_approval', 'parked'];
+export const WAITING_STATUSES: readonly LiveStatus[] = ['waiting_approval', 'parked'];
 
 /** Sessions whose traces are read at once. */
 const CONCURRENCY = 8;
@@ -50,9 +50,21 @@ export async function listWaitingApprovals(
     ...(filter.hostname === undefined ? {} : { hostname: filter.hostname }),
     ...(filter.label === undefined ? {} : { label: filter.label }),
     ...(filter.idPrefix === undefined ? {} : { idPrefix: filter.idPrefix }),
-    status: WAITING,
+    status: WAITING_STATUSES,
     limit: 100_000,
   });
+  return collectWaitingApprovals(sessions, pendingOf);
+}
+
+/**
+ * The waiting calls of `sessions` (listed as waiting), read with `pendingOf` a few at a time,
+ * the longest-waiting first: what {@link listWaitingApprovals} does once it has the sessions, for a
+ * source that lists them its own way (the dashboard's).
+ */
+export async function collectWaitingApprovals(
+  sessions: readonly ListedSession[],
+  pendingOf: (id: string) => Promise<PendingApproval[]>,
+): Promise<WaitingApprovals> {
   const calls: WaitingApproval[] = [];
   const unreadable: WaitingApprovals['unreadable'] = [];
   let next = 0;

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ACTIVE_SESSION_STATUSES, checkApprovalAnswer, ConfigError, RhoError, SessionNotFoundError } from '@rho/core';
+import { ACTIVE_SESSION_STATUSES, checkApprovalAnswer, ConfigError, RhoError } from '@rho/core';
 import type { ApprovalAnswer, PendingApproval } from '@rho/core';
 import type { ListedSession } from '@rho/monitor';
+import { collectWaitingApprovals, WAITING_STATUSES } from '@rho/monitor';
 import type { DashboardApprovalResult, DashboardSource } from '../dashboard-source.js';
 import { changeAllowed } from './change-guard.js';
 import { BODY_LIMIT, readJsonBody, sendJson } from './http.js';
@@ -15,8 +16,6 @@ export type WaitingApproval = PendingApproval & {
   firstPrompt?: string;
 };
 
-/** Statuses of sessions that may have calls waiting for approval. */
-const WAITING_STATUSES = ['waiting_approval', 'parked'];
 /** Sessions of each waiting status looked at by `GET /api/approvals`. */
 const WAITING_SESSIONS = 1000;
 /** Statuses whose run is in progress (an answer is applied at once). */
@@ -34,24 +33,18 @@ export async function listApprovals(response: ServerResponse, source: DashboardS
     const sessions: ListedSession[] = [];
     for (const status of WAITING_STATUSES)
       sessions.push(...(await source.listSessions({ status, tree: false, limit: WAITING_SESSIONS })).rows);
-    for (const session of sessions) {
-      let pending: PendingApproval[];
-      try {
-        pending = await source.pendingApprovals(session.id);
-      } catch (error) {
-        // Gone since it was listed.
-        if (SessionNotFoundError.isInstance(error)) continue;
-        throw error;
-      }
-      for (const call of pending)
-        approvals.push({
-          ...shown(call),
-          sessionId: session.id,
-          sessionStatus: session.status,
-          ...(session.firstPrompt === undefined ? {} : { firstPrompt: session.firstPrompt.slice(0, 200) }),
-        });
-    }
-    approvals.sort((left, right) => (left.requestedAt < right.requestedAt ? -1 : 1));
+    const waiting = await collectWaitingApprovals(sessions, source.pendingApprovals.bind(source));
+    if (waiting.unreadable.length > 0)
+      throw new Error(
+        `The trace of session ${waiting.unreadable[0]!.sessionId} cannot be read: ${waiting.unreadable[0]!.reason}`,
+      );
+    for (const { session, ...call } of waiting.calls)
+      approvals.push({
+        ...shown(call),
+        sessionId: session.id,
+        sessionStatus: session.status,
+        ...(session.firstPrompt === undefined ? {} : { firstPrompt: session.firstPrompt.slice(0, 200) }),
+      });
   }
   sendJson(response, 200, { approvals, answerable: source.answerApproval !== undefined });
 }
