@@ -80,6 +80,36 @@ const callOnce = (command: string, id = 'call-1') => [
   { text: 'Done.' },
 ];
 
+/** Runs `command` until its call waits, then stops the run from outside: the session is parked. */
+async function parkedAt(command: string): Promise<string> {
+  const { session, directory } = setUp(callOnce(command));
+  const stop = new AbortController();
+  const running = session.run('go', { signal: stop.signal });
+  await until(waiting(directory), 'the approval request');
+  stop.abort();
+  expect((await running).status).toBe('waiting_approval');
+  return directory;
+}
+
+/** The parked session of `directory`, replayed from its trace as a new process would, with `options`. */
+function resumeParked(
+  directory: string,
+  steps: unknown[],
+  options: SessionOptions = {},
+): { session: Session; ran: string[] } {
+  const ran: string[] = [];
+  const client = createScriptedModelClient({ steps: steps as never[] });
+  const session = new Agent({ tools: [shellLike(ran)], client, approvalPolicy: policy }).createSession({
+    id: 'parked01',
+    directory,
+    state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
+    pollIntervalMs: 10,
+    approvals: { unattended: 'wait' },
+    ...options,
+  });
+  return { session, ran };
+}
+
 describe('approvals that wait', () => {
   it('parks a call nobody can approve, shows waiting_approval, and runs it once an operator approves', async () => {
     const { session, ran, directory } = setUp(callOnce('make clean'));
@@ -281,22 +311,11 @@ describe('approvals that wait', () => {
 
   it('an answer given while parked applies on resume before an approver is asked or withhold refuses', async () => {
     for (const resumeWith of ['approver', 'withhold', 'approver-answers'] as const) {
-      const { session, directory } = setUp(callOnce('make clean'));
-      const stop = new AbortController();
-      const running = session.run('go', { signal: stop.signal });
-      await until(waiting(directory), 'the approval request');
-      stop.abort();
-      expect((await running).status).toBe('waiting_approval');
+      const directory = await parkedAt('make clean');
       if (resumeWith !== 'approver-answers')
         claimApprovalAnswer(directory, 'call-1', { decision: 'approve', by: 'ana' });
       const asked: string[] = [];
-      const ran: string[] = [];
-      const client = createScriptedModelClient({ steps: [{ text: 'Cleaned.' }] });
-      const resumed = new Agent({ tools: [shellLike(ran)], client, approvalPolicy: policy }).createSession({
-        id: 'parked01',
-        directory,
-        state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
-        pollIntervalMs: 10,
+      const { session: resumed, ran } = resumeParked(directory, [{ text: 'Cleaned.' }], {
         approvals: { unattended: resumeWith === 'withhold' ? 'withhold' : 'wait' },
         ...(resumeWith === 'withhold'
           ? {}
@@ -326,24 +345,9 @@ describe('approvals that wait', () => {
   });
 
   it('an answer given elsewhere while an approver asks about a listed call closes the question and applies', async () => {
-    const { session, directory } = setUp(callOnce('make clean'));
-    const stop = new AbortController();
-    const running = session.run('go', { signal: stop.signal });
-    await until(waiting(directory), 'the approval request');
-    stop.abort();
-    await running;
+    const directory = await parkedAt('make clean');
     let asked: AbortSignal | undefined;
-    const ran: string[] = [];
-    const resumed = new Agent({
-      tools: [shellLike(ran)],
-      client: createScriptedModelClient({ steps: [{ text: 'Cleaned.' }] }),
-      approvalPolicy: policy,
-    }).createSession({
-      id: 'parked01',
-      directory,
-      state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
-      pollIntervalMs: 10,
-      approvals: { unattended: 'wait' },
+    const { session: resumed, ran } = resumeParked(directory, [{ text: 'Cleaned.' }], {
       // A person at a terminal who never answers: the prompt stays until it is withdrawn.
       approver: (request) =>
         new Promise<boolean>((resolve) => {
@@ -363,28 +367,12 @@ describe('approvals that wait', () => {
   });
 
   it('a trace that ends at the request (the process was killed) resumes into the same wait', async () => {
-    const { session, directory } = setUp(callOnce('make clean'));
-    const stop = new AbortController();
-    const running = session.run('go', { signal: stop.signal });
-    await until(waiting(directory), 'the approval request');
-    stop.abort();
-    await running;
+    const directory = await parkedAt('make clean');
     // Cut the trace back to the request, as a SIGKILL would have left it.
     const lines = readFileSync(join(directory, 'trace.jsonl'), 'utf8').trim().split('\n');
     const at = lines.findIndex((line) => line.includes('"approval_requested"'));
     writeFileSync(join(directory, 'trace.jsonl'), `${lines.slice(0, at + 1).join('\n')}\n`);
-    const ran: string[] = [];
-    const resumed = new Agent({
-      tools: [shellLike(ran)],
-      client: createScriptedModelClient({ steps: [{ text: 'ok' }] }),
-      approvalPolicy: policy,
-    }).createSession({
-      id: 'parked01',
-      directory,
-      state: State.fromJsonl(readFileSync(join(directory, 'trace.jsonl'))),
-      pollIntervalMs: 10,
-      approvals: { unattended: 'wait' },
-    });
+    const { session: resumed, ran } = resumeParked(directory, [{ text: 'ok' }]);
     const again = resumed.run('');
     await until(
       () => traceOf(directory).filter((record) => record.type === 'approval_requested').length === 2,
