@@ -61,7 +61,7 @@ describe.skipIf(!probe.available)('rho watch across a database restart', { timeo
       await proxy.up();
       release();
       expect((await agent.done).code).toBe(0);
-      expect(await exited).toBe(0);
+      expect(await exited, `rho watch exited; its stderr:\n${stderr}`).toBe(0);
       expect(stderr).not.toContain('bug in rho');
       const watched = stdout
         .split('\n')

@@ -7,7 +7,7 @@ import type { RawTraceRecord } from '@rho/core';
 import { ACTIVE_SESSION_STATUSES, isKnownRecord, RhoError } from '@rho/core';
 import type { ControlKind, ListedSession, SessionFilter, SessionSource } from '@rho/monitor';
 import { LISTED_STATUSES } from '@rho/monitor';
-import { EXIT, UsageError } from '../../exit-codes.js';
+import { databaseFailure, EXIT, UsageError } from '../../exit-codes.js';
 import { createEventRenderer } from '../../render.js';
 import type { MonitorIo } from './monitor-io.js';
 import { formatSessionTable } from './session-table.js';
@@ -275,7 +275,12 @@ export async function watchAction(
     if (!options.json) io.err('Stopped watching.\n');
     return EXIT.completed;
   }
-  const after = await source.get(target.id);
+  // Only for the closing line: a database that went away again just now does not fail a watch
+  // that showed every record.
+  const after = await source.get(target.id).catch((error: unknown) => {
+    if (databaseFailure(error) === undefined) throw error;
+    return undefined;
+  });
   const dead =
     source.kind === 'fleet'
       ? `its heartbeat stopped (host ${after?.hostname ?? '?'})`
