@@ -3,16 +3,17 @@
 // The same scripted 200-tool-turn loop (the model asks for a trivial tool until turn 200, then
 // answers) runs against one loopback OpenAI-compatible server (real HTTP, real SSE, answering at
 // once) through: the bare `openai` client with the loop written by hand (the physical limit),
-// the rho library, the `rho` CLI (built binary), `@openai/agents` and the AI SDK (`streamText`
+// the rho library, the `rho` CLI (the tsc build, and the bundle of the published package,
+// apps/cli/bundle, built here when missing or older than the build), `@openai/agents` and the AI SDK (`streamText`
 // with a tool). Every run is its own process (so peak RSS is the process's own), the
 // contestants are interleaved round by round, and request arrival times are taken at the server
 // so every contestant is timed by the same clock.
 //
-// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,rho-cli-read,agents,ai-sdk] [--compare=<dir>]`;
+// `node bench/peers.mjs [--quick] [--rounds=N] [--only=rho,rho-read,rho-cli,rho-cli-read,rho-bundle,rho-bundle-read,agents,ai-sdk] [--compare=<dir>]`;
 // --quick: one round, no warm-up (a smoke test); --only: these contestants (and the bare client)
 // only; --compare: also the rho library and CLI of another built checkout, to measure a change.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -28,6 +29,7 @@ const TURNS = 200;
 const worker = join(here, 'peers', 'worker.mjs');
 const rssHook = pathToFileURL(join(here, 'peers', 'rss-on-exit.mjs')).href;
 const cliBin = join(here, '..', 'apps', 'cli', 'dist', 'bin.js');
+const bundleBin = join(here, '..', 'apps', 'cli', 'bundle', 'bin.js');
 const noopToolPackage = join(here, 'peers', 'noop-tool.mjs');
 const onlyFlag = args.find((arg) => arg.startsWith('--only='));
 // --compare=<dir>: another built rho checkout (for example the commit before a change); its rho
@@ -38,7 +40,7 @@ const CONTESTANTS = [
   'bare',
   ...(onlyFlag
     ? onlyFlag.slice('--only='.length).split(',')
-    : ['rho', 'rho-read', 'rho-cli', 'rho-cli-read', 'agents', 'ai-sdk']
+    : ['rho', 'rho-read', 'rho-cli', 'rho-cli-read', 'rho-bundle', 'rho-bundle-read', 'agents', 'ai-sdk']
   ).filter((name) => name !== 'bare'),
   ...(compareDir === undefined ? [] : ['rho@compare', 'rho-cli@compare', 'rho-cli-read@compare']),
 ];
@@ -48,6 +50,8 @@ const LABELS = {
   'rho-read': 'rho library, read tool',
   'rho-cli': 'rho CLI',
   'rho-cli-read': 'rho CLI, read tool',
+  'rho-bundle': 'rho CLI, bundled',
+  'rho-bundle-read': 'rho CLI, bundled, read tool',
   agents: '@openai/agents',
   'ai-sdk': 'AI SDK streamText',
   'rho@compare': 'rho library (--compare)',
@@ -104,19 +108,20 @@ async function runOnce(contestant, server) {
   writeFileSync(join(scratch, 'notes.txt'), 'alpha\nbeta\ngamma\n');
   const compared = contestant.endsWith('@compare');
   const name = compared ? contestant.slice(0, -'@compare'.length) : contestant;
-  const cli = name === 'rho-cli' || name === 'rho-cli-read';
+  const bundled = name === 'rho-bundle' || name === 'rho-bundle-read';
+  const cli = bundled || name === 'rho-cli' || name === 'rho-cli-read';
   const command = cli
     ? [
         '--import',
         rssHook,
-        compared ? join(compareDir, 'apps', 'cli', 'dist', 'bin.js') : cliBin,
+        bundled ? bundleBin : compared ? join(compareDir, 'apps', 'cli', 'dist', 'bin.js') : cliBin,
         '--base-url',
         server.url,
         '--model',
         'gpt-4o-mini',
         '--max-turns',
         String(TURNS + 5),
-        ...(name === 'rho-cli' ? ['--tool-package', noopToolPackage] : []),
+        ...(name === 'rho-cli' || name === 'rho-bundle' ? ['--tool-package', noopToolPackage] : []),
         `Read notes.txt ${TURNS} times.`,
       ]
     : [
@@ -182,6 +187,17 @@ const version = (name) => {
   }
 };
 
+// The bundled CLI of the published package, rebuilt when it is older than the tsc build it bundles.
+if (CONTESTANTS.some((name) => name.startsWith('rho-bundle'))) {
+  const built = join(here, '..', 'apps', 'cli', 'dist', 'main.js');
+  if (!existsSync(bundleBin) || statSync(bundleBin).mtimeMs < statSync(built).mtimeMs) {
+    const bundling = spawnSync(process.execPath, [join(here, '..', 'apps', 'cli', 'scripts', 'bundle.mjs')], {
+      stdio: 'inherit',
+    });
+    if (bundling.status !== 0) throw new Error('building the bundled CLI (apps/cli/scripts/bundle.mjs) failed');
+  }
+}
+
 const server = await startLoopbackServer({ respond });
 const results = Object.fromEntries(CONTESTANTS.map((name) => [name, []]));
 try {
@@ -231,6 +247,10 @@ const cpuRatio = (name) =>
 if (summary['rho-cli'])
   console.log(
     `peers: rho CLI per turn: ${over('rho-cli')} ms over the bare client, CPU ${cpuRatio('rho-cli')} (target: 1.25x); peak RSS ${(summary['rho-cli'].rssMb / base.rssMb).toFixed(2)}x (target <= 1.05x); first turn from spawn: ${(summary['rho-cli'].processToFirstTurn - base.processToFirstTurn).toFixed(1)} ms over the bare client's`,
+  );
+if (summary['rho-bundle'])
+  console.log(
+    `peers: bundled rho CLI: spawn to first request ${(summary['rho-bundle'].processToFirstTurn - base.processToFirstTurn).toFixed(1)} ms after the bare client's (issue 36 target: within 60 ms), peak RSS ${(summary['rho-bundle'].rssMb / base.rssMb).toFixed(2)}x (target <= 1.10x); per turn ${over('rho-bundle')} ms over the bare client, CPU ${cpuRatio('rho-bundle')}`,
   );
 if (summary.rho)
   console.log(

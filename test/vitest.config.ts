@@ -1,3 +1,3 @@
 import { rhoProject } from '@rho/vitest-config';
 
-export default rhoProject(import.meta.url, { name: 'workspace', test: { include: ['*.test.ts'] } });
+export default rhoProject(import.meta.url, { name: 'repository', test: { include: ['*.test.ts'] } });

@@ -16,6 +16,8 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sandboxWrapper } from '@rho/permissions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLoopbackServer } from '@rho/core/testing';
+import { runnableShellBlocks } from '@rho/doc-blocks';
 import { runInstalled, runInstalledTask } from './support/installed-rho.js';
 import type { InstalledRun } from './support/installed-rho.js';
 
@@ -386,4 +388,65 @@ describe('the CLI installed globally from its tarball', () => {
       dashboard.kill();
     }
   });
+
+  it('runs every shell block of the README and docs/ marked <!-- run -->, in reading order, in one project', async (context) => {
+    skipWithoutNpm(context);
+    const blocks = runnableShellBlocks(root);
+    expect(blocks.map((block) => block.file)).toEqual(
+      expect.arrayContaining(['README.md', 'docs/settings.md', 'docs/user-guide.md']),
+    );
+    // The project the blocks speak of, as a reader has it: an agent config, sources, ~/project;
+    // `rho` on PATH from the global install, the model a loopback server that answers every task.
+    const run = where(systemPath());
+    writeFileSync(join(run.cwd, 'agent.yaml'), 'profile: readonly\n');
+    mkdirSync(join(run.cwd, 'src'));
+    writeFileSync(join(run.cwd, 'src', 'app.ts'), '// TODO: handle errors\nexport const answer = 42;\n');
+    mkdirSync(join(run.home, 'project'));
+    const server = await startLoopbackServer({
+      respond: () => ({ type: 'response', text: 'Done.' }),
+      models: [{ id: 'gpt-5-mini' }],
+    });
+    try {
+      for (const block of blocks) {
+        const outcome = await runShellBlock(block.code, {
+          cwd: run.cwd,
+          env: {
+            PATH: [join(prefix, 'bin'), run.path].join(delimiter),
+            HOME: run.home,
+            NO_COLOR: '1',
+            OPENAI_BASE_URL: server.url,
+            OPENAI_API_KEY: 'sk-snippet',
+          },
+        });
+        expect(outcome.code, `${block.file}:${block.line} exited ${outcome.code}:\n${outcome.stderr}`).toBe(0);
+      }
+    } finally {
+      await server.close();
+    }
+    // The blocks ran tasks: the README's first one made a session, and its resume continued it.
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
+  });
 });
+
+/** Runs a documentation block as `bash -e -o pipefail`: every command of it must succeed. */
+function runShellBlock(
+  code: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', code], {
+      ...options,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', reject);
+    child.on('close', (exit) => {
+      clearTimeout(timer);
+      resolve({ code: exit, stdout, stderr });
+    });
+  });
+}

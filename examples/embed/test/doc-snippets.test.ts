@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLoopbackServer } from '@rho/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentationSnippets } from './support/snippets.js';
+import { documentationSnippets } from '@rho/doc-blocks';
 
 /**
  * Issue 36: the documentation's code runs as a user would paste it. Every fenced TypeScript or
