@@ -98,6 +98,14 @@ const common = {
   // Bundling renames clashing top-level names; keep `.name` of classes and functions as written.
   keepNames: true,
   legalComments: 'none',
+  // Whitespace and syntax minified, names kept: the source text V8 keeps of every loaded chunk is
+  // part of peak RSS (2.2 MB less, 1.10x -> 1.07x of the bare client in bench/startup). Stack
+  // traces map back to the built files through the linked source maps, which Node reads only
+  // when asked (`rho --debug` turns them on: bundled-bin.ts).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: 'linked',
+  sourcesContent: false,
   logLevel: 'warning',
 };
 

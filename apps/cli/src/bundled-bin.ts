@@ -5,4 +5,7 @@
 import { shareBundledPackages } from './shared-packages.js';
 
 shareBundledPackages(new URL('./', import.meta.url));
+// The bundle is minified: a stack trace (`--debug`) names the built files and their lines through
+// the source maps next to the chunks. Off otherwise: reading them costs start-up time.
+if (process.argv.includes('--debug')) process.setSourceMapsEnabled(true);
 await import('./bin.js');
