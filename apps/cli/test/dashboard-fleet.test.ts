@@ -4,42 +4,18 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLoopbackServer } from '@rho/core/testing';
-import type { LoopbackServer } from '@rho/core/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { NodeProcess } from './support/fleet.js';
-import {
-  dropSchema,
-  eventually,
-  fleetHome,
-  freshSchema,
-  probePostgres,
-  runOnNode,
-  startOnNode,
-} from './support/fleet.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, fleetHome, runOnNode, startOnNode, useFleetFixture } from './support/fleet.js';
 import { runRho } from './support/run-rho.js';
 
-const probe = await probePostgres();
-const schema = freshSchema();
-const started: NodeProcess[] = [];
-let server: LoopbackServer | undefined;
-
-afterEach(async () => {
-  for (const node of started.splice(0))
-    if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
-  await server?.close();
-  server = undefined;
-});
-
-afterAll(async () => {
-  if (probe.available) await dropSchema(schema);
-});
+const fleet = await useFleetFixture();
+const { probe, schema } = fleet;
 
 describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, () => {
   it("lists a session that ran on another node, with its host, from the fleet's database", async () => {
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       steps: [{ type: 'response', text: 'Done.', usage: { prompt_tokens: 100, completion_tokens: 5 } }],
     });
     const work = mkdtempSync(join(tmpdir(), 'rho-dashboard-fleet-work-'));
@@ -49,7 +25,7 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
     expect(run.code, run.stderr).toBe(0);
 
     const dashboard = startOnNode('node-c', ['dashboard', '--port', '0'], operator);
-    started.push(dashboard);
+    fleet.track(dashboard);
     const url = await eventually(
       () => /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/.exec(dashboard.stdout())?.[0],
       'the URL',
@@ -74,7 +50,7 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
   it("answers a call waiting on another node from the dashboard, exactly once, through the fleet's signals", async () => {
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       steps: [
         { type: 'response', toolCalls: [{ id: 'call_rm', name: 'bash', arguments: '{"command": "rm -rf build"}' }] },
         { type: 'response', text: 'Cleaned.' },
@@ -88,9 +64,9 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
       ['--base-url', server.url, '-w', work, '--profile', 'developer', '--when-unattended', 'wait', 'clean the build'],
       { RHO_HOME: fleetHome({ schema }) },
     );
-    started.push(agent);
+    fleet.track(agent);
     const dashboard = startOnNode('node-c', ['dashboard', '--port', '0'], operator);
-    started.push(dashboard);
+    fleet.track(dashboard);
     const url = await eventually(
       () => /http:\/\/127\.0\.0\.1:\d+\/\?token=([\w-]+)/.exec(dashboard.stdout()) ?? undefined,
       'the URL',

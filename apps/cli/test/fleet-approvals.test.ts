@@ -7,36 +7,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLoopbackServer } from '@rho/core/testing';
-import type { LoopbackServer } from '@rho/core/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { NodeProcess } from './support/fleet.js';
-import {
-  dropSchema,
-  eventually,
-  fleetHome,
-  freshSchema,
-  probePostgres,
-  runOnNode,
-  startOnNode,
-} from './support/fleet.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, fleetHome, runOnNode, startOnNode, useFleetFixture } from './support/fleet.js';
 import { runRho } from './support/run-rho.js';
 
-const probe = await probePostgres();
-const schema = freshSchema();
-const started: NodeProcess[] = [];
-let server: LoopbackServer | undefined;
-
-afterEach(async () => {
-  for (const node of started.splice(0))
-    if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
-  await server?.close();
-  server = undefined;
-});
-
-afterAll(async () => {
-  if (probe.available) await dropSchema(schema);
-});
+const fleet = await useFleetFixture();
+const { probe, schema } = fleet;
 
 interface Waiting {
   session_id: string;
@@ -52,7 +28,7 @@ describe.skipIf(!probe.available)('rho approvals over the fleet', () => {
   it('lists a waiting call of any node; a parked one is parked everywhere and answered on its node', async () => {
     const operator = { RHO_HOME: fleetHome({ schema, deadAfterMs: 1_500 }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       steps: [
         { type: 'response', toolCalls: [{ id: 'call_rm', name: 'bash', arguments: '{"command": "rm -rf build"}' }] },
         { type: 'response', text: 'Cleaned.' },
@@ -67,7 +43,7 @@ describe.skipIf(!probe.available)('rho approvals over the fleet', () => {
       ['--base-url', server.url, '-w', work, '--profile', 'developer', '--when-unattended', 'wait', 'clean the build'],
       { RHO_HOME: agentHome },
     );
-    started.push(agent);
+    fleet.track(agent);
     const listed = async () =>
       JSON.parse((await runRho(['approvals', '--json'], { env: operator })).stdout) as Waiting[];
     const [waiting] = await eventually(async () => {

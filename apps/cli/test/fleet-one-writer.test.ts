@@ -4,49 +4,26 @@
 // who runs the session, and stops; the first keeps its row and its trace.
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startLoopbackServer } from '@rho/core/testing';
-import type { LoopbackServer } from '@rho/core/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { NodeProcess } from './support/fleet.js';
-import {
-  dropSchema,
-  eventually,
-  fleetHome,
-  freshSchema,
-  probePostgres,
-  runOnNode,
-  startOnNode,
-} from './support/fleet.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, fleetHome, runOnNode, startOnNode, useFleetFixture } from './support/fleet.js';
 import { runRho } from './support/run-rho.js';
 
-const probe = await probePostgres();
-const schema = freshSchema();
-const started: NodeProcess[] = [];
-let server: LoopbackServer | undefined;
-
-afterEach(async () => {
-  for (const node of started.splice(0))
-    if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
-  await server?.close();
-  server = undefined;
-});
-afterAll(async () => {
-  if (probe.available) await dropSchema(schema);
-});
+const fleet = await useFleetFixture();
+const { probe, schema } = fleet;
 
 describe.skipIf(!probe.available)('one session id on two nodes', () => {
   it('the second node is refused with who runs it, and stops; the first keeps its row', async () => {
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
     // A model that keeps the first run busy: a tool call every 50 ms.
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       respond: () => ({ type: 'response', toolCalls: [{ name: 'list', arguments: '{"path":"."}' }], delayMs: 50 }),
     });
     const homeA = fleetHome({ schema });
     const first = startOnNode('node-a', ['--base-url', server.url, '--max-turns', '400', 'keep listing'], {
       RHO_HOME: homeA,
     });
-    started.push(first);
+    fleet.track(first);
     const id = await eventually(() => readdirSync(join(homeA, 'sessions'))[0], 'the first session');
     await eventually(async () => {
       const listed = JSON.parse((await runRho(['ps', '--json'], { env: operator })).stdout) as {

@@ -2,50 +2,18 @@
 // set-up commands, a run registered and mirrored, stats, export from another node, a database that
 // is down when the agent starts, and nothing of the fleet loaded when none is configured.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { Server, Socket } from 'node:net';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLoopbackServer } from '@rho/core/testing';
 import { startOtlpReceiver } from '@rho/otel/testing';
 import postgres from 'postgres';
-import type { LoopbackServer, RecordedRequest } from '@rho/core/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { NodeProcess } from './support/fleet.js';
-import {
-  dropSchema,
-  eventually,
-  fleetHome,
-  freshSchema,
-  probePostgres,
-  runOnNode,
-  SHARED_URL,
-  startOnNode,
-} from './support/fleet.js';
+import type { RecordedRequest } from '@rho/core/testing';
+import { describe, expect, it } from 'vitest';
+import { eventually, fleetHome, runOnNode, SHARED_URL, startOnNode, useFleetFixture } from './support/fleet.js';
+import { freePort, startPgProxy } from './support/pg-proxy.js';
 import { runRho } from './support/run-rho.js';
 
-const probe = await probePostgres();
-const schema = freshSchema();
-const started: NodeProcess[] = [];
-let server: LoopbackServer | undefined;
-let proxy: { server: Server; sockets: Set<Socket> } | undefined;
-
-afterEach(async () => {
-  for (const node of started.splice(0))
-    if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
-  await server?.close();
-  server = undefined;
-  if (proxy !== undefined) {
-    for (const socket of proxy.sockets) socket.destroy();
-    await new Promise((resolve) => proxy!.server.close(resolve));
-    proxy = undefined;
-  }
-});
-
-afterAll(async () => {
-  if (probe.available) await dropSchema(schema);
-});
+const fleet = await useFleetFixture();
+const { probe, schema } = fleet;
 
 interface Listed {
   id: string;
@@ -61,31 +29,10 @@ function traceLines(home: string, id: string): string[] {
     .split('\n');
 }
 
-/** A free TCP port on 127.0.0.1 (nothing listens on it when this returns). */
-async function freePort(): Promise<number> {
-  const probeServer = createServer();
-  await new Promise<void>((resolve) => probeServer.listen(0, '127.0.0.1', resolve));
-  const { port } = probeServer.address() as { port: number };
-  await new Promise((resolve) => probeServer.close(resolve));
-  return port;
-}
-
 /** Starts forwarding `port` to the shared PostgreSQL: the fleet's database "comes up" there. */
 async function startProxy(port: number): Promise<void> {
-  const sockets = new Set<Socket>();
-  const proxyServer = createServer((socket) => {
-    const upstream = connect(5432, '127.0.0.1');
-    sockets.add(socket).add(upstream);
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    socket.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => proxyServer.listen(port, '127.0.0.1', resolve));
-  proxy = { server: proxyServer, sockets };
+  const proxy = await startPgProxy(port);
+  fleet.afterTest(() => proxy.close());
 }
 
 describe('rho without a fleet', () => {
@@ -99,7 +46,7 @@ describe('rho without a fleet', () => {
   });
 
   it('stops a run with exit 2 before any model call when the fleet is misconfigured', async () => {
-    server = await startLoopbackServer({ respond: () => ({ type: 'response', text: 'hello' }) });
+    const server = await fleet.model({ respond: () => ({ type: 'response', text: 'hello' }) });
     const home = fleetHome({ schema: 'rho_fleet', url: 'https://fleet.example' });
     const outcome = await runRho(['--base-url', server.url, 'say hello'], { env: { RHO_HOME: home } });
     expect(outcome.code).toBe(2);
@@ -130,7 +77,7 @@ describe('rho without a fleet', () => {
   });
 
   it('loads neither @rho/fleet nor the PostgreSQL driver for a run; with a fleet it does', async () => {
-    server = await startLoopbackServer({ respond: () => ({ type: 'response', text: 'hello' }) });
+    const server = await fleet.model({ respond: () => ({ type: 'response', text: 'hello' }) });
     const preload = join(import.meta.dirname, 'support', 'record-imports.mjs');
     const imported = async (env: NodeJS.ProcessEnv) => {
       const record = join(mkdtempSync(join(tmpdir(), 'rho-imports-')), 'imports.txt');
@@ -188,7 +135,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     const again = await runRho(['fleet', 'migrate'], { env: operator });
     expect(again.stdout).toBe(`Schema ${schema} is up to date (version ${migrated.to}).\n`);
 
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       steps: [
         {
           type: 'response',
@@ -259,7 +206,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
     const seen: RecordedRequest[] = [];
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       respond: (request) => {
         seen.push(request);
         return {
@@ -275,7 +222,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     const agent = startOnNode('node-e', ['--base-url', server.url, '-w', work, 'task-e: list the files'], {
       RHO_HOME: agentHome,
     });
-    started.push(agent);
+    fleet.track(agent);
     await eventually(() => agent.stderr().includes('does not answer'), 'the warning that the fleet is down');
     const id = await eventually(() => readdirSync(join(agentHome, 'sessions'))[0], 'the session directory');
     await eventually(() => traceLines(agentHome, id).length > 10, 'the agent working without the fleet');
@@ -319,7 +266,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
   it('registers the children a run delegates to, under their parent; watch, monitor and connect see them from another node', async () => {
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       respond: (request) => {
         const messages = request.body.messages as { role: string; content: unknown }[];
         if (messages.some((message) => message.role === 'user' && String(message.content).includes('child-task')))
@@ -401,7 +348,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
   it('resumes a fleet session without the fleet and with it again: directives once each, the whole trace mirrored', async () => {
     const operator = { RHO_HOME: fleetHome({ schema }) };
     expect((await runRho(['fleet', 'migrate'], { env: operator })).code).toBe(0);
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       respond: (request) => {
         const messages = request.body.messages as { role: string; content: unknown }[];
         // The latest instruction decides: the first task and note-zero keep the agent working.
@@ -416,7 +363,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     const work = mkdtempSync(join(tmpdir(), 'rho-fleet-work-'));
     const base = ['--base-url', server.url, '-w', work];
     const first = startOnNode('node-g', [...base, 'loop until told'], { RHO_HOME: agentHome });
-    started.push(first);
+    fleet.track(first);
     const id = await eventually(() => readdirSync(join(agentHome, 'sessions'))[0], 'the session');
     await eventually(async () => {
       const [listed] = JSON.parse(
@@ -490,7 +437,7 @@ describe.skipIf(!probe.available)(`rho with a fleet on PostgreSQL ${probe.reason
     const key = 'sk-audit-0123456789abcdef';
     const dbPassword = 'pg-pass-4711-xyz';
     const url = `postgres://app:hunter2-url@db.internal/prod`;
-    server = await startLoopbackServer({
+    const server = await fleet.model({
       steps: [
         {
           type: 'response',

@@ -10,7 +10,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { startLoopbackServer } from '@rho/core/testing';
+import type { LoopbackServer, LoopbackServerOptions } from '@rho/core/testing';
 import { postgresRequired, probePostgres as probe, SHARED_POSTGRES_URL } from '@rho/fleet/testing';
+import { afterAll, afterEach } from 'vitest';
 import { bin } from './run-rho.js';
 import type { Outcome } from './run-rho.js';
 
@@ -35,6 +38,56 @@ export async function dropSchema(schema: string, url = SHARED_URL): Promise<void
   } finally {
     await sql.end({ timeout: 1 });
   }
+}
+
+/** What {@link useFleetFixture} gives a test file. */
+export interface FleetFixture {
+  /** Whether PostgreSQL answers (`describe.skipIf(!probe.available)`). */
+  probe: Awaited<ReturnType<typeof probe>>;
+  /** The file's schema, dropped after its last test. */
+  schema: string;
+  /** A node process of the test: killed (SIGKILL) after the test if it still runs. */
+  track<T extends NodeProcess>(node: T): T;
+  /** A loopback model server, closed after the test. */
+  model(options: LoopbackServerOptions): Promise<LoopbackServer>;
+  /** Something else to undo after the test (after the processes are killed). */
+  afterTest(undo: () => unknown): void;
+}
+
+/**
+ * The fleet of one test file: a schema of its own on the shared PostgreSQL (dropped after the
+ * file), and after each test, its node processes killed and its model servers closed. Call it
+ * once, at the top of the file.
+ */
+export async function useFleetFixture(): Promise<FleetFixture> {
+  const probed = await probePostgres();
+  const schema = freshSchema();
+  const nodes: NodeProcess[] = [];
+  const undos: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const node of nodes.splice(0))
+      if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
+    for (const undo of undos.splice(0)) await undo();
+  });
+  afterAll(async () => {
+    if (probed.available) await dropSchema(schema);
+  });
+  return {
+    probe: probed,
+    schema,
+    track(node) {
+      nodes.push(node);
+      return node;
+    },
+    async model(options) {
+      const server = await startLoopbackServer(options);
+      undos.push(() => server.close());
+      return server;
+    },
+    afterTest(undo) {
+      undos.push(undo);
+    },
+  };
 }
 
 /** Fleet settings written to a node's `$RHO_HOME/config.yaml`. */
