@@ -2,7 +2,6 @@
 // and RHO_HOME each, as in queue.test.ts) against the shared PostgreSQL (a random schema, dropped
 // after) and a loopback model whose answers are scripted per question: the queued run must report
 // exactly what a local run of the same answers reports. Waits are on conditions, never on time.
-import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -12,15 +11,14 @@ import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, LoopbackStep, RecordedRequest } from '@rho/core/testing';
 import type { SqlEvalReport } from '@rho/eval';
 import { loadSqlDataset } from '@rho/eval';
-import pg from 'pg';
 import { probePostgres } from '@rho/fleet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetHome } from './support/fleet.js';
-import { bin, runRho } from './support/run-rho.js';
+import { dropSchemas, killWorkers, POSTGRES_URL, startWorker as startQueueWorker, waitFor } from './support/queue.js';
+import type { WorkerProcess } from './support/queue.js';
+import { runRho } from './support/run-rho.js';
 
-const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
-const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_eval_${randomBytes(5).toString('hex')}`;
 /** The fleet the workers' sessions register with (in $RHO_HOME/config.yaml, the queue's database). */
 const fleetSchema = `rho_fleet_eval_${randomBytes(5).toString('hex')}`;
@@ -29,19 +27,9 @@ const byQuestion = new Map(chinook.questions.map((question) => [question.questio
 /** Questions answered wrongly (every third), so the report has failures to compare. */
 const wrong = new Set(chinook.questions.filter((_, index) => index % 3 === 1).map((question) => question.id));
 
-async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string) {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > 90_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-}
-
 describe.skipIf(!available)('rho eval sql --queue over worker processes', { timeout: 240_000 }, () => {
   let server: LoopbackServer;
-  const workers: { host: string; child: ChildProcess; home: string; log: string[] }[] = [];
+  const workers: WorkerProcess[] = [];
   /** Questions whose first model call arrived; the first calls wait until two are in (one per worker). */
   const asked = new Set<string>();
   const waiting: (() => void)[] = [];
@@ -51,39 +39,21 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
     RHO_HOME: fleetHome({ schema: fleetSchema, url: POSTGRES_URL }),
   });
   const startWorker = async (host: string, ...args: string[]) => {
-    const home = fleetHome({ schema: fleetSchema, url: POSTGRES_URL });
-    const workerArgs = [bin, 'worker', '--json', '--poll', '0.2', ...args];
-    const child = spawn(
-      uts ? 'unshare' : process.execPath,
-      uts ? ['--uts', 'sh', '-c', `hostname ${host} && exec "$0" "$@"`, process.execPath, ...workerArgs] : workerArgs,
-      {
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          RHO_QUEUE_SCHEMA: schema,
-          RHO_FLEET_HOST: host,
-          RHO_QUEUE_LEASE: '10',
-          // The model is the workers' to call: the submitter has no key.
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: 'test',
-          RHO_HOME: home,
-          ...(uts ? {} : { RHO_WORKER_HOST: host }),
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-        detached: true,
+    const worker = await startQueueWorker({
+      host,
+      args,
+      home: fleetHome({ schema: fleetSchema, url: POSTGRES_URL }),
+      env: {
+        RHO_QUEUE_SCHEMA: schema,
+        RHO_FLEET_HOST: host,
+        RHO_QUEUE_LEASE: '10',
+        // The model is the workers' to call: the submitter has no key.
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: 'test',
       },
-    );
-    const entry = { host, child, home, log: [] as string[] };
-    let buffer = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split('\n');
-      buffer = lines.pop()!;
-      entry.log.push(...lines);
     });
-    workers.push(entry);
-    await waitFor(() => entry.log.some((line) => line.includes('"worker_started"')), `worker ${host} started`);
-    return entry;
+    workers.push(worker);
+    return worker;
   };
 
   beforeAll(async () => {
@@ -116,23 +86,9 @@ describe.skipIf(!available)('rho eval sql --queue over worker processes', { time
   });
 
   afterAll(async () => {
-    for (const worker of workers) {
-      if (worker.child.exitCode === null && worker.child.signalCode === null) {
-        try {
-          process.kill(-worker.child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
+    killWorkers(workers);
     await server?.close();
-    if (available) {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.query(`DROP SCHEMA IF EXISTS ${fleetSchema} CASCADE`);
-      await client.end();
-    }
+    if (available) await dropSchemas(schema, fleetSchema);
   });
 
   /** The report without what differs by where and when the sessions ran. */

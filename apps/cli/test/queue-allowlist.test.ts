@@ -3,8 +3,6 @@
 // Proven before: a task chose `profile: unrestricted` and its working directory on the worker, and
 // an eval task's `base_url` received the worker's own API key. Here a loopback server stands as
 // the submitter's endpoint and records every request: the worker's key never reaches it.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,24 +10,14 @@ import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { probePostgres } from '@rho/fleet/testing';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, runRho } from './support/run-rho.js';
+import { dropSchemas, killWorkers, POSTGRES_URL, startWorker, waitFor } from './support/queue.js';
+import type { WorkerProcess } from './support/queue.js';
+import { runRho } from './support/run-rho.js';
 
-const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
 const schema = `rho_queue_allow_${randomBytes(5).toString('hex')}`;
 const WORKER_KEY = 'sk-worker-own-key-0123456789';
-
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > 90_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-}
 
 interface Task {
   id: string;
@@ -40,7 +28,7 @@ interface Task {
 describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () => {
   let own: LoopbackServer;
   let foreign: LoopbackServer;
-  const children: ChildProcess[] = [];
+  const workers: WorkerProcess[] = [];
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'rho-worker-allow-')));
   const workDir = join(root, 'work');
   mkdirSync(workDir);
@@ -50,38 +38,26 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
     RHO_HOME: join(root, 'client-home'),
     ...extra,
   });
-  const startWorker = async (host: string, ...args: string[]) => startWorkerWith(host, undefined, ...args);
+  const startOne = async (host: string, ...args: string[]) => startWorkerWith(host, undefined, ...args);
   /** Starts `rho worker` as node `host`, its `$RHO_HOME/config.yaml` holding `config` when given. */
   const startWorkerWith = async (host: string, config: string | undefined, ...args: string[]) => {
-    const log: string[] = [];
     const home = mkdtempSync(join(root, `home-${host}-`));
     if (config !== undefined) writeFileSync(join(home, 'config.yaml'), config);
-    const child = spawn(process.execPath, [bin, 'worker', '--json', '--poll', '0.2', ...args], {
+    const worker = await startWorker({
+      host,
+      args,
+      home,
       cwd: workDir,
       env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
         RHO_FLEET_URL: POSTGRES_URL,
         RHO_QUEUE_SCHEMA: schema,
-        RHO_HOME: home,
-        RHO_WORKER_HOST: host,
         OPENAI_BASE_URL: own.url,
         OPENAI_API_KEY: WORKER_KEY,
         OPENAI_MODEL: 'scripted',
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
     });
-    children.push(child);
-    let buffer = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split('\n');
-      buffer = lines.pop()!;
-      log.push(...lines);
-    });
-    await waitFor(async () => log.some((line) => line.includes('"worker_started"')), `worker ${host} started`);
-    return log;
+    workers.push(worker);
+    return worker.log;
   };
   const submitFile = async (lines: object[]) => {
     const file = join(root, `tasks-${randomBytes(3).toString('hex')}.jsonl`);
@@ -105,26 +81,14 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
     foreign = await startLoopbackServer({ respond: () => ({ type: 'response', text: 'stolen' }) });
   });
   afterAll(async () => {
-    for (const child of children)
-      if (child.exitCode === null && child.signalCode === null) {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+    killWorkers(workers);
     await own?.close();
     await foreign?.close();
-    if (available) {
-      const db = new pg.Client({ connectionString: POSTGRES_URL });
-      await db.connect();
-      await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await db.end();
-    }
+    if (available) await dropSchemas(schema);
   });
 
   it('refuses, and never runs, a task asking for another profile, directory or endpoint; the key never reaches the endpoint', async () => {
-    await startWorker('node-narrow', '--labels', 'narrow');
+    await startOne('node-narrow', '--labels', 'narrow');
     const question = { question_id: '0', db_id: 'chinook', dataset: 'chinook', base_url: foreign.url };
     const [plain, root_, elsewhere, evalTask] = await submitFile([
       { prompt: 'hello plain', labels: ['narrow'] },
@@ -154,7 +118,7 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
   });
 
   it('sends the key only to an endpoint the worker allows (the same test sees it arrive there)', async () => {
-    await startWorker('node-wide', '--labels', 'wide', '--allow-endpoint', foreign.url);
+    await startOne('node-wide', '--labels', 'wide', '--allow-endpoint', foreign.url);
     const [id] = await submitFile([
       {
         prompt: 'How many artists are there?',

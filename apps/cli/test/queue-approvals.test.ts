@@ -5,8 +5,7 @@
 // without an answer the call is denied a little before the deadline, and the task says why; a
 // session stopped from outside while it waits is reported parked, with how to answer it.
 // The worker's environment says RHO_WHEN_UNATTENDED=withhold: the worker's own flags make it wait.
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,12 +16,19 @@ import { probePostgres } from '@rho/fleet/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetHome } from './support/fleet.js';
+import {
+  dropSchemas,
+  killWorkers,
+  POSTGRES_URL,
+  startWorker as startQueueWorker,
+  uts,
+  waitFor,
+} from './support/queue.js';
+import type { WorkerProcess } from './support/queue.js';
 import { bin, runRho } from './support/run-rho.js';
 import type { Outcome } from './support/run-rho.js';
 
-const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
-const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_appr_${randomBytes(5).toString('hex')}`;
 const fleetSchema = `rho_fleet_appr_${randomBytes(5).toString('hex')}`;
 /** The shortest lease pg-boss allows: the waits below outlast it. */
@@ -41,16 +47,6 @@ interface Task {
 }
 
 type TraceRecord = { type: string; ts: string; [key: string]: unknown };
-
-async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string) {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > 120_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-}
 
 /** Runs the built `rho` as node `host`: its own host name (a UTS namespace) where this process may give one. */
 function rhoOnNode(host: string, args: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
@@ -72,7 +68,7 @@ function rhoOnNode(host: string, args: string[], env: NodeJS.ProcessEnv): Promis
 
 describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 240_000 }, () => {
   let server: LoopbackServer;
-  let worker: { child: ChildProcess; home: string; work: string; log: string[] };
+  let worker: WorkerProcess & { work: string };
   const clientEnv = () => ({
     RHO_QUEUE_SCHEMA: schema,
     RHO_QUEUE_LEASE: String(LEASE),
@@ -146,53 +142,28 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
     const home = fleetHome({ schema: fleetSchema, url: POSTGRES_URL });
     const work = mkdtempSync(join(tmpdir(), 'rho-queue-appr-work-'));
     for (const key of ['answered', 'deadline', 'cancelled', 'parked']) mkdirSync(join(work, `build-${key}`));
-    const args = [bin, 'worker', '--json', '--poll', '0.2', '--labels', 'approvals', '--allow-profile', 'developer'];
-    const child = spawn(
-      uts ? 'unshare' : process.execPath,
-      uts ? ['--uts', 'sh', '-c', 'hostname node-w && exec "$0" "$@"', process.execPath, ...args] : args,
-      {
-        cwd: work,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          RHO_HOME: home,
-          RHO_QUEUE_SCHEMA: schema,
-          RHO_QUEUE_LEASE: String(LEASE),
-          RHO_WHEN_UNATTENDED: 'withhold',
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: 'test',
-          OPENAI_MODEL: 'scripted',
-          ...(uts ? {} : { RHO_WORKER_HOST: 'node-w', RHO_FLEET_HOST: 'node-w' }),
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-        detached: true,
+    const started = await startQueueWorker({
+      host: 'node-w',
+      args: ['--labels', 'approvals', '--allow-profile', 'developer'],
+      home,
+      cwd: work,
+      env: {
+        RHO_QUEUE_SCHEMA: schema,
+        RHO_QUEUE_LEASE: String(LEASE),
+        RHO_WHEN_UNATTENDED: 'withhold',
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: 'test',
+        OPENAI_MODEL: 'scripted',
+        ...(uts ? {} : { RHO_FLEET_HOST: 'node-w' }),
       },
-    );
-    worker = { child, home, work, log: [] };
-    let buffer = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split('\n');
-      buffer = lines.pop()!;
-      worker.log.push(...lines);
     });
-    await waitFor(() => worker.log.some((line) => line.includes('"worker_started"')), 'the worker started');
+    worker = { ...started, work };
   });
 
   afterAll(async () => {
-    try {
-      process.kill(-worker.child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    if (worker !== undefined) killWorkers([worker]);
     await server?.close();
-    if (available) {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.query(`DROP SCHEMA IF EXISTS ${fleetSchema} CASCADE`);
-      await client.end();
-    }
+    if (available) await dropSchemas(schema, fleetSchema);
   });
 
   const runs = () =>

@@ -5,8 +5,6 @@
 // together still let the stale child make one more call. Now the child stops itself when the
 // lease lapses (it watches the lease file the worker renews), the late completion is fenced to
 // its attempt, and the result is the live attempt's.
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,13 +12,12 @@ import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, RecordedRequest } from '@rho/core/testing';
 import { probePostgres } from '@rho/fleet/testing';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, runRho } from './support/run-rho.js';
+import { dropSchemas, killWorkers, POSTGRES_URL, startWorker as startQueueWorker, waitFor } from './support/queue.js';
+import type { WorkerProcess } from './support/queue.js';
+import { runRho } from './support/run-rho.js';
 
-const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
-const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_fence_${randomBytes(5).toString('hex')}`;
 
 interface Task {
@@ -30,19 +27,6 @@ interface Task {
   host?: string;
   session_id?: string;
   result?: { status: string; answer?: string; attempt?: number };
-}
-
-async function waitFor<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > 120_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
 }
 
 type Record_ = { type: string; ts: string; status?: string };
@@ -58,7 +42,7 @@ describe.skipIf(!available)('one owner per task attempt', { timeout: 240_000 }, 
   let server: LoopbackServer;
   /** Tasks whose loop the test ended: their next model call answers with text. */
   const finished = new Set<string>();
-  const workers: { host: string; child: ChildProcess; home: string; log: string[] }[] = [];
+  const workers: WorkerProcess[] = [];
   const env = () => ({
     RHO_FLEET_URL: POSTGRES_URL,
     RHO_QUEUE_SCHEMA: schema,
@@ -80,34 +64,9 @@ describe.skipIf(!available)('one owner per task attempt', { timeout: 240_000 }, 
     return (JSON.parse(outcome.stdout) as string[])[0]!;
   };
   const startWorker = async (host: string, label: string) => {
-    const home = mkdtempSync(join(tmpdir(), `rho-fence-${host}-`));
-    const workerArgs = [bin, 'worker', '--json', '--poll', '0.2', '--labels', label];
-    const command = uts ? 'unshare' : process.execPath;
-    const commandArgs = uts
-      ? ['--uts', 'sh', '-c', `hostname ${host} && exec "$0" "$@"`, process.execPath, ...workerArgs]
-      : workerArgs;
-    const child = spawn(command, commandArgs, {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        ...env(),
-        RHO_HOME: home,
-        ...(uts ? {} : { RHO_WORKER_HOST: host }),
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    });
-    const entry = { host, child, home, log: [] as string[] };
-    let buffer = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split('\n');
-      buffer = lines.pop()!;
-      entry.log.push(...lines);
-    });
-    workers.push(entry);
-    await waitFor(() => entry.log.some((line) => line.includes('"worker_started"')), `worker ${host} started`);
-    return entry;
+    const worker = await startQueueWorker({ host, args: ['--labels', label], env: env() });
+    workers.push(worker);
+    return worker;
   };
   const toolCallsOf = (key: string) =>
     server.requests.filter((request) => JSON.stringify(request.body?.messages ?? []).includes(`loop ${key}`)).length;
@@ -126,21 +85,9 @@ describe.skipIf(!available)('one owner per task attempt', { timeout: 240_000 }, 
   });
 
   afterAll(async () => {
-    for (const worker of workers) {
-      try {
-        process.kill(-worker.child.pid!, 'SIGCONT');
-        process.kill(-worker.child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killWorkers(workers);
     await server?.close();
-    if (available) {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    if (available) await dropSchemas(schema);
   });
 
   for (const how of ['the worker alone', 'the worker and its child together'] as const) {

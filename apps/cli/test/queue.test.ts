@@ -2,7 +2,6 @@
 // UTS namespace with its own host name (`unshare --uts`, as root; elsewhere RHO_WORKER_HOST names
 // it) and its own RHO_HOME, against the shared PostgreSQL (a random schema, dropped after) and a
 // loopback model server whose answers the test releases. Waits are on conditions, never on time.
-import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,12 +12,11 @@ import type { LoopbackServer, RecordedRequest } from '@rho/core/testing';
 import pg from 'pg';
 import { probePostgres } from '@rho/fleet/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, runRho } from './support/run-rho.js';
+import { dropSchemas, killWorkers, POSTGRES_URL, startWorker as startQueueWorker, waitFor } from './support/queue.js';
+import type { WorkerProcess } from './support/queue.js';
+import { runRho } from './support/run-rho.js';
 
-const POSTGRES_URL = process.env.RHO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
-/** Whether this process may give a worker its own host name with a UTS namespace. */
-const uts = spawnSync('unshare', ['--uts', 'true']).status === 0;
 const schema = `rho_queue_cli_${randomBytes(5).toString('hex')}`;
 
 interface Task {
@@ -31,25 +29,11 @@ interface Task {
   result?: { status: string; answer?: string; exit_code?: number | null; attempt?: number; error?: string };
 }
 
-/** Polls until `check` gives a value (a condition, not a sleep). */
-async function waitFor<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > 90_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-}
-
 describe.skipIf(!available)('rho submit / worker / tasks / results on several nodes', { timeout: 180_000 }, () => {
   let server: LoopbackServer;
   const gates = new Map<string, () => void>();
   const opened = new Set<string>();
-  const workers: { host: string; child: ChildProcess; home: string; log: string[] }[] = [];
+  const workers: WorkerProcess[] = [];
   const env = () => ({
     RHO_FLEET_URL: POSTGRES_URL,
     RHO_QUEUE_SCHEMA: schema,
@@ -73,34 +57,9 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
   };
   /** Starts `rho worker` as node `host` (its own UTS namespace and RHO_HOME, its own process group). */
   const startWorker = async (host: string, ...args: string[]) => {
-    const home = mkdtempSync(join(tmpdir(), `rho-queue-${host}-`));
-    const workerArgs = [bin, 'worker', '--json', '--poll', '0.2', ...args];
-    const command = uts ? 'unshare' : process.execPath;
-    const commandArgs = uts
-      ? ['--uts', 'sh', '-c', `hostname ${host} && exec "$0" "$@"`, process.execPath, ...workerArgs]
-      : workerArgs;
-    const child = spawn(command, commandArgs, {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        ...env(),
-        RHO_HOME: home,
-        ...(uts ? {} : { RHO_WORKER_HOST: host }),
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    });
-    const entry = { host, child, home, log: [] as string[] };
-    let buffer = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split('\n');
-      buffer = lines.pop()!;
-      entry.log.push(...lines);
-    });
-    workers.push(entry);
-    await waitFor(() => entry.log.some((line) => line.includes('"worker_started"')), `worker ${host} started`);
-    return entry;
+    const worker = await startQueueWorker({ host, args, env: env() });
+    workers.push(worker);
+    return worker;
   };
   const exited = (child: ChildProcess) =>
     new Promise<number | null>((resolve) =>
@@ -131,22 +90,9 @@ describe.skipIf(!available)('rho submit / worker / tasks / results on several no
     server.requests.filter((request) => JSON.stringify(request.body?.messages ?? []).includes(`hold ${key}`)).length;
 
   afterAll(async () => {
-    for (const worker of workers) {
-      if (worker.child.exitCode === null && worker.child.signalCode === null) {
-        try {
-          process.kill(-worker.child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
+    killWorkers(workers);
     await server?.close();
-    if (available) {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    if (available) await dropSchemas(schema);
   });
 
   it('checks a tasks file line by line and submits nothing when a line is bad', async () => {

@@ -10,35 +10,19 @@ import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer } from '@rho/core/testing';
 import { probePostgres } from '@rho/fleet/testing';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startPgProxy } from './support/pg-proxy.js';
+import { dropSchemas, POSTGRES_URL, waitFor } from './support/queue.js';
 import { bin, runRho } from './support/run-rho.js';
 
-const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const { available } = await probePostgres(POSTGRES_URL);
 const schema = `rho_queue_restart_${randomBytes(5).toString('hex')}`;
-
-async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string) {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > 60_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe.skipIf(!available)('rho results --wait across a database restart', { timeout: 120_000 }, () => {
   let model: LoopbackServer | undefined;
   afterAll(async () => {
     await model?.close();
-    if (available) {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    if (available) await dropSchemas(schema);
   });
 
   it('says the database went away, waits for it, and returns the result', async () => {
