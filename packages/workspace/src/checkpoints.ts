@@ -4,7 +4,7 @@
  * working directory; the user's own `.git` is never written). `undo` writes a checkpoint's files
  * back, refusing whole when someone else changed one of them after the agent's last turn.
  */
-import { appendFileSync, existsSync, lstatSync, realpathSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { withCurrentFiles, type TreeAccess } from './diff.js';
 import { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
@@ -31,6 +31,8 @@ interface Stored extends Checkpoint {
 }
 
 const REFS = 'refs/rho/turns/';
+/** Per checkpoint, a blob listing the folders git holds no file of (empty, or only ignored files): git keeps no folders. */
+const FOLDERS = 'refs/rho/folders/';
 
 function trailer(message: string, key: string): number | undefined {
   const match = new RegExp(`^${key}: (\\d+)$`, 'm').exec(message);
@@ -162,8 +164,35 @@ export class CheckpointStore {
       cwd: this.workingDir,
       isolated: true,
     });
+    await this.recordFolders(turn);
     await this.run(['update-ref', `${REFS}${turn}`, commit]);
     return { turn, commit, createdAt: new Date().toISOString(), stats, ...(undoTo === undefined ? {} : { undoTo }) };
+  }
+
+  /** Records the folders without a file in the index (after `add -A`: empty, or holding only ignored files). */
+  private async recordFolders(turn: number): Promise<void> {
+    const listed = splitNul((await this.run(['ls-files', '-z', '--others', '--directory', '--exclude-standard'])).stdout);
+    const folders = listed.filter((path) => path.endsWith('/')).map((path) => path.slice(0, -1));
+    if (folders.length === 0) {
+      await this.run(['update-ref', '-d', `${FOLDERS}${turn}`]);
+      return;
+    }
+    const blob = await gitText([...this.access.prefix, 'hash-object', '-w', '--stdin'], {
+      cwd: this.workingDir,
+      isolated: true,
+      input: folders.join('\0'),
+    });
+    await this.run(['update-ref', `${FOLDERS}${turn}`, blob]);
+  }
+
+  /** The folders a checkpoint recorded besides those of its files. */
+  private async foldersOf(turn: number): Promise<string[]> {
+    const found = await git([...this.access.prefix, 'cat-file', 'blob', `${FOLDERS}${turn}`], {
+      cwd: this.workingDir,
+      isolated: true,
+      allowFailure: true,
+    });
+    return found.code === 0 ? splitNul(found.stdout) : [];
   }
 
   private async statsBetween(from: string, to: string): Promise<ChangeStats> {
@@ -245,8 +274,11 @@ export class CheckpointStore {
         message: `Undo refused: ${plan.conflicts.join(', ')} changed after the agent's last turn (by someone else). Nothing was changed. Save or revert that change first, or restore by hand.`,
       });
     const { entries, folders } = await readTree(this.access.prefix, this.workingDir, plan.to.commit);
+    const empty = await this.foldersOf(plan.to.turn);
+    for (const folder of empty) folders.add(folder);
     removeFiles(this.workingDir, plan.remove, folders);
     await restoreFiles(this.access.prefix, this.workingDir, plan.restore, entries);
+    for (const folder of empty) mkdirSync(join(this.workingDir, folder), { recursive: true });
     const last = (await this.stored()).at(-1)!;
     await this.take(last.turn, plan.to.turn);
     return plan;
