@@ -274,11 +274,10 @@ export class CheckpointStore {
         message: `Undo refused: ${plan.conflicts.join(', ')} changed after the agent's last turn (by someone else). Nothing was changed. Save or revert that change first, or restore by hand.`,
       });
     const { entries, folders } = await readTree(this.access.prefix, this.workingDir, plan.to.commit);
-    const empty = await this.foldersOf(plan.to.turn);
-    for (const folder of empty) folders.add(folder);
     removeFiles(this.workingDir, plan.remove, folders);
     await restoreFiles(this.access.prefix, this.workingDir, plan.restore, entries);
-    for (const folder of empty) mkdirSync(join(this.workingDir, folder), { recursive: true });
+    // The folders git held no file of then (emptied or removed since) are made again.
+    for (const folder of await this.foldersOf(plan.to.turn)) mkdirSync(join(this.workingDir, folder), { recursive: true });
     const last = (await this.stored()).at(-1)!;
     await this.take(last.turn, plan.to.turn);
     return plan;
