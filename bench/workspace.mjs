@@ -93,13 +93,19 @@ try {
   const wall = (name) => median(samples[name].map((sample) => sample.wall));
   const cpuOf = (name) => samples[name].reduce((sum, sample) => sum + sample.cpu, 0) / ROUNDS;
   const status = 'baseline: git status';
-  console.log(`${files.length} files, ${ROUNDS} interleaved rounds; median wall, mean cpu (process and children) per round`);
+  console.log(
+    `${files.length} files, ${ROUNDS} interleaved rounds; median wall, mean cpu (process and children) per round`,
+  );
   for (const name of Object.keys(cases))
     console.log(
       `${name.padEnd(36)} wall ${wall(name).toFixed(1).padStart(7)} ms (x${(wall(name) / wall(status)).toFixed(2)} git status)  ` +
         `cpu ${cpuOf(name).toFixed(1).padStart(7)} ms (x${(cpuOf(name) / cpuOf(status)).toFixed(2)})`,
     );
-  console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} (only a quiet machine, under 1, makes figures comparable)`);
+  console.log(
+    `load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')} (only a quiet machine, under 1, makes figures comparable)`,
+  );
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

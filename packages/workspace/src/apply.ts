@@ -12,7 +12,12 @@ import type { WorkspaceDiff, WorkspaceRecord } from './types.js';
 function accessOf(record: WorkspaceRecord): { access: TreeAccess; relative: string } {
   if (record.kind === 'copy')
     return {
-      access: { prefix: [`--git-dir=${record.gitDir}`, `--work-tree=${record.root}`], cwd: record.root, force: true, isolated: true },
+      access: {
+        prefix: [`--git-dir=${record.gitDir}`, `--work-tree=${record.root}`],
+        cwd: record.root,
+        force: true,
+        isolated: true,
+      },
       relative: '',
     };
   return {
@@ -70,7 +75,9 @@ export function conflictingFiles(stderr: string): string[] {
 export async function applyWorkspace(record: WorkspaceRecord, sessionDir: string): Promise<WorkspaceDiff> {
   usable(record, 'apply');
   if (!existsSync(record.original))
-    throw new WorkspaceUsageError({ message: `Cannot apply the workspace of session ${record.sessionId}: ${record.original} is gone.` });
+    throw new WorkspaceUsageError({
+      message: `Cannot apply the workspace of session ${record.sessionId}: ${record.original} is gone.`,
+    });
   const { diff, bytes } = await diffOf(record);
   if (diff.files.length === 0)
     throw new WorkspaceUsageError({
@@ -85,11 +92,18 @@ export async function applyWorkspace(record: WorkspaceRecord, sessionDir: string
     const top = await git(['rev-parse', '--show-toplevel'], { cwd: record.original, allowFailure: true });
     const cwd = top.code === 0 ? realpathSync(top.stdout.toString('utf8').trim()) : record.original;
     const subdir = relative(cwd, record.original).split(sep).join(posix.sep);
-    const apply = ['apply', '--binary', '--whitespace=nowarn', '-p1', ...(subdir === '' ? [] : [`--directory=${subdir}`])];
+    const apply = [
+      'apply',
+      '--binary',
+      '--whitespace=nowarn',
+      '-p1',
+      ...(subdir === '' ? [] : [`--directory=${subdir}`]),
+    ];
     const check = await git([...apply, '--check', patch], { cwd, allowFailure: true });
     if (check.code !== 0) {
       const files = conflictingFiles(check.stderr).map((file) => (subdir === '' ? file : posix.relative(subdir, file)));
-      const named = files.length === 0 ? `git apply refused it: ${check.stderr.trim().slice(0, 1000)}` : files.join(', ');
+      const named =
+        files.length === 0 ? `git apply refused it: ${check.stderr.trim().slice(0, 1000)}` : files.join(', ');
       throw new WorkspaceConflictError({
         files,
         message:

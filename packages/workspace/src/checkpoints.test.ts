@@ -128,14 +128,24 @@ describe('checkpoints of an in-place run', () => {
     await store.undo(0);
     expect(sh(root, 'for-each-ref')).toBe(refs);
     expect(sh(root, 'status', '--porcelain')).toBe(status);
-    expect(sh(`${sessionDir}/checkpoints.git`, 'for-each-ref', '--format=%(refname)')).toBe('refs/rho/turns/0\nrefs/rho/turns/1\n');
+    expect(sh(`${sessionDir}/checkpoints.git`, 'for-each-ref', '--format=%(refname)')).toBe(
+      'refs/rho/turns/0\nrefs/rho/turns/1\n',
+    );
 
-    const few = CheckpointStore.open({ sessionDir: join(tempDir('rho-cp-session-'), 's'), workingDir: root, maxFiles: 1 });
+    const few = CheckpointStore.open({
+      sessionDir: join(tempDir('rho-cp-session-'), 's'),
+      workingDir: root,
+      maxFiles: 1,
+    });
     const many = await few.take(0).catch((error: unknown) => error);
     expect(WorkspaceError.isInstance(many)).toBe(true);
     expect((many as Error).message).toMatch(/has 2 files git does not ignore, over the 1 .*turn checkpoints off/);
     writeFileSync(join(root, 'big.bin'), Buffer.alloc(2 * 1024 * 1024));
-    const small = CheckpointStore.open({ sessionDir: join(tempDir('rho-cp-session-'), 's'), workingDir: root, maxFileBytes: 1024 * 1024 });
+    const small = CheckpointStore.open({
+      sessionDir: join(tempDir('rho-cp-session-'), 's'),
+      workingDir: root,
+      maxFileBytes: 1024 * 1024,
+    });
     const big = await small.take(0).catch((error: unknown) => error);
     expect((big as WorkspaceError).code).toBe('workspace_too_large');
     expect((big as Error).message).toMatch(/^big\.bin is 2\.0 MiB, over the 1 MiB/);

@@ -31,7 +31,12 @@ describe('a workspace of a plain directory', () => {
     const sessionDir = join(home, 'sessions', 'p1');
     const before = treeHash(original);
     const { record, notes } = await createWorkspace({ sessionId: 'p1', sessionDir, workingDir: original, home });
-    expect(record).toMatchObject({ kind: 'copy', gitDir: join(sessionDir, 'workspace.git'), path: record.root, carried: [] });
+    expect(record).toMatchObject({
+      kind: 'copy',
+      gitDir: join(sessionDir, 'workspace.git'),
+      path: record.root,
+      carried: [],
+    });
     expect(notes.join(' ')).toMatch(/copy of .*only \.git directories are left out/);
     expect(treeHash(record.root)).toBe(before);
 
@@ -78,7 +83,9 @@ describe('a workspace of a plain directory', () => {
     const { record } = await createWorkspace({ sessionId: 'p2', sessionDir, workingDir: original, home });
     const empty = await applyWorkspace(record, sessionDir).catch((error: unknown) => error);
     expect((empty as Error).message).toMatch(/the session changed no file/);
-    const taken = await createWorkspace({ sessionId: 'p2', sessionDir, workingDir: original, home }).catch((error: unknown) => error);
+    const taken = await createWorkspace({ sessionId: 'p2', sessionDir, workingDir: original, home }).catch(
+      (error: unknown) => error,
+    );
     expect(WorkspaceUsageError.isInstance(taken)).toBe(true);
     await discardWorkspace(record, sessionDir);
     expect(existsSync(record.root)).toBe(false);
@@ -89,9 +96,12 @@ describe('a workspace of a plain directory', () => {
 
   it("refuses a working directory that holds rho's home", async () => {
     const original = plain();
-    const error = await createWorkspace({ sessionId: 'p3', sessionDir: join(original, '.rho', 's'), workingDir: original, home: join(original, '.rho') }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await createWorkspace({
+      sessionId: 'p3',
+      sessionDir: join(original, '.rho', 's'),
+      workingDir: original,
+      home: join(original, '.rho'),
+    }).catch((caught: unknown) => caught);
     expect(WorkspaceUsageError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(/set RHO_HOME to a directory outside it/);
   });

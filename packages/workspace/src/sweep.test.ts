@@ -36,11 +36,17 @@ describe('the sweep', () => {
     for (const id of result.removed) expect(existsSync(join(home, 'workspaces', id))).toBe(false);
     expect(existsSync(join(home, 'workspaces', 'finished'))).toBe(true);
     // Sweeping again changes nothing.
-    expect(await sweepWorkspaces({ home, sessionDirOf: dirOf, isLive: () => false })).toEqual({ removed: [], kept: ['finished', 'live'] });
+    expect(await sweepWorkspaces({ home, sessionDirOf: dirOf, isLive: () => false })).toEqual({
+      removed: [],
+      kept: ['finished', 'live'],
+    });
   });
 
   it('finds nothing to do in a home without workspaces', async () => {
-    expect(await sweepWorkspaces({ home: tempDir(), sessionDirOf: () => undefined, isLive: () => false })).toEqual({ removed: [], kept: [] });
+    expect(await sweepWorkspaces({ home: tempDir(), sessionDirOf: () => undefined, isLive: () => false })).toEqual({
+      removed: [],
+      kept: [],
+    });
   });
 });
 

@@ -68,7 +68,9 @@ describe('a workspace in a git repository', () => {
     expect(existsSync(join(record.path, 'ignored.log'))).toBe(false);
     expect(treeHash(original)).toBe(before);
     expect(sh(original, 'status', '--porcelain')).toBe(status);
-    expect(sh(original, 'log', '-1', '--format=%an <%ae> %s', record.base)).toMatch(/^rho <rho@localhost> rho: uncommitted changes of /);
+    expect(sh(original, 'log', '-1', '--format=%an <%ae> %s', record.base)).toMatch(
+      /^rho <rho@localhost> rho: uncommitted changes of /,
+    );
     expect(readWorkspace(sessionDir)).toEqual(record);
     // Nothing changed yet: the diff is empty, whatever was carried.
     expect((await diffWorkspace(record)).files).toEqual([]);
@@ -128,7 +130,12 @@ describe('a workspace in a git repository', () => {
     const dir = join(home, 'sessions', 's2');
     const { record } = await createWorkspace({ sessionId: 's2', sessionDir: dir, workingDir: original, home });
     writeFileSync(join(record.path, 'a.txt'), 'discarded work\n');
-    const empty = await createWorkspace({ sessionId: 's3', sessionDir: join(home, 'sessions', 's3'), workingDir: original, home });
+    const empty = await createWorkspace({
+      sessionId: 's3',
+      sessionDir: join(home, 'sessions', 's3'),
+      workingDir: original,
+      home,
+    });
     const nothing = await applyWorkspace(empty.record, join(home, 'sessions', 's3')).catch((error: unknown) => error);
     expect(WorkspaceUsageError.isInstance(nothing)).toBe(true);
     expect((nothing as Error).message).toMatch(/^Nothing to apply: the session changed no file[^\n]*$/);
@@ -171,7 +178,12 @@ describe('a workspace of a subfolder of a repository', () => {
     sh(original, 'init', '-q');
     put(original, 'f.txt', 'f\n');
     const home = tempDir('rho-ws-home-');
-    const { record, notes } = await createWorkspace({ sessionId: 'nc', sessionDir: join(home, 's'), workingDir: original, home });
+    const { record, notes } = await createWorkspace({
+      sessionId: 'nc',
+      sessionDir: join(home, 's'),
+      workingDir: original,
+      home,
+    });
     expect(record.kind).toBe('copy');
     expect(notes[0]).toMatch(/has no commit yet/);
     writeFileSync(join(record.path, 'f.txt'), 'f changed\n');
