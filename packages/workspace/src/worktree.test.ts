@@ -79,7 +79,12 @@ describe('a workspace in a git repository', () => {
   it("diffs exactly the agent's changes, and applies them only where nothing conflicts", async () => {
     const record = readWorkspace(sessionDir)!;
     agentWorks(record.path);
-    sh(record.path, 'add', 'added.txt'); // the worktree's own index is the agent's business
+    // The worktree's own index and branch are the agent's business: a commit there changes nothing.
+    sh(record.path, 'add', 'added.txt', 'b.txt');
+    sh(record.path, 'commit', '-q', '-m', 'the agent committed');
+    writeFileSync(join(record.path, 'staged-only.txt'), 'x\n');
+    sh(record.path, 'add', 'staged-only.txt');
+    rmSync(join(record.path, 'staged-only.txt'));
     const diff = await diffWorkspace(record);
     expect(diff.files.map(({ path, status, oldPath, binary: isBinary }) => [path, status, oldPath, isBinary])).toEqual([
       ['a.txt', 'modified', undefined, false],
