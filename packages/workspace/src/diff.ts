@@ -3,7 +3,7 @@
  * temporary index so that the work tree's own index is never disturbed, whether or not the agent
  * committed. One patch (`git apply` takes it: binary-safe, full index, renames), and the files.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { git, gitText, splitNul } from './git.js';
@@ -47,7 +47,14 @@ export async function withCurrentFiles<T>(
   try {
     const index = join(directory, 'index');
     const own = await indexOf(access);
-    if (existsSync(own)) copyFileSync(own, index);
+    if (existsSync(own)) {
+      copyFileSync(own, index);
+      // The copy keeps the index's own time: git tells a file written in the same instant as the
+      // index ("racily clean") by comparing the two, and a copy stamped now would hide a change of
+      // the same size made just after checkout (the diff, and so apply, would miss it).
+      const { atime, mtime } = statSync(own);
+      utimesSync(index, atime, mtime);
+    }
     const env = { GIT_INDEX_FILE: index };
     const options = { cwd: access.cwd, env, isolated: access.isolated, signal };
     const merged = await git([...access.prefix, 'read-tree', '-m', base], { ...options, allowFailure: true });

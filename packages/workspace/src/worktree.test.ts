@@ -204,4 +204,21 @@ describe('a workspace of a subfolder of a repository', () => {
     await applyWorkspace(record, join(home, 's'));
     expect(readFileSync(join(original, 'f.txt'), 'utf8')).toBe('f changed\n');
   });
+
+  it('sees a same-size edit made right after checkout, however late the diff runs', async () => {
+    // Git trusts a file's size and time against its index unless the file is as new as the index
+    // ("racily clean"): the diff's copy of the index must keep the index's time, or an edit of the
+    // same size made in the checkout's instant disappears from every later diff, and from apply.
+    const original = repository({ 'same.txt': 'one\n' });
+    const home = tempDir('rho-ws-home-');
+    const sessionDir = join(home, 'sessions', 'racy');
+    const { record } = await createWorkspace({ sessionId: 'racy', sessionDir, workingDir: original, home });
+    writeFileSync(join(record.path, 'same.txt'), 'two\n');
+    const expected = [{ path: 'same.txt', status: 'modified', additions: 1, deletions: 1, binary: false }];
+    expect((await diffWorkspace(record)).files).toEqual(expected);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await diffWorkspace(record)).files).toEqual(expected);
+    await applyWorkspace(record, sessionDir);
+    expect(readFileSync(join(original, 'same.txt'), 'utf8')).toBe('two\n');
+  });
 });
