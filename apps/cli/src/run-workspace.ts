@@ -78,7 +78,7 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
       });
       record = created.record;
       made = true;
-      for (const note of created.notes) input.onWarning?.(note);
+      for (const note of created.notes) (input.onNotice ?? input.onWarning)?.(note);
     }
     input.onNotice?.(
       `Working in an isolated workspace ${record.path}${record.branch === undefined ? ' (a copy)' : ` (branch ${record.branch})`}; rho diff ${input.sessionId} / rho apply ${input.sessionId} / rho discard ${input.sessionId} when it ends.`,
