@@ -190,6 +190,38 @@ describe('isolated workspaces through the CLI', () => {
     expect(existsSync(join(home, 'workspaces', ran.id))).toBe(false);
   });
 
+  it('a resumed isolated session runs in its workspace again; not in place, and not once discarded', async () => {
+    const { home, work } = place('repo');
+    const before = treeHash(work);
+    const first = await run(work, home, AGENT_CHANGES, ['--workspace', 'isolated']);
+    const workspace = join(home, 'workspaces', first.id);
+    const resumed = await run(work, home, [turn(write('d.txt', 'later\n'))], ['--resume', first.id]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.id).toBe(first.id);
+    expect(readFileSync(join(workspace, 'd.txt'), 'utf8')).toBe('later\n');
+    expect(resumed.stderr).toContain(`3 files changed, +3/-1: rho diff ${first.id}`);
+    expect(treeHash(work)).toBe(before);
+    server = await startLoopbackServer({ steps: [{ type: 'response', text: 'Done.' }] });
+    const moved = await rho(
+      home,
+      work,
+      '--base-url',
+      server.url,
+      '--resume',
+      first.id,
+      '--workspace',
+      'in-place',
+      'Go on.',
+    );
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toMatch(/--workspace in-place cannot change a resumed session/);
+    expect((await rho(home, work, 'discard', first.id, '--yes')).code).toBe(0);
+    const gone = await rho(home, work, '--base-url', server.url, '--resume', first.id, 'Go on.');
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/workspace was discarded/);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('refuses bad input in one line, exit 2: a session that never wrote, an in-place one', async () => {
     const { home, work } = place('repo');
     const idle = await run(work, home, [], ['--workspace', 'isolated']);
