@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
 import type { LoopbackServer, LoopbackStep } from '@rho/core/testing';
+import { sandboxWrapper } from '@rho/permissions';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bin, runRho } from './support/run-rho.js';
 import { hasTmux, TmuxSession } from './support/tmux.js';
@@ -70,7 +71,8 @@ const turn = (...calls: ReturnType<typeof write>[]): LoopbackStep => ({ type: 'r
 /** One developer run (-y) against a scripted model; returns its outcome and session id. */
 async function run(work: string, home: string, steps: LoopbackStep[], flags: string[] = []) {
   server = await startLoopbackServer({ steps: [...steps, { type: 'response', text: 'Done.' }] });
-  const outcome = await runRho(['--base-url', server.url, '--profile', 'developer', '-y', ...flags, 'Change files.'], {
+  const profile = flags.includes('--profile') ? [] : ['--profile', 'developer'];
+  const outcome = await runRho(['--base-url', server.url, ...profile, '-y', ...flags, 'Change files.'], {
     env: { RHO_HOME: home },
     cwd: work,
   });
@@ -82,6 +84,8 @@ async function run(work: string, home: string, steps: LoopbackStep[], flags: str
 }
 
 const rho = (home: string, cwd: string, ...args: string[]) => runRho(args, { env: { RHO_HOME: home }, cwd });
+
+const bubblewrap = (await sandboxWrapper()).available;
 
 const AGENT_CHANGES = [turn(write('a.txt', 'one\nTWO\nthree\n'), write('src/new.ts', 'export const y = 2;\n'))];
 
@@ -238,6 +242,37 @@ describe('isolated workspaces through the CLI', () => {
       expect(refused.stderr.trim().split('\n')).toHaveLength(1);
       expect(refused.stderr).toMatch(/ran in place/);
     }
+  });
+});
+
+describe.skipIf(!bubblewrap && process.env['CI'] !== 'true')('an isolated workspace in the sandbox', () => {
+  it("is the tools' read-write working directory; the rest of rho's home stays out of sight", async () => {
+    const { home, work } = place('repo');
+    mkdirSync(join(home, 'approvals'), { recursive: true });
+    writeFileSync(join(home, 'secret.txt'), 'password: hunter2\n');
+    const bash = (command: string) => ({ name: 'bash', arguments: JSON.stringify({ command }) });
+    const ran = await run(
+      work,
+      home,
+      [turn(write('a.txt', 'sandboxed\n'), bash(`echo shell > made.txt; cat ${home}/secret.txt; ls ${home}`))],
+      ['--workspace', 'isolated', '--backend', 'sandbox', '--profile', 'unrestricted'],
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    const workspace = join(home, 'workspaces', ran.id);
+    expect(readFileSync(join(workspace, 'a.txt'), 'utf8')).toBe('sandboxed\n');
+    expect(readFileSync(join(workspace, 'made.txt'), 'utf8')).toBe('shell\n');
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
+    expect(ran.stdout + ran.stderr).not.toContain('hunter2');
+    // What the shell saw of rho's home: only the way to its own workspace.
+    const trace = readFileSync(join(home, 'sessions', ran.id, 'trace.jsonl'), 'utf8');
+    expect(trace).toContain('secret.txt: No such file or directory');
+    expect(trace).not.toContain('hunter2');
+    const shell = trace
+      .split('\n')
+      .filter((line) => line.includes('"role":"tool"') && line.includes('output'))
+      .map((line) => JSON.parse(JSON.parse(line).content as string) as { output: string })[0];
+    expect(shell?.output).toMatch(/^workspaces\n/);
+    expect(readdirSync(join(home, 'approvals'))).toEqual([]);
   });
 });
 
