@@ -55,7 +55,10 @@ describe('task specs', () => {
     );
     expect(() => parseTaskSpec({ prompt: 'x', workspace: true }, 't:8')).toThrow('t:8: workspace: must be a string.');
     expect(() =>
-      parseTaskSpec({ prompt: 'q', workspace: 'isolated', sql_eval: { question_id: '1', db_id: 'c', dataset: 'x' } }, 't:9'),
+      parseTaskSpec(
+        { prompt: 'q', workspace: 'isolated', sql_eval: { question_id: '1', db_id: 'c', dataset: 'x' } },
+        't:9',
+      ),
     ).toThrow(/t:9: workspace: does not apply to an sql_eval question/);
   });
 

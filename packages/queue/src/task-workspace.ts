@@ -115,7 +115,11 @@ export async function sweepTaskWorkspaces(
     const task = traceTask(join(sessions, id));
     if (task === undefined) continue;
     const status = readSessionMeta(join(sessions, id))?.status;
-    candidates.push({ session_id: id, ...task, ended: status !== undefined && status !== 'created' && status !== 'running' });
+    candidates.push({
+      session_id: id,
+      ...task,
+      ended: status !== undefined && status !== 'created' && status !== 'running',
+    });
   }
   const chosen = candidates.length === 0 ? new Set<string>() : await abandoned(candidates);
   for (const candidate of candidates) {
