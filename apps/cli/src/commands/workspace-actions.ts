@@ -274,9 +274,7 @@ export async function replUndo(workspace: RunWorkspace | undefined, argument: st
  * held, a run being set up included, keeps its workspace), and quiet: a sweep that fails changes
  * nothing of what the command does.
  */
-export async function sweepQuietly(env: NodeJS.ProcessEnv): Promise<string[]> {
-  const { rhoHome } = await import('@rho/core');
-  const home = rhoHome(env);
+export async function sweepQuietly(home: string): Promise<string[]> {
   if (!existsSync(join(home, 'workspaces'))) return [];
   const { sweepWorkspaces } = await import('@rho/workspace');
   const { sessionLockOwner } = await import('@rho/core/internal');

@@ -56,7 +56,7 @@ export function registerWorkspaceCommands(
         const session = await actions.findWorkspaceSession(argv.session, env);
         const code = await actions.discardAction(session, { yes: argv.yes }, actions.workspaceIo(terminal));
         // Workspaces whose session is gone go too (they hold nobody's work any more).
-        await actions.sweepQuietly(env);
+        await actions.sweepQuietly((await import('@rho/core')).rhoHome(env));
         setExit(code);
       },
     )

@@ -204,6 +204,23 @@ export function settingSamples(root: string): Record<string, Sample> {
       value: (n) => ({ m: n * 1000 }),
       landed: (s) => s.compaction.contextWindows,
     },
+    // A resumed session's mode is what its directory holds (no workspace.json here: in place),
+    // whatever its saved settings or the environment say, and a flag may only name that mode (one
+    // naming the other is refused: apps/cli/test/workspaces.test.ts). Isolated comes from the
+    // agent config here; the variable and the flag name in-place, which fits a resumed session.
+    'workspace.mode': {
+      file: (n) => (n === 1 ? 'isolated' : 'in-place'),
+      text: () => 'in-place',
+      value: (n, source) => (source === 'env' || source === 'flag' || n !== 1 ? 'in-place' : 'isolated'),
+      landed: (s) => s.workspace.mode,
+      typed: (n, source) => (source === 'agent' && n === 1 ? 'isolated' : 'in-place'),
+    },
+    'workspace.checkpoints': {
+      file: (n) => n % 2 === 1,
+      text: (n) => n % 2 === 1,
+      value: (n) => n % 2 === 1,
+      landed: (s) => s.workspace.checkpoints,
+    },
     auto_approve: {
       file: () => true,
       text: () => true,
