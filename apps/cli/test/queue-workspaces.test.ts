@@ -45,7 +45,13 @@ describe.skipIf(!available)('queued tasks in isolated workspaces', { timeout: 24
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'rho-queue-ws-')));
   const repo = join(root, 'repo');
   const plain = join(root, 'plain');
-  const client = { RHO_FLEET_URL: POSTGRES_URL, RHO_QUEUE_SCHEMA: schema, RHO_HOME: join(root, 'client-home') };
+  // Tasks are submitted with a lease of 10 s: a killed worker's task is retried soon.
+  const client = {
+    RHO_FLEET_URL: POSTGRES_URL,
+    RHO_QUEUE_SCHEMA: schema,
+    RHO_QUEUE_LEASE: '10',
+    RHO_HOME: join(root, 'client-home'),
+  };
   const workerEnv = (): NodeJS.ProcessEnv => ({
     RHO_FLEET_URL: POSTGRES_URL,
     RHO_QUEUE_SCHEMA: schema,
