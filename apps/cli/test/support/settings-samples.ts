@@ -359,6 +359,12 @@ export function settingSamples(root: string): Record<string, Sample> {
       value: () => true,
       landed: (s) => s.worker.approveOnTimeout,
     },
+    'worker.allow_in_place': {
+      file: () => true,
+      text: () => true,
+      value: () => true,
+      landed: (s) => s.worker.inPlace,
+    },
   };
 }
 
