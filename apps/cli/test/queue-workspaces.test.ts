@@ -3,7 +3,8 @@
 // rho/<session>, or a copy of a plain directory), its result says what changed and where, and
 // `rho diff` on the worker shows it; `in-place` under a writing profile is refused unless the
 // worker allows it; a worker killed mid-task leaks no worktree: the attempt's workspace is
-// discarded by the next worker's sweep, and the retry's is the one left for review.
+// discarded by the next worker's sweep, and the retry's is the one left for review; a draining
+// worker that hands its task back discards the attempt's workspace itself.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
@@ -28,6 +29,7 @@ interface Task {
   result?: {
     status: string;
     error?: string;
+    host?: string;
     session_id?: string;
     attempt?: number;
     workspace?: { mode: string; kind?: string; branch?: string; path?: string; changes?: Record<string, number> };
@@ -237,5 +239,31 @@ describe.skipIf(!available)('queued tasks in isolated workspaces', { timeout: 24
     expect(swept.flatMap((event) => event.discarded)).toEqual([
       { session_id: attempt1, task_id: id, attempt: 1, ended: false },
     ]);
+  });
+  it('a task handed back by a draining worker leaves no workspace there; the node that completes it keeps its own', async () => {
+    const before = worktrees();
+    const first = await start('node-drain', 'ws-drain', undefined, '--grace', '0');
+    const id = await submit({ prompt: 'loop drain', profile: 'developer', working_dir: repo, labels: ['ws-drain'] });
+    const attempt1 = await waitFor(async () => {
+      const item = await task(id);
+      return item.session_id !== undefined && existsSync(join(first.home, 'workspaces', item.session_id, 'drain.txt'))
+        ? item.session_id
+        : undefined;
+    }, 'attempt 1 wrote its file');
+    process.kill(first.child.pid!, 'SIGTERM');
+    await waitFor(() => first.log.some((line) => line.includes('"worker_stopped"')), 'the worker drained');
+    expect(first.log.some((line) => line.includes('"task_handed_back"'))).toBe(true);
+    const swept = first.log
+      .filter((line) => line.includes('"workspace_swept"'))
+      .flatMap((line) => (JSON.parse(line) as { discarded: { session_id: string; ended: boolean }[] }).discarded);
+    expect(swept).toEqual([expect.objectContaining({ session_id: attempt1, task_id: id, attempt: 1, ended: true })]);
+    expect(existsSync(join(first.home, 'workspaces', attempt1))).toBe(false);
+    expect(branches()).not.toContain(`rho/${attempt1}`);
+    finished.add('drain');
+    const second = await start('node-drain-b', 'ws-drain');
+    const done = await final(id);
+    expect(done).toMatchObject({ state: 'done', attempt: 2, result: { host: 'node-drain-b' } });
+    expect(existsSync(join(second.home, 'workspaces', done.result!.session_id!, 'drain.txt'))).toBe(true);
+    expect(worktrees()).toBe(before + 1);
   });
 });
