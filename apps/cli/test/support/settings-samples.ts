@@ -19,6 +19,7 @@ export type AllSettings = RunSettings & {
     endpoints?: string[];
     maxApprovalWaitMs?: number;
     approveOnTimeout?: boolean;
+    inPlace?: boolean;
   };
 };
 
