@@ -3,7 +3,9 @@
 // temporary directory). Per round, interleaved: createWorkspace + discardWorkspace (a worktree of
 // the repository, checked out and removed again), and CheckpointStore.take after a turn that
 // changed 3 files; against baselines measured in the same rounds: `git status` on the same
-// repository and `node -e 0`. The first checkpoint (every file hashed once) is timed alone. Wall
+// repository, `node -e 0`, and git's own `worktree add` + `worktree remove` of the same
+// repository (the checkout and removal of every file, which a workspace cannot avoid: on a busy
+// disk it dominates, and varies tenfold from one round to the next). The first checkpoint (every file hashed once) is timed alone. Wall
 // time is the median, CPU time (this process and its children, /proc/self/stat) the mean per
 // round; the load average is printed with the figures. `--quick`: 3 rounds, 10,000 files.
 import { spawnSync } from 'node:child_process';
@@ -68,6 +70,13 @@ try {
   const cases = {
     'baseline: node -e 0': () => spawnSync(process.execPath, ['-e', '0']),
     'baseline: git status': () => git(repo, ['status', '--porcelain']),
+    // What git itself needs for the same worktree: a checkout of every file and its removal.
+    'baseline: git worktree add + remove': () => {
+      const root = join(scratch, `raw${turn}`);
+      git(repo, ['worktree', 'add', '--quiet', '-b', `raw/${turn}`, root, 'HEAD']);
+      git(repo, ['worktree', 'remove', '--force', root]);
+      git(repo, ['branch', '-D', '--quiet', `raw/${turn}`]);
+    },
     'createWorkspace + discardWorkspace': async () => {
       const id = `w${turn}`;
       const { record } = await createWorkspace({ sessionId: id, sessionDir: session(id), workingDir: repo, home });
@@ -93,6 +102,7 @@ try {
   const wall = (name) => median(samples[name].map((sample) => sample.wall));
   const cpuOf = (name) => samples[name].reduce((sum, sample) => sum + sample.cpu, 0) / ROUNDS;
   const status = 'baseline: git status';
+  const raw = 'baseline: git worktree add + remove';
   console.log(
     `${files.length} files, ${ROUNDS} interleaved rounds; median wall, mean cpu (process and children) per round`,
   );
@@ -101,6 +111,10 @@ try {
       `${name.padEnd(36)} wall ${wall(name).toFixed(1).padStart(7)} ms (x${(wall(name) / wall(status)).toFixed(2)} git status)  ` +
         `cpu ${cpuOf(name).toFixed(1).padStart(7)} ms (x${(cpuOf(name) / cpuOf(status)).toFixed(2)})`,
     );
+  const name = 'createWorkspace + discardWorkspace';
+  console.log(
+    `${name} against git's own worktree add + remove: wall x${(wall(name) / wall(raw)).toFixed(2)}, cpu x${(cpuOf(name) / cpuOf(raw)).toFixed(2)}`,
+  );
   console.log(
     `load average ${loadavg()
       .map((value) => value.toFixed(2))

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendRegistry } from '@rho/agent';
@@ -38,6 +38,8 @@ interface Held {
   started: (() => Promise<unknown> | undefined)[];
   /** A new session's isolated workspace, removed with it when the set-up fails. */
   workspace?: RunWorkspace;
+  /** The sessions directory, when this set-up made it (removed again if left empty). */
+  madeBase?: string;
 }
 
 /** Settings warnings already shown by this process (a REPL sets up again on /resume). */
@@ -63,6 +65,13 @@ export async function prepareRun(
     if (held.created !== undefined && !existsSync(join(held.created, 'trace.jsonl'))) {
       await held.workspace?.drop().catch(() => {});
       rmSync(held.created, { recursive: true, force: true });
+      // A refused first run leaves no empty sessions directory either (only an empty one goes).
+      if (held.madeBase !== undefined)
+        try {
+          rmdirSync(held.madeBase);
+        } catch {
+          // Another session is in it now.
+        }
     }
     throw error;
   }
@@ -130,6 +139,7 @@ async function prepareLockedRun(
   let created: { id: string; directory: string } | undefined;
   if (resumedDirectory === undefined) {
     const saved = redactSettings(resolved.saved, resolved.redactor);
+    if (!existsSync(store.baseDir)) held.madeBase = store.baseDir;
     created = store.create({
       config: saved.document,
       model,

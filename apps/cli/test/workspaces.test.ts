@@ -45,7 +45,8 @@ function place(kind: 'repo' | 'plain'): { root: string; home: string; work: stri
     git(work, 'add', '.');
     git(work, 'commit', '-qm', 'init');
   }
-  return { root, home: join(root, 'home'), work };
+  // rho's home where it is by default (~/.config/rho): the workspaces are under a .config directory.
+  return { root, home: join(root, 'user', '.config', 'rho'), work };
 }
 
 /** Every file under `directory` but .git, with its content's hash: equal trees hash equal. */

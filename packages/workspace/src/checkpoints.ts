@@ -139,7 +139,12 @@ export class CheckpointStore {
    * A checkpoint of the files after `turn`, or `undefined` when none changed since the last one
    * (the first, turn 0's, is always taken). Throws `workspace_too_large` over the limits.
    */
-  async take(turn: number, undoTo?: number): Promise<Checkpoint | undefined> {
+  take(turn: number): Promise<Checkpoint | undefined> {
+    return this.commitTurn(turn, undefined);
+  }
+
+  /** `take`, for an undo's checkpoint too (`undoTo`: the turn whose files it wrote back). */
+  private async commitTurn(turn: number, undoTo: number | undefined): Promise<Checkpoint | undefined> {
     await this.ready();
     const last = (await this.stored()).at(-1);
     if (last !== undefined && turn < last.turn)
@@ -297,7 +302,7 @@ export class CheckpointStore {
     for (const folder of await this.foldersOf(plan.to.turn))
       mkdirSync(join(this.workingDir, folder), { recursive: true });
     const last = (await this.stored()).at(-1)!;
-    await this.take(last.turn, plan.to.turn);
+    await this.commitTurn(last.turn, plan.to.turn);
     return plan;
   }
 }

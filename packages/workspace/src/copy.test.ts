@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError } from '@rho/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   applyWorkspace,
@@ -104,5 +105,7 @@ describe('a workspace of a plain directory', () => {
     }).catch((caught: unknown) => caught);
     expect(WorkspaceUsageError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(/set RHO_HOME to a directory outside it/);
+    // A usage error is a ConfigError to the CLI (exit 2), whichever copy of core made it.
+    expect(ConfigError.isInstance(error)).toBe(true);
   });
 });

@@ -172,6 +172,12 @@ describe('a workspace of a subfolder of a repository', () => {
     writeFileSync(join(record.root, 'top.txt'), 'outside the working directory\n');
     const diff = await diffWorkspace(record);
     expect(diff.files.map((file) => file.path)).toEqual(['c.txt', 'd/new.txt']);
+    // A conflict is named relative to the working directory too.
+    writeFileSync(join(original, 'c.txt'), 'c, the person\n');
+    const refused = await applyWorkspace(record, sessionDir).catch((error: unknown) => error);
+    expect((refused as WorkspaceConflictError).files).toEqual(['c.txt']);
+    expect(existsSync(join(original, 'd'))).toBe(false);
+    writeFileSync(join(original, 'c.txt'), 'c\n');
     await applyWorkspace(record, sessionDir);
     expect(readFileSync(join(original, 'c.txt'), 'utf8')).toBe('c changed\n');
     expect(readFileSync(join(original, 'd/new.txt'), 'utf8')).toBe('new\n');
