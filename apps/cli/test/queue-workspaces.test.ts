@@ -63,12 +63,15 @@ describe.skipIf(!available)('queued tasks in isolated workspaces', { timeout: 24
     OPENAI_MODEL: 'scripted',
   });
   const start = async (host: string, label: string, home?: string, ...args: string[]) => {
+    // rho's home where it is by default, under .config: the workspaces are inside it.
+    const own = home ?? join(mkdtempSync(join(root, `${host}-`)), '.config', 'rho');
+    mkdirSync(own, { recursive: true });
     const worker = await startWorker({
       host,
       args: ['--labels', label, '--allow-profile', 'developer,readonly', '--allow-dir', root, ...args],
       env: workerEnv(),
       cwd: repo,
-      ...(home === undefined ? {} : { home }),
+      home: own,
     });
     workers.push(worker);
     return worker;
