@@ -40,6 +40,9 @@ export const layers = {
   'packages/hooks': { allow: ['core'] },
   // Isolated workspaces, their review and checkpoints (issue 37): git as a child process, core's errors.
   'packages/workspace': { allow: ['core'] },
+  // The task queue runs a task isolated when its profile may write (issue 37): it loads the
+  // profile, reads the session's workspace for the result, and sweeps what dead attempts left.
+  'packages/queue': { allow: ['core', 'permissions', 'workspace'] },
 };
 
 // Test code; `src/testing/` is not in it: that is a shipped entry (`@rho/core/testing`).

@@ -136,7 +136,7 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
   it('reads its allowlists from worker: in $RHO_HOME/config.yaml, flags replacing a key', async () => {
     const log = await startWorkerWith(
       'node-config',
-      `worker:\n  allow_profiles: [readonly, developer]\n  allow_endpoints: [${foreign.url}]\n  max_approval_wait: 2h\n`,
+      `worker:\n  allow_profiles: [readonly, developer]\n  allow_endpoints: [${foreign.url}]\n  max_approval_wait: 2h\n  allow_in_place: true\n`,
       '--labels',
       'configured',
       '--allow-profile',
@@ -152,6 +152,7 @@ describe.skipIf(!available)('rho worker allowlists', { timeout: 180_000 }, () =>
       endpoints: [foreign.url],
       max_approval_wait_seconds: 7200,
       approve_on_timeout: true,
+      in_place: true,
     });
     const [id] = await submitFile([{ prompt: 'hello dev', labels: ['configured'], profile: 'developer' }]);
     const tasks = await final([id!]);

@@ -81,7 +81,18 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
     return (JSON.parse(outcome.stdout) as Task[])[0]!;
   };
   const submit = async (...args: string[]): Promise<string> => {
-    const outcome = await rho('submit', '--json', '--label', 'approvals', '--profile', 'developer', ...args);
+    // In place (the worker allows it): the commands' effects are counted in the worker's directory.
+    const outcome = await rho(
+      'submit',
+      '--json',
+      '--label',
+      'approvals',
+      '--profile',
+      'developer',
+      '--workspace',
+      'in-place',
+      ...args,
+    );
     expect(outcome.code, outcome.stderr).toBe(0);
     return (JSON.parse(outcome.stdout) as string[])[0]!;
   };
@@ -144,7 +155,7 @@ describe.skipIf(!available)('queued tasks that wait for approval', { timeout: 24
     for (const key of ['answered', 'deadline', 'cancelled', 'parked']) mkdirSync(join(work, `build-${key}`));
     const started = await startQueueWorker({
       host: 'node-w',
-      args: ['--labels', 'approvals', '--allow-profile', 'developer'],
+      args: ['--labels', 'approvals', '--allow-profile', 'developer', '--allow-in-place'],
       home,
       cwd: work,
       env: {

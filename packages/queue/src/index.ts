@@ -1,6 +1,14 @@
 export { parseTaskSpec, parseTaskFile, deadlineFrom, taskClientFields, taskClientOptions } from './task-spec.js';
 export type { TaskSpec, SqlEvalTask, TaskClientOptions } from './task-spec.js';
-export type { TaskState, TaskResult, TaskRecord, TaskFilter } from './task-types.js';
+export type { TaskState, TaskResult, TaskRecord, TaskFilter, TaskWorkspace } from './task-types.js';
+export {
+  profileMayWrite,
+  sweepTaskWorkspaces,
+  taskWorkspaceMode,
+  taskWorkspaceOf,
+  workspaceRefusal,
+} from './task-workspace.js';
+export type { AttemptSession, TaskWorkspaceSweep } from './task-workspace.js';
 export { createTaskQueue, TaskNotFoundError, DEFAULT_LEASE_SECONDS, DEFAULT_QUEUE_SCHEMA } from './task-queue.js';
 export type { TaskQueue, TaskQueueOptions } from './task-queue.js';
 export { createTaskWorker } from './task-worker.js';

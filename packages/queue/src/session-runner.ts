@@ -58,8 +58,8 @@ export interface CliSessionRunnerOptions {
 }
 
 /**
- * The `rho` arguments that run a task: prompt, profile, config, model, working directory, budgets,
- * approvals. An eval question (`sql_eval`) runs as `rho eval sql-task --task JSON` instead, which
+ * The `rho` arguments that run a task: prompt, profile, config, model, working directory, workspace,
+ * budgets, approvals. An eval question (`sql_eval`) runs as `rho eval sql-task --task JSON` instead, which
  * runs it as `rho eval sql` runs a question.
  */
 export function sessionArguments(spec: TaskSpec, approvals?: TaskApprovalWait): string[] {
@@ -72,6 +72,8 @@ export function sessionArguments(spec: TaskSpec, approvals?: TaskApprovalWait): 
   add('--config', spec.config);
   add('--model', spec.model);
   add('--working-dir', spec.working_dir);
+  // The worker makes the mode explicit (its default for the profile) before it runs the task.
+  add('--workspace', spec.workspace);
   add('--max-turns', spec.max_turns);
   add('--max-tokens', spec.max_tokens);
   add('--max-cost', spec.max_cost);

@@ -67,7 +67,7 @@ export const workerSettingsSection = defineSettingsSection({
   name: 'worker',
   owner: '@rho/queue',
   description:
-    'What rho worker lets a queued task choose; whatever is not given is the narrowest (the readonly profile, the worker’s directory, no endpoint of the task’s own, calls waiting an hour at most for approval, timeouts that deny).',
+    'What rho worker lets a queued task choose; whatever is not given is the narrowest (the readonly profile, the worker’s directory, no endpoint of the task’s own, calls waiting an hour at most for approval, timeouts that deny, no in-place writes).',
   mappings: [{ key: 'worker', unknownKeys: 'error' }],
   settings: [
     {
@@ -107,6 +107,14 @@ export const workerSettingsSection = defineSettingsSection({
       ...flagOrSwitch(),
       flag: 'allow-approve-on-timeout',
     },
+    {
+      key: 'worker.allow_in_place',
+      description:
+        'Whether a task may set workspace: in-place under a profile that may write files (its changes land in the working directory unreviewed); default false: refused, and a task leaving workspace out runs isolated',
+      files: ['home'],
+      ...flagOrSwitch(),
+      flag: 'allow-in-place',
+    },
   ],
   build(context): TaskAllowlistOptions {
     const profiles = context.value<string[]>('worker.allow_profiles');
@@ -114,12 +122,14 @@ export const workerSettingsSection = defineSettingsSection({
     const endpoints = context.value<string[]>('worker.allow_endpoints');
     const maxApprovalWaitMs = context.value<number>('worker.max_approval_wait');
     const approveOnTimeout = context.value<boolean>('worker.allow_approve_on_timeout');
+    const inPlace = context.value<boolean>('worker.allow_in_place');
     return {
       ...(profiles === undefined ? {} : { profiles }),
       ...(dirs === undefined ? {} : { dirs }),
       ...(endpoints === undefined ? {} : { endpoints }),
       ...(maxApprovalWaitMs === undefined ? {} : { maxApprovalWaitMs }),
       ...(approveOnTimeout === undefined ? {} : { approveOnTimeout }),
+      ...(inPlace === undefined ? {} : { inPlace }),
     };
   },
 });

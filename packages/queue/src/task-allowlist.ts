@@ -27,6 +27,12 @@ export interface TaskAllowlistOptions {
   maxApprovalWaitMs?: number;
   /** Whether a task may set `on_timeout: approve` (a call nobody answered then runs). Default false: refused. */
   approveOnTimeout?: boolean;
+  /**
+   * Whether a task may ask for `workspace: in-place` under a profile that may write files (its
+   * changes then land in the worker's checkout, unreviewed). Default false: refused; such a task
+   * runs isolated when it leaves `workspace` out.
+   */
+  inPlace?: boolean;
 }
 
 /** A checked allowlist: directories as real absolute paths, endpoints parsed. */
@@ -42,6 +48,8 @@ export interface TaskAllowlist {
   readonly maxApprovalWaitMs: number;
   /** Whether a task may set `on_timeout: approve`. */
   readonly approveOnTimeout: boolean;
+  /** Whether a task may run `in-place` under a profile that may write. */
+  readonly inPlace: boolean;
 }
 
 /**
@@ -90,6 +98,7 @@ export function taskAllowlist(options: TaskAllowlistOptions, cwd: string, ownEnd
     ...(own === undefined ? {} : { ownEndpoint: own }),
     maxApprovalWaitMs,
     approveOnTimeout: options.approveOnTimeout === true,
+    inPlace: options.inPlace === true,
   };
 }
 

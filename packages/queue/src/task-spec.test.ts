@@ -17,6 +17,7 @@ describe('task specs', () => {
         max_turns: 10,
         deadline: '30m',
         working_dir: '/srv/repo',
+        workspace: 'isolated',
       },
       'x',
       now,
@@ -30,6 +31,8 @@ describe('task specs', () => {
       'developer',
       '--working-dir',
       '/srv/repo',
+      '--workspace',
+      'isolated',
       '--max-turns',
       '10',
       '--max-cost',
@@ -47,6 +50,16 @@ describe('task specs', () => {
     expect(() => parseTaskSpec({ prompt: 'x', labels: ['a b'] }, 't:4')).toThrow(/t:4: labels: a list of labels/);
     expect(() => parseTaskSpec({ prompt: 'x', deadline: 'soon' }, 't:5')).toThrow(/t:5: deadline: 'soon'/);
     expect(() => parseTaskSpec(['x'], 't:6')).toThrow(/t:6: a task is a JSON object/);
+    expect(() => parseTaskSpec({ prompt: 'x', workspace: 'copy' }, 't:7')).toThrow(
+      "t:7: workspace: 'copy' is neither isolated nor in-place.",
+    );
+    expect(() => parseTaskSpec({ prompt: 'x', workspace: true }, 't:8')).toThrow('t:8: workspace: must be a string.');
+    expect(() =>
+      parseTaskSpec(
+        { prompt: 'q', workspace: 'isolated', sql_eval: { question_id: '1', db_id: 'c', dataset: 'x' } },
+        't:9',
+      ),
+    ).toThrow(/t:9: workspace: does not apply to an sql_eval question/);
   });
 
   it('checks an eval question (sql_eval) and runs it as rho eval sql-task with the whole spec', () => {

@@ -48,6 +48,15 @@ export interface TaskSpec {
   /** How many times the task may be started in all when workers die under it (default 3). */
   max_attempts?: number;
   /**
+   * Where the session changes files (`rho --workspace`): `isolated`, a workspace of its own on the
+   * worker (a git worktree on a branch `rho/<session id>`, or a copy of a plain directory) that
+   * a person reviews with `rho diff` and keeps with `rho apply`; or `in-place`, the working
+   * directory itself. Default: `isolated` when the task's profile may write files, `in-place`
+   * for one that does not (readonly). A worker refuses `in-place` for a profile that writes
+   * unless it was started with `--allow-in-place`.
+   */
+  workspace?: 'isolated' | 'in-place';
+  /**
    * A question of `rho eval sql --queue`: the worker runs it as `rho eval sql` runs a question
    * (readonly profile, the `sqlite` tool on its database, `submit_sql`) and reports the session's
    * outcome; the submitter grades it. `prompt` is the question's task text, `model` and the
@@ -115,6 +124,7 @@ const KEYS: Record<keyof TaskSpec, 'string' | 'number' | 'integer' | 'boolean' |
   on_timeout: 'string',
   deadline: 'string',
   max_attempts: 'integer',
+  workspace: 'string',
   sql_eval: 'sql_eval',
 };
 
@@ -168,6 +178,13 @@ export function parseTaskSpec(value: unknown, where: string, now: Date = new Dat
         key,
         'applies to a task with auto_approve: false (its calls that need approval wait); add it, or leave this out.',
       );
+  if (task.workspace !== undefined && task.workspace !== 'isolated' && task.workspace !== 'in-place')
+    fail('workspace', `'${String(task.workspace)}' is neither isolated nor in-place.`);
+  if (task.workspace !== undefined && task.sql_eval !== undefined)
+    fail(
+      'workspace',
+      'does not apply to an sql_eval question (it runs readonly and changes no file); leave workspace out.',
+    );
   if (task.labels !== undefined) task.labels = [...new Set(task.labels)].sort();
   return task;
 }

@@ -41,7 +41,28 @@ export interface TaskResult {
    * an eval question's outcome, which its submitter grades.
    */
   output?: unknown;
+  /**
+   * Where the session changed files. An isolated one names its workspace on the worker (a git
+   * worktree on `branch`, or a copy) and what changed there: review it on `host` with
+   * `rho diff SESSION`, keep it with `rho apply SESSION`, drop it with `rho discard SESSION`.
+   */
+  workspace?: TaskWorkspace;
 }
+
+/** The workspace of a task's session, as its result carries it (see {@link TaskResult.workspace}). */
+export type TaskWorkspace =
+  | {
+      mode: 'isolated';
+      /** A git worktree of the working directory's repository, or a copy of a plain directory. */
+      kind: 'git-worktree' | 'copy';
+      /** `rho/<session id>`, for a worktree. */
+      branch?: string;
+      /** Where the agent worked, on the worker: under its `$RHO_HOME/workspaces/`. */
+      path: string;
+      /** What the agent changed there, against what it started from. */
+      changes: { files: number; additions: number; deletions: number };
+    }
+  | { mode: 'in-place' };
 
 /** A task as `rho tasks` and `rho results` show it. */
 export interface TaskRecord {

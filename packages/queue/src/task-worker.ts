@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
+import { rhoHome } from '@rho/core';
 import { leaseFilePath, touchLease } from './internal/lease-file.js';
 import { QueueStore, queueLabels, QUEUE_PREFIX } from './internal/queue-store.js';
-import type { RunningSession } from './session-runner.js';
 import type { TaskSpec } from './task-spec.js';
 import { allowedSpec, taskAllowlist, taskRefusal } from './task-allowlist.js';
 import type { TaskAllowlist } from './task-allowlist.js';
@@ -10,24 +10,10 @@ import { taskApprovalWait } from './task-approvals.js';
 import { attemptOutcome } from './task-outcome.js';
 import { DEFAULT_QUEUE_SCHEMA, leaseOf } from './task-queue.js';
 import type { TaskResult, TaskState } from './task-types.js';
-import type { TaskWorker, TaskWorkerOptions } from './worker-types.js';
+import type { Running, StopReason, TaskWorker, TaskWorkerOptions } from './worker-types.js';
+import { WorkerWorkspaces } from './worker-workspaces.js';
 
 export type { TaskWorker, TaskWorkerOptions, WorkerEvent } from './worker-types.js';
-
-type StopReason = 'cancelled' | 'expired' | 'lost' | 'handback';
-
-interface Running {
-  id: string;
-  queue: string;
-  attempt: number;
-  /** pg-boss's retry count of this attempt (attempt - 1): the fencing token of every heartbeat and settle. */
-  retryCount: number;
-  session: RunningSession;
-  reason?: StopReason;
-  timers: NodeJS.Timeout[];
-  /** The lease file the session watches: touched after each confirmed renewal, removed when lost. */
-  leaseFile: string;
-}
 
 /** Starts a worker: it takes matching tasks, runs them, heartbeats, reports results. */
 export async function createTaskWorker(options: TaskWorkerOptions): Promise<TaskWorker> {
@@ -59,6 +45,7 @@ class Worker implements TaskWorker {
   private unlisten: (() => Promise<void>) | undefined;
   private resolveStopped!: () => void;
   private looping: Promise<void> = Promise.resolve();
+  private readonly workspaces: WorkerWorkspaces;
 
   constructor(
     private readonly store: QueueStore,
@@ -71,6 +58,13 @@ class Worker implements TaskWorker {
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
     this.labels = [...new Set(options.labels ?? [])];
     this.stopped = new Promise((resolve) => (this.resolveStopped = resolve));
+    this.workspaces = new WorkerWorkspaces(
+      store,
+      options,
+      allow,
+      options.home ?? rhoHome(),
+      (id, attempt) => this.tasks.get(id)?.attempt === attempt,
+    );
   }
 
   running(): number {
@@ -87,6 +81,8 @@ class Worker implements TaskWorker {
       // Without notifications the worker still polls.
       this.options.onError?.(error as Error);
     }
+    // What attempts killed with an earlier worker here left behind, before the first task.
+    await this.workspaces.sweep();
     this.looping = this.loop();
   }
 
@@ -180,7 +176,8 @@ class Worker implements TaskWorker {
       return true;
     }
     // The worker decides what a task may choose: a task asking for more is refused, never run.
-    const refusal = taskRefusal(row.spec, this.allow);
+    const decided = await this.workspaces.decide(allowedSpec(row.spec, this.allow));
+    const refusal = taskRefusal(row.spec, this.allow) ?? decided.refusal;
     if (refusal !== undefined) {
       this.options.onEvent?.({ type: 'task_refused', task_id: job.id, reason: refusal });
       await this.finish({ id: job.id, queue, attempt, retryCount: job.retryCount }, 'failed', {
@@ -207,7 +204,7 @@ class Worker implements TaskWorker {
       retryCount: job.retryCount,
       // Jobs submitted without a heartbeat (none should be): the worker's own period.
       leaseSeconds: job.heartbeatSeconds ?? this.lease,
-      spec: allowedSpec(row.spec, this.allow),
+      spec: decided.spec,
       deadline: row.deadline,
     });
     return true;
@@ -258,6 +255,7 @@ class Worker implements TaskWorker {
       attempt: task.attempt,
       retryCount: task.retryCount,
       session,
+      ...(task.spec.workspace === undefined ? {} : { workspace: task.spec.workspace }),
       timers: [],
       leaseFile,
     };
@@ -310,6 +308,8 @@ class Worker implements TaskWorker {
     rmSync(task.leaseFile, { force: true });
     result.host = this.host;
     result.attempt = task.attempt;
+    const workspace = await this.workspaces.resultOf(result, task.workspace);
+    if (workspace !== undefined) result.workspace = workspace;
     try {
       if (task.reason === 'handback') {
         await this.store.boss.fail(
@@ -327,6 +327,8 @@ class Worker implements TaskWorker {
       this.options.onError?.(error as Error);
     } finally {
       this.tasks.delete(task.id);
+      // A handed-back or lost attempt's workspace goes now (its retry has its own), and any left behind.
+      await this.workspaces.sweep();
       this.wake();
       this.drained?.();
     }
@@ -387,6 +389,7 @@ class Worker implements TaskWorker {
     }, graceSeconds * 1000);
     await allDone();
     clearTimeout(grace);
+    await this.workspaces.settled();
     await this.unlisten?.();
     await this.store.close();
     this.resolveStopped();

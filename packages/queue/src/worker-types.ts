@@ -1,6 +1,8 @@
-import type { TaskRunner } from './session-runner.js';
+import type { RunningSession, TaskRunner } from './session-runner.js';
+import type { TaskSpec } from './task-spec.js';
 import type { TaskAllowlist, TaskAllowlistOptions } from './task-allowlist.js';
 import type { TaskResult, TaskState } from './task-types.js';
+import type { TaskWorkspaceSweep } from './task-workspace.js';
 
 /** Options of `createTaskWorker`. */
 export interface TaskWorkerOptions {
@@ -23,6 +25,11 @@ export interface TaskWorkerOptions {
   allow?: TaskAllowlistOptions;
   /** The worker's working directory, where relative paths of a task resolve (default the process's). */
   cwd?: string;
+  /**
+   * `$RHO_HOME` of the sessions the runner starts (default core's `rhoHome()`): where the worker
+   * reads a session's workspace record and sweeps `workspaces/` (see `sweepTaskWorkspaces`).
+   */
+  home?: string;
   /** The model endpoint the worker itself is configured with (`OPENAI_BASE_URL`): a task naming it is no override. */
   ownEndpoint?: string;
   /**
@@ -54,7 +61,9 @@ export type WorkerEvent =
   /** This worker's attempt ended after the task had passed to another attempt: its result was not recorded. */
   | { type: 'task_lost'; task_id: string; attempt: number; reason: string }
   | { type: 'task_skipped'; task_id: string; state: TaskState }
-  | { type: 'task_refused'; task_id: string; reason: string };
+  | { type: 'task_refused'; task_id: string; reason: string }
+  /** A sweep removed workspaces: those `@rho/workspace` found orphaned or decided, and those of attempts that did not finish. */
+  | ({ type: 'workspace_swept' } & TaskWorkspaceSweep);
 
 /** A worker taking tasks from the queue. */
 export interface TaskWorker {
@@ -71,4 +80,23 @@ export interface TaskWorker {
   drain(graceSeconds: number): Promise<void>;
   /** Settles when the worker has stopped. */
   readonly stopped: Promise<void>;
+}
+
+/** Why a worker stops a session it runs. */
+export type StopReason = 'cancelled' | 'expired' | 'lost' | 'handback';
+
+/** A task a worker runs now (the worker's own bookkeeping). */
+export interface Running {
+  id: string;
+  queue: string;
+  attempt: number;
+  /** pg-boss's retry count of this attempt (attempt - 1): the fencing token of every heartbeat and settle. */
+  retryCount: number;
+  session: RunningSession;
+  /** The workspace mode the session runs in (none for an eval question). */
+  workspace?: TaskSpec['workspace'];
+  reason?: StopReason;
+  timers: NodeJS.Timeout[];
+  /** The lease file the session watches: touched after each confirmed renewal, removed when lost. */
+  leaseFile: string;
 }

@@ -5,6 +5,7 @@ import type { TaskQueue, TaskRecord, TaskSpec, TaskState } from '@rho/queue';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Terminal } from '../terminal.js';
 import type { QueueConnectionArguments, ResultsArguments, SubmitArguments, TasksArguments } from './queue-commands.js';
+import { taskChangeLines } from './task-changes.js';
 
 const STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed', 'cancelled', 'expired'];
 
@@ -103,6 +104,7 @@ export async function submitAction(argv: SubmitArguments, terminal: Terminal, en
     ...(argv.autoApprove === false ? { auto_approve: false } : {}),
     approval_timeout: argv.approvalTimeout,
     on_timeout: argv.onTimeout,
+    workspace: argv.workspace,
   };
   let tasks: TaskSpec[];
   if (argv.file !== undefined) {
@@ -244,6 +246,8 @@ export async function tasksAction(argv: TasksArguments, terminal: Terminal, env:
     for (const task of tasks)
       if (task.result?.status === 'refused' || task.result?.status === 'waiting_approval')
         terminal.stdout.write(`${task.id.slice(0, 8)}: ${task.result.error ?? task.result.status}\n`);
+    // What an isolated task changed, and the command that shows it on its host.
+    for (const line of await taskChangeLines(tasks)) terminal.stdout.write(line);
     return EXIT.completed;
   } finally {
     await queue.close();
@@ -331,6 +335,7 @@ export async function resultsAction(
       oneLine(task.result?.answer ?? task.result?.error ?? '', 60),
     ]);
     terminal.stdout.write(table(['ID', 'STATE', 'HOST', 'COST', 'ANSWER'], rows));
+    for (const line of await taskChangeLines(tasks)) terminal.stdout.write(line);
     return EXIT.completed;
   } finally {
     await queue.close();

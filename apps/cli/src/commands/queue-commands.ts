@@ -25,6 +25,7 @@ export interface SubmitArguments extends QueueConnectionArguments {
   autoApprove: boolean;
   approvalTimeout?: string;
   onTimeout?: string;
+  workspace?: string;
   json: boolean;
 }
 
@@ -48,6 +49,7 @@ export interface WorkerArguments extends QueueConnectionArguments {
   allowEndpoint?: string[];
   maxApprovalWait?: string;
   allowApproveOnTimeout?: boolean;
+  allowInPlace?: boolean;
   lease?: number;
   poll?: number;
   grace: number;
@@ -154,6 +156,11 @@ export function registerQueueCommands(
             describe:
               'With --no-auto-approve: what a timeout answers, deny (default) or approve (the worker must allow it: --allow-approve-on-timeout)',
           })
+          .option('workspace', {
+            type: 'string',
+            describe:
+              'isolated (a workspace of its own on the worker, reviewed with rho diff there) or in-place (the working directory; under a profile that writes, the worker must allow it: --allow-in-place). Default: isolated when the profile may write files, in-place for readonly',
+          })
           .option('json', { type: 'boolean', default: false, describe: 'Print the ids as a JSON array' })
           .options(connection),
       async (argv) => {
@@ -252,6 +259,11 @@ export function registerQueueCommands(
             type: 'boolean',
             describe:
               'Let a task set on_timeout approve (a call nobody answered then runs; never a dangerous one). Default: such a task is refused',
+          })
+          .option('allow-in-place', {
+            type: 'boolean',
+            describe:
+              'Let a task set workspace in-place under a profile that may write (its changes land in the working directory unreviewed). Default: such a task is refused; one leaving workspace out runs isolated',
           })
           .option('grace', {
             type: 'number',

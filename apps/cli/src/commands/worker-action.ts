@@ -30,6 +30,8 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
     ...leaseFrom(argv.lease, env),
     ...(argv.poll === undefined ? {} : { pollSeconds: argv.poll }),
     allow,
+    // Where the sessions keep their workspaces: the worker reads and sweeps them there.
+    home: rhoHome(env),
     ...(env.OPENAI_BASE_URL === undefined ? {} : { ownEndpoint: env.OPENAI_BASE_URL }),
     runner: createCliSessionRunner({
       command: [process.execPath, bin],
@@ -54,6 +56,7 @@ export async function workerAction(argv: WorkerArguments, terminal: Terminal, en
       endpoints: worker.allow.endpoints,
       max_approval_wait_seconds: worker.allow.maxApprovalWaitMs / 1000,
       approve_on_timeout: worker.allow.approveOnTimeout,
+      in_place: worker.allow.inPlace,
     },
   });
   let signals = 0;
@@ -112,6 +115,10 @@ function describe(event: WorkerEvent | { type: string; [key: string]: unknown })
       return `${String(e.task_id)}: skipped (${String(e.state)})`;
     case 'task_refused':
       return `${String(e.task_id)}: refused, not run: ${String(e.reason)}`;
+    case 'workspace_swept': {
+      const discarded = (e.discarded as { session_id: string }[]).map((item) => item.session_id);
+      return `workspaces swept: ${[...(e.removed as string[]), ...discarded].join(', ')} (${String(e.kept)} kept for review)`;
+    }
     case 'worker_started':
       return `worker ${String(e.worker_id)} taking tasks (concurrency ${String(e.concurrency)}${(e.labels as string[]).length === 0 ? '' : `, labels ${(e.labels as string[]).join(',')}`}; allows profiles ${(e.allow as { profiles: string[] }).profiles.join(',')})`;
     case 'worker_draining':

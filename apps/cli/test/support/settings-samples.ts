@@ -19,6 +19,7 @@ export type AllSettings = RunSettings & {
     endpoints?: string[];
     maxApprovalWaitMs?: number;
     approveOnTimeout?: boolean;
+    inPlace?: boolean;
   };
 };
 
@@ -358,6 +359,12 @@ export function settingSamples(root: string): Record<string, Sample> {
       text: () => true,
       value: () => true,
       landed: (s) => s.worker.approveOnTimeout,
+    },
+    'worker.allow_in_place': {
+      file: () => true,
+      text: () => true,
+      value: () => true,
+      landed: (s) => s.worker.inPlace,
     },
   };
 }
