@@ -38,6 +38,8 @@ export const layers = {
   'packages/backend-daytona': { allow: ['core'], tests: ['tools-fs', 'permissions'] },
   // Hooks of a session (issue 35): core's tool hooks and trace records, nothing else.
   'packages/hooks': { allow: ['core'] },
+  // Isolated workspaces, their review and checkpoints (issue 37): git as a child process, core's errors.
+  'packages/workspace': { allow: ['core'] },
 };
 
 // Test code; `src/testing/` is not in it: that is a shipped entry (`@rho/core/testing`).

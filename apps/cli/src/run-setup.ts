@@ -1,10 +1,16 @@
 import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendRegistry } from '@rho/agent';
 import { rhoHome, SessionStore } from '@rho/core';
-import { preloadOpenAI, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
-import { readSessionSettings, redactSettings, resolveSettings, writeSessionSecrets } from '@rho/core/settings';
+import { preloadOpenAI, readSessionMeta, resolveSessionWithRhoAgent, SessionLock } from '@rho/core/internal';
+import {
+  readSessionSettings,
+  redactSettings,
+  resolveSettings,
+  writeSessionSecrets,
+  writeSessionSettings,
+} from '@rho/core/settings';
 import { closeOnExit } from './exit-cleanup.js';
 import { loadDotenv } from './dotenv.js';
 import { UsageError } from './exit-codes.js';
@@ -14,6 +20,8 @@ import { startOtel } from './otel.js';
 import { findProjectInstructions } from './project-instructions.js';
 import type { RunSetup, SetupArguments, SetupHooks } from './run-types.js';
 import { openRunSession } from './run-session.js';
+import type { RunWorkspace } from './run-workspace.js';
+import { openRunWorkspace } from './run-workspace.js';
 import { allSections, runSections, settingsOverrides } from './settings.js';
 import { resolveSystemPrompt } from './system-prompt.js';
 import { buildToolset } from './tools.js';
@@ -28,6 +36,8 @@ interface Held {
   created?: string;
   /** Released in this order when the set-up fails after starting them. */
   started: (() => Promise<unknown> | undefined)[];
+  /** A new session's isolated workspace, removed with it when the set-up fails. */
+  workspace?: RunWorkspace;
 }
 
 /** Settings warnings already shown by this process (a REPL sets up again on /resume). */
@@ -48,9 +58,12 @@ export async function prepareRun(
     for (const stop of held.started.reverse()) await stop();
     held.lock?.release();
     await held.closeBackend?.();
-    // A new session whose set-up failed before its run wrote anything leaves nothing behind.
-    if (held.created !== undefined && !existsSync(join(held.created, 'trace.jsonl')))
+    // A new session whose set-up failed before its run wrote anything leaves nothing behind: not
+    // its directory, not its workspace.
+    if (held.created !== undefined && !existsSync(join(held.created, 'trace.jsonl'))) {
+      await held.workspace?.drop().catch(() => {});
       rmSync(held.created, { recursive: true, force: true });
+    }
     throw error;
   }
 }
@@ -95,7 +108,6 @@ async function prepareLockedRun(
   }
   const { settings } = resolved;
   const { model } = settings.model;
-  const { workingDir } = settings.workingDir;
   const { profile } = settings.profile;
   // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).
   if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL.trim() === '') {
@@ -109,6 +121,42 @@ async function prepareLockedRun(
     });
   // The SDK loads while the profile, the tools and the session are set up, not in the first request.
   if (settings.model.gguf === undefined) void preloadOpenAI();
+
+  // A new session exists (its directory, meta.json, its lock) before its workspace and its tools:
+  // an isolated workspace is named after it, `rho ps` lists it and `rho cancel` reaches it while
+  // MCP servers start, which may take up to their startup_timeout. Its config.yaml keeps no
+  // secret; secrets.json keeps what redaction took out (the prompt file's variables are added
+  // once the prompt is read, below).
+  let created: { id: string; directory: string } | undefined;
+  if (resumedDirectory === undefined) {
+    const saved = redactSettings(resolved.saved, resolved.redactor);
+    created = store.create({
+      config: saved.document,
+      model,
+      profile: settings.profile.name,
+      workingDir: settings.workingDir.workingDir,
+    });
+    held.created = created.directory;
+    held.lock = SessionLock.acquire(created.directory);
+    writeSessionSecrets(created.directory, saved.secrets);
+  }
+  const sessionDir = created?.directory ?? resumedDirectory!;
+  const sessionId = created?.id ?? readSessionMeta(sessionDir)?.id ?? basename(sessionDir);
+  // The run's workspace: an isolated one is made (or, resumed, found again) before the backend,
+  // which works in it; an in-place run with checkpoints takes checkpoint 0 now.
+  const workspace = await openRunWorkspace({
+    settings: settings.workspace,
+    workingDir: settings.workingDir.workingDir,
+    home,
+    sessionId,
+    sessionDir,
+    resumed: resumedDirectory !== undefined,
+    ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
+    ...(hooks.onNotice === undefined ? {} : { onNotice: hooks.onNotice }),
+  });
+  if (created !== undefined) held.workspace = workspace;
+  // The agent's working directory: the workspace's for an isolated run.
+  const workingDir = workspace?.workingDir ?? settings.workingDir.workingDir;
 
   // Tools never run anywhere but where the user was told: a backend that is unknown or cannot
   // start here stops the run before the first model call (exit 2), never falls back to this machine.
@@ -141,6 +189,12 @@ async function prepareLockedRun(
     workingDir: backend.workingDir ?? workingDir,
     profile,
   });
+  // The prompt file's variables are kept with the new session, for a resume.
+  if (created !== undefined && prompted.vars !== undefined) {
+    const saved = redactSettings({ ...resolved.saved, vars: prompted.vars }, resolved.redactor);
+    writeSessionSettings(created.directory, saved.document);
+    writeSessionSecrets(created.directory, saved.secrets);
+  }
   // Per-project instructions (AGENTS.md, .rho/instructions.md) follow the system prompt.
   const instructions = findProjectInstructions(workingDir);
   // The approvals the run command will be able to get: an approver on a terminal, --auto-approve,
@@ -154,20 +208,6 @@ async function prepareLockedRun(
       : (process.stdin.isTTY === true && process.stderr.isTTY === true) || settings.approvals.unattended === 'wait'
         ? 'ask'
         : 'none');
-  // A new session exists (its directory, meta.json, its lock) before its tools start: `rho ps`
-  // lists it and `rho cancel` reaches it while MCP servers start, which may take up to their
-  // startup_timeout. Its config.yaml keeps no secret; secrets.json keeps what redaction took out.
-  let created: { id: string; directory: string } | undefined;
-  if (resumedDirectory === undefined) {
-    const saved = redactSettings(
-      { ...resolved.saved, ...(prompted.vars === undefined ? {} : { vars: prompted.vars }) },
-      resolved.redactor,
-    );
-    created = store.create({ config: saved.document, model, profile: settings.profile.name, workingDir });
-    held.created = created.directory;
-    held.lock = SessionLock.acquire(created.directory);
-    writeSessionSecrets(created.directory, saved.secrets);
-  }
   // While the tools start, a cancel of the new session (`rho cancel`, its cancel file) stops the
   // wait for MCP servers at once; the run then ends cancelled before its first model call.
   const starting = new AbortController();
@@ -243,16 +283,18 @@ async function prepareLockedRun(
     ? (await import('@rho/hooks')).createSessionHooks(settings.hooks.hooks, { env })
     : undefined;
   const lock = held.lock!;
+  // The checkpoint of a turn is taken before the next turn's first tool call runs.
+  const toolHooks = workspace?.toolHooks(sessionHooks?.toolHooks) ?? sessionHooks?.toolHooks;
   const session = await openRunSession({
     agent,
     store,
     lock,
     fleet,
     lease: settings.queue.lease,
-    listed: { model, profile: settings.profile.name, cwd: workingDir },
+    listed: { model, profile: settings.profile.name, cwd: settings.workingDir.workingDir },
     ...(resumedDirectory !== undefined ? { resumedDirectory } : { created: created! }),
     ...(prompt === undefined ? {} : { prompt }),
-    ...(sessionHooks?.toolHooks === undefined ? {} : { toolHooks: sessionHooks.toolHooks }),
+    ...(toolHooks === undefined ? {} : { toolHooks }),
     ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
     approvals: {
       unattended: settings.approvals.unattended,
@@ -263,6 +305,7 @@ async function prepareLockedRun(
     },
   });
   sessionHooks?.attach(session);
+  workspace?.attach(session);
 
   const tracing =
     settings.otel === undefined
@@ -273,6 +316,7 @@ async function prepareLockedRun(
         });
   tracing?.instrument(session, { captureContent: settings.otel!.content });
   const close = async () => {
+    await workspace?.settled();
     // The notification hooks of the run's end finish (each by its timeout) while the session is
     // still this process's: their runs are recorded in its trace.
     await sessionHooks?.drain();
@@ -299,6 +343,7 @@ async function prepareLockedRun(
     instructionFiles: instructions.files,
     withheld: toolset.withheld,
     backend,
+    ...(workspace === undefined ? {} : { workspace }),
     close,
   };
 }

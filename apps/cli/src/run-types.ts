@@ -1,6 +1,7 @@
 import type { Agent, ApprovalAvailability } from '@rho/agent';
 import type { ExecutionBackend, Session, SessionStore } from '@rho/core';
 import type { PermissionProfile } from '@rho/permissions';
+import type { RunWorkspace } from './run-workspace.js';
 import type { RunSettings } from './settings.js';
 
 /**
@@ -38,6 +39,8 @@ export interface RunSetup {
   withheld: readonly { name: string; reason: string }[];
   /** Where the file and shell tools run. */
   backend: ExecutionBackend;
+  /** The run's isolated workspace or checkpoints (issue 37), when it has either. */
+  workspace?: RunWorkspace;
   /** Releases what the tools hold (database connections) and what the backend holds (its container). */
   close(): Promise<void>;
 }
@@ -46,6 +49,8 @@ export interface RunSetup {
 export interface SetupHooks {
   /** Told what the user should know before the run (printed by the caller). */
   onWarning?: (message: string) => void;
+  /** Told what the run is about to do that is not a warning (where an isolated run works), printed by the caller. */
+  onNotice?: (message: string) => void;
   /**
    * Whether approvals can be obtained in this run. Default: `auto` with `--auto-approve` (or
    * `auto_approve: true`), `ask` on an interactive terminal, otherwise `none`, where tools whose

@@ -4,14 +4,17 @@ import { fleetSettingsSection } from '@rho/fleet/settings';
 import { hooksSettingsSection } from '@rho/hooks/settings';
 import { otelSettingsSection } from '@rho/otel/settings';
 import { queueSettingsSection, workerSettingsSection } from '@rho/queue/settings';
+import { workspaceSettingsSection } from './workspace-settings.js';
 
 /**
  * Every settings section of a run, in the order they are built: the agent's (model, prompt,
  * working directory, profile, backend, budgets, compaction, approvals, tool packages, databases,
- * MCP servers), then the fleet, OpenTelemetry export, the queued task and the hooks.
+ * MCP servers), then the run's workspace (after the profile it depends on), the fleet,
+ * OpenTelemetry export, the queued task and the hooks.
  */
 export const runSections = [
   ...runSettingsSections,
+  workspaceSettingsSection,
   fleetSettingsSection,
   otelSettingsSection,
   queueSettingsSection,

@@ -25,6 +25,9 @@ import { databaseSettingsSection } from '@rho/tools-db/settings';
 import { mcpSettingsSection } from '@rho/tools-mcp/settings';
 import { defaultBackendName } from './backends.js';
 
+// What a profile lets the tools do (light: no backend loads), for sections that depend on it.
+export { backendAccess } from './backends.js';
+
 /** Where the file and shell tools run. */
 export interface BackendSettings {
   /** `local`, `sandbox`, `daytona`, or another registered backend. */

@@ -217,6 +217,46 @@ describe.skipIf(!available && process.env['CI'] !== 'true')('sandbox backend iso
     await backend.close();
   });
 
+  it("runs in an isolated workspace inside rho's home: the workspace read-write, the rest of the home absent", async () => {
+    // rho's home where it is by default (~/.config/rho), a session's workspace in it, and what
+    // else the home holds: another session's workspace, its trace, an approval answer.
+    const home = join(outside, 'ws-home');
+    const rhoHome = join(home, '.config', 'rho');
+    const workspace = join(rhoHome, 'workspaces', 'aaaa1111');
+    await mkdir(join(workspace, 'src'), { recursive: true });
+    await writeFile(join(workspace, 'src', 'main.txt'), 'main');
+    await mkdir(join(rhoHome, 'workspaces', 'bbbb2222'), { recursive: true });
+    await writeFile(join(rhoHome, 'workspaces', 'bbbb2222', 'theirs.txt'), 'THEIRS');
+    await mkdir(join(rhoHome, 'sessions', 'bbbb2222'), { recursive: true });
+    await writeFile(join(rhoHome, 'sessions', 'bbbb2222', 'trace.jsonl'), 'TRACE');
+    await mkdir(join(rhoHome, 'approvals'), { recursive: true });
+    await writeFile(join(rhoHome, 'databases.yaml'), 'password: hunter2\n');
+    backend = (await sandboxBackendFactory.create({
+      workingDir: workspace,
+      options: {},
+      access: { workingDir: 'read-write', network: false },
+      env: { HOME: home, RHO_HOME: rhoHome },
+    })) as SandboxBackend;
+    const inside = await runIn(backend, workspace, 'cat src/main.txt; echo new > made.txt && echo written');
+    expect(inside).toBe('mainwritten\n');
+    expect(await readFile(join(workspace, 'made.txt'), 'utf8')).toBe('new\n');
+    const probe = [
+      `cat ${rhoHome}/workspaces/bbbb2222/theirs.txt ${rhoHome}/sessions/bbbb2222/trace.jsonl ${rhoHome}/databases.yaml`,
+      `ls -A ${rhoHome} ${rhoHome}/workspaces`,
+      `echo x > ${rhoHome}/approvals/answer.json`,
+      `echo x > ${rhoHome}/workspaces/bbbb2222/theirs.txt`,
+      'echo end',
+    ].join('; ');
+    const elsewhere = await runIn(backend, workspace, `(${probe}) 2>&1`);
+    expect(elsewhere).toContain('end');
+    for (const secret of ['THEIRS', 'TRACE', 'hunter2']) expect(elsewhere).not.toContain(secret);
+    // The home shows only the way to the workspace: no other session's, no approvals, no sessions.
+    expect(elsewhere).toContain(`${rhoHome}:\nworkspaces\n`);
+    expect(elsewhere).toContain(`${rhoHome}/workspaces:\naaaa1111\n`);
+    expect(readdirSync(join(rhoHome, 'approvals'))).toEqual([]);
+    expect(await readFile(join(rhoHome, 'workspaces', 'bbbb2222', 'theirs.txt'), 'utf8')).toBe('THEIRS');
+  });
+
   it('reaches no network unless asked to', async () => {
     const connections: string[] = [];
     const server = createServer((socket) => {

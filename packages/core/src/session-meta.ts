@@ -31,6 +31,11 @@ export interface SessionMeta {
   cost_usd?: number | null;
   /** The limit that ended the last run, for status `limit`. */
   limit?: string;
+  /**
+   * What an isolated run changed in its workspace so far (`@rho/workspace`'s diff stats),
+   * refreshed at the end of every run: `rho ps` shows "N files changed, +a/-d".
+   */
+  changes?: { files: number; additions: number; deletions: number };
 }
 
 /** What {@link inspectSessionMeta} found: the contents, or that there is no `meta.json`, or why it cannot be used. */

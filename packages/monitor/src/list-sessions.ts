@@ -77,7 +77,16 @@ function monitored(info: SessionInfo, options: LivenessOptions): MonitoredSessio
     ...(info.firstPrompt === undefined ? {} : { firstPrompt: info.firstPrompt }),
     ...(info.costUsd === undefined ? {} : { costUsd: info.costUsd }),
     ...(info.parentId === undefined ? {} : { parentId: info.parentId }),
+    ...(changesOf(meta.changes) ?? {}),
   };
+}
+
+/** meta.json's `changes`, when it holds three counts. */
+function changesOf(value: unknown): { changes: NonNullable<ListedSession['changes']> } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { files, additions, deletions } = value as Record<string, unknown>;
+  if (typeof files !== 'number' || typeof additions !== 'number' || typeof deletions !== 'number') return undefined;
+  return { changes: { files, additions, deletions } };
 }
 
 function traceModifiedMs(directory: string): number | undefined {

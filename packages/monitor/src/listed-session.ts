@@ -54,4 +54,6 @@ export interface ListedSession {
   records?: number;
   /** The session directory, for a session of a sessions directory. */
   directory?: string;
+  /** What an isolated run changed in its workspace (`changes` of meta.json), once a run ended. */
+  changes?: { files: number; additions: number; deletions: number };
 }

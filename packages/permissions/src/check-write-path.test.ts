@@ -355,3 +355,42 @@ describe('checkWritePath for export_query (writer: export)', () => {
     ).toMatchObject({ allowed: false, rule: 'file_write.edit' });
   });
 });
+
+describe('checkWritePath in an isolated workspace', () => {
+  it("lets a session write in its own workspace inside rho's home, and nowhere else of it", async () => {
+    // rho's home where it is by default, under a .config directory, with its workspaces.
+    const rho = join(home, '.config', 'rho');
+    const mine = join(rho, 'workspaces', 'aaaa1111');
+    const other = join(rho, 'workspaces', 'bbbb2222');
+    for (const directory of [join(mine, 'src'), other, join(rho, 'approvals'), join(rho, 'sessions', 'aaaa1111')])
+      mkdirSync(directory, { recursive: true });
+    writeFileSync(join(mine, 'src', 'main.ts'), 'old\n');
+    const hidden = [rho, join(rho, 'sessions')];
+    // Writable roots inside rho's home give no way out of the workspace either.
+    const rooted: PermissionProfile = { ...full, writeRoots: [join(rho, 'approvals')] };
+    const inWorkspace = (path: string, profile: PermissionProfile = full) =>
+      checkWritePath(path, { profile, workingDir: mine, home, hidden });
+    expect(await inWorkspace('src/main.ts')).toMatchObject({ allowed: true, realPath: join(mine, 'src', 'main.ts') });
+    expect(await inWorkspace('notes/new.md')).toMatchObject({ allowed: true });
+    for (const path of [
+      join(other, 'a.txt'),
+      '../bbbb2222/a.txt',
+      join(rho, 'approvals', 'answer.json'),
+      join(rho, 'sessions', 'aaaa1111', 'cancel'),
+      join(rho, 'config.yaml'),
+    ]) {
+      expect(await inWorkspace(path), path).toMatchObject({ allowed: false, rule: 'path.hidden' });
+      expect(await inWorkspace(path, rooted), path).toMatchObject({ allowed: false, rule: 'path.hidden' });
+    }
+    // Sensitive names below the workspace are still refused; the .config of rho's own place is not one.
+    expect(await inWorkspace('.git/hooks/pre-commit')).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    expect(await inWorkspace('.config/autostart/x.desktop')).toMatchObject({ allowed: false, rule: 'path.sensitive' });
+    // A working directory under .config that is not in rho's home keeps the rule.
+    const project = join(home, '.config', 'project');
+    mkdirSync(project, { recursive: true });
+    expect(await checkWritePath('a.txt', { profile: full, workingDir: project, home, hidden })).toMatchObject({
+      allowed: false,
+      rule: 'path.sensitive',
+    });
+  });
+});

@@ -250,10 +250,17 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   const realPath = missing.length === 0 ? realAncestor : join(realAncestor, ...missing);
 
   // rho's own files are no session's to write, whatever the working directory holds: an agent
-  // never answers its own approval, cancels or rewrites a trace through a file.
-  const hiding = (options.hidden ?? [rhoHome()])
-    .map((directory) => resolve(directory))
-    .find((directory) => isInside(realPath, directory) && !isInside(resolve(options.workingDir), directory));
+  // never answers its own approval, cancels or rewrites a trace through a file. A working
+  // directory inside a hidden one (an isolated workspace, `$RHO_HOME/workspaces/<id>`) is the
+  // session's own: writes below it are allowed, every other path of the hidden directory (other
+  // sessions' workspaces, approvals, the sessions) still is not.
+  const workingDirs = [resolve(options.workingDir), ...(await realRoots(files, [options.workingDir]))];
+  const hidden = (options.hidden ?? [rhoHome()]).map((directory) => resolve(directory));
+  const hiding = hidden.find(
+    (directory) =>
+      isInside(realPath, directory) &&
+      !workingDirs.some((workingDir) => isInside(workingDir, directory) && isInside(realPath, workingDir)),
+  );
   if (hiding !== undefined && files === LOCAL_FILES) {
     return deny(
       'path.hidden',
@@ -272,7 +279,10 @@ export async function checkWritePath(path: string, options: CheckWritePathOption
   if (link !== undefined) {
     return deny('path.symlink', `${path} goes through the symbolic link ${link}; write to the real location instead.`);
   }
-  const sensitive = sensitiveComponent(realPath);
+  // The components of a hidden directory that holds the working directory (rho's home, by default
+  // `~/.config/rho`) are where rho keeps the session's workspace, not a place the agent chose.
+  const holder = hidden.find((directory) => workingDirs.some((workingDir) => isInside(workingDir, directory)));
+  const sensitive = sensitiveComponent(realPath, holder);
   if (sensitive !== undefined) {
     return deny('path.sensitive', `Cannot write to sensitive location: ${path} (${sensitive}).`);
   }
@@ -390,13 +400,14 @@ function autoExecutedComponent(belowRoot: string): string | undefined {
     : undefined;
 }
 
-function sensitiveComponent(realPath: string): string | undefined {
-  const components = realPath
+function sensitiveComponent(realPath: string, skipped?: string): string | undefined {
+  const top = `/${realPath.split(sep).filter(Boolean)[0]?.toLowerCase() ?? ''}`;
+  if (isAbsolute(realPath) && SENSITIVE_SYSTEM_ROOTS.includes(top)) return `${top} is a system directory`;
+  const below = skipped !== undefined && isInside(realPath, skipped) ? realPath.slice(skipped.length) : realPath;
+  const components = below
     .split(sep)
     .filter(Boolean)
     .map((component) => component.toLowerCase());
-  const top = `/${components[0] ?? ''}`;
-  if (isAbsolute(realPath) && SENSITIVE_SYSTEM_ROOTS.includes(top)) return `${top} is a system directory`;
   const directory = components.slice(0, -1).find((component) => SENSITIVE_DIRECTORIES.includes(component));
   if (directory !== undefined) return `${directory} holds credentials or configuration`;
   const file = components.at(-1);

@@ -79,6 +79,8 @@ export interface Checkpoint {
   createdAt: string;
   /** The files that changed since the previous checkpoint. */
   stats: ChangeStats;
+  /** Set on the checkpoint an undo took: the turn whose files it wrote back (it replaces its turn's checkpoint in the list). */
+  undoTo?: number;
 }
 
 /** What `undo` would do (shown before it does it), or refuses to do. */

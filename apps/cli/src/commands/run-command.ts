@@ -67,7 +67,16 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     !argv.json && terminal.stdout.isTTY === true && env.RHO_MARKDOWN !== '0'
       ? loadMarkdownRenderer({ width: terminalWidth(terminal), color: terminal.color && env.TERM !== 'dumb' })
       : undefined;
-  const setup = await prepareRun(argv, env, { onWarning });
+  // What the run is about to do (where an isolated run works): a line of its own, on stderr.
+  const onNotice = argv.json
+    ? (message: string) => {
+        terminal.stderr.write(`${JSON.stringify({ type: 'notice', ts: new Date().toISOString(), message })}\n`);
+      }
+    : (message: string) => {
+        flushOutput();
+        terminal.stderr.write(`${message}\n`);
+      };
+  const setup = await prepareRun(argv, env, { onWarning, onNotice });
   // A resumed session parked at a call that waits for approval goes on at that call, with no new prompt.
   const continuing = setup.prompt === undefined && setup.resumed && setup.session.state.parkedToolCalls.length > 0;
   if (setup.prompt === undefined && !continuing) {
@@ -85,7 +94,7 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
         () => ({}),
       )) ?? {}),
       resume: (reference) =>
-        prepareRun({ ...argv, resume: reference, prompt: undefined, p: undefined }, env, { onWarning }),
+        prepareRun({ ...argv, resume: reference, prompt: undefined, p: undefined }, env, { onWarning, onNotice }),
     });
   }
   const { session } = setup;
@@ -180,11 +189,17 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onTerminate);
   let result;
+  let changes: string | undefined;
   try {
     result = await session.run(setup.prompt === undefined ? '' : promptToSend(session, setup.prompt), {
       onEvent: render,
       signal: stop.signal,
       ...(setup.settings.queue.task === undefined ? {} : { task: setup.settings.queue.task }),
+    });
+    // The last turn's checkpoint; what an isolated run changed, in meta.json and said below.
+    changes = await setup.workspace?.afterRun(session.id).catch((error: unknown) => {
+      onWarning(`what the run changed could not be read: ${(error as Error).message}`);
+      return undefined;
     });
   } finally {
     renderer?.finish();
@@ -205,9 +220,14 @@ export async function runCommand(argv: RunArguments, terminal: Terminal, env: No
     ConfigError.isInstance(result.error) &&
     session.directory !== undefined
   ) {
+    await setup.workspace?.drop().catch(() => {});
     rmSync(session.directory, { recursive: true, force: true });
     if (!argv.json) terminal.stderr.write('No session was saved: the run failed before the model answered.\n');
     return exitCodeForStatus(result.status);
+  }
+  if (changes !== undefined) {
+    if (argv.json) onNotice(changes);
+    else terminal.stderr.write(`${changes}\n`);
   }
   if (!argv.json) terminal.stderr.write(`Session: ${session.id} (resume with: rho --resume ${session.id})\n`);
   if (argv.output !== undefined && result.status === 'completed') {

@@ -52,6 +52,16 @@ export function registerRunCommand(
           type: 'boolean',
           describe: 'Daytona: keep the sandbox when rho exits (default: delete it)',
         })
+        .option('workspace', {
+          type: 'string',
+          describe:
+            'Where the agent changes files: in-place (the working directory; the default) or isolated (a workspace of its own: rho diff, rho apply, rho discard; default: $RHO_WORKSPACE)',
+        })
+        .option('checkpoints', {
+          type: 'boolean',
+          describe:
+            'In-place runs: checkpoint the files after every turn, for rho undo (default: on under a profile that may write; --no-checkpoints turns it off)',
+        })
         .option('system-prompt', {
           alias: 's',
           type: 'string',

@@ -83,16 +83,16 @@ export async function psAction(source: SessionSource, options: PsOptions, io: Mo
     : `No sessions in ${source.description} yet; run a task first.\n`;
   if (legacy !== undefined && legacy.sessions.length > 0) {
     if (listed.sessions.length === 0) io.out(empty);
-    else psTable(source, listed, options.limit, io);
+    else await psTable(source, listed, options.limit, io);
     io.out(`\nSessions of rho-agent (${options.rhoAgent!.description}):\n`);
-    psTable(options.rhoAgent!, legacy, options.limit, io);
+    await psTable(options.rhoAgent!, legacy, options.limit, io);
     return EXIT.completed;
   }
   if (listed.sessions.length === 0) {
     io.out(empty);
     return EXIT.completed;
   }
-  psTable(source, listed, options.limit, io);
+  await psTable(source, listed, options.limit, io);
   return EXIT.completed;
 }
 
@@ -112,15 +112,21 @@ function isDirectory(path: string): boolean {
 }
 
 /** A listing as the `ps` table, then what was left out and what could not be read. */
-function psTable(
+async function psTable(
   source: SessionSource,
   listed: { sessions: ListedSession[]; total?: number },
   limit: number | undefined,
   io: MonitorIo,
-): void {
+): Promise<void> {
   const shown = listed.sessions;
   const width = (io.terminal.stdout as { columns?: number }).columns ?? 120;
-  io.out(`${formatSessionTable(shown, { color: io.color, width, hosts: source.kind === 'fleet' })}\n`);
+  // @rho/workspace loads only when a session recorded what its isolated workspace changed.
+  const formatChanges = shown.some((session) => session.changes !== undefined)
+    ? (await import('@rho/workspace')).formatChangeStats
+    : undefined;
+  io.out(
+    `${formatSessionTable(shown, { color: io.color, width, hosts: source.kind === 'fleet', ...(formatChanges === undefined ? {} : { formatChanges }) })}\n`,
+  );
   if (listed.total !== undefined) {
     if (shown.length < listed.total)
       io.out(`(${listed.total - shown.length} older sessions not shown; use --limit N or --json)\n`);
@@ -152,6 +158,7 @@ function directoryJson(session: ListedSession): Record<string, unknown> {
     cost_usd: session.costUsd ?? null,
     parent_id: session.parentId ?? null,
     directory: session.directory,
+    changes: session.changes ?? null,
   };
 }
 

@@ -11,6 +11,8 @@ export interface SessionTableOptions {
   now?: number;
   /** Add a HOST column (sessions of a fleet, on several nodes). */
   hosts?: boolean;
+  /** How a finished isolated session's changes read (`@rho/workspace`'s formatChangeStats), before its prompt. */
+  formatChanges?: (changes: NonNullable<ListedSession['changes']>) => string;
 }
 
 /** The `rho ps` table: children indented under their parent, one line per session. */
@@ -24,7 +26,7 @@ export function formatSessionTable(sessions: readonly ListedSession[], options: 
     model: session.model ?? '-',
     age: age(session.startedAt, now),
     cost: costOf(session),
-    prompt: oneLine(session.firstPrompt ?? ''),
+    prompt: `${changesNote(session, options.formatChanges)}${oneLine(session.firstPrompt ?? '')}`,
   }));
   const header = {
     id: 'ID',
@@ -92,6 +94,12 @@ function costOf(session: ListedSession): string {
     return session.recordedStatus === 'created' || ACTIVE_STATUSES.has(session.recordedStatus) ? '-' : 'unknown';
   if (session.costUsd === null) return 'unknown';
   return `$${session.costUsd.toFixed(4)}${(session.unpricedCalls ?? 0) > 0 ? ' + unpriced' : ''}`;
+}
+
+/** `(3 files changed, +12/-4) ` for a finished session that recorded changes, else nothing. */
+function changesNote(session: ListedSession, format: SessionTableOptions['formatChanges']): string {
+  if (session.changes === undefined || format === undefined || ACTIVE_STATUSES.has(session.status)) return '';
+  return `(${format(session.changes)}) `;
 }
 
 function age(startedAt: string, now: number): string {

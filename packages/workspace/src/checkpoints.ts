@@ -1,0 +1,254 @@
+/**
+ * Checkpoints of an in-place run: after each turn that wrote files, a commit of the working
+ * directory's files in a shadow git store `<session dir>/checkpoints.git` (its work tree is the
+ * working directory; the user's own `.git` is never written). `undo` writes a checkpoint's files
+ * back, refusing whole when someone else changed one of them after the agent's last turn.
+ */
+import { appendFileSync, existsSync, lstatSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { withCurrentFiles, type TreeAccess } from './diff.js';
+import { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
+import { git, gitText, splitNul } from './git.js';
+import { readTree, removeFiles, restoreFiles } from './restore.js';
+import type { ChangeStats, Checkpoint, UndoPlan } from './types.js';
+
+/** The most files (not ignored) a working directory may have for checkpoints. */
+export const MAX_CHECKPOINT_FILES = 200_000;
+/** The largest file (not ignored) a checkpoint takes. */
+export const MAX_CHECKPOINT_FILE_BYTES = 50 * 1024 * 1024;
+
+export interface CheckpointStoreOptions {
+  sessionDir: string;
+  workingDir: string;
+  /** Default {@link MAX_CHECKPOINT_FILES}. */
+  maxFiles?: number;
+  /** Default {@link MAX_CHECKPOINT_FILE_BYTES}. */
+  maxFileBytes?: number;
+}
+
+interface Stored extends Checkpoint {
+  tree: string;
+}
+
+const REFS = 'refs/rho/turns/';
+
+function trailer(message: string, key: string): number | undefined {
+  const match = new RegExp(`^${key}: (\\d+)$`, 'm').exec(message);
+  return match === null ? undefined : Number(match[1]);
+}
+
+export class CheckpointStore {
+  /** The shadow store: `<session dir>/checkpoints.git`. */
+  readonly gitDir: string;
+  readonly workingDir: string;
+  private readonly access: TreeAccess;
+  private readonly sessionDir: string;
+  private readonly maxFiles: number;
+  private readonly maxFileBytes: number;
+
+  private constructor(options: CheckpointStoreOptions) {
+    this.sessionDir = options.sessionDir;
+    this.gitDir = join(options.sessionDir, 'checkpoints.git');
+    this.workingDir = realpathSync(options.workingDir);
+    this.maxFiles = options.maxFiles ?? MAX_CHECKPOINT_FILES;
+    this.maxFileBytes = options.maxFileBytes ?? MAX_CHECKPOINT_FILE_BYTES;
+    this.access = {
+      prefix: [`--git-dir=${this.gitDir}`, `--work-tree=${this.workingDir}`],
+      cwd: this.workingDir,
+      force: false,
+      isolated: true,
+    };
+  }
+
+  /** The store of a session's checkpoints (made on the first `take`). */
+  static open(options: CheckpointStoreOptions): CheckpointStore {
+    return new CheckpointStore(options);
+  }
+
+  private run(args: string[], extra: { maxBytes?: number; tooLarge?: string } = {}) {
+    return git([...this.access.prefix, ...args], { cwd: this.workingDir, isolated: true, ...extra });
+  }
+
+  private async ready(): Promise<void> {
+    if (existsSync(join(this.gitDir, 'HEAD'))) return;
+    await git(['init', '--quiet', '--bare', this.gitDir], { isolated: true });
+    // The session's own files, when they lie in the working directory, are never checkpointed.
+    const own = relative(this.workingDir, realpathSync(this.sessionDir));
+    if (own !== '' && !own.startsWith('..') && !isAbsolute(own))
+      appendFileSync(join(this.gitDir, 'info', 'exclude'), `/${own.split(sep).join('/')}/\n`);
+  }
+
+  /** Refuses (before git reads every file) a working directory over the limits. */
+  private async checkLimits(): Promise<void> {
+    const advice = 'add it to a .gitignore, or turn checkpoints off for this run';
+    const listed = splitNul(
+      (
+        await this.run(['ls-files', '-z', '-t', '--cached', '--others', '--modified', '--exclude-standard'], {
+          maxBytes: 64 * 1024 * 1024,
+          tooLarge: `${this.workingDir} has too many files for checkpoints: ${advice}.`,
+        })
+      ).stdout,
+    );
+    const count = listed.filter((line) => !line.startsWith('C ') && !line.startsWith('R ')).length;
+    if (count > this.maxFiles)
+      throw new WorkspaceError('workspace_too_large', {
+        message: `${this.workingDir} has ${count} files git does not ignore, over the ${this.maxFiles} checkpoints take: add generated folders to a .gitignore, or turn checkpoints off for this run.`,
+      });
+    for (const line of listed) {
+      if (!line.startsWith('C ') && !line.startsWith('? ')) continue;
+      const size = lstatSync(join(this.workingDir, line.slice(2)), { throwIfNoEntry: false })?.size ?? 0;
+      if (size > this.maxFileBytes)
+        throw new WorkspaceError('workspace_too_large', {
+          message: `${line.slice(2)} is ${(size / 1024 / 1024).toFixed(1)} MiB, over the ${this.maxFileBytes / 1024 / 1024} MiB a checkpoint takes: ${advice}.`,
+        });
+    }
+  }
+
+  private async stored(): Promise<Stored[]> {
+    if (!existsSync(join(this.gitDir, 'HEAD'))) return [];
+    const format = '%(objectname)%00%(tree)%00%(creatordate:iso-strict)%00%(contents)%00';
+    const fields = splitNul((await this.run(['for-each-ref', `--format=${format}`, REFS])).stdout);
+    const list: Stored[] = [];
+    for (let at = 0; at + 3 < fields.length; at += 4) {
+      const message = fields[at + 3]!;
+      const undoTo = trailer(message, 'Rho-Undo-To');
+      list.push({
+        turn: trailer(message, 'Rho-Turn') ?? -1,
+        commit: fields[at]!.trim(),
+        tree: fields[at + 1]!,
+        createdAt: fields[at + 2]!,
+        stats: {
+          files: trailer(message, 'Rho-Files') ?? 0,
+          additions: trailer(message, 'Rho-Additions') ?? 0,
+          deletions: trailer(message, 'Rho-Deletions') ?? 0,
+        },
+        ...(undoTo === undefined ? {} : { undoTo }),
+      });
+    }
+    return list.sort((a, b) => a.turn - b.turn);
+  }
+
+  /** The checkpoints, oldest first: one per turn that changed files (an undo's replaces its turn's). */
+  async list(): Promise<Checkpoint[]> {
+    return (await this.stored()).map(({ tree: _tree, ...checkpoint }) => checkpoint);
+  }
+
+  /**
+   * A checkpoint of the files after `turn`, or `undefined` when none changed since the last one
+   * (the first, turn 0's, is always taken). Throws `workspace_too_large` over the limits.
+   */
+  async take(turn: number, undoTo?: number): Promise<Checkpoint | undefined> {
+    await this.ready();
+    const last = (await this.stored()).at(-1);
+    if (last !== undefined && turn < last.turn)
+      throw new WorkspaceUsageError({ message: `Cannot take a checkpoint of turn ${turn}: the last one is of turn ${last.turn}.` });
+    await this.checkLimits();
+    await this.run(['add', '-A', '--', '.']);
+    const tree = await gitText([...this.access.prefix, 'write-tree'], { cwd: this.workingDir, isolated: true });
+    if (last !== undefined && tree === last.tree) return undefined;
+    const from = last?.tree ?? (await gitText([...this.access.prefix, 'mktree'], { cwd: this.workingDir, isolated: true }));
+    const stats = await this.statsBetween(from, tree);
+    const message = [
+      `rho checkpoint: turn ${turn}`,
+      '',
+      `Rho-Turn: ${turn}`,
+      `Rho-Files: ${stats.files}`,
+      `Rho-Additions: ${stats.additions}`,
+      `Rho-Deletions: ${stats.deletions}`,
+      ...(undoTo === undefined ? [] : [`Rho-Undo-To: ${undoTo}`]),
+    ].join('\n');
+    const parent = last === undefined ? [] : ['-p', last.commit];
+    const commit = await gitText([...this.access.prefix, 'commit-tree', tree, ...parent, '-m', message], {
+      cwd: this.workingDir,
+      isolated: true,
+    });
+    await this.run(['update-ref', `${REFS}${turn}`, commit]);
+    return { turn, commit, createdAt: new Date().toISOString(), stats, ...(undoTo === undefined ? {} : { undoTo }) };
+  }
+
+  private async statsBetween(from: string, to: string): Promise<ChangeStats> {
+    const fields = splitNul((await this.run(['diff', '--numstat', '-z', '-M', from, to])).stdout);
+    const stats = { files: 0, additions: 0, deletions: 0 };
+    for (let at = 0; at < fields.length; ) {
+      const [additions, deletions, inline] = fields[at]!.split('\t') as [string, string, string];
+      at += inline === '' ? 3 : 1;
+      stats.files += 1;
+      if (additions !== '-') {
+        stats.additions += Number(additions);
+        stats.deletions += Number(deletions);
+      }
+    }
+    return stats;
+  }
+
+  /**
+   * What `undo(toTurn)` would do: the files back as they were after turn `toTurn` (the latest
+   * checkpoint at or before it). By default the checkpoint before the last one that changed files
+   * (after an undo, the one before the checkpoint it went back to: undo again goes further back).
+   */
+  async plan(toTurn?: number): Promise<UndoPlan> {
+    const list = await this.stored();
+    const last = list.at(-1);
+    if (last === undefined) throw new WorkspaceUsageError({ message: 'Nothing to undo: this session took no checkpoint.' });
+    const atOrBefore = (turn: number) => list.filter((checkpoint) => checkpoint.turn <= turn).at(-1);
+    let target: Stored | undefined;
+    if (toTurn !== undefined) {
+      target = atOrBefore(toTurn);
+      if (target === undefined)
+        throw new WorkspaceUsageError({ message: `Cannot undo to turn ${toTurn}: the first checkpoint is of turn ${list[0]!.turn}.` });
+    } else {
+      let effective: Stored = last;
+      while (effective.undoTo !== undefined) {
+        const back = atOrBefore(effective.undoTo);
+        if (back === undefined || back.turn >= effective.turn) break;
+        effective = back;
+      }
+      target = list.filter((checkpoint) => checkpoint.turn < effective.turn).at(-1);
+      if (target === undefined)
+        throw new WorkspaceUsageError({ message: `Nothing to undo: the files are as they were at turn ${effective.turn}, the first checkpoint.` });
+    }
+    const changes = splitNul((await this.run(['diff', '--name-status', '--no-renames', '-z', target.commit, last.commit])).stdout);
+    const restore: string[] = [];
+    const remove: string[] = [];
+    for (let at = 0; at + 1 < changes.length; at += 2) (changes[at] === 'A' ? remove : restore).push(changes[at + 1]!);
+    const touched = new Set([...restore, ...remove]);
+    const changedSince =
+      touched.size === 0
+        ? []
+        : await withCurrentFiles(this.access, last.commit, async (env) =>
+            splitNul(
+              (
+                await git([...this.access.prefix, 'diff', '--cached', '--name-only', '--no-renames', '-z', last.commit], {
+                  cwd: this.workingDir,
+                  env,
+                  isolated: true,
+                })
+              ).stdout,
+            ),
+          );
+    const { tree: _tree, ...to } = target;
+    return { to, restore, remove, conflicts: changedSince.filter((path) => touched.has(path)).sort() };
+  }
+
+  /**
+   * Writes the files back as `plan(toTurn)` says, byte for byte (contents, modes, symbolic links;
+   * files added since removed, with the folders they leave empty), then takes a checkpoint of the
+   * result. Refuses whole, changing nothing, when the plan has conflicts.
+   */
+  async undo(toTurn?: number): Promise<UndoPlan> {
+    const plan = await this.plan(toTurn);
+    if (plan.restore.length + plan.remove.length === 0)
+      throw new WorkspaceUsageError({ message: `Nothing to undo: the files are as they were after turn ${plan.to.turn}.` });
+    if (plan.conflicts.length > 0)
+      throw new WorkspaceConflictError({
+        files: plan.conflicts,
+        message: `Undo refused: ${plan.conflicts.join(', ')} changed after the agent's last turn (by someone else). Nothing was changed. Save or revert that change first, or restore by hand.`,
+      });
+    const { entries, folders } = await readTree(this.access.prefix, this.workingDir, plan.to.commit);
+    removeFiles(this.workingDir, plan.remove, folders);
+    await restoreFiles(this.access.prefix, this.workingDir, plan.restore, entries);
+    const last = (await this.stored()).at(-1)!;
+    await this.take(last.turn, plan.to.turn);
+    return plan;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The agent's changes: the files of a work tree now against a base commit, read through a
+ * temporary index so that the work tree's own index is never disturbed, whether or not the agent
+ * committed. One patch (`git apply` takes it: binary-safe, full index, renames), and the files.
+ */
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { git, gitText, splitNul } from './git.js';
+import type { ChangedFile, WorkspaceDiff } from './types.js';
+
+/** The largest patch read into memory. */
+export const MAX_PATCH_BYTES = 64 * 1024 * 1024;
+
+/** A work tree and how git reaches it. */
+export interface TreeAccess {
+  /** Global options selecting the repository (`--git-dir=...`, `--work-tree=...`), or none (cwd is a worktree). */
+  prefix: string[];
+  /** Where git runs: the work tree's top. */
+  cwd: string;
+  /** Add ignored files too: a copy leaves nothing out but `.git`. */
+  force: boolean;
+  /** A shadow store: the user's global git configuration does not apply. */
+  isolated: boolean;
+}
+
+/** The index file git uses for `access` (its stat cache spares hashing unchanged files again). */
+async function indexOf(access: TreeAccess): Promise<string> {
+  const path = await gitText([...access.prefix, 'rev-parse', '--git-path', 'index'], {
+    cwd: access.cwd,
+    isolated: access.isolated,
+  });
+  return isAbsolute(path) ? path : join(access.cwd, path);
+}
+
+/**
+ * Runs `use` with a temporary index holding the work tree's files now (`git add -A`), starting
+ * from `base` (and the stat information of the tree's own index where it matches).
+ */
+export async function withCurrentFiles<T>(
+  access: TreeAccess,
+  base: string,
+  use: (env: Record<string, string>) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const directory = mkdtempSync(join(tmpdir(), 'rho-index-'));
+  try {
+    const index = join(directory, 'index');
+    const own = await indexOf(access);
+    if (existsSync(own)) copyFileSync(own, index);
+    const env = { GIT_INDEX_FILE: index };
+    const options = { cwd: access.cwd, env, isolated: access.isolated, signal };
+    const merged = await git([...access.prefix, 'read-tree', '-m', base], { ...options, allowFailure: true });
+    if (merged.code !== 0) await git([...access.prefix, 'read-tree', base], options);
+    await git([...access.prefix, 'add', '-A', ...(access.force ? ['--force'] : []), '--', '.'], options);
+    return await use(env);
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+const STATUS: Record<string, ChangedFile['status']> = {
+  A: 'added',
+  C: 'added',
+  D: 'deleted',
+  M: 'modified',
+  R: 'renamed',
+  T: 'type',
+};
+
+/** The options every diff of a patch meant for `git apply` needs, whatever the user's configuration says. */
+export const PATCH_OPTIONS = [
+  '--no-color',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--src-prefix=a/',
+  '--dst-prefix=b/',
+  '--full-index',
+  '--binary',
+];
+
+/** The diff of the index in `env` against `base` (and the patch's bytes); `relative`: a subfolder the paths are relative to. */
+export async function diffCached(
+  access: TreeAccess,
+  env: Record<string, string>,
+  base: string,
+  relative: string,
+  signal?: AbortSignal,
+): Promise<{ diff: WorkspaceDiff; bytes: Buffer }> {
+  const options = { cwd: access.cwd, env, isolated: access.isolated, signal };
+  const scope = relative === '' ? ['--no-relative'] : [`--relative=${relative}/`];
+  const common = [...access.prefix, 'diff', '--cached', '-M', ...scope];
+  const raw = splitNul((await git([...common, '--raw', '-z', '--no-abbrev', base], options)).stdout);
+  const numstat = splitNul((await git([...common, '--numstat', '-z', base], options)).stdout);
+  const files = new Map<string, ChangedFile>();
+  for (let at = 0; at < raw.length; ) {
+    const [oldMode, newMode, oldId, newId, code] = raw[at]!.slice(1).split(' ') as [string, string, string, string, string];
+    const letter = code.charAt(0);
+    const renamed = letter === 'R' || letter === 'C';
+    const path = raw[at + (renamed ? 2 : 1)]!;
+    let status = STATUS[letter] ?? 'modified';
+    if (status === 'modified' && oldId === newId && oldMode !== newMode) status = 'mode';
+    const file: ChangedFile = { path, status, additions: 0, deletions: 0, binary: false };
+    if (letter === 'R') file.oldPath = raw[at + 1]!;
+    files.set(path, file);
+    at += renamed ? 3 : 2;
+  }
+  for (let at = 0; at < numstat.length; ) {
+    const [additions, deletions, inline] = numstat[at]!.split('\t') as [string, string, string];
+    const path = inline === '' ? numstat[at + 2]! : inline;
+    at += inline === '' ? 3 : 1;
+    const file = files.get(path);
+    if (file === undefined) continue;
+    if (additions === '-') file.binary = true;
+    else {
+      file.additions = Number(additions);
+      file.deletions = Number(deletions);
+    }
+  }
+  const bytes =
+    files.size === 0
+      ? Buffer.alloc(0)
+      : (
+          await git([...common, ...PATCH_OPTIONS, base], {
+            ...options,
+            maxBytes: MAX_PATCH_BYTES,
+            tooLarge: 'the patch is too large to review or apply here: look at the workspace with git itself.',
+          })
+        ).stdout;
+  const list = [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const diff = {
+    files: list,
+    stats: {
+      files: list.length,
+      additions: list.reduce((sum, file) => sum + file.additions, 0),
+      deletions: list.reduce((sum, file) => sum + file.deletions, 0),
+    },
+    // The text; a file whose bytes are not UTF-8 is applied from `bytes`, never from this string.
+    patch: bytes.toString('utf8'),
+  };
+  return { diff, bytes };
+}

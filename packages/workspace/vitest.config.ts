@@ -1,0 +1,3 @@
+import { rhoProject } from '@rho/vitest-config';
+
+export default rhoProject(import.meta.url);
