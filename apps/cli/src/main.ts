@@ -15,6 +15,7 @@ import { registerMcpCommands } from './commands/mcp-command.js';
 import { registerMonitorCommands } from './commands/monitor-commands.js';
 import { registerQueueCommands } from './commands/queue-commands.js';
 import { registerRunCommand } from './commands/run-options.js';
+import { registerWorkspaceCommands } from './commands/workspace-commands.js';
 import { registerCheckCommands, registerDashboardCommand } from './commands/inspect-commands.js';
 
 /** Runs the `rho` command line; returns the exit code. */
@@ -102,6 +103,10 @@ const SUBCOMMANDS = [
   'approvals',
   'connect',
   'export',
+  'diff',
+  'apply',
+  'discard',
+  'undo',
   'policy',
   'db',
   'fleet',
@@ -149,6 +154,7 @@ function buildParser(
 ): Argv {
   registerMonitorCommands(parser, terminal, env, setExit);
   registerExportCommands(parser, terminal, env, setExit);
+  registerWorkspaceCommands(parser, terminal, env, setExit);
   registerEvalCommands(parser, terminal, env, setExit);
   registerMcpCommands(parser, terminal, env, setExit);
   registerFleetCommands(parser, terminal, env, setExit);

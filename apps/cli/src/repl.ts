@@ -172,6 +172,9 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     try {
       const result = await session.run(promptToSend(session, task), { onEvent: renderer });
       renderer.flush();
+      // The last turn's checkpoint (/undo goes back to it); what an isolated run changed so far.
+      const changes = await setup.workspace?.afterRun(session.id).catch(() => undefined);
+      if (changes !== undefined) terminal.stderr.write(style.dim(`${changes}\n`));
       if (result.status === 'error' && result.error !== undefined)
         terminal.stderr.write(
           style.dim(
@@ -249,6 +252,16 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         } else {
           terminal.stderr.write(`${style.red('Error:')} ${result.error}\n`);
         }
+        return;
+      }
+      case '/undo': {
+        const { replUndo } = await import('./commands/workspace-actions.js');
+        await replUndo(setup.workspace, argument, {
+          out: (text) => terminal.stdout.write(text),
+          err: (text) => terminal.stderr.write(text),
+          color: terminal.color,
+          confirm: async (question) => /^(y|yes)$/i.test(((await ask(`${question} [y/N] `)) ?? '').trim()),
+        });
         return;
       }
       case '/resume': {

@@ -69,6 +69,8 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
           message: `Session ${input.sessionId}'s workspace was ${record.state}${record.decidedAt === undefined ? '' : ` at ${record.decidedAt.replace('T', ' ').slice(0, 19)} UTC`}: it cannot run again. Start a new session${record.state === 'applied' ? ' (the changes are in ' + record.original + ')' : ''}.`,
         });
     } else {
+      // Workspaces left by sessions that are gone go first (cheap: one listing; live ones stay).
+      await (await import('./commands/workspace-actions.js')).sweepQuietly(input.home);
       const created = await library.createWorkspace({
         sessionId: input.sessionId,
         sessionDir: input.sessionDir,

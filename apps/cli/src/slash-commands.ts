@@ -8,6 +8,7 @@ export const REPL_COMMANDS: Readonly<Record<string, string>> = {
   '/approve': 'toggle auto-approve for this session',
   '/status': 'model, profile, usage, cost, context, instruction files and session id',
   '/resume': '/resume [id|prefix|latest]: continue another session (lists them without an argument)',
+  '/undo': '/undo [TURN]: put the files back as before the last turn that changed them (or after TURN); asks first',
   '/upload': '/upload LOCAL [REMOTE]: copy a file or directory into the Daytona sandbox',
   '/download': '/download REMOTE [LOCAL]: copy a file or directory out of the Daytona sandbox',
   '/exit': 'leave (also /quit, exit, quit, Ctrl+D)',

@@ -6,6 +6,8 @@ export interface ExportArguments {
   session: string;
   output?: string;
   dir?: string;
+  /** `atif` (default) or `patch`: an isolated session's final diff alone. */
+  format?: string;
   /** `--fleet URL` (global): a session not on this machine is exported from the fleet's mirror. */
   fleet?: string;
 }
@@ -36,7 +38,13 @@ export function registerExportCommands(
           type: 'string',
           describe: 'Write the trajectory to this file instead of stdout (never overwrites)',
         })
-        .option('dir', { alias: 'd', type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' }),
+        .option('dir', { alias: 'd', type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
+        .option('format', {
+          type: 'string',
+          choices: ['atif', 'patch'],
+          default: 'atif',
+          describe: "atif (the trajectory, with an isolated session's final diff in extra.final_diff) or patch (that diff alone, for git apply)",
+        }),
     async (argv) => {
       setExit(await exportCommand(argv as unknown as ExportArguments, terminal, env));
     },
@@ -81,11 +89,25 @@ export async function exportCommand(
   // A trace written before rho redacted its records (or with other secrets) is redacted here.
   const { processSecretsRedactor } = await import('../known-secrets.js');
   const redact = await processSecretsRedactor(env, rhoHome(env));
+  // What an isolated session changed in its workspace (@rho/workspace loads only for one).
+  const workspace = directory === undefined ? undefined : await workspaceDiff(directory);
+  const finalDiff = typeof workspace === 'string' ? undefined : workspace;
   let json: string;
   try {
-    if (directory !== undefined) {
-      // A session of this machine: its own trace is the source of truth.
-      json = `${JSON.stringify(redact(sessionToAtif(directory, { agentVersion: version })), null, 2)}\n`;
+    if (argv.format === 'patch') {
+      if (finalDiff === undefined)
+        return fail(
+          typeof workspace === 'string'
+            ? `Session ${argv.session}'s workspace was ${workspace}: there is no patch of it to export any more.`
+            : `Session ${argv.session} has no isolated workspace, so no patch of its changes: --format patch exports what a --workspace isolated run changed.`,
+        );
+      json = finalDiff.patch;
+    } else if (directory !== undefined) {
+      // A session of this machine: its own trace is the source of truth; its final diff goes in
+      // the root's `extra` (ATIF's custom metadata), which the schema leaves free.
+      const trajectory = sessionToAtif(directory, { agentVersion: version });
+      if (finalDiff !== undefined) trajectory.extra = { ...trajectory.extra, final_diff: finalDiff };
+      json = `${JSON.stringify(redact(trajectory), null, 2)}\n`;
     } else {
       // Not here: with a fleet configured, from the records it mirrored (from any node).
       const { operatorFleetConfig } = await import('../fleet/operator-fleet.js');
@@ -143,4 +165,22 @@ export async function exportCommand(
   }
   terminal.stderr.write(`Written to ${target}\n`);
   return EXIT.completed;
+}
+
+/**
+ * The final diff of a session with an active isolated workspace; the state of one that was
+ * applied or discarded (whose diff the library no longer gives); undefined without one.
+ */
+async function workspaceDiff(
+  directory: string,
+): Promise<{ files: unknown[]; stats: Record<string, number>; patch: string } | string | undefined> {
+  const { existsSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  if (!existsSync(join(directory, 'workspace.json'))) return undefined;
+  const { diffWorkspace, readWorkspace } = await import('@rho/workspace');
+  const record = readWorkspace(directory);
+  if (record === undefined) return undefined;
+  if (record.state !== 'active') return record.state;
+  const diff = await diffWorkspace(record);
+  return { files: diff.files, stats: { ...diff.stats }, patch: diff.patch };
 }

@@ -1,0 +1,265 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { startLoopbackServer } from '@rho/core/testing';
+import type { LoopbackServer, LoopbackStep } from '@rho/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bin, runRho } from './support/run-rho.js';
+import { hasTmux, TmuxSession } from './support/tmux.js';
+
+// Issue 37 through the built CLI: isolated workspaces (a git worktree, or a copy of a plain
+// directory) that change nothing outside until `rho apply`, their diff, apply, conflicts, discard,
+// and in-place checkpoints with `rho undo` (and the REPL's /undo).
+
+let server: LoopbackServer | undefined;
+let terminal: TmuxSession | undefined;
+afterEach(async () => {
+  terminal?.kill();
+  terminal = undefined;
+  await server?.close();
+  server = undefined;
+});
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
+
+function place(kind: 'repo' | 'plain'): { root: string; home: string; work: string } {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'rho-ws-')));
+  const work = join(root, 'work');
+  mkdirSync(join(work, 'src'), { recursive: true });
+  writeFileSync(join(work, 'a.txt'), 'one\ntwo\nthree\n');
+  writeFileSync(join(work, 'src', 'main.ts'), 'export const x = 1;\n');
+  if (kind === 'repo') {
+    git(work, 'init', '-q', '-b', 'main');
+    git(work, 'add', '.');
+    git(work, 'commit', '-qm', 'init');
+  }
+  return { root, home: join(root, 'home'), work };
+}
+
+/** Every file under `directory` but .git, with its content's hash: equal trees hash equal. */
+function treeHash(directory: string): string {
+  const hash = createHash('sha256');
+  const walk = (folder: string) => {
+    for (const name of readdirSync(folder).sort()) {
+      if (name === '.git') continue;
+      const path = join(folder, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else hash.update(`${relative(directory, path)}\0${readFileSync(path, 'base64')}\0`);
+    }
+  };
+  walk(directory);
+  return hash.digest('hex');
+}
+
+const write = (path: string, content: string) => ({ name: 'write', arguments: JSON.stringify({ path, content }) });
+const turn = (...calls: ReturnType<typeof write>[]): LoopbackStep => ({ type: 'response', toolCalls: calls });
+
+/** One developer run (-y) against a scripted model; returns its outcome and session id. */
+async function run(work: string, home: string, steps: LoopbackStep[], flags: string[] = []) {
+  server = await startLoopbackServer({ steps: [...steps, { type: 'response', text: 'Done.' }] });
+  const outcome = await runRho(['--base-url', server.url, '--profile', 'developer', '-y', ...flags, 'Change files.'], {
+    env: { RHO_HOME: home },
+    cwd: work,
+  });
+  await server.close();
+  server = undefined;
+  const id = /Session: ([0-9a-f]+)/.exec(outcome.stderr)?.[1];
+  expect(id, outcome.stderr).toBeDefined();
+  return { ...outcome, id: id! };
+}
+
+const rho = (home: string, cwd: string, ...args: string[]) => runRho(args, { env: { RHO_HOME: home }, cwd });
+
+const AGENT_CHANGES = [turn(write('a.txt', 'one\nTWO\nthree\n'), write('src/new.ts', 'export const y = 2;\n'))];
+
+describe('isolated workspaces through the CLI', () => {
+  it('in a git repository: nothing outside changes; diff, --stat, --json, ps, export show it; apply lands it; apply again is refused', async () => {
+    const { home, work } = place('repo');
+    const before = treeHash(work);
+    const status = git(work, 'status', '--porcelain');
+    const ran = await run(work, home, AGENT_CHANGES, ['--workspace', 'isolated']);
+    expect(ran.code, ran.stderr).toBe(0);
+    const workspace = join(home, 'workspaces', ran.id);
+    expect(ran.stderr).toContain(`Working in an isolated workspace ${workspace} (branch rho/${ran.id})`);
+    expect(ran.stderr).toContain(`2 files changed, +2/-1: rho diff ${ran.id}`);
+    expect(treeHash(work)).toBe(before);
+    expect(git(work, 'status', '--porcelain')).toBe(status);
+    expect(readFileSync(join(workspace, 'a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
+
+    const diff = await rho(home, work, 'diff', ran.id);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain('-two\n+TWO\n');
+    expect(diff.stdout).toContain('+export const y = 2;\n');
+    expect(diff.stdout).toContain('2 files changed, +2/-1');
+    expect(diff.stdout).not.toContain('main.ts');
+    expect(diff.stdout).not.toContain('\u001b[');
+    const stat = await rho(home, work, 'diff', ran.id, '--stat');
+    expect(stat.stdout).toMatch(/^ M a\.txt +\+1\/-1\n A src\/new\.ts +\+1\/-0\n2 files changed, \+2\/-1\n$/);
+    const json = JSON.parse((await rho(home, work, 'diff', ran.id, '--json')).stdout) as {
+      files: { path: string; status: string }[];
+      stats: unknown;
+      patch: string;
+    };
+    expect(json.files.map((file) => [file.path, file.status])).toEqual([
+      ['a.txt', 'modified'],
+      ['src/new.ts', 'added'],
+    ]);
+    expect(json.stats).toEqual({ files: 2, additions: 2, deletions: 1 });
+
+    const ps = await rho(home, work, 'ps', '--json');
+    expect((JSON.parse(ps.stdout) as { id: string; changes: unknown }[]).find((row) => row.id === ran.id)?.changes).toEqual(
+      { files: 2, additions: 2, deletions: 1 },
+    );
+    expect((await rho(home, work, 'ps')).stdout).toMatch(new RegExp(`${ran.id} .*\\(2 files changed, \\+2/-1\\) Change files\\.`));
+    const patch = await rho(home, work, 'export', ran.id, '--format', 'patch');
+    expect(patch.stdout).toBe(json.patch);
+    const atif = JSON.parse((await rho(home, work, 'export', ran.id)).stdout) as { extra?: { final_diff?: unknown } };
+    expect(atif.extra?.final_diff).toMatchObject({ stats: { files: 2, additions: 2, deletions: 1 }, patch: json.patch });
+
+    const applied = await rho(home, work, 'apply', ran.id);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
+    expect(readFileSync(join(work, 'src', 'new.ts'), 'utf8')).toBe('export const y = 2;\n');
+    const again = await rho(home, work, 'apply', ran.id);
+    expect(again.code).toBe(2);
+    expect(again.stderr.trim().split('\n')).toHaveLength(1);
+    expect(again.stderr).toMatch(/applied/);
+  });
+
+  it('in a plain directory: a copy; nothing outside changes; discard --yes leaves nothing; apply after it is refused', async () => {
+    const { home, work } = place('plain');
+    const before = treeHash(work);
+    const ran = await run(work, home, AGENT_CHANGES, ['--workspace', 'isolated']);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).toMatch(/Working in an isolated workspace .* \(a copy\)/);
+    expect(treeHash(work)).toBe(before);
+    const diff = await rho(home, work, 'diff', ran.id, '--stat');
+    expect(diff.stdout).toContain('2 files changed, +2/-1');
+    // Without a terminal, discard needs --yes.
+    const asked = await rho(home, work, 'discard', ran.id);
+    expect(asked.code).toBe(2);
+    expect(asked.stderr).toMatch(/--yes/);
+    const discarded = await rho(home, work, 'discard', ran.id, '--yes');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    expect(existsSync(join(home, 'workspaces', ran.id))).toBe(false);
+    expect(treeHash(work)).toBe(before);
+    const apply = await rho(home, work, 'apply', ran.id);
+    expect(apply.code).toBe(2);
+    expect(apply.stderr.trim().split('\n')).toHaveLength(1);
+    expect(apply.stderr).toMatch(/discarded/);
+  });
+
+  it('apply after a conflicting change in the original is refused whole, naming the file', async () => {
+    const { home, work } = place('repo');
+    const ran = await run(work, home, AGENT_CHANGES, ['--workspace', 'isolated']);
+    expect(ran.code, ran.stderr).toBe(0);
+    writeFileSync(join(work, 'a.txt'), 'one\nmine\nthree\n');
+    const before = treeHash(work);
+    const apply = await rho(home, work, 'apply', ran.id);
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toMatch(/a\.txt/);
+    expect(treeHash(work)).toBe(before);
+    expect(existsSync(join(work, 'src', 'new.ts'))).toBe(false);
+  });
+
+  it('discard --yes leaves no branch, worktree or files', async () => {
+    const { home, work } = place('repo');
+    const ran = await run(work, home, AGENT_CHANGES, ['--workspace', 'isolated']);
+    expect(git(work, 'branch', '--list', `rho/${ran.id}`)).toContain(`rho/${ran.id}`);
+    const discarded = await rho(home, work, 'discard', ran.id, '--yes');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    expect(git(work, 'branch', '--list', `rho/${ran.id}`)).toBe('');
+    expect(git(work, 'worktree', 'list')).not.toContain(ran.id);
+    expect(existsSync(join(home, 'workspaces', ran.id))).toBe(false);
+  });
+
+  it('refuses bad input in one line, exit 2: a session that never wrote, an in-place one', async () => {
+    const { home, work } = place('repo');
+    const idle = await run(work, home, [], ['--workspace', 'isolated']);
+    expect(idle.stderr).toMatch(/No files changed in the workspace/);
+    const nothing = await rho(home, work, 'apply', idle.id);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(nothing.stderr).toMatch(/Nothing to apply/);
+    const inPlace = await run(work, home, [turn(write('c.txt', 'c\n'))]);
+    for (const command of ['apply', 'diff', 'discard']) {
+      const refused = await rho(home, work, command, inPlace.id, ...(command === 'discard' ? ['--yes'] : []));
+      expect(refused.code, command).toBe(2);
+      expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+      expect(refused.stderr).toMatch(/ran in place/);
+    }
+  });
+});
+
+describe('in-place checkpoints and rho undo', () => {
+  it('undo --to restores byte for byte, and refuses when someone else changed a file since', async () => {
+    const { home, work } = place('plain');
+    const start = treeHash(work);
+    const ran = await run(work, home, [
+      turn(write('a.txt', 'turn one\n'), write('b.bin', '\u0000\u0001binary')),
+      turn(write('a.txt', 'turn two\n'), write('c.txt', 'added in two\n')),
+    ]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('turn two\n');
+    const afterOne = { a: 'turn one\n', b: '\u0000\u0001binary' };
+    const undone = await rho(home, work, 'undo', ran.id, '--to', '1', '--yes');
+    expect(undone.code, undone.stderr).toBe(0);
+    expect(undone.stderr).toMatch(/restore a\.txt/);
+    expect(undone.stderr).toMatch(/remove +c\.txt/);
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe(afterOne.a);
+    expect(readFileSync(join(work, 'b.bin'), 'utf8')).toBe(afterOne.b);
+    expect(existsSync(join(work, 'c.txt'))).toBe(false);
+    // Someone changes a file the agent wrote: going back further is refused whole.
+    writeFileSync(join(work, 'a.txt'), 'mine\n');
+    const refused = await rho(home, work, 'undo', ran.id, '--to', '0', '--yes');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/a\.txt/);
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('mine\n');
+    expect(existsSync(join(work, 'b.bin'))).toBe(true);
+    // Put back, the way to the start is open: the tree is the one before the run.
+    writeFileSync(join(work, 'a.txt'), afterOne.a);
+    const toStart = await rho(home, work, 'undo', ran.id, '--to', '0', '--yes');
+    expect(toStart.code, toStart.stderr).toBe(0);
+    expect(treeHash(work)).toBe(start);
+  });
+
+  it('--no-checkpoints takes none: undo says so (exit 2)', async () => {
+    const { home, work } = place('plain');
+    const ran = await run(work, home, [turn(write('a.txt', 'x\n'))], ['--no-checkpoints']);
+    const undo = await rho(home, work, 'undo', ran.id, '--yes');
+    expect(undo.code).toBe(2);
+    expect(undo.stderr).toMatch(/took no checkpoint/);
+  });
+});
+
+describe.runIf(hasTmux)('/undo in the REPL', () => {
+  it('shows the plan, asks y/N, and restores the files of the turn before', async () => {
+    const { home, work } = place('plain');
+    server = await startLoopbackServer({
+      steps: [turn(write('a.txt', 'changed\n'), write('new.txt', 'new\n')), { type: 'response', text: 'Done.' }],
+    });
+    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile developer -y`, { RHO_HOME: home }, work);
+    await terminal.waitFor(/Type a task/);
+    terminal.type('change files');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Done\.[\s\S]*\[run: /);
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('changed\n');
+    terminal.type('/undo');
+    terminal.keys('Enter');
+    const asked = await terminal.waitFor(/Restore 2 files\? \[y\/N\]/);
+    expect(asked).toMatch(/Back to the files as they were after turn 0/);
+    expect(asked).toMatch(/restore a\.txt/);
+    expect(asked).toMatch(/remove +new\.txt/);
+    terminal.type('y');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Restored the files of turn 0/);
+    expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
+    expect(existsSync(join(work, 'new.txt'))).toBe(false);
+    terminal.type('/exit');
+    terminal.keys('Enter');
+    await terminal.waitFor(/\[exit 0\]/);
+  });
+});
