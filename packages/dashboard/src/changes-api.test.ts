@@ -27,16 +27,26 @@ async function start(source: DashboardSource): Promise<DashboardServer> {
   return server;
 }
 
-async function changes(id: string, token = server!.token): Promise<{ status: number; json: SessionChanges & { error?: string } }> {
+async function changes(
+  id: string,
+  token = server!.token,
+): Promise<{ status: number; json: SessionChanges & { error?: string } }> {
   const response = await fetch(`${server!.origin}/api/sessions/${id}/changes`, {
     headers: { Authorization: `Bearer ${token}` },
   });
-  return { status: response.status, json: (await response.json().catch(() => ({}))) as SessionChanges & { error?: string } };
+  return {
+    status: response.status,
+    json: (await response.json().catch(() => ({}))) as SessionChanges & { error?: string },
+  };
 }
 
 describe('GET /api/sessions/:id/changes', () => {
   it("answers an isolated workspace's files, totals and patch, and the listing carries meta.json's totals", async () => {
-    const repo = repository({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'gone soon\n', 'logo.bin': Buffer.from([0, 1, 2, 3]) });
+    const repo = repository({
+      'a.txt': 'one\ntwo\nthree\n',
+      'b.txt': 'gone soon\n',
+      'logo.bin': Buffer.from([0, 1, 2, 3]),
+    });
     const sessions = temporarySessions();
     const { id, directory, record } = await isolatedSession(sessions, repo);
     write(record.path, 'a.txt', 'one\n2\nthree\nfour\n');
@@ -101,7 +111,9 @@ describe('GET /api/sessions/:id/changes', () => {
     expect(Buffer.byteLength(json.patch)).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(Buffer.byteLength(json.patch)).toBeGreaterThan(2 * 1024 * 1024 - 200);
     expect(json.patch.endsWith(`+${line}`)).toBe(true);
-    expect(json.note).toBe(`The patch is 2.9 MiB: the dashboard shows its first 2.0 MiB. rho diff ${id} shows it whole.`);
+    expect(json.note).toBe(
+      `The patch is 2.9 MiB: the dashboard shows its first 2.0 MiB. rho diff ${id} shows it whole.`,
+    );
   }, 60_000);
 
   it("answers an in-place run's diff from its first checkpoint to its last", async () => {
@@ -182,14 +194,20 @@ await server.close();
 process.stdout.write(JSON.stringify({ beforeChanges, afterChanges: asked.length, files: changes.stats.files }));
 `;
 
-  it.runIf(existsSync(dist))('happens when a session\'s changes are asked for, not when the dashboard starts', async () => {
-    const repo = repository({ 'a.txt': 'one\n' });
-    const sessions = temporarySessions();
-    const { id, directory, record } = await isolatedSession(sessions, repo);
-    write(record.path, 'a.txt', 'one\ntwo\n');
-    await finish(directory, record);
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script(sessions, id)], { encoding: 'utf8' });
-    expect(child.status, child.stderr).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ beforeChanges: 0, afterChanges: 1, files: 1 });
-  }, 60_000);
+  it.runIf(existsSync(dist))(
+    "happens when a session's changes are asked for, not when the dashboard starts",
+    async () => {
+      const repo = repository({ 'a.txt': 'one\n' });
+      const sessions = temporarySessions();
+      const { id, directory, record } = await isolatedSession(sessions, repo);
+      write(record.path, 'a.txt', 'one\ntwo\n');
+      await finish(directory, record);
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script(sessions, id)], {
+        encoding: 'utf8',
+      });
+      expect(child.status, child.stderr).toBe(0);
+      expect(JSON.parse(child.stdout)).toEqual({ beforeChanges: 0, afterChanges: 1, files: 1 });
+    },
+    60_000,
+  );
 });

@@ -212,13 +212,16 @@ function Decide({ id, changes }: { id: string; changes: SessionChanges }) {
     changes.workspace?.state === 'active'
       ? [`rho diff ${id}`, `rho apply ${id}`, `rho discard ${id}`]
       : changes.checkpoints !== undefined
-        ? [`rho diff ${id}`, `rho undo ${id}`]
+        ? [`rho undo ${id}`]
         : [];
   if (commands.length === 0) return null;
   return (
     <div class="decide">
       <p>
-        The dashboard shows these changes; it does not apply, discard or undo them. Decide in a terminal:
+        The dashboard shows these changes; it does not apply, discard or undo them.{' '}
+        {changes.workspace === null
+          ? 'The run changed its working directory itself; to go back a turn, in a terminal:'
+          : 'Decide in a terminal:'}
       </p>
       <ul>
         {commands.map((command) => (

@@ -52,7 +52,7 @@ export async function checkpointDiff(
   const diff = ['diff', '-M', '--no-color', '--no-ext-diff', '--no-textconv'];
   const status = splitNul((await run(gitDir, [...diff, '--name-status', '-z', from, to], LIST_BYTES, true)).text);
   const files = new Map<string, ChangedFile>();
-  for (let at = 0; at < status.length; ) {
+  for (let at = 0; at < status.length;) {
     const code = status[at]!;
     const letter = code.charAt(0);
     const renamed = letter === 'R' || letter === 'C';
@@ -63,7 +63,7 @@ export async function checkpointDiff(
     at += renamed ? 3 : 2;
   }
   const numstat = splitNul((await run(gitDir, [...diff, '--numstat', '-z', from, to], LIST_BYTES, true)).text);
-  for (let at = 0; at < numstat.length; ) {
+  for (let at = 0; at < numstat.length;) {
     const [additions, deletions, inline] = numstat[at]!.split('\t') as [string, string, string];
     const path = inline === '' ? numstat[at + 2]! : inline;
     at += inline === '' ? 3 : 1;
@@ -102,15 +102,15 @@ function splitNul(text: string): string[] {
  * Runs `git --git-dir=<gitDir> <args>` (no shell, the user's configuration ignored, a timeout).
  * Keeps the first `limit` bytes of its output and counts the rest; `strict`: more is an error.
  */
-function run(
-  gitDir: string,
-  args: string[],
-  limit: number,
-  strict: boolean,
-): Promise<{ text: string; bytes: number }> {
+function run(gitDir: string, args: string[], limit: number, strict: boolean): Promise<{ text: string; bytes: number }> {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value;
-  Object.assign(env, { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' });
+  Object.assign(env, {
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    LC_ALL: 'C',
+  });
   const command = `git ${args.slice(0, 2).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['-c', 'core.quotepath=false', `--git-dir=${gitDir}`, ...args], {
@@ -144,7 +144,11 @@ function run(
     );
     child.on('close', (code, signal) => {
       if (strict && bytes > limit)
-        reject(new ChangesError({ message: `${command} in ${gitDir} listed more than ${limit} bytes: look at the session with rho diff.` }));
+        reject(
+          new ChangesError({
+            message: `${command} in ${gitDir} listed more than ${limit} bytes: look at the session with rho diff.`,
+          }),
+        );
       else if (code !== 0)
         reject(
           new ChangesError({

@@ -67,7 +67,15 @@ export async function readSessionChanges(
     } catch (error) {
       // Applied, discarded, or its files gone: what meta.json last recorded, and why there is no diff.
       if (!library.WorkspaceUsageError.isInstance(error)) throw error;
-      return { workspace, stats: recorded ?? null, files: [], patch: '', patchBytes: 0, truncated: false, note: error.message };
+      return {
+        workspace,
+        stats: recorded ?? null,
+        files: [],
+        patch: '',
+        patchBytes: 0,
+        truncated: false,
+        note: error.message,
+      };
     }
   }
   const workingDir = workingDirOf(directory);
@@ -102,7 +110,9 @@ export async function readSessionChanges(
     from: { turn: first.turn, createdAt: first.createdAt },
     to: { turn: last.turn, createdAt: last.createdAt },
   };
-  const shown = bounded(id, diff.patch, diff.patchBytes);
+  // rho diff is of isolated workspaces only: the whole patch is git's, between the two commits.
+  const whole = `git --git-dir=${store.gitDir} diff ${first.commit} ${last.commit}`;
+  const shown = bounded(id, diff.patch, diff.patchBytes, whole);
   return { workspace: null, checkpoints, stats: diff.stats, files: diff.files, ...shown };
 }
 
@@ -120,12 +130,13 @@ const BINARY = /^GIT binary patch\n[\s\S]*?(?=^diff --git |(?![\s\S]))/gm;
 
 /**
  * The patch as the page shows it: binary contents (`GIT binary patch` blocks) left out, cut at
- * {@link CHANGES_PATCH_BYTES} on a line's end, with a note saying how to see it whole.
+ * {@link CHANGES_PATCH_BYTES} on a line's end, with a note saying how to see it whole (`whole`).
  */
 export function bounded(
   id: string,
   patch: string,
   wholeBytes?: number,
+  whole = `rho diff ${id}`,
 ): Pick<SessionChanges, 'patch' | 'patchBytes' | 'truncated' | 'note'> {
   const patchBytes = wholeBytes ?? Buffer.byteLength(patch);
   const readable = patch.replace(BINARY, 'Binary file: its contents are not shown here.\n');
@@ -140,6 +151,6 @@ export function bounded(
     patch: shown,
     patchBytes,
     truncated: true,
-    note: `The patch is ${mib(Math.max(patchBytes, bytes.length))}: the dashboard shows its first ${mib(CHANGES_PATCH_BYTES)}. rho diff ${id} shows it whole.`,
+    note: `The patch is ${mib(Math.max(patchBytes, bytes.length))}: the dashboard shows its first ${mib(CHANGES_PATCH_BYTES)}. ${whole} shows it whole.`,
   };
 }
