@@ -10,6 +10,9 @@ import { writeSampleSessions } from '../scripts/sample-sessions.mjs';
 import { startDashboard } from '../src/dashboard-server.js';
 import type { DashboardServer } from '../src/dashboard-server.js';
 import { createFileSource } from '../src/file-source.js';
+import { SessionStore } from '@rho/core';
+import { updateSessionMeta } from '@rho/core/internal';
+import { CheckpointStore } from '@rho/workspace';
 import { temporarySessions } from './support.js';
 import { finish, isolatedSession, repository, write } from './workspaces.js';
 
@@ -22,6 +25,8 @@ const shots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'a
 let browser: Browser;
 let server: DashboardServer;
 let id: string;
+let inPlace: string;
+let plain: string;
 
 async function screenshot(page: Page, name: string): Promise<void> {
   const path = join(shots, `${name}.png`);
@@ -52,6 +57,16 @@ describe.skipIf(!available)('changes in Chromium', () => {
     rmSync(join(path, 'old.md'));
     write(path, 'logo.png', Buffer.from([137, 80, 78, 71, 0, 0, 0, 2, 0, 9]));
     await finish(session.directory, session.record);
+    // An in-place run with checkpoints, and one without.
+    const worked = repository({ 'notes.md': '# notes\n' });
+    const run = new SessionStore(sessions).create({ model: 'gpt-4o-mini' });
+    inPlace = run.id;
+    updateSessionMeta(run.directory, { working_dir: worked, status: 'completed' });
+    const store = CheckpointStore.open({ sessionDir: run.directory, workingDir: worked });
+    await store.take(0);
+    write(worked, 'notes.md', '# notes\n- checked the logs\n');
+    await store.take(1);
+    plain = new SessionStore(sessions).create({ model: 'gpt-4o-mini' }).id;
     server = await startDashboard({ source: createFileSource(sessions, { refreshMs: 200 }), statusIntervalMs: 200 });
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
@@ -125,6 +140,29 @@ describe.skipIf(!available)('changes in Chromium', () => {
     // Nothing wider than the screen: the table scrolls in its own box, the page does not.
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
     await screenshot(page, 'sessions-changes-phone');
+    // The session page's diff scrolls in its own box too.
+    await page.goto(`${server.origin}/#/session/${id}`);
+    await page.waitForSelector('pre.diff .diff-add');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    await screenshot(page, 'session-changes-phone');
     await phone.close();
+  }, 120_000);
+
+  it('shows an in-place run from its first checkpoint, offering rho undo, and says when a run kept no record', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(server.url);
+    await page.goto(`${server.origin}/#/session/${inPlace}`);
+    await page.waitForSelector('[data-testid="changes-stats"]');
+    expect(await page.textContent('[data-testid="changes-stats"]')).toBe('1 file changed, +1/-0');
+    expect(await page.textContent('.changes-summary')).toContain('from the checkpoint of turn 0 to that of turn 1');
+    expect(await page.locator('.decide code').allTextContents()).toEqual([`rho undo ${inPlace}`]);
+    const added = page.locator('pre.diff .diff-add', { hasText: '+- checked the logs' });
+    expect(await added.evaluate((element) => getComputedStyle(element).backgroundColor)).toBe('rgb(220, 252, 231)');
+    await page.goto(`${server.origin}/#/session/${plain}`);
+    await page.waitForSelector('[data-testid="changes"] p.empty');
+    expect(await page.textContent('[data-testid="changes"] p.empty')).toContain('ran in place without checkpoints');
+    expect(await page.locator('[data-testid="changes"] .decide').count()).toBe(0);
+    await context.close();
   }, 120_000);
 });

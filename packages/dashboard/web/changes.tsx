@@ -129,13 +129,12 @@ export function ChangesSection({ id, status }: { id: string; status: string | un
       {changes !== undefined && (
         <>
           <p class="changes-summary">
-            {changes.stats !== null && (
-              <strong data-testid="changes-stats">{changeStats(changes.stats)}</strong>
-            )}
+            {changes.stats !== null && <strong data-testid="changes-stats">{changeStats(changes.stats)}</strong>}
             {changes.workspace !== null && (
               <span>
                 {' '}
-                in an isolated workspace ({changes.workspace.kind === 'copy' ? 'a copy' : `branch ${changes.workspace.branch ?? '?'}`}),{' '}
+                in an isolated workspace (
+                {changes.workspace.kind === 'copy' ? 'a copy' : `branch ${changes.workspace.branch ?? '?'}`}),{' '}
                 {changes.workspace.state}; it applies to <span class="mono">{changes.workspace.original}</span>
               </span>
             )}
@@ -148,7 +147,12 @@ export function ChangesSection({ id, status }: { id: string; status: string | un
             )}
             {live && <span> (the run goes on: these are its changes so far)</span>}
           </p>
-          {changes.note !== undefined && <p class="notice">{changes.note}</p>}
+          {changes.note !== undefined && (
+            // A run that kept no record of its files (most runs in place) says so quietly.
+            <p class={changes.workspace === null && changes.checkpoints === undefined ? 'empty' : 'notice'}>
+              {changes.note}
+            </p>
+          )}
           <Decide id={id} changes={changes} />
           {changes.files.length > 0 && <FileList files={changes.files} />}
           {parts.map((part, index) => {
