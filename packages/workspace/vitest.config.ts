@@ -1,3 +1,4 @@
 import { rhoProject } from '@rho/vitest-config';
 
-export default rhoProject(import.meta.url);
+// Not `workspace`: test/'s project (the repository's own checks) has that name.
+export default rhoProject(import.meta.url, { name: '@rho/workspace' });

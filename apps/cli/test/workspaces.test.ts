@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -110,14 +119,19 @@ describe('isolated workspaces through the CLI', () => {
     expect(json.stats).toEqual({ files: 2, additions: 2, deletions: 1 });
 
     const ps = await rho(home, work, 'ps', '--json');
-    expect((JSON.parse(ps.stdout) as { id: string; changes: unknown }[]).find((row) => row.id === ran.id)?.changes).toEqual(
-      { files: 2, additions: 2, deletions: 1 },
+    expect(
+      (JSON.parse(ps.stdout) as { id: string; changes: unknown }[]).find((row) => row.id === ran.id)?.changes,
+    ).toEqual({ files: 2, additions: 2, deletions: 1 });
+    expect((await rho(home, work, 'ps')).stdout).toMatch(
+      new RegExp(`${ran.id} .*\\(2 files changed, \\+2/-1\\) Change files\\.`),
     );
-    expect((await rho(home, work, 'ps')).stdout).toMatch(new RegExp(`${ran.id} .*\\(2 files changed, \\+2/-1\\) Change files\\.`));
     const patch = await rho(home, work, 'export', ran.id, '--format', 'patch');
     expect(patch.stdout).toBe(json.patch);
     const atif = JSON.parse((await rho(home, work, 'export', ran.id)).stdout) as { extra?: { final_diff?: unknown } };
-    expect(atif.extra?.final_diff).toMatchObject({ stats: { files: 2, additions: 2, deletions: 1 }, patch: json.patch });
+    expect(atif.extra?.final_diff).toMatchObject({
+      stats: { files: 2, additions: 2, deletions: 1 },
+      patch: json.patch,
+    });
 
     const applied = await rho(home, work, 'apply', ran.id);
     expect(applied.code, applied.stderr).toBe(0);
@@ -241,7 +255,11 @@ describe.runIf(hasTmux)('/undo in the REPL', () => {
     server = await startLoopbackServer({
       steps: [turn(write('a.txt', 'changed\n'), write('new.txt', 'new\n')), { type: 'response', text: 'Done.' }],
     });
-    terminal = new TmuxSession(`node '${bin}' --base-url ${server.url} --profile developer -y`, { RHO_HOME: home }, work);
+    terminal = new TmuxSession(
+      `node '${bin}' --base-url ${server.url} --profile developer -y`,
+      { RHO_HOME: home },
+      work,
+    );
     await terminal.waitFor(/Type a task/);
     terminal.type('change files');
     terminal.keys('Enter');

@@ -1,5 +1,5 @@
 /** Reviewing and deciding an isolated workspace: its diff, applying it whole, or discarding it. */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix, relative, sep } from 'node:path';
 import { diffCached, withCurrentFiles, type TreeAccess } from './diff.js';
@@ -12,7 +12,12 @@ import type { WorkspaceDiff, WorkspaceRecord } from './types.js';
 function accessOf(record: WorkspaceRecord): { access: TreeAccess; relative: string } {
   if (record.kind === 'copy')
     return {
-      access: { prefix: [`--git-dir=${record.gitDir}`, `--work-tree=${record.root}`], cwd: record.root, force: true, isolated: true },
+      access: {
+        prefix: [`--git-dir=${record.gitDir}`, `--work-tree=${record.root}`],
+        cwd: record.root,
+        force: true,
+        isolated: true,
+      },
       relative: '',
     };
   return {
@@ -70,7 +75,9 @@ export function conflictingFiles(stderr: string): string[] {
 export async function applyWorkspace(record: WorkspaceRecord, sessionDir: string): Promise<WorkspaceDiff> {
   usable(record, 'apply');
   if (!existsSync(record.original))
-    throw new WorkspaceUsageError({ message: `Cannot apply the workspace of session ${record.sessionId}: ${record.original} is gone.` });
+    throw new WorkspaceUsageError({
+      message: `Cannot apply the workspace of session ${record.sessionId}: ${record.original} is gone.`,
+    });
   const { diff, bytes } = await diffOf(record);
   if (diff.files.length === 0)
     throw new WorkspaceUsageError({
@@ -80,11 +87,23 @@ export async function applyWorkspace(record: WorkspaceRecord, sessionDir: string
   try {
     const patch = join(directory, 'changes.patch');
     writeFileSync(patch, bytes);
-    const apply = ['apply', '--binary', '--whitespace=nowarn', '-p1'];
-    const check = await git([...apply, '--check', patch], { cwd: record.original, allowFailure: true });
+    // Inside a repository git apply takes paths from its top (and skips, silently, those outside
+    // the current folder): it runs there, the patch's paths put below the original's subfolder.
+    const top = await git(['rev-parse', '--show-toplevel'], { cwd: record.original, allowFailure: true });
+    const cwd = top.code === 0 ? realpathSync(top.stdout.toString('utf8').trim()) : record.original;
+    const subdir = relative(cwd, record.original).split(sep).join(posix.sep);
+    const apply = [
+      'apply',
+      '--binary',
+      '--whitespace=nowarn',
+      '-p1',
+      ...(subdir === '' ? [] : [`--directory=${subdir}`]),
+    ];
+    const check = await git([...apply, '--check', patch], { cwd, allowFailure: true });
     if (check.code !== 0) {
-      const files = conflictingFiles(check.stderr);
-      const named = files.length === 0 ? `git apply refused it: ${check.stderr.trim().slice(0, 1000)}` : files.join(', ');
+      const files = conflictingFiles(check.stderr).map((file) => (subdir === '' ? file : posix.relative(subdir, file)));
+      const named =
+        files.length === 0 ? `git apply refused it: ${check.stderr.trim().slice(0, 1000)}` : files.join(', ');
       throw new WorkspaceConflictError({
         files,
         message:
@@ -93,7 +112,7 @@ export async function applyWorkspace(record: WorkspaceRecord, sessionDir: string
           `or save the patch (rho diff ${record.sessionId} > ${record.sessionId}.patch) and apply it by hand; or discard the workspace.`,
       });
     }
-    const applied = await git(apply.concat(patch), { cwd: record.original, allowFailure: true });
+    const applied = await git(apply.concat(patch), { cwd, allowFailure: true });
     if (applied.code !== 0)
       throw new WorkspaceError('workspace_git', {
         message: `git apply failed in ${record.original} after its check passed (did a file change meanwhile?): ${applied.stderr.trim().slice(0, 2000)}`,

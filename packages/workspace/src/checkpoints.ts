@@ -4,7 +4,7 @@
  * working directory; the user's own `.git` is never written). `undo` writes a checkpoint's files
  * back, refusing whole when someone else changed one of them after the agent's last turn.
  */
-import { appendFileSync, existsSync, lstatSync, realpathSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { withCurrentFiles, type TreeAccess } from './diff.js';
 import { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
@@ -31,6 +31,8 @@ interface Stored extends Checkpoint {
 }
 
 const REFS = 'refs/rho/turns/';
+/** Per checkpoint, a blob listing the folders git holds no file of (empty, or only ignored files): git keeps no folders. */
+const FOLDERS = 'refs/rho/folders/';
 
 function trailer(message: string, key: string): number | undefined {
   const match = new RegExp(`^${key}: (\\d+)$`, 'm').exec(message);
@@ -141,12 +143,15 @@ export class CheckpointStore {
     await this.ready();
     const last = (await this.stored()).at(-1);
     if (last !== undefined && turn < last.turn)
-      throw new WorkspaceUsageError({ message: `Cannot take a checkpoint of turn ${turn}: the last one is of turn ${last.turn}.` });
+      throw new WorkspaceUsageError({
+        message: `Cannot take a checkpoint of turn ${turn}: the last one is of turn ${last.turn}.`,
+      });
     await this.checkLimits();
     await this.run(['add', '-A', '--', '.']);
     const tree = await gitText([...this.access.prefix, 'write-tree'], { cwd: this.workingDir, isolated: true });
     if (last !== undefined && tree === last.tree) return undefined;
-    const from = last?.tree ?? (await gitText([...this.access.prefix, 'mktree'], { cwd: this.workingDir, isolated: true }));
+    const from =
+      last?.tree ?? (await gitText([...this.access.prefix, 'mktree'], { cwd: this.workingDir, isolated: true }));
     const stats = await this.statsBetween(from, tree);
     const message = [
       `rho checkpoint: turn ${turn}`,
@@ -162,14 +167,43 @@ export class CheckpointStore {
       cwd: this.workingDir,
       isolated: true,
     });
+    await this.recordFolders(turn);
     await this.run(['update-ref', `${REFS}${turn}`, commit]);
     return { turn, commit, createdAt: new Date().toISOString(), stats, ...(undoTo === undefined ? {} : { undoTo }) };
+  }
+
+  /** Records the folders without a file in the index (after `add -A`: empty, or holding only ignored files). */
+  private async recordFolders(turn: number): Promise<void> {
+    const listed = splitNul(
+      (await this.run(['ls-files', '-z', '--others', '--directory', '--exclude-standard'])).stdout,
+    );
+    const folders = listed.filter((path) => path.endsWith('/')).map((path) => path.slice(0, -1));
+    if (folders.length === 0) {
+      await this.run(['update-ref', '-d', `${FOLDERS}${turn}`]);
+      return;
+    }
+    const blob = await gitText([...this.access.prefix, 'hash-object', '-w', '--stdin'], {
+      cwd: this.workingDir,
+      isolated: true,
+      input: folders.join('\0'),
+    });
+    await this.run(['update-ref', `${FOLDERS}${turn}`, blob]);
+  }
+
+  /** The folders a checkpoint recorded besides those of its files. */
+  private async foldersOf(turn: number): Promise<string[]> {
+    const found = await git([...this.access.prefix, 'cat-file', 'blob', `${FOLDERS}${turn}`], {
+      cwd: this.workingDir,
+      isolated: true,
+      allowFailure: true,
+    });
+    return found.code === 0 ? splitNul(found.stdout) : [];
   }
 
   private async statsBetween(from: string, to: string): Promise<ChangeStats> {
     const fields = splitNul((await this.run(['diff', '--numstat', '-z', '-M', from, to])).stdout);
     const stats = { files: 0, additions: 0, deletions: 0 };
-    for (let at = 0; at < fields.length; ) {
+    for (let at = 0; at < fields.length;) {
       const [additions, deletions, inline] = fields[at]!.split('\t') as [string, string, string];
       at += inline === '' ? 3 : 1;
       stats.files += 1;
@@ -189,13 +223,16 @@ export class CheckpointStore {
   async plan(toTurn?: number): Promise<UndoPlan> {
     const list = await this.stored();
     const last = list.at(-1);
-    if (last === undefined) throw new WorkspaceUsageError({ message: 'Nothing to undo: this session took no checkpoint.' });
+    if (last === undefined)
+      throw new WorkspaceUsageError({ message: 'Nothing to undo: this session took no checkpoint.' });
     const atOrBefore = (turn: number) => list.filter((checkpoint) => checkpoint.turn <= turn).at(-1);
     let target: Stored | undefined;
     if (toTurn !== undefined) {
       target = atOrBefore(toTurn);
       if (target === undefined)
-        throw new WorkspaceUsageError({ message: `Cannot undo to turn ${toTurn}: the first checkpoint is of turn ${list[0]!.turn}.` });
+        throw new WorkspaceUsageError({
+          message: `Cannot undo to turn ${toTurn}: the first checkpoint is of turn ${list[0]!.turn}.`,
+        });
     } else {
       let effective: Stored = last;
       while (effective.undoTo !== undefined) {
@@ -205,9 +242,13 @@ export class CheckpointStore {
       }
       target = list.filter((checkpoint) => checkpoint.turn < effective.turn).at(-1);
       if (target === undefined)
-        throw new WorkspaceUsageError({ message: `Nothing to undo: the files are as they were at turn ${effective.turn}, the first checkpoint.` });
+        throw new WorkspaceUsageError({
+          message: `Nothing to undo: the files are as they were at turn ${effective.turn}, the first checkpoint.`,
+        });
     }
-    const changes = splitNul((await this.run(['diff', '--name-status', '--no-renames', '-z', target.commit, last.commit])).stdout);
+    const changes = splitNul(
+      (await this.run(['diff', '--name-status', '--no-renames', '-z', target.commit, last.commit])).stdout,
+    );
     const restore: string[] = [];
     const remove: string[] = [];
     for (let at = 0; at + 1 < changes.length; at += 2) (changes[at] === 'A' ? remove : restore).push(changes[at + 1]!);
@@ -218,11 +259,14 @@ export class CheckpointStore {
         : await withCurrentFiles(this.access, last.commit, async (env) =>
             splitNul(
               (
-                await git([...this.access.prefix, 'diff', '--cached', '--name-only', '--no-renames', '-z', last.commit], {
-                  cwd: this.workingDir,
-                  env,
-                  isolated: true,
-                })
+                await git(
+                  [...this.access.prefix, 'diff', '--cached', '--name-only', '--no-renames', '-z', last.commit],
+                  {
+                    cwd: this.workingDir,
+                    env,
+                    isolated: true,
+                  },
+                )
               ).stdout,
             ),
           );
@@ -238,7 +282,9 @@ export class CheckpointStore {
   async undo(toTurn?: number): Promise<UndoPlan> {
     const plan = await this.plan(toTurn);
     if (plan.restore.length + plan.remove.length === 0)
-      throw new WorkspaceUsageError({ message: `Nothing to undo: the files are as they were after turn ${plan.to.turn}.` });
+      throw new WorkspaceUsageError({
+        message: `Nothing to undo: the files are as they were after turn ${plan.to.turn}.`,
+      });
     if (plan.conflicts.length > 0)
       throw new WorkspaceConflictError({
         files: plan.conflicts,
@@ -247,6 +293,9 @@ export class CheckpointStore {
     const { entries, folders } = await readTree(this.access.prefix, this.workingDir, plan.to.commit);
     removeFiles(this.workingDir, plan.remove, folders);
     await restoreFiles(this.access.prefix, this.workingDir, plan.restore, entries);
+    // The folders git held no file of then (emptied or removed since) are made again.
+    for (const folder of await this.foldersOf(plan.to.turn))
+      mkdirSync(join(this.workingDir, folder), { recursive: true });
     const last = (await this.stored()).at(-1)!;
     await this.take(last.turn, plan.to.turn);
     return plan;

@@ -45,12 +45,17 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 export async function createWorkspace(options: CreateWorkspaceOptions): Promise<CreatedWorkspace> {
   const { sessionId, sessionDir, signal } = options;
   if (!SESSION_ID.test(sessionId))
-    throw new WorkspaceUsageError({ message: `'${sessionId}' cannot name a workspace (letters, digits, '.', '_', '-').` });
+    throw new WorkspaceUsageError({
+      message: `'${sessionId}' cannot name a workspace (letters, digits, '.', '_', '-').`,
+    });
   let original: string;
   try {
     original = realpathSync(options.workingDir);
   } catch (error) {
-    throw new WorkspaceUsageError({ message: `The working directory ${options.workingDir} does not exist.`, cause: error });
+    throw new WorkspaceUsageError({
+      message: `The working directory ${options.workingDir} does not exist.`,
+      cause: error,
+    });
   }
   const workspaces = join(options.home, 'workspaces');
   mkdirSync(workspaces, { recursive: true, mode: 0o700 });
@@ -109,7 +114,14 @@ async function worktree(place: Place & { top: string; head: string }): Promise<C
   let base = head;
   if (changed.length > 0)
     base = await gitText(
-      ['commit-tree', tree, '-p', head, '-m', `rho: uncommitted changes of ${original} at the start of session ${sessionId}`],
+      [
+        'commit-tree',
+        tree,
+        '-p',
+        head,
+        '-m',
+        `rho: uncommitted changes of ${original} at the start of session ${sessionId}`,
+      ],
       { cwd: top, signal },
     );
   const branch = `rho/${sessionId}`;
@@ -134,7 +146,10 @@ async function worktree(place: Place & { top: string; head: string }): Promise<C
     record.path = realpathSync(record.path);
   } catch (error) {
     await removeWorkspace(record);
-    throw new WorkspaceError('workspace_io', { message: `Cannot make ${record.path}: ${(error as Error).message}`, cause: error });
+    throw new WorkspaceError('workspace_io', {
+      message: `Cannot make ${record.path}: ${(error as Error).message}`,
+      cause: error,
+    });
   }
   const notes = [`The workspace is a git worktree of ${top} on branch ${branch}, at ${root}.`];
   if (changed.length > 0)
@@ -146,10 +161,19 @@ async function worktree(place: Place & { top: string; head: string }): Promise<C
 
 function copyTree(from: string, to: string, signal?: AbortSignal): Promise<void> {
   if (process.platform !== 'linux')
-    return cp(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
+    return cp(from, to, {
+      recursive: true,
+      verbatimSymlinks: true,
+      preserveTimestamps: true,
+      errorOnExist: true,
+      force: false,
+    });
   return new Promise((resolve, reject) => {
     // Copy-on-write where the file system can (btrfs, XFS, ...), modes, links and times kept.
-    const child = spawn('cp', ['-a', '--reflink=auto', '--', from, to], { stdio: ['ignore', 'ignore', 'pipe'], signal });
+    const child = spawn('cp', ['-a', '--reflink=auto', '--', from, to], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      signal,
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString('utf8');
@@ -158,7 +182,11 @@ function copyTree(from: string, to: string, signal?: AbortSignal): Promise<void>
     child.on('close', (code) =>
       code === 0
         ? resolve()
-        : reject(new WorkspaceError('workspace_io', { message: `Copying ${from} to ${to} failed: ${stderr.trim() || `exit ${code}`}` })),
+        : reject(
+            new WorkspaceError('workspace_io', {
+              message: `Copying ${from} to ${to} failed: ${stderr.trim() || `exit ${code}`}`,
+            }),
+          ),
     );
   });
 }

@@ -93,8 +93,14 @@ export async function diffCached(
   const raw = splitNul((await git([...common, '--raw', '-z', '--no-abbrev', base], options)).stdout);
   const numstat = splitNul((await git([...common, '--numstat', '-z', base], options)).stdout);
   const files = new Map<string, ChangedFile>();
-  for (let at = 0; at < raw.length; ) {
-    const [oldMode, newMode, oldId, newId, code] = raw[at]!.slice(1).split(' ') as [string, string, string, string, string];
+  for (let at = 0; at < raw.length;) {
+    const [oldMode, newMode, oldId, newId, code] = raw[at]!.slice(1).split(' ') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const letter = code.charAt(0);
     const renamed = letter === 'R' || letter === 'C';
     const path = raw[at + (renamed ? 2 : 1)]!;
@@ -105,7 +111,7 @@ export async function diffCached(
     files.set(path, file);
     at += renamed ? 3 : 2;
   }
-  for (let at = 0; at < numstat.length; ) {
+  for (let at = 0; at < numstat.length;) {
     const [additions, deletions, inline] = numstat[at]!.split('\t') as [string, string, string];
     const path = inline === '' ? numstat[at + 2]! : inline;
     at += inline === '' ? 3 : 1;

@@ -125,7 +125,10 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
               message: 'git was not found on the PATH: install git (2.30 or newer) to use workspaces and checkpoints.',
               cause: error,
             })
-          : new WorkspaceError('workspace_git', { message: `${describeCommand(args)} could not start: ${error.message}`, cause: error }),
+          : new WorkspaceError('workspace_git', {
+              message: `${describeCommand(args)} could not start: ${error.message}`,
+              cause: error,
+            }),
       );
     });
     child.on('close', (code) => {

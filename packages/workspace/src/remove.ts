@@ -7,7 +7,8 @@ import type { WorkspaceRecord } from './types.js';
 /** Removes a linked worktree (`--git-dir` of its repository) and its branch, leaving no entry. */
 export async function removeWorktree(gitDir: string, root: string, branch: string | undefined): Promise<void> {
   const options = { cwd: '/', env: { GIT_DIR: gitDir } };
-  if (existsSync(root)) await git(['worktree', 'remove', '--force', '--force', root], { ...options, allowFailure: true });
+  if (existsSync(root))
+    await git(['worktree', 'remove', '--force', '--force', root], { ...options, allowFailure: true });
   // What git could not remove (files it does not own), and the entry of a root already gone.
   rmSync(root, { recursive: true, force: true });
   await git(['worktree', 'prune'], options);

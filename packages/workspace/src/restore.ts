@@ -1,6 +1,16 @@
 /** Writing a checkpoint's files back, byte for byte: contents, modes, symbolic links, deletions. */
 import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { WorkspaceError } from './errors.js';
 import { git, splitNul } from './git.js';
@@ -58,7 +68,9 @@ async function readBlobs(prefix: string[], cwd: string, ids: string[]): Promise<
     child.on('close', (code) =>
       code === 0
         ? resolve(Buffer.concat(chunks))
-        : reject(new WorkspaceError('workspace_git', { message: `git cat-file --batch failed (exit ${code}) in ${cwd}` })),
+        : reject(
+            new WorkspaceError('workspace_git', { message: `git cat-file --batch failed (exit ${code}) in ${cwd}` }),
+          ),
     );
     child.stdin.end(`${ids.join('\n')}\n`);
   });
@@ -97,7 +109,7 @@ export async function restoreFiles(
   entries: Map<string, TreeEntry>,
 ): Promise<void> {
   const files = paths.map((path) => ({ path, entry: entries.get(path)! })).filter(({ entry }) => entry.type === 'blob');
-  for (let start = 0; start < files.length; ) {
+  for (let start = 0; start < files.length;) {
     let end = start;
     let bytes = 0;
     while (end < files.length && (end === start || bytes + files[end]!.entry.size <= BATCH_BYTES)) {

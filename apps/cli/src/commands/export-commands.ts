@@ -43,7 +43,8 @@ export function registerExportCommands(
           type: 'string',
           choices: ['atif', 'patch'],
           default: 'atif',
-          describe: "atif (the trajectory, with an isolated session's final diff in extra.final_diff) or patch (that diff alone, for git apply)",
+          describe:
+            "atif (the trajectory, with an isolated session's final diff in extra.final_diff) or patch (that diff alone, for git apply)",
         }),
     async (argv) => {
       setExit(await exportCommand(argv as unknown as ExportArguments, terminal, env));

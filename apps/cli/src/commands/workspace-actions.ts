@@ -120,9 +120,7 @@ function statLines(diff: WorkspaceDiff, style: ReturnType<typeof styles>): strin
   const names = diff.files.map((file) => (file.oldPath === undefined ? file.path : `${file.oldPath} → ${file.path}`));
   const width = Math.min(60, Math.max(...names.map((name) => name.length)));
   return diff.files.map((file, index) => {
-    const counts = file.binary
-      ? 'binary'
-      : `${style.green(`+${file.additions}`)}/${style.red(`-${file.deletions}`)}`;
+    const counts = file.binary ? 'binary' : `${style.green(`+${file.additions}`)}/${style.red(`-${file.deletions}`)}`;
     return ` ${letters[file.status]} ${names[index]!.padEnd(width)}  ${counts}`;
   });
 }
@@ -166,7 +164,11 @@ async function confirmed(io: WorkspaceIo, question: string, yes: boolean, flagHi
 }
 
 /** `rho discard ID [--yes]`: removes the workspace (and its branch); the original is untouched. */
-export async function discardAction(session: WorkspaceSession, options: { yes: boolean }, io: WorkspaceIo): Promise<number> {
+export async function discardAction(
+  session: WorkspaceSession,
+  options: { yes: boolean },
+  io: WorkspaceIo,
+): Promise<number> {
   const record = await isolated(session, 'discard');
   await notLive(session, 'discard');
   const { discardWorkspace, diffWorkspace, formatChangeStats, WorkspaceUsageError } = await import('@rho/workspace');
@@ -234,16 +236,14 @@ export async function undoAction(
     return EXIT.completed;
   }
   const done = await store.undo(options.to);
-  io.err(`Restored the files of turn ${done.to.turn}: ${done.restore.length} written back, ${done.remove.length} removed.\n`);
+  io.err(
+    `Restored the files of turn ${done.to.turn}: ${done.restore.length} written back, ${done.remove.length} removed.\n`,
+  );
   return EXIT.completed;
 }
 
 /** The REPL's `/undo [TURN]`: as `rho undo` for the current session, asking y/N; errors are one line. */
-export async function replUndo(
-  workspace: RunWorkspace | undefined,
-  argument: string,
-  io: WorkspaceIo,
-): Promise<void> {
+export async function replUndo(workspace: RunWorkspace | undefined, argument: string, io: WorkspaceIo): Promise<void> {
   const style = styles(io.color);
   const store = workspace?.checkpoints;
   if (store === undefined) {

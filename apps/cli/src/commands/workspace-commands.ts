@@ -31,9 +31,7 @@ export function registerWorkspaceCommands(
       async (argv) => {
         const actions = await load();
         const session = await actions.findWorkspaceSession(argv.session, env);
-        setExit(
-          await actions.diffAction(session, { stat: argv.stat, json: argv.json }, actions.workspaceIo(terminal)),
-        );
+        setExit(await actions.diffAction(session, { stat: argv.stat, json: argv.json }, actions.workspaceIo(terminal)));
       },
     )
     .command(

@@ -1,0 +1,153 @@
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CheckpointStore, WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './index.js';
+import { binary, cleanUp, put, repository, sh, tempDir, treeHash } from './test-support/files.js';
+
+afterAll(cleanUp);
+
+/** Turns that write: each returns nothing; the test records the tree after each. */
+const turns: Array<(root: string) => void> = [
+  (root) => {
+    writeFileSync(join(root, 'a.txt'), 'a, turn 1\n');
+    put(root, 'bin.dat', binary(7));
+  },
+  (root) => {
+    rmSync(join(root, 'b.txt'));
+    renameSync(join(root, 'c.txt'), join(root, 'moved/c.txt'));
+  },
+  (root) => {
+    put(root, 'new/deep/dir/n.txt', 'n\n');
+    chmodSync(join(root, 'run.sh'), 0o755);
+    symlinkSync('a.txt', join(root, 'link'));
+  },
+  () => {
+    // A turn that writes nothing.
+  },
+  (root) => {
+    writeFileSync(join(root, 'bin.dat'), binary(9));
+    rmSync(join(root, 'link'));
+    symlinkSync('moved/c.txt', join(root, 'link'));
+    chmodSync(join(root, 'run.sh'), 0o644);
+  },
+];
+
+function start(): { root: string; sessionDir: string } {
+  const root = tempDir('rho-cp-work-');
+  put(root, 'a.txt', 'a\n');
+  put(root, 'b.txt', 'b\n');
+  put(root, 'c.txt', 'c\n');
+  put(root, 'run.sh', 'echo run\n');
+  put(root, '.gitignore', 'build/\n');
+  put(root, 'build/out.o', 'ignored\n');
+  mkdirSync(join(root, 'moved'));
+  return { root, sessionDir: join(tempDir('rho-cp-session-'), 's') };
+}
+
+describe('checkpoints of an in-place run', () => {
+  it('takes one per turn that wrote files, and undoes to each turn byte for byte', async () => {
+    const { root, sessionDir } = start();
+    const store = CheckpointStore.open({ sessionDir, workingDir: root });
+    const hashes = [treeHash(root)];
+    expect(await store.take(0)).toMatchObject({ turn: 0 });
+    for (const [index, turn] of turns.entries()) {
+      turn(root);
+      hashes.push(treeHash(root));
+      const taken = await store.take(index + 1);
+      if (index === 3) expect(taken).toBeUndefined();
+      else expect(taken).toMatchObject({ turn: index + 1 });
+    }
+    expect((await store.list()).map((checkpoint) => checkpoint.turn)).toEqual([0, 1, 2, 3, 5]);
+    expect((await store.list())[2]!.stats).toEqual({ files: 2, additions: 0, deletions: 1 });
+    for (const turn of [4, 2, 1, 0]) {
+      await store.undo(turn);
+      expect(treeHash(root), `undo to turn ${turn}`).toBe(hashes[turn]);
+      if (turn === 4) {
+        // Turn 4 wrote nothing: the files are as they were after turn 3 already.
+        expect(hashes[3]).toBe(hashes[4]);
+        await expect(store.undo(3)).rejects.toThrow(/^Nothing to undo: the files are as they were after turn 3\.$/);
+      }
+    }
+    // The ignored folder is never touched; the folders turn 2 and 3 made are gone, the one there at the start stays.
+    expect(existsSync(join(root, 'build/out.o'))).toBe(true);
+    expect(existsSync(join(root, 'new'))).toBe(false);
+    expect(existsSync(join(root, 'moved'))).toBe(true);
+  });
+
+  it('undoes the last turn by default, and a second undo goes further back', async () => {
+    const { root, sessionDir } = start();
+    const store = CheckpointStore.open({ sessionDir, workingDir: root });
+    const hashes = [treeHash(root)];
+    await store.take(0);
+    for (const [index, turn] of turns.slice(0, 3).entries()) {
+      turn(root);
+      hashes.push(treeHash(root));
+      await store.take(index + 1);
+    }
+    const plan = await store.plan();
+    expect(plan.to.turn).toBe(2);
+    expect(plan.remove.sort()).toEqual(['link', 'new/deep/dir/n.txt']);
+    expect(plan.restore).toEqual(['run.sh']);
+    expect(plan.conflicts).toEqual([]);
+    await store.undo();
+    expect(treeHash(root)).toBe(hashes[2]);
+    await store.undo();
+    expect(treeHash(root)).toBe(hashes[1]);
+    await store.undo();
+    expect(treeHash(root)).toBe(hashes[0]);
+    const none = await store.undo().catch((error: unknown) => error);
+    expect(WorkspaceUsageError.isInstance(none)).toBe(true);
+    expect((none as Error).message).toMatch(/^Nothing to undo[^\n]*$/);
+  });
+
+  it("refuses whole when someone else changed a file after the agent's last turn", async () => {
+    const { root, sessionDir } = start();
+    const store = CheckpointStore.open({ sessionDir, workingDir: root });
+    await store.take(0);
+    turns[0]!(root);
+    await store.take(1);
+    writeFileSync(join(root, 'a.txt'), 'the person edited this\n');
+    const before = treeHash(root);
+    expect((await store.plan(0)).conflicts).toEqual(['a.txt']);
+    const error = await store.undo(0).catch((caught: unknown) => caught);
+    expect(WorkspaceConflictError.isInstance(error)).toBe(true);
+    expect((error as WorkspaceConflictError).files).toEqual(['a.txt']);
+    expect((error as Error).message).toMatch(/a\.txt changed after the agent's last turn.*Nothing was changed/);
+    expect(treeHash(root)).toBe(before);
+  });
+
+  it("never writes to the user's repository, and refuses a tree over its limits", async () => {
+    const root = repository({ 'a.txt': 'a\n', 'big.bin': 'x' });
+    const sessionDir = join(tempDir('rho-cp-session-'), 's');
+    const refs = sh(root, 'for-each-ref');
+    const status = sh(root, 'status', '--porcelain');
+    const store = CheckpointStore.open({ sessionDir, workingDir: root });
+    await store.take(0);
+    writeFileSync(join(root, 'a.txt'), 'a, changed\n');
+    await store.take(1);
+    await store.undo(0);
+    expect(sh(root, 'for-each-ref')).toBe(refs);
+    expect(sh(root, 'status', '--porcelain')).toBe(status);
+    expect(sh(`${sessionDir}/checkpoints.git`, 'for-each-ref', '--format=%(refname)')).toBe(
+      'refs/rho/turns/0\nrefs/rho/turns/1\n',
+    );
+
+    const few = CheckpointStore.open({
+      sessionDir: join(tempDir('rho-cp-session-'), 's'),
+      workingDir: root,
+      maxFiles: 1,
+    });
+    const many = await few.take(0).catch((error: unknown) => error);
+    expect(WorkspaceError.isInstance(many)).toBe(true);
+    expect((many as Error).message).toMatch(/has 2 files git does not ignore, over the 1 .*turn checkpoints off/);
+    writeFileSync(join(root, 'big.bin'), Buffer.alloc(2 * 1024 * 1024));
+    const small = CheckpointStore.open({
+      sessionDir: join(tempDir('rho-cp-session-'), 's'),
+      workingDir: root,
+      maxFileBytes: 1024 * 1024,
+    });
+    const big = await small.take(0).catch((error: unknown) => error);
+    expect((big as WorkspaceError).code).toBe('workspace_too_large');
+    expect((big as Error).message).toMatch(/^big\.bin is 2\.0 MiB, over the 1 MiB/);
+  });
+});
