@@ -20,8 +20,9 @@ export const layers = {
   'packages/model-gguf': { allow: ['model-client'], tests: ['core'] },
   'packages/permissions': { allow: ['core'] },
   'packages/monitor': { allow: ['core'] },
-  // The web dashboard reads sessions through the monitor; its tests run real sessions over HTTP.
-  'packages/dashboard': { allow: ['core', 'monitor'], tests: ['model-client'] },
+  // The web dashboard reads sessions through the monitor, and a session's changes through the
+  // workspace library (loaded when they are asked for); its tests run real sessions over HTTP.
+  'packages/dashboard': { allow: ['core', 'monitor', 'workspace'], tests: ['model-client'] },
   'packages/tools-fs': { allow: ['core', 'permissions'] },
   'packages/tools-db': { allow: ['core', 'permissions'] },
   'packages/tools-mcp': { allow: ['core', 'permissions'] },

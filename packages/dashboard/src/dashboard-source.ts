@@ -144,6 +144,12 @@ export interface DashboardSource {
    * the wrong shape, a `SessionNotFoundError` for an unknown id.
    */
   answerApproval?(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<DashboardApprovalResult>;
+  /**
+   * The session's directory on this machine (its `meta.json`, `workspace.json`, checkpoints), for
+   * `GET /api/sessions/:id/changes`. Optional: a source without it (a fleet's: the files are on the
+   * node that ran the session) shows no changes. Undefined for an unknown id.
+   */
+  sessionDirectory?(id: string): Promise<string | undefined>;
   /** Costs (by model, profile, day) over every session. */
   costStats(): Promise<CostStats>;
   /** Tool calls, failures and latency over every session. */

@@ -107,6 +107,9 @@ export function createFileSource(directory: string, options: FileSourceOptions =
       );
       return withRecordedAnswer(result, toolCallId, async () => readFileSync(join(directory, 'trace.jsonl')));
     },
+    async sessionDirectory(id: string): Promise<string | undefined> {
+      return index.find(id)?.directory;
+    },
     async costStats(): Promise<CostStats> {
       const tallies = index.tallies();
       const byModel = new Map<string, CostBucket>();

@@ -18,6 +18,49 @@ export interface Session {
   firstPrompt?: string;
   parentId?: string;
   depth?: number;
+  /** What an isolated run changed in its workspace (meta.json's `changes`), once a run ended. */
+  changes?: ChangeStats;
+}
+
+/** "N files changed, +a/-d". */
+export interface ChangeStats {
+  files: number;
+  additions: number;
+  deletions: number;
+}
+
+/** One changed file (`GET /api/sessions/:id/changes`). */
+export interface ChangedFile {
+  path: string;
+  oldPath?: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'mode' | 'type';
+  additions: number;
+  deletions: number;
+  binary: boolean;
+}
+
+/** What a session changed (`GET /api/sessions/:id/changes`). */
+export interface SessionChanges {
+  workspace: {
+    mode: 'isolated';
+    kind: 'git-worktree' | 'copy';
+    branch?: string;
+    state: 'active' | 'applied' | 'discarded';
+    original: string;
+    decidedAt?: string;
+  } | null;
+  checkpoints?: {
+    workingDir: string;
+    count: number;
+    from: { turn: number; createdAt: string };
+    to: { turn: number; createdAt: string };
+  };
+  stats: ChangeStats | null;
+  files: ChangedFile[];
+  patch: string;
+  patchBytes: number;
+  truncated: boolean;
+  note?: string;
 }
 
 /** A page of sessions. */

@@ -71,3 +71,9 @@ export function callSignature(name: string, args: unknown, max = 120): string {
   if (inner.length > max) inner = `${inner.slice(0, max - 1)}…`;
   return `${name}(${inner})`;
 }
+
+/** `3 files changed, +12/-4` (as rho ps and rho diff say it), `no changes`. */
+export function changeStats(stats: { files: number; additions: number; deletions: number }): string {
+  if (stats.files === 0) return 'no changes';
+  return `${stats.files} ${stats.files === 1 ? 'file' : 'files'} changed, +${stats.additions}/-${stats.deletions}`;
+}

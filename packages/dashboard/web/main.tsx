@@ -1,6 +1,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import './approvals.css';
+import './changes.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { CostsPage } from './costs-page.js';

@@ -4,6 +4,7 @@ import type uPlot from 'uplot';
 import type { Session, TraceRecord } from './api.js';
 import { sendControl } from './api.js';
 import { SessionApprovals } from './approvals.js';
+import { ChangesSection } from './changes.js';
 import { axes, bars, Chart, fromZero, markers } from './chart.js';
 import { Confirm } from './confirm.js';
 import { age, compact, duration, usd } from './format.js';
@@ -78,6 +79,7 @@ export function SessionPage({ id }: { id: string }) {
       )}
       <SessionApprovals id={id} status={session?.status} changes={state.approvals} />
       <Controls id={id} status={session?.status} />
+      <ChangesSection id={id} status={session?.status} />
       <h2>Timeline</h2>
       <Waterfall spans={state.spans} markers={state.markers} version={version} />
       <div class="charts">

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { SessionPage as Page } from './api.js';
 import { getJson } from './api.js';
 import { WaitingForYou } from './approvals.js';
-import { age, compact, usd } from './format.js';
+import { age, changeStats, compact, usd } from './format.js';
 
 const PAGE_SIZE = 100;
 const COLUMNS: [key: string, label: string, className?: string][] = [
@@ -131,6 +131,7 @@ export function SessionsPage() {
                   {sort === key ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
                 </th>
               ))}
+              <th>Changes</th>
               <th>First prompt</th>
             </tr>
           </thead>
@@ -154,6 +155,15 @@ export function SessionsPage() {
                 <td title={row.startedAt}>{age(row.startedAt, now)}</td>
                 <td class="number">{compact((row.inputTokens ?? 0) + (row.outputTokens ?? 0))}</td>
                 <td class="number">{usd(row.costUsd)}</td>
+                <td class="changes" title={row.changes === undefined ? undefined : changeStats(row.changes)}>
+                  {row.changes !== undefined && row.changes.files > 0 && (
+                    <>
+                      {row.changes.files} {row.changes.files === 1 ? 'file' : 'files'}
+                      <span class="wide"> changed</span>, <span class="diff-add">+{row.changes.additions}</span>/
+                      <span class="diff-del">-{row.changes.deletions}</span>
+                    </>
+                  )}
+                </td>
                 <td class="prompt" title={row.firstPrompt}>
                   {row.firstPrompt ?? ''}
                 </td>

@@ -4,6 +4,7 @@ import { ACTIVE_STATUSES } from '@rho/monitor';
 import type { DashboardSource, SessionQuery, SessionSortKey } from '../dashboard-source.js';
 import { answerApproval, listApprovals, listSessionApprovals } from './approvals-api.js';
 import { changeAllowed } from './change-guard.js';
+import { sessionChanges } from './changes-api.js';
 import { readJson, sendJson } from './http.js';
 
 /** What the API handlers share. */
@@ -39,7 +40,9 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  * - `POST /api/sessions/:id/control` `{action: cancel|pause|resume|directive, text?}`;
  * - `GET /api/approvals` every tool call that waits for approval, `GET /api/sessions/:id/approvals`
  *   one session's, `POST /api/sessions/:id/approvals` `{toolCallId, decision, scope?, reason?}`
- *   answers one (see approvals-api.ts).
+ *   answers one (see approvals-api.ts);
+ * - `GET /api/sessions/:id/changes` what the session changed: its workspace's diff, or its
+ *   checkpoints' (see changes-api.ts).
  */
 export async function handleApi(
   request: IncomingMessage,
@@ -68,7 +71,7 @@ export async function handleApi(
         sendJson(response, 405, { error: 'Method not allowed: answer a call with POST /api/sessions/:id/approvals.' });
       return;
     }
-    const match = /^\/api\/sessions\/([^/]+)(\/events|\/control|\/approvals)?$/.exec(path);
+    const match = /^\/api\/sessions\/([^/]+)(\/events|\/control|\/approvals|\/changes)?$/.exec(path);
     if (match === null) {
       sendJson(response, 404, { error: 'No such API path.' });
       return;
@@ -94,6 +97,10 @@ export async function handleApi(
     }
     if (request.method === 'GET' && match[2] === '/approvals') {
       await listSessionApprovals(response, id, context.source);
+      return;
+    }
+    if (request.method === 'GET' && match[2] === '/changes') {
+      await sessionChanges(response, id, context.source);
       return;
     }
     if (request.method === 'POST' && match[2] === '/approvals') {
