@@ -145,6 +145,7 @@ async function prepareLockedRun(
       model,
       profile: settings.profile.name,
       workingDir: settings.workingDir.workingDir,
+      ...(settings.queue.task === undefined ? {} : { task: settings.queue.task }),
     });
     held.created = created.directory;
     held.lock = SessionLock.acquire(created.directory);

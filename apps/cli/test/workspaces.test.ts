@@ -142,10 +142,16 @@ describe('isolated workspaces through the CLI', () => {
     expect(applied.code, applied.stderr).toBe(0);
     expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
     expect(readFileSync(join(work, 'src', 'new.ts'), 'utf8')).toBe('export const y = 2;\n');
+    expect(applied.stderr).toContain(`rho diff ${ran.id} still shows what was applied`);
+    expect(existsSync(workspace)).toBe(false);
     const again = await rho(home, work, 'apply', ran.id);
     expect(again.code).toBe(2);
     expect(again.stderr.trim().split('\n')).toHaveLength(1);
     expect(again.stderr).toMatch(/applied/);
+    // The workspace is gone; what it applied is still there to read and export.
+    const after = JSON.parse((await rho(home, work, 'diff', ran.id, '--json')).stdout) as { patch: string };
+    expect(after.patch).toBe(json.patch);
+    expect((await rho(home, work, 'export', ran.id, '--format', 'patch')).stdout).toBe(json.patch);
   });
 
   it('in a plain directory: a copy; nothing outside changes; discard --yes leaves nothing; apply after it is refused', async () => {
@@ -236,7 +242,7 @@ describe('isolated workspaces through the CLI', () => {
     expect(nothing.stderr.trim().split('\n')).toHaveLength(1);
     expect(nothing.stderr).toMatch(/Nothing to apply/);
     const inPlace = await run(work, home, [turn(write('c.txt', 'c\n'))]);
-    for (const command of ['apply', 'diff', 'discard']) {
+    for (const command of ['apply', 'discard']) {
       const refused = await rho(home, work, command, inPlace.id, ...(command === 'discard' ? ['--yes'] : []));
       expect(refused.code, command).toBe(2);
       expect(refused.stderr.trim().split('\n')).toHaveLength(1);
@@ -308,12 +314,31 @@ describe('in-place checkpoints and rho undo', () => {
     expect(treeHash(work)).toBe(start);
   });
 
-  it('--no-checkpoints takes none: undo says so (exit 2)', async () => {
+  it('--no-checkpoints takes none: undo and diff say so (exit 2)', async () => {
     const { home, work } = place('plain');
     const ran = await run(work, home, [turn(write('a.txt', 'x\n'))], ['--no-checkpoints']);
     const undo = await rho(home, work, 'undo', ran.id, '--yes');
     expect(undo.code).toBe(2);
     expect(undo.stderr).toMatch(/took no checkpoint/);
+    const diff = await rho(home, work, 'diff', ran.id);
+    expect(diff.code).toBe(2);
+    expect(diff.stderr.trim().split('\n')).toHaveLength(1);
+    expect(diff.stderr).toMatch(/without checkpoints: rho kept no record/);
+  });
+
+  it('rho diff and export --format patch of an in-place run: from its first checkpoint to the files now', async () => {
+    const { home, work } = place('plain');
+    const ran = await run(work, home, [turn(write('a.txt', 'turn one\n')), turn(write('c.txt', 'added in two\n'))]);
+    expect(ran.code, ran.stderr).toBe(0);
+    const stat = await rho(home, work, 'diff', ran.id, '--stat');
+    expect(stat.code, stat.stderr).toBe(0);
+    expect(stat.stdout).toMatch(/ M a\.txt +\+1\/-3/);
+    expect(stat.stdout).toMatch(/ A c\.txt +\+1\/-0/);
+    expect(stat.stdout).toContain('2 files changed, +2/-3');
+    const patch = await rho(home, work, 'export', ran.id, '--format', 'patch');
+    expect(patch.code, patch.stderr).toBe(0);
+    expect(patch.stdout).toContain('+added in two');
+    expect(patch.stdout).toContain('diff --git a/a.txt b/a.txt');
   });
 });
 

@@ -36,6 +36,9 @@ export interface SessionMeta {
    * refreshed at the end of every run: `rho ps` shows "N files changed, +a/-d".
    */
   changes?: { files: number; additions: number; deletions: number };
+  /** The queued task this session runs, and which attempt (a `rho worker` session), from its creation. */
+  task_id?: string;
+  task_attempt?: number;
 }
 
 /** What {@link inspectSessionMeta} found: the contents, or that there is no `meta.json`, or why it cannot be used. */

@@ -3,7 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SessionNotFoundError } from './errors.js';
-import { updateSessionMeta } from './session-meta.js';
+import { readSessionMeta, updateSessionMeta } from './session-meta.js';
 import { rhoHome, SessionStore } from './session-store.js';
 import { pythonTracesDir } from './testing/fixtures.js';
 
@@ -46,6 +46,14 @@ describe('SessionStore.lookup', () => {
     for (const id of ['abc12345', 'abd99999', 'abc', 'ffff0000']) store.create({ id });
     return store;
   }
+
+  it('records the queued task and attempt a session runs in meta.json from its creation', () => {
+    const store = temporaryStore();
+    const task = { id: '0b9c3d2e-5f61-4a7b-8c9d-0e1f2a3b4c5d', attempt: 2 };
+    const made = store.create({ task, workingDir: '/srv/project' });
+    expect(readSessionMeta(made.directory)).toMatchObject({ task_id: task.id, task_attempt: 2, status: 'created' });
+    expect(readSessionMeta(store.create().directory)).not.toHaveProperty('task_id');
+  });
 
   it('finds a session by a unique prefix, and an exact id even when it prefixes others', () => {
     const store = setUp();

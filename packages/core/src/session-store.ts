@@ -94,6 +94,12 @@ export interface CreateSessionOptions {
   workingDir?: string;
   /** A chosen id; by default 8 random hex characters. */
   id?: string;
+  /**
+   * The queued task (and attempt) the session runs, recorded in `meta.json` from its creation
+   * (`task_id`, `task_attempt`): a worker tells an attempt's session, and its workspace, by it
+   * even when the attempt died before its trace said so.
+   */
+  task?: { id: string; attempt: number };
 }
 
 /**
@@ -135,6 +141,7 @@ export class SessionStore {
           ...(options.model === undefined ? {} : { model: options.model }),
           ...(options.profile === undefined ? {} : { profile: options.profile }),
           ...(options.workingDir === undefined ? {} : { working_dir: options.workingDir }),
+          ...(options.task === undefined ? {} : { task_id: options.task.id, task_attempt: options.task.attempt }),
           parent_id: options.parentId ?? null,
         });
       } catch (error) {

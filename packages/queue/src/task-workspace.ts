@@ -134,8 +134,15 @@ export async function sweepTaskWorkspaces(
   return sweep;
 }
 
-/** The task id and attempt of a session's first `run_start` (read from the trace's first 256 KiB). */
+/**
+ * The task id and attempt of a session: from meta.json (written when the session was made, so
+ * also for an attempt killed before its first record), else its first `run_start` (read from the
+ * trace's first 256 KiB: sessions made before meta.json carried it).
+ */
 function traceTask(sessionDir: string): { task_id: string; attempt: number } | undefined {
+  const meta = readSessionMeta(sessionDir);
+  if (typeof meta?.task_id === 'string')
+    return { task_id: meta.task_id, attempt: typeof meta.task_attempt === 'number' ? meta.task_attempt : 1 };
   let text: string;
   try {
     const fd = openSync(join(sessionDir, 'trace.jsonl'), 'r');

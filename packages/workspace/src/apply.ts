@@ -5,7 +5,7 @@ import { join, posix, relative, sep } from 'node:path';
 import { diffCached, withCurrentFiles, type TreeAccess } from './diff.js';
 import { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
 import { git } from './git.js';
-import { decide } from './record.js';
+import { decide, writeAppliedDiff } from './record.js';
 import { removeWorkspace } from './remove.js';
 import type { WorkspaceDiff, WorkspaceRecord } from './types.js';
 
@@ -120,6 +120,8 @@ export async function applyWorkspace(record: WorkspaceRecord, sessionDir: string
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
+  // What was applied stays in the session directory (the workspace goes): rho diff, export.
+  writeAppliedDiff(sessionDir, diff);
   decide(record, sessionDir, 'applied');
   // A failure here leaves a decided record with its files: sweepWorkspaces removes them.
   await removeWorkspace(record).catch(() => undefined);

@@ -74,6 +74,43 @@ describe('checkpoints of an in-place run', () => {
     expect(existsSync(join(root, 'moved'))).toBe(true);
   });
 
+  it('diffs from a checkpoint to the files as they are now, binary-safe, with a patch that applies', async () => {
+    const { root, sessionDir } = start();
+    const store = CheckpointStore.open({ sessionDir, workingDir: root });
+    await expect(store.diff()).rejects.toThrow(WorkspaceUsageError);
+    await store.take(0);
+    for (const [index, turn] of turns.slice(0, 2).entries()) {
+      turn(root);
+      await store.take(index + 1);
+    }
+    // After the last checkpoint, a change nobody checkpointed yet: the diff is of the files now.
+    writeFileSync(join(root, 'a.txt'), 'a, turn 1\nand after\n');
+    const whole = await store.diff();
+    expect(whole.files.map((file) => [file.path, file.status]).sort()).toEqual([
+      ['a.txt', 'modified'],
+      ['b.txt', 'deleted'],
+      ['bin.dat', 'added'],
+      ['moved/c.txt', 'renamed'],
+    ]);
+    expect(whole.files.find((file) => file.path === 'bin.dat')!.binary).toBe(true);
+    expect(whole.stats).toEqual({ files: 4, additions: 2, deletions: 2 });
+    expect((await store.diff(1)).files.map((file) => file.path).sort()).toEqual(['a.txt', 'b.txt', 'moved/c.txt']);
+    await expect(store.diff(-1)).rejects.toThrow(/^No checkpoint at or before turn -1: the first is of turn 0\.$/);
+    // The patch takes a copy of the start to the files now, byte for byte.
+    const copy = tempDir('rho-cp-apply-');
+    put(copy, 'a.txt', 'a\n');
+    put(copy, 'b.txt', 'b\n');
+    put(copy, 'c.txt', 'c\n');
+    put(copy, 'run.sh', 'echo run\n');
+    put(copy, '.gitignore', 'build/\n');
+    mkdirSync(join(copy, 'moved'));
+    writeFileSync(join(copy, 'change.patch'), whole.patch);
+    sh(copy, 'apply', '--binary', 'change.patch');
+    rmSync(join(copy, 'change.patch'));
+    rmSync(join(root, 'build'), { recursive: true });
+    expect(treeHash(copy)).toBe(treeHash(root));
+  });
+
   it('undoes the last turn by default, and a second undo goes further back', async () => {
     const { root, sessionDir } = start();
     const store = CheckpointStore.open({ sessionDir, workingDir: root });

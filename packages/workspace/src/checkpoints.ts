@@ -6,11 +6,11 @@
  */
 import { appendFileSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { withCurrentFiles, type TreeAccess } from './diff.js';
+import { diffCached, withCurrentFiles, type TreeAccess } from './diff.js';
 import { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
 import { git, gitText, splitNul } from './git.js';
 import { readTree, removeFiles, restoreFiles } from './restore.js';
-import type { ChangeStats, Checkpoint, UndoPlan } from './types.js';
+import type { ChangeStats, Checkpoint, UndoPlan, WorkspaceDiff } from './types.js';
 
 /** The most files (not ignored) a working directory may have for checkpoints. */
 export const MAX_CHECKPOINT_FILES = 200_000;
@@ -218,6 +218,28 @@ export class CheckpointStore {
       }
     }
     return stats;
+  }
+
+  /**
+   * What changed in the working directory since the checkpoint of `fromTurn` (the latest at or
+   * before it; by default the first, the run's start) up to the files as they are now: the same
+   * files, totals and patch as an isolated workspace's diff, paths relative to the working
+   * directory. An in-place run's `rho diff`, export and the dashboard's Changes read it.
+   */
+  async diff(fromTurn?: number): Promise<WorkspaceDiff> {
+    const list = await this.stored();
+    if (list.length === 0)
+      throw new WorkspaceUsageError({ message: 'No changes to show: this session took no checkpoint.' });
+    const from = fromTurn === undefined ? list[0] : list.filter((checkpoint) => checkpoint.turn <= fromTurn).at(-1);
+    if (from === undefined)
+      throw new WorkspaceUsageError({
+        message: `No checkpoint at or before turn ${fromTurn}: the first is of turn ${list[0]!.turn}.`,
+      });
+    return withCurrentFiles(
+      this.access,
+      from.commit,
+      async (env) => (await diffCached(this.access, env, from.commit, '')).diff,
+    );
   }
 
   /**

@@ -13,7 +13,7 @@ export type { CreatedWorkspace, CreateWorkspaceOptions } from './create.js';
 export { MAX_PATCH_BYTES } from './diff.js';
 export { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
 export type { WorkspaceErrorOptions } from './errors.js';
-export { formatChangeStats, readWorkspace, WORKSPACE_FILE } from './record.js';
+export { APPLIED_FILE, formatChangeStats, readAppliedDiff, readWorkspace, WORKSPACE_FILE } from './record.js';
 export { sweepWorkspaces } from './sweep.js';
 export type { SweepOptions, SweepResult } from './sweep.js';
 export type {

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkspaceError } from './errors.js';
-import type { ChangeStats, WorkspaceRecord } from './types.js';
+import type { ChangeStats, WorkspaceDiff, WorkspaceRecord } from './types.js';
 
 /** The record's file in a session directory. */
 export const WORKSPACE_FILE = 'workspace.json';
@@ -54,6 +54,41 @@ export function writeWorkspace(sessionDir: string, record: WorkspaceRecord): voi
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   renameSync(temporary, file);
+}
+
+/** What was applied, kept in the session directory once the workspace is gone: `rho diff` and export still show it. */
+export const APPLIED_FILE = 'workspace-applied.json';
+
+/** Keeps the diff an apply wrote to the original (a temporary file renamed into place). */
+export function writeAppliedDiff(sessionDir: string, diff: WorkspaceDiff): void {
+  const file = join(sessionDir, APPLIED_FILE);
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(diff)}\n`, { mode: 0o600 });
+  renameSync(temporary, file);
+}
+
+/**
+ * The diff that `applyWorkspace` applied to the original, kept in the session directory (the
+ * workspace itself is removed by the apply); `undefined` for a session that applied nothing.
+ * Throws `workspace_corrupt` on a file that is not one.
+ */
+export function readAppliedDiff(sessionDir: string): WorkspaceDiff | undefined {
+  const file = join(sessionDir, APPLIED_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw corrupt(file, (error as Error).message, error);
+  }
+  try {
+    const diff = JSON.parse(text) as Partial<WorkspaceDiff> | null;
+    if (diff !== null && Array.isArray(diff.files) && typeof diff.patch === 'string' && typeof diff.stats === 'object')
+      return diff as WorkspaceDiff;
+  } catch (error) {
+    throw corrupt(file, 'not JSON', error);
+  }
+  throw corrupt(file, 'not a diff (files, stats, patch)');
 }
 
 /** Sets the record's state (and `decidedAt`) and writes it. */

@@ -7,6 +7,7 @@ import {
   diffWorkspace,
   discardWorkspace,
   formatChangeStats,
+  readAppliedDiff,
   readWorkspace,
   WorkspaceConflictError,
   WorkspaceUsageError,
@@ -124,6 +125,9 @@ describe('a workspace in a git repository', () => {
     expect(sh(original, 'branch', '--list', 'rho/*')).toBe('');
     expect(sh(original, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     expect(existsSync(record.root)).toBe(false);
+    // What was applied stays readable in the session directory (diff, export).
+    expect(readAppliedDiff(sessionDir)).toEqual(applied);
+    expect(readAppliedDiff(join(sessionDir, 'elsewhere'))).toBeUndefined();
 
     const again = await applyWorkspace(record, sessionDir).catch((error: unknown) => error);
     expect(WorkspaceUsageError.isInstance(again)).toBe(true);

@@ -99,8 +99,8 @@ export async function exportCommand(
       if (finalDiff === undefined)
         return fail(
           typeof workspace === 'string'
-            ? `Session ${argv.session}'s workspace was ${workspace}: there is no patch of it to export any more.`
-            : `Session ${argv.session} has no isolated workspace, so no patch of its changes: --format patch exports what a --workspace isolated run changed.`,
+            ? `No patch of session ${argv.session}: ${workspace}`
+            : `Session ${argv.session} kept no record of the files it changed (no isolated workspace, no checkpoints), so no patch: run with --workspace isolated.`,
         );
       json = finalDiff.patch;
     } else if (directory !== undefined) {
@@ -169,19 +169,24 @@ export async function exportCommand(
 }
 
 /**
- * The final diff of a session with an active isolated workspace; the state of one that was
- * applied or discarded (whose diff the library no longer gives); undefined without one.
+ * The final diff of a session (an isolated workspace's, what it applied, or an in-place run's
+ * since its first checkpoint: `rho diff`'s), or why there is none; undefined for a session that
+ * kept no record of its files (@rho/workspace loads only for one that did).
  */
 async function workspaceDiff(
   directory: string,
 ): Promise<{ files: unknown[]; stats: Record<string, number>; patch: string } | string | undefined> {
   const { existsSync } = await import('node:fs');
   const { join } = await import('node:path');
-  if (!existsSync(join(directory, 'workspace.json'))) return undefined;
-  const { diffWorkspace, readWorkspace } = await import('@rho/workspace');
-  const record = readWorkspace(directory);
-  if (record === undefined) return undefined;
-  if (record.state !== 'active') return record.state;
-  const diff = await diffWorkspace(record);
-  return { files: diff.files, stats: { ...diff.stats }, patch: diff.patch };
+  if (!existsSync(join(directory, 'workspace.json')) && !existsSync(join(directory, 'checkpoints.git')))
+    return undefined;
+  const { sessionDiff, workspaceSessionAt } = await import('./workspace-actions.js');
+  const { WorkspaceUsageError } = await import('@rho/workspace');
+  try {
+    const diff = await sessionDiff(await workspaceSessionAt(directory));
+    return { files: diff.files, stats: { ...diff.stats }, patch: diff.patch };
+  } catch (error) {
+    if (WorkspaceUsageError.isInstance(error)) return error.message;
+    throw error;
+  }
 }

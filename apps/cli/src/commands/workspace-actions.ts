@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { CheckpointStore, UndoPlan, WorkspaceDiff, WorkspaceRecord } from '@rho/workspace';
 import { EXIT } from '../exit-code-map.js';
 import type { RunWorkspace } from '../run-workspace.js';
@@ -54,16 +54,21 @@ export function workspaceIo(terminal: Terminal): WorkspaceIo {
 /** The session a reference names (id, prefix, `latest`, a directory), with its workspace record. */
 export async function findWorkspaceSession(reference: string, env: NodeJS.ProcessEnv): Promise<WorkspaceSession> {
   const { SessionStore, rhoHome } = await import('@rho/core');
+  const found = new SessionStore(join(rhoHome(env), 'sessions')).lookup(reference);
+  return workspaceSessionAt(found.directory, found.id);
+}
+
+/** The session in `directory` (its id: the folder's name unless given), with its workspace record. */
+export async function workspaceSessionAt(directory: string, id = basename(directory)): Promise<WorkspaceSession> {
   const { readSessionMeta, sessionLockOwner } = await import('@rho/core/internal');
   const { readWorkspace } = await import('@rho/workspace');
-  const found = new SessionStore(join(rhoHome(env), 'sessions')).lookup(reference);
-  const meta = readSessionMeta(found.directory);
+  const meta = readSessionMeta(directory);
   return {
-    id: found.id,
-    directory: found.directory,
-    record: readWorkspace(found.directory),
+    id,
+    directory,
+    record: readWorkspace(directory),
     workingDir: typeof meta?.working_dir === 'string' ? meta.working_dir : undefined,
-    live: sessionLockOwner(found.directory) !== undefined,
+    live: sessionLockOwner(directory) !== undefined,
   };
 }
 
@@ -86,21 +91,49 @@ async function isolated(session: WorkspaceSession, doing: string): Promise<Works
   });
 }
 
-/** `rho diff ID [--stat] [--json]`: what an isolated session changed, from its base to now. */
+/**
+ * What a session changed, however it kept its files: an isolated workspace's diff from its base to
+ * now; once applied, the diff it applied (kept in the session directory); an in-place run's, from
+ * its first checkpoint to the files now. A one-line usage error (exit 2) when nothing tells.
+ */
+export async function sessionDiff(session: WorkspaceSession): Promise<WorkspaceDiff> {
+  const library = await import('@rho/workspace');
+  const { record } = session;
+  if (record?.state === 'applied') {
+    const applied = library.readAppliedDiff(session.directory);
+    if (applied !== undefined) return applied;
+  }
+  if (record !== undefined) return library.diffWorkspace(record);
+  if (existsSync(join(session.directory, 'checkpoints.git')) && session.workingDir !== undefined)
+    return library.CheckpointStore.open({ sessionDir: session.directory, workingDir: session.workingDir }).diff();
+  throw new library.WorkspaceUsageError({
+    message: `Session ${session.id} ran in place (in ${session.workingDir ?? 'its working directory'}) without checkpoints: rho kept no record of the files it changed. Run with --workspace isolated to review changes before they land.`,
+  });
+}
+
+/**
+ * `rho diff ID [--stat] [--json]`: what a session changed (an isolated one from its base to now,
+ * or what it applied; an in-place one from its first checkpoint to the files now).
+ */
 export async function diffAction(
   session: WorkspaceSession,
   options: { stat: boolean; json: boolean },
   io: WorkspaceIo,
 ): Promise<number> {
-  const record = await isolated(session, 'show the diff of');
-  const { diffWorkspace, formatChangeStats } = await import('@rho/workspace');
-  const diff = await diffWorkspace(record);
+  const diff = await sessionDiff(session);
+  const { formatChangeStats } = await import('@rho/workspace');
+  const where =
+    session.record === undefined
+      ? `${session.workingDir ?? 'its working directory'} since its first checkpoint`
+      : session.record.state === 'applied'
+        ? `what it applied to ${session.record.original}`
+        : `its workspace ${session.record.path}`;
   if (options.json) {
     io.out(`${JSON.stringify({ files: diff.files, stats: diff.stats, patch: diff.patch })}\n`);
     return EXIT.completed;
   }
   if (diff.files.length === 0) {
-    io.err(`Session ${session.id} changed no file in its workspace ${record.path}.\n`);
+    io.err(`Session ${session.id} changed no file (${where}).\n`);
     return EXIT.completed;
   }
   const style = styles(io.color);
@@ -148,7 +181,7 @@ export async function applyAction(session: WorkspaceSession, io: WorkspaceIo): P
   // A conflict (WorkspaceConflictError, exit 1) says which files and how to resolve; nothing changed.
   const diff = await applyWorkspace(record, session.directory);
   io.err(
-    `Applied ${formatChangeStats(diff.stats)} to ${record.original}. The workspace stays until rho discard ${session.id}${record.branch === undefined ? '' : ` (branch ${record.branch} too)`}.\n`,
+    `Applied ${formatChangeStats(diff.stats)} to ${record.original}; the workspace${record.branch === undefined ? '' : ` and branch ${record.branch}`} are removed (rho diff ${session.id} still shows what was applied).\n`,
   );
   return EXIT.completed;
 }

@@ -110,7 +110,8 @@ export async function readSessionChanges(
     from: { turn: first.turn, createdAt: first.createdAt },
     to: { turn: last.turn, createdAt: last.createdAt },
   };
-  // rho diff is of isolated workspaces only: the whole patch is git's, between the two commits.
+  // The whole patch: git's, between the two commits (`rho diff ID` shows the first checkpoint
+  // against the files as they are now, which a person's later edits also change).
   const whole = `git --git-dir=${store.gitDir} diff ${first.commit} ${last.commit}`;
   const shown = bounded(id, diff.patch, diff.patchBytes, whole);
   return { workspace: null, checkpoints, stats: diff.stats, files: diff.files, ...shown };
