@@ -153,10 +153,19 @@ async function prepareLockedRun(
   }
   const sessionDir = created?.directory ?? resumedDirectory!;
   const sessionId = created?.id ?? readSessionMeta(sessionDir)?.id ?? basename(sessionDir);
+  // A Daytona sandbox is a machine of its own: nothing of this machine's working directory
+  // changes, so there is no local workspace to make or checkpoint (a patch of the sandbox's
+  // changes is not downloaded yet: /download fetches files).
+  const remote = settings.backend.name === 'daytona';
+  if (remote && settings.workspace.mode === 'isolated')
+    throw new UsageError({
+      message:
+        '--workspace isolated is for the local and sandbox backends: the daytona backend already works in a machine of its own and changes nothing here (fetch its files with /download). Leave --workspace out.',
+    });
   // The run's workspace: an isolated one is made (or, resumed, found again) before the backend,
   // which works in it; an in-place run with checkpoints takes checkpoint 0 now.
   const workspace = await openRunWorkspace({
-    settings: settings.workspace,
+    settings: remote ? { ...settings.workspace, checkpoints: false } : settings.workspace,
     workingDir: settings.workingDir.workingDir,
     home,
     sessionId,
