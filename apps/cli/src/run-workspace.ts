@@ -143,7 +143,18 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
     },
     async afterRun(sessionId) {
       await take(turns);
-      if (record === undefined) return undefined;
+      if (record === undefined) {
+        // An in-place run's totals since its first checkpoint, for rho ps and the dashboard's list
+        // (as an isolated run's): what `rho diff` of it shows.
+        if (checkpoints !== undefined && !failed) {
+          const stats = await checkpoints
+            .diff()
+            .then((diff) => diff.stats)
+            .catch(() => undefined);
+          if (stats !== undefined) updateSessionMeta(input.sessionDir, { changes: stats });
+        }
+        return undefined;
+      }
       const diff = await library.diffWorkspace(record);
       updateSessionMeta(input.sessionDir, { changes: diff.stats });
       return diff.stats.files === 0

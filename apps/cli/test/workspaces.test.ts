@@ -338,6 +338,9 @@ describe('in-place checkpoints and rho undo', () => {
     const patch = await rho(home, work, 'export', ran.id, '--format', 'patch');
     expect(patch.code, patch.stderr).toBe(0);
     expect(patch.stdout).toContain('+added in two');
+    // Its totals are in meta.json, so rho ps lists them as for an isolated run.
+    const ps = JSON.parse((await rho(home, work, 'ps', '--json')).stdout) as { id: string; changes?: unknown }[];
+    expect(ps.find((row) => row.id === ran.id)?.changes).toEqual({ files: 2, additions: 2, deletions: 3 });
     expect(patch.stdout).toContain('diff --git a/a.txt b/a.txt');
   });
 });

@@ -32,8 +32,9 @@ export interface SessionMeta {
   /** The limit that ended the last run, for status `limit`. */
   limit?: string;
   /**
-   * What an isolated run changed in its workspace so far (`@rho/workspace`'s diff stats),
-   * refreshed at the end of every run: `rho ps` shows "N files changed, +a/-d".
+   * What the run changed (`@rho/workspace`'s diff stats), refreshed at the end of every run: an
+   * isolated run's in its workspace, an in-place run's since its first checkpoint. `rho ps` shows
+   * "N files changed, +a/-d".
    */
   changes?: { files: number; additions: number; deletions: number };
   /** The queued task this session runs, and which attempt (a `rho worker` session), from its creation. */
