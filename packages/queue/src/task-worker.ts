@@ -13,6 +13,9 @@ import type { TaskResult, TaskState } from './task-types.js';
 import type { Running, StopReason, TaskWorker, TaskWorkerOptions } from './worker-types.js';
 import { WorkerWorkspaces } from './worker-workspaces.js';
 
+/** How long a session whose attempt lost its lease has to stop before it is killed. */
+const LOST_KILL_SECONDS = 2;
+
 export type { TaskWorker, TaskWorkerOptions, WorkerEvent } from './worker-types.js';
 
 /** Starts a worker: it takes matching tasks, runs them, heartbeats, reports results. */
@@ -296,10 +299,14 @@ class Worker implements TaskWorker {
   private stop(task: Running, reason: StopReason): void {
     if (task.reason !== undefined) return;
     task.reason = reason;
-    // A lost lease: the session sees it at its next step even before the signal arrives.
+    // A lost lease: the session sees it at its next step even before the signal arrives, so it
+    // starts no model or tool call more; the signal ends the call in flight and the session
+    // records why it ended (a kill would leave its trace without an end). One that does not stop
+    // within LOST_KILL_SECONDS is killed: another attempt may be running.
     if (reason === 'lost') rmSync(task.leaseFile, { force: true });
-    task.session.stop(reason === 'lost' ? 'kill' : 'cancel');
-    const killAfter = (this.options.killAfterSeconds ?? 10) * 1000;
+    task.session.stop('cancel');
+    const grace = this.options.killAfterSeconds ?? 10;
+    const killAfter = (reason === 'lost' ? Math.min(grace, LOST_KILL_SECONDS) : grace) * 1000;
     task.timers.push(setTimeout(() => task.session.stop('kill'), killAfter).unref());
   }
 

@@ -299,6 +299,46 @@ describe.skipIf(!available)('task queue on PostgreSQL', () => {
     expect(task).toMatchObject({ attempt: 2, result: { answer: 'second', attempt: 2 } });
   });
 
+  it('stops a session whose attempt lost its lease by interrupting it first, so its trace ends, then kills it', async () => {
+    const labels = ['lost-stop'];
+    const [id] = await queue.submit([parseTaskSpec({ prompt: 'hold', labels }, 'test')]);
+    // A session that ignores the interrupt: only a kill ends it.
+    const stops: { how: 'cancel' | 'kill'; at: number }[] = [];
+    const stubborn: TaskRunner = (task, hooks) => {
+      hooks.onSession(`session-stubborn-${task.attempt}`);
+      let finish!: (result: TaskResult) => void;
+      const result = new Promise<TaskResult>((resolve) => (finish = resolve));
+      return {
+        result,
+        stop: (how) => {
+          stops.push({ how, at: Date.now() });
+          if (how === 'kill') finish({ status: 'cancelled', exit_code: null });
+        },
+      };
+    };
+    const a = await startWorker(stubborn, { labels });
+    await waitFor(async () => (await queue.list({ ids: [id!] }))[0]!.state === 'running', 'attempt 1 running');
+    const { PgBoss } = await import('pg-boss');
+    const boss = new PgBoss({
+      connectionString: POSTGRES_URL,
+      schema,
+      supervise: false,
+      schedule: false,
+      migrate: false,
+    });
+    await boss.start();
+    try {
+      await boss.fail('rho_tasks.lost-stop', id!, { reason: 'lease lost (test)' });
+    } finally {
+      await boss.stop({ graceful: false });
+    }
+    // The next heartbeat finds the attempt gone: an interrupt, then (ignored) a kill.
+    await waitFor(async () => stops.some((stop) => stop.how === 'kill'), 'the kill after the interrupt');
+    expect(stops.map((stop) => stop.how)).toEqual(['cancel', 'kill']);
+    expect(stops[1]!.at - stops[0]!.at).toBeGreaterThanOrEqual(900);
+    await a.drain(0);
+  });
+
   it('refuses a lease shorter than pg-boss heartbeat allows, saying what to use', async () => {
     await expect(createTaskQueue({ url: POSTGRES_URL, schema, leaseSeconds: 2 })).rejects.toThrow(
       /at least 10 seconds \(got 2\)/,
