@@ -1,5 +1,5 @@
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, posix } from 'node:path';
 import type { ApprovalAvailability } from '@rho/agent';
 import { Agent, backendAccess, defaultBackendRegistry } from '@rho/agent';
 import { rhoHome, SessionStore } from '@rho/core';
@@ -25,6 +25,7 @@ import { openRunWorkspace } from './run-workspace.js';
 import { allSections, runSections, settingsOverrides } from './settings.js';
 import { resolveSystemPrompt } from './system-prompt.js';
 import { buildToolset } from './tools.js';
+import { REMOTE_BACKEND } from './workspace-settings.js';
 
 export type { RunSetup, SetupArguments, SetupHooks } from './run-types.js';
 
@@ -153,15 +154,14 @@ async function prepareLockedRun(
   }
   const sessionDir = created?.directory ?? resumedDirectory!;
   const sessionId = created?.id ?? readSessionMeta(sessionDir)?.id ?? basename(sessionDir);
-  // A Daytona sandbox is a machine of its own: nothing of this machine's working directory
-  // changes, so there is no local workspace to make or checkpoint (a patch of the sandbox's
-  // changes is not downloaded yet: /download fetches files).
-  const remote = settings.backend.name === 'daytona';
-  if (remote && settings.workspace.mode === 'isolated')
-    throw new UsageError({
-      message:
-        '--workspace isolated is for the local and sandbox backends: the daytona backend already works in a machine of its own and changes nothing here (fetch its files with /download). Leave --workspace out.',
-    });
+  // A Daytona sandbox is a machine of its own: an isolated run's workspace is a local copy of
+  // what goes there (nothing, without upload: true), uploaded from it, and its changes come back
+  // to it after each run; in place, nothing of this machine changes and nothing comes back.
+  const remote = settings.backend.name === REMOTE_BACKEND;
+  const remoteWorkspace =
+    remote && settings.workspace.mode === 'isolated'
+      ? { backend: REMOTE_BACKEND, empty: settings.backend.options['upload'] !== true }
+      : undefined;
   // The run's workspace: an isolated one is made (or, resumed, found again) before the backend,
   // which works in it; an in-place run with checkpoints takes checkpoint 0 now.
   const workspace = await openRunWorkspace({
@@ -171,6 +171,7 @@ async function prepareLockedRun(
     sessionId,
     sessionDir,
     resumed: resumedDirectory !== undefined,
+    ...(remoteWorkspace === undefined ? {} : { remote: remoteWorkspace }),
     ...(hooks.onWarning === undefined ? {} : { onWarning: hooks.onWarning }),
     ...(hooks.onNotice === undefined ? {} : { onNotice: hooks.onNotice }),
   });
@@ -182,7 +183,16 @@ async function prepareLockedRun(
   // start here stops the run before the first model call (exit 2), never falls back to this machine.
   const backend = await defaultBackendRegistry().create(settings.backend.name, {
     workingDir,
-    options: settings.backend.options,
+    // A remote workspace goes up whole (empty, or as the last run left it), into the directory
+    // named after the user's.
+    options:
+      remoteWorkspace === undefined
+        ? settings.backend.options
+        : {
+            working_dir: posix.join('/home/daytona', basename(settings.workingDir.workingDir) || 'work'),
+            ...settings.backend.options,
+            upload: true,
+          },
     access: backendAccess(profile),
     env,
     origin: settings.backend.origin,
@@ -196,6 +206,7 @@ async function prepareLockedRun(
     hooks.onWarning?.(
       `the Daytona sandbox ${String(backend.sandboxId)} is kept when rho exits (keep_sandbox); it stops after 15 idle minutes and stays until you delete it.`,
     );
+  if (remoteWorkspace !== undefined) workspace?.bindRemote(backend);
   const closeBackend = async () => {
     await backend.close?.();
   };

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Session, ToolHooks } from '@rho/core';
+import type { ExecutionBackend, Session, ToolHooks } from '@rho/core';
 import { ConfigError } from '@rho/core';
 import { updateSessionMeta } from '@rho/core/internal';
 import type { CheckpointStore, WorkspaceRecord } from '@rho/workspace';
@@ -27,6 +27,11 @@ export interface RunWorkspace {
    * in meta.json (`changes`). Returns the line to show after the answer, if any.
    */
   afterRun(sessionId: string): Promise<string | undefined>;
+  /**
+   * The backend whose sandbox the agent works in, for a remote workspace: each `afterRun` first
+   * brings the sandbox's changes back into the workspace (`syncWorkingDir`).
+   */
+  bindRemote(backend: ExecutionBackend): void;
   /** Checkpoints in flight are done (before an undo). */
   settled(): Promise<void>;
   /** Removes a new session's workspace (its set-up failed, or it is not kept). */
@@ -43,6 +48,8 @@ export interface RunWorkspaceInput {
   sessionDir: string;
   /** A resumed session (its workspace exists), or a new one (its workspace is made). */
   resumed: boolean;
+  /** The agent works on another machine (the daytona backend): see `CreateWorkspaceOptions.remote`. */
+  remote?: { backend: string; empty: boolean };
   signal?: AbortSignal;
   /** Told what the user should know (the library's notes, the workspace's line, a checkpoint that failed). */
   onWarning?: (message: string) => void;
@@ -76,14 +83,18 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
         sessionDir: input.sessionDir,
         workingDir: input.workingDir,
         home: input.home,
+        ...(input.remote === undefined ? {} : { remote: input.remote }),
         ...(input.signal === undefined ? {} : { signal: input.signal }),
       });
       record = created.record;
       made = true;
       for (const note of created.notes) (input.onNotice ?? input.onWarning)?.(note);
     }
+    const decide = `rho diff ${input.sessionId} / rho apply ${input.sessionId} / rho discard ${input.sessionId} when it ends`;
     input.onNotice?.(
-      `Working in an isolated workspace ${record.path}${record.branch === undefined ? ' (a copy)' : ` (branch ${record.branch})`}; rho diff ${input.sessionId} / rho apply ${input.sessionId} / rho discard ${input.sessionId} when it ends.`,
+      record.remote === undefined
+        ? `Working in an isolated workspace ${record.path}${record.branch === undefined ? ' (a copy)' : ` (branch ${record.branch})`}; ${decide}.`
+        : `Working in a ${record.remote.backend} sandbox; its changes come back to ${record.path} after each run; ${decide}.`,
     );
   }
   const checkpoints =
@@ -119,6 +130,7 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
       await take(turns);
     }
   }
+  let sync: ((root: string) => Promise<SyncedBack>) | undefined;
   const workspace: RunWorkspace = {
     workingDir: record?.path ?? input.workingDir,
     ...(record === undefined ? {} : { record }),
@@ -155,11 +167,27 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
         }
         return undefined;
       }
+      let back = '';
+      if (sync !== undefined) {
+        try {
+          const summary = await sync(record.root);
+          if (summary.written + summary.removed > 0)
+            back = ` (brought back from the sandbox: ${summary.written} written, ${summary.removed} removed${summary.skipped.length === 0 ? '' : `; ${summary.skipped.length} special files left there`})`;
+        } catch (error) {
+          // The workspace keeps what came back before; the sandbox still has the rest.
+          input.onWarning?.(`the sandbox's changes of this run were not brought back: ${(error as Error).message}`);
+        }
+      }
       const diff = await library.diffWorkspace(record);
       updateSessionMeta(input.sessionDir, { changes: diff.stats });
       return diff.stats.files === 0
-        ? `No files changed in the workspace ${record.path}; rho discard ${sessionId} removes it.`
-        : `${library.formatChangeStats(diff.stats)}: rho diff ${sessionId}`;
+        ? `No files changed in the workspace ${record.path}${back}; rho discard ${sessionId} removes it.`
+        : `${library.formatChangeStats(diff.stats)}${back}: rho diff ${sessionId}`;
+    },
+    bindRemote(backend) {
+      const syncing = backend as ExecutionBackend & { syncWorkingDir?: (root: string) => Promise<SyncedBack> };
+      if (record?.remote !== undefined && typeof syncing.syncWorkingDir === 'function')
+        sync = (root) => syncing.syncWorkingDir!(root);
     },
     settled: () => pending,
     async drop() {
@@ -168,6 +196,13 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
     },
   };
   return workspace;
+}
+
+/** What a remote backend's sync said (the shape of @rho/backend-daytona's `SyncSummary`, which is loaded only with it). */
+interface SyncedBack {
+  written: number;
+  removed: number;
+  skipped: string[];
 }
 
 /** The model answers of a session's trace (`llm_end` records of its conversation). */

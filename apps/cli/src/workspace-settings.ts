@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { backendAccess } from '@rho/agent/settings';
+import type { BackendSettings } from '@rho/agent/settings';
 import { ConfigError } from '@rho/core';
 import { choice, defineSettingsSection, flagOrSwitch } from '@rho/core/settings';
 import type { ProfileSettings } from '@rho/permissions/settings';
@@ -22,6 +23,9 @@ export const WORKSPACE_RECORD_FILE = 'workspace.json';
 
 const MODES = ['isolated', 'in-place'] as const;
 
+/** The backend whose agent works on another machine: its isolated workspace is a local copy its changes come back to. */
+export const REMOTE_BACKEND = 'daytona';
+
 /** The workspace of a run (issue 37): isolated or in place, and checkpoints. */
 export const workspaceSettingsSection = defineSettingsSection({
   name: 'workspace',
@@ -40,6 +44,8 @@ export const workspaceSettingsSection = defineSettingsSection({
       flag: 'workspace',
       emptyFlag: 'error',
       default: 'in-place',
+      defaultText:
+        'in-place; isolated with the daytona backend under a profile that may write (its changes come back for review); a read-only profile makes no workspace',
       pinned: true,
       why: 'a resumed session works where it was made to (its workspace, or the working directory); --workspace on a resume must name the same mode',
     },
@@ -54,7 +60,33 @@ export const workspaceSettingsSection = defineSettingsSection({
   ],
   build(context): WorkspaceSettings {
     const winner = context.winner('workspace.mode');
-    let mode = context.value<WorkspaceSettings['mode']>('workspace.mode') ?? 'in-place';
+    const writes = backendAccess(context.section<ProfileSettings>('profile').profile).workingDir === 'read-write';
+    // A Daytona sandbox's changes come back for review unless in-place is asked for (then they stay there).
+    const remote = context.section<BackendSettings>('backend').name === REMOTE_BACKEND;
+    const chosenMode = winner === undefined || winner.kind === 'default' ? undefined : winner.value;
+    let mode: WorkspaceSettings['mode'] =
+      chosenMode === undefined
+        ? remote && writes
+          ? 'isolated'
+          : (context.value<WorkspaceSettings['mode']>('workspace.mode') ?? 'in-place')
+        : (chosenMode as WorkspaceSettings['mode']);
+    if (chosenMode === undefined && mode === 'isolated')
+      context.derived('workspace.mode', mode, 'default (the daytona backend, and a profile that may write)');
+    if (!context.resumed && mode === 'isolated' && !writes) {
+      // Nothing to review: no workspace is made for a profile that changes no files.
+      const profileName = context.section<ProfileSettings>('profile').profile.name;
+      if (chosenMode === 'isolated')
+        context.warn(
+          `--workspace isolated: profile ${profileName} changes no files, so no workspace is made; the run reads the working directory itself.`,
+        );
+      mode = 'in-place';
+      context.derived(
+        'workspace.mode',
+        mode,
+        `${chosenMode === 'isolated' ? `${String(winner?.origin)} asked for isolated, but ` : ''}profile ${profileName} changes no files`,
+        { override: true },
+      );
+    }
     if (context.resumed && context.agentDirectory !== undefined) {
       // What the session was made with is what its directory holds: a workspace record or none.
       const made = existsSync(join(context.agentDirectory, WORKSPACE_RECORD_FILE)) ? 'isolated' : 'in-place';
@@ -66,7 +98,6 @@ export const workspaceSettingsSection = defineSettingsSection({
       mode = made;
     }
     const chosen = context.winner('workspace.checkpoints');
-    const writes = backendAccess(context.section<ProfileSettings>('profile').profile).workingDir === 'read-write';
     if (mode === 'isolated' && chosen?.kind === 'flag' && chosen.value === true)
       context.warn(
         '--checkpoints applies to in-place runs: an isolated run is reviewed with rho diff and dropped with rho discard; no checkpoints are taken.',

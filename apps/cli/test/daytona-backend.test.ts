@@ -83,16 +83,6 @@ describe('the daytona backend from the CLI', () => {
     });
     expect(wrongKey.code).toBe(2);
     expect(wrongKey.stderr).toContain('Check DAYTONA_API_KEY');
-    // A sandbox of its own: no local isolated workspace (issue 37), said before anything starts.
-    const isolated = await runRho(
-      ['--base-url', server.url, '--backend', 'daytona', '--workspace', 'isolated', '-p', 'hi'],
-      {
-        env: { RHO_HOME: home, DAYTONA_API_KEY: fake.apiKey, DAYTONA_API_URL: fake.apiUrl },
-        cwd: work,
-      },
-    );
-    expect(isolated.code).toBe(2);
-    expect(isolated.stderr).toContain('--workspace isolated is for the local and sandbox backends');
     expect(existsSync(join(home, 'workspaces'))).toBe(false);
     expect(server.requests).toHaveLength(0);
   });

@@ -5,6 +5,7 @@ import { DaytonaBackendError } from './errors.js';
 import { RemoteFiles } from './internal/remote-files.js';
 import { spawnRemote } from './internal/remote-process.js';
 import { SandboxConnection } from './internal/sandbox-connection.js';
+import { DEFAULT_SYNC_LIMITS, remoteNow, syncDown, type SyncLimits, type SyncSummary } from './internal/sync.js';
 import { downloadPath, uploadPath, type TransferSummary } from './internal/transfer.js';
 import {
   DEFAULT_CREATE_TIMEOUT_SECONDS,
@@ -37,6 +38,14 @@ export interface DaytonaBackend extends ExecutionBackend {
   upload(localPath: string, remotePath: string): Promise<TransferSummary>;
   /** Copies a file or directory of the sandbox to this machine. */
   download(remotePath: string, localPath: string): Promise<TransferSummary>;
+  /**
+   * Brings the working directory's changes back into `localRoot` (a copy of what was uploaded):
+   * what changed in the sandbox since the uploads (or the last sync) is written there, what the
+   * sandbox no longer has is removed (symbolic links and special files, which never travel,
+   * stay). All or nothing: over `limits` (default 10,000 files, 512 MiB) or on a failed download
+   * it throws {@link DaytonaBackendError} and changes nothing.
+   */
+  syncWorkingDir(localRoot: string, limits?: Partial<SyncLimits>): Promise<SyncSummary>;
   /**
    * Stops what is still running, deletes the sandbox unless `keepSandbox` was set, and releases
    * the SDK client. Idempotent; never throws for a sandbox that is already gone.
@@ -73,7 +82,8 @@ export async function createDaytonaBackend(options: DaytonaBackendOptions = {}):
     const connection = new SandboxConnection(sandbox, homeDirectory, path, options.pollIntervalMs ?? 100);
     await requirePrograms(connection);
     const workingDir = posix.resolve(homeDirectory, options.workingDir ?? homeDirectory);
-    const backend = backendOn(daytona, connection, {
+    const syncedAt = { value: '0' };
+    const backend = backendOn(daytona, connection, syncedAt, {
       keepSandbox: options.keepSandbox ?? false,
       workingDir,
       network: options.network ?? true,
@@ -83,6 +93,8 @@ export async function createDaytonaBackend(options: DaytonaBackendOptions = {}):
     for (const upload of options.uploads ?? []) {
       await backend.upload(upload.local, upload.remote);
     }
+    // What the agent changes from here on is what a sync brings back.
+    syncedAt.value = await remoteNow(connection, workingDir);
     return backend;
   } catch (error) {
     if (sandbox !== undefined && !options.keepSandbox) await sandbox.delete().catch(() => undefined);
@@ -118,6 +130,7 @@ function createParams(
 function backendOn(
   daytona: Daytona,
   connection: SandboxConnection,
+  syncedAt: { value: string },
   settings: { keepSandbox: boolean; workingDir: string; network: boolean; environment: Record<string, string> },
 ): DaytonaBackend {
   const { keepSandbox } = settings;
@@ -151,6 +164,14 @@ function backendOn(
     mkdir: (path, mkdirOptions) => files.mkdir(path, mkdirOptions?.recursive ?? false),
     upload: (localPath, remotePath) => uploadPath(connection, resolve(localPath), remote(remotePath)),
     download: (remotePath, localPath) => downloadPath(connection, remote(remotePath), resolve(localPath)),
+    async syncWorkingDir(localRoot, limits) {
+      const summary = await syncDown(connection, settings.workingDir, resolve(localRoot), syncedAt.value, {
+        ...DEFAULT_SYNC_LIMITS,
+        ...limits,
+      });
+      syncedAt.value = summary.listedAt;
+      return summary;
+    },
     close() {
       closing ??= (async () => {
         // Loops (polls, kills) stop at their next step; what they are doing is given a moment.

@@ -18,6 +18,12 @@ export interface CreateWorkspaceOptions {
   workingDir: string;
   /** rho's home (`$RHO_HOME`): workspaces are `<home>/workspaces/<session-id>`. */
   home: string;
+  /**
+   * Where the agent works when that is not this machine (the daytona backend): the workspace is a
+   * copy (never a worktree: it travels whole, `.git` included), `empty` when nothing of the
+   * working directory goes there, and the backend brings its changes back into it.
+   */
+  remote?: { backend: string; empty?: boolean };
   signal?: AbortSignal;
 }
 
@@ -76,7 +82,7 @@ export async function createWorkspace(options: CreateWorkspaceOptions): Promise<
       message: `rho's home (${options.home}) is inside ${top ?? original}, so a workspace cannot be made there: set RHO_HOME to a directory outside it.`,
     });
   const notes: string[] = [];
-  if (top !== undefined) {
+  if (top !== undefined && options.remote === undefined) {
     const head = await git(['rev-parse', '--verify', '-q', 'HEAD^{commit}'], { cwd: top, allowFailure: true, signal });
     if (head.code === 0) {
       const created = await worktree({ ...options, original, top, root, head: head.stdout.toString('utf8').trim() });
@@ -208,9 +214,13 @@ async function copy(place: Place & { notes: string[] }): Promise<WorkspaceRecord
     carried: [],
     createdAt: new Date().toISOString(),
     state: 'active',
+    ...(place.remote === undefined
+      ? {}
+      : { remote: { backend: place.remote.backend, empty: place.remote.empty === true } }),
   };
   try {
-    await copyTree(original, root, signal);
+    if (place.remote?.empty === true) mkdirSync(root, { mode: 0o700 });
+    else await copyTree(original, root, signal);
     await git(['init', '--quiet', '--bare', gitDir], { isolated: true, signal });
     const store = { cwd: root, isolated: true, signal };
     const prefix = [`--git-dir=${gitDir}`, `--work-tree=${root}`];
@@ -227,8 +237,15 @@ async function copy(place: Place & { notes: string[] }): Promise<WorkspaceRecord
     rmSync(gitDir, { recursive: true, force: true });
     throw error;
   }
-  place.notes.push(
-    `The workspace is a copy of ${original} at ${root}; everything was copied, and only .git directories are left out of its review (diff and apply).`,
-  );
+  if (place.remote === undefined)
+    place.notes.push(
+      `The workspace is a copy of ${original} at ${root}; everything was copied, and only .git directories are left out of its review (diff and apply).`,
+    );
+  else
+    place.notes.push(
+      place.remote.empty === true
+        ? `The ${place.remote.backend} sandbox starts empty (nothing of ${original} is uploaded): what the agent leaves in its working directory comes back as new files.`
+        : `${original} is copied to ${root} and uploaded from there.`,
+    );
   return record;
 }

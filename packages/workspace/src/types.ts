@@ -41,6 +41,11 @@ export interface WorkspaceRecord {
   /** Paths (relative to `original`) of uncommitted changes carried into the workspace (worktree). */
   carried: string[];
   createdAt: string;
+  /**
+   * Set when the agent works elsewhere (the daytona backend): this copy is what was uploaded
+   * (nothing, when `empty`), and the backend brings the sandbox's changes back into it after each run.
+   */
+  remote?: { backend: string; empty: boolean };
   state: 'active' | 'applied' | 'discarded';
   /** When `state` changed last. */
   decidedAt?: string;

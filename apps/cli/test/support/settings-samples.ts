@@ -215,6 +215,8 @@ export function settingSamples(root: string): Record<string, Sample> {
       value: (n, source) => (source === 'env' || source === 'flag' || n !== 1 ? 'in-place' : 'isolated'),
       landed: (s) => s.workspace.mode,
       typed: (n, source) => (source === 'agent' && n === 1 ? 'isolated' : 'in-place'),
+      // A profile that writes: under readonly an isolated workspace is not made (it resolves in-place).
+      context: { overrides: { profile: 'developer' } },
     },
     'workspace.checkpoints': {
       file: (n) => n % 2 === 1,

@@ -32,7 +32,7 @@ export async function uploadPath(
     return { files: 1, bytes: root.size, skipped: [] };
   }
   const directories: string[] = [remotePath];
-  const files: { source: string; destination: string; size: number }[] = [];
+  const files: { source: string; destination: string; size: number; mode: number }[] = [];
   const walk = async (local: string, remote: string): Promise<void> => {
     const entries = await fs.readdir(local, { withFileTypes: true });
     for (const entry of entries) {
@@ -42,7 +42,8 @@ export async function uploadPath(
         directories.push(remoteChild);
         await walk(localChild, remoteChild);
       } else if (entry.isFile()) {
-        files.push({ source: localChild, destination: remoteChild, size: (await fs.stat(localChild)).size });
+        const stats = await fs.stat(localChild);
+        files.push({ source: localChild, destination: remoteChild, size: stats.size, mode: stats.mode & 0o777 });
       } else {
         summary.skipped.push(localChild);
       }
@@ -62,7 +63,44 @@ export async function uploadPath(
   } catch (error) {
     throw sdkErrnoError(error, remotePath, 'upload');
   }
+  await keepModes(connection, files);
   return summary;
+}
+
+/** The most bytes of one `chmod` command line. */
+const MAX_COMMAND_BYTES = 64 * 1024;
+
+/**
+ * The upload API writes every file with the daemon's default mode: files whose mode is not 0644
+ * (scripts, executables, private files) get their own back, a few commands for a whole tree.
+ */
+async function keepModes(
+  connection: SandboxConnection,
+  files: readonly { destination: string; mode: number }[],
+): Promise<void> {
+  const byMode = new Map<number, string[]>();
+  for (const file of files) {
+    if (file.mode === 0o644) continue;
+    byMode.set(file.mode, [...(byMode.get(file.mode) ?? []), file.destination]);
+  }
+  for (const [mode, paths] of byMode) {
+    let words: string[] = [];
+    let length = 0;
+    const flush = async () => {
+      if (words.length === 0) return;
+      const result = await connection.exec(`chmod ${mode.toString(8)} -- ${words.join(' ')}`);
+      if (result.exitCode !== 0) throw errnoError(result.output, paths[0] ?? '', 'chmod');
+      words = [];
+      length = 0;
+    };
+    for (const path of paths) {
+      const word = shellQuote(path);
+      if (length + word.length > MAX_COMMAND_BYTES) await flush();
+      words.push(word);
+      length += word.length + 1;
+    }
+    await flush();
+  }
 }
 
 /** Copies a file or directory tree of the sandbox to `localPath`, creating local directories. */

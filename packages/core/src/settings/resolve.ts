@@ -119,7 +119,7 @@ export async function resolveSettings<const Sections extends readonly AnySetting
   const built = new Map<string, unknown>();
   const named: { name: string; value: string; minimumLength?: number }[] = [];
   const urls: string[] = [];
-  const derived = new Map<string, { value: unknown; origin: string }>();
+  const derived = new Map<string, { value: unknown; origin: string; override: boolean }>();
   const winner = (key: string): Layer | undefined => {
     const layers = layersByKey.get(key);
     if (layers === undefined) throw new Error(`No setting '${key}' in the sections resolved.`);
@@ -152,9 +152,9 @@ export async function resolveSettings<const Sections extends readonly AnySetting
     secret: (name, value, minimumLength) =>
       named.push({ name, value, ...(minimumLength === undefined ? {} : { minimumLength }) }),
     secretUrl: (url) => urls.push(url),
-    derived: (key, value, origin) => {
+    derived: (key, value, origin, derivedOptions) => {
       winner(key);
-      derived.set(key, { value, origin });
+      derived.set(key, { value, origin, override: derivedOptions?.override === true });
     },
     problem: (key, message) => problemAt(winner(key), index.settings.get(key)!, message),
   };
@@ -165,9 +165,11 @@ export async function resolveSettings<const Sections extends readonly AnySetting
   for (const [key, layers] of layersByKey) {
     const top = layers[layers.length - 1];
     const chosen = derived.get(key);
-    if (top === undefined && chosen !== undefined) {
+    // What the section made of a default (or, when it says so, of any value) is what it shows.
+    if (chosen !== undefined && (top === undefined || top.kind === 'default' || chosen.override)) {
       values[key] = chosen.value;
       sources[key] = chosen.origin;
+      continue;
     }
     if (top === undefined) continue;
     const setting = index.settings.get(key)!;

@@ -117,10 +117,11 @@ export interface SectionContext {
   /** A secret rho now knows (an inline password, a resolved token), named for its marker. */
   secret(name: string, value: string, minimumLength?: number): void;
   /**
-   * The value a section chose for a setting no source set (the current directory, a profile's
-   * default backend), so that `values` and `sources` show it; `origin` says why.
+   * The value a section chose for a setting no source set, or only its default (the current
+   * directory, a profile's default backend), so that `values` and `sources` show it; `origin`
+   * says why. `override`: also over a value a source set (the section did not use it as given).
    */
-  derived(key: string, value: unknown, origin: string): void;
+  derived(key: string, value: unknown, origin: string, options?: { override?: boolean }): void;
   /** The password of a URL rho now knows (an MCP server's), as a secret. */
   secretUrl(url: string): void;
   /**
