@@ -14,6 +14,8 @@ import type { WorkspaceSettings } from './workspace-settings.js';
 export interface RunWorkspace {
   /** The agent's working directory: the workspace's, or the one the run was given. */
   readonly workingDir: string;
+  /** The session's directory. */
+  readonly sessionDir: string;
   /** The isolated workspace of the session. */
   readonly record?: WorkspaceRecord;
   /** The checkpoints of an in-place run. */
@@ -133,6 +135,7 @@ export async function openRunWorkspace(input: RunWorkspaceInput): Promise<RunWor
   let sync: ((root: string) => Promise<SyncedBack>) | undefined;
   const workspace: RunWorkspace = {
     workingDir: record?.path ?? input.workingDir,
+    sessionDir: input.sessionDir,
     ...(record === undefined ? {} : { record }),
     ...(checkpoints === undefined ? {} : { checkpoints }),
     toolHooks(hooks) {

@@ -300,6 +300,9 @@ describe('in-place checkpoints and rho undo', () => {
     expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe(afterOne.a);
     expect(readFileSync(join(work, 'b.bin'), 'utf8')).toBe(afterOne.b);
     expect(existsSync(join(work, 'c.txt'))).toBe(false);
+    // The session is told when it runs again (a directive, delivered once).
+    const queued = readFileSync(join(home, 'sessions', ran.id, 'directives.jsonl'), 'utf8');
+    expect(queued).toContain('the files are back as they were after turn 1. Written back: a.txt. Removed: c.txt.');
     // Someone changes a file the agent wrote: going back further is refused whole.
     writeFileSync(join(work, 'a.txt'), 'mine\n');
     const refused = await rho(home, work, 'undo', ran.id, '--to', '0', '--yes');
@@ -349,7 +352,11 @@ describe.runIf(hasTmux)('/undo in the REPL', () => {
   it('shows the plan, asks y/N, and restores the files of the turn before', async () => {
     const { home, work } = place('plain');
     server = await startLoopbackServer({
-      steps: [turn(write('a.txt', 'changed\n'), write('new.txt', 'new\n')), { type: 'response', text: 'Done.' }],
+      steps: [
+        turn(write('a.txt', 'changed\n'), write('new.txt', 'new\n')),
+        { type: 'response', text: 'Done.' },
+        { type: 'response', text: 'Noted.' },
+      ],
     });
     terminal = new TmuxSession(
       `node '${bin}' --base-url ${server.url} --profile developer -y`,
@@ -372,6 +379,14 @@ describe.runIf(hasTmux)('/undo in the REPL', () => {
     await terminal.waitFor(/Restored the files of turn 0/);
     expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
     expect(existsSync(join(work, 'new.txt'))).toBe(false);
+    // The conversation is told at its next step: what it did to these files no longer holds.
+    terminal.type('what now?');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Noted\.[\s\S]*\[run: /);
+    const told = JSON.stringify(server.requests.at(-1)?.body.messages);
+    expect(told).toContain('The user undid changes with rho undo: the files are back as they were after turn 0.');
+    expect(told).toContain('Written back: a.txt.');
+    expect(told).toContain('Removed: new.txt.');
     terminal.type('/exit');
     terminal.keys('Enter');
     await terminal.waitFor(/\[exit 0\]/);

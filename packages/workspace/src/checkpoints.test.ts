@@ -109,6 +109,21 @@ describe('checkpoints of an in-place run', () => {
     rmSync(join(copy, 'change.patch'));
     rmSync(join(root, 'build'), { recursive: true });
     expect(treeHash(copy)).toBe(treeHash(root));
+
+    // Between two checkpoints, from the store alone: the checkpointed turns only (not the edit
+    // made after), the patch cut where asked with its whole size counted, and still readable once
+    // the working directory is gone.
+    const between = await store.diffBetween();
+    expect(between.from.turn).toBe(0);
+    expect(between.to.turn).toBe(2);
+    expect(between.diff.stats).toEqual({ files: 4, additions: 1, deletions: 2 });
+    const cut = await store.diffBetween({ fromTurn: 0, toTurn: 1, patchLimit: 40 });
+    expect(cut.diff.files.map((file) => file.path)).toEqual(['a.txt', 'bin.dat']);
+    expect(Buffer.byteLength(cut.diff.patch)).toBe(40);
+    expect(cut.patchBytes).toBeGreaterThan(40);
+    rmSync(root, { recursive: true });
+    const gone = CheckpointStore.open({ sessionDir, workingDir: root });
+    expect((await gone.diffBetween()).diff.stats).toEqual(between.diff.stats);
   });
 
   it('undoes the last turn by default, and a second undo goes further back', async () => {
@@ -186,5 +201,36 @@ describe('checkpoints of an in-place run', () => {
     const big = await small.take(0).catch((error: unknown) => error);
     expect((big as WorkspaceError).code).toBe('workspace_too_large');
     expect((big as Error).message).toMatch(/^big\.bin is 2\.0 MiB, over the 1 MiB/);
+  });
+
+  it('sees every change from one status: odd names, touched-but-same files, new folders, limits on later turns', async () => {
+    const { root, sessionDir } = start();
+    const store = CheckpointStore.open({ sessionDir, workingDir: root, maxFileBytes: 1024 * 1024 });
+    await store.take(0);
+    // The same bytes written again: no checkpoint.
+    writeFileSync(join(root, 'a.txt'), 'a\n');
+    expect(await store.take(1)).toBeUndefined();
+    // Names a pathspec would read as patterns, and a new folder of folders.
+    put(root, 'star*.txt', 'star\n');
+    put(root, ':(top)odd name.txt', 'odd\n');
+    put(root, 'fresh/a/b/c.txt', 'deep\n');
+    const taken = await store.take(2);
+    expect(taken?.stats).toEqual({ files: 3, additions: 3, deletions: 0 });
+    expect(existsSync(join(root, 'star.txt'))).toBe(false);
+    const diff = await store.diff();
+    expect(diff.files.map((file) => file.path).sort()).toEqual([':(top)odd name.txt', 'fresh/a/b/c.txt', 'star*.txt']);
+    // A file too big inside a new folder, on a later turn: refused, and nothing taken.
+    put(root, 'later/inner/huge.bin', Buffer.alloc(2 * 1024 * 1024));
+    const refused = await store.take(3).catch((error: unknown) => error);
+    expect((refused as WorkspaceError).code).toBe('workspace_too_large');
+    expect((refused as Error).message).toMatch(/^later\/inner\/huge\.bin is 2\.0 MiB/);
+    rmSync(join(root, 'later'), { recursive: true });
+    // Undo goes back over all of it, byte for byte.
+    const before = treeHash(root);
+    await store.undo(0);
+    expect(existsSync(join(root, 'fresh'))).toBe(false);
+    expect(existsSync(join(root, 'star*.txt'))).toBe(false);
+    expect(treeHash(root)).not.toBe(before);
+    expect((await store.list()).map((checkpoint) => checkpoint.turn)).toEqual([0, 2]);
   });
 });

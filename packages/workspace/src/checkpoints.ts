@@ -4,11 +4,12 @@
  * working directory; the user's own `.git` is never written). `undo` writes a checkpoint's files
  * back, refusing whole when someone else changed one of them after the agent's last turn.
  */
-import { appendFileSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
-import { diffCached, withCurrentFiles, type TreeAccess } from './diff.js';
-import { WorkspaceConflictError, WorkspaceError, WorkspaceUsageError } from './errors.js';
+import { appendFileSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { diffCached, diffRange, withCurrentFiles, type TreeAccess } from './diff.js';
+import { WorkspaceConflictError, WorkspaceUsageError } from './errors.js';
 import { git, gitText, splitNul } from './git.js';
+import { changedPaths } from './checkpoint-changes.js';
 import { readTree, removeFiles, restoreFiles } from './restore.js';
 import type { ChangeStats, Checkpoint, UndoPlan, WorkspaceDiff } from './types.js';
 
@@ -47,11 +48,16 @@ export class CheckpointStore {
   private readonly sessionDir: string;
   private readonly maxFiles: number;
   private readonly maxFileBytes: number;
+  /** The files the index holds, once counted (until the next add). */
+  private fileCount: number | undefined;
+  /** The commit HEAD was set to by this process. */
+  private headSet: string | undefined;
 
   private constructor(options: CheckpointStoreOptions) {
     this.sessionDir = options.sessionDir;
     this.gitDir = join(options.sessionDir, 'checkpoints.git');
-    this.workingDir = realpathSync(options.workingDir);
+    // A working directory that is gone still has its checkpoints to read (diffBetween, list).
+    this.workingDir = existsSync(options.workingDir) ? realpathSync(options.workingDir) : resolve(options.workingDir);
     this.maxFiles = options.maxFiles ?? MAX_CHECKPOINT_FILES;
     this.maxFileBytes = options.maxFileBytes ?? MAX_CHECKPOINT_FILE_BYTES;
     this.access = {
@@ -74,42 +80,26 @@ export class CheckpointStore {
   private async ready(): Promise<void> {
     if (existsSync(join(this.gitDir, 'HEAD'))) return;
     await git(['init', '--quiet', '--bare', this.gitDir], { isolated: true });
+    // Status reads only the folders that changed since the last checkpoint.
+    await git(['--git-dir', this.gitDir, 'config', 'core.untrackedCache', 'true'], { isolated: true });
     // The session's own files, when they lie in the working directory, are never checkpointed.
     const own = relative(this.workingDir, realpathSync(this.sessionDir));
     if (own !== '' && !own.startsWith('..') && !isAbsolute(own))
       appendFileSync(join(this.gitDir, 'info', 'exclude'), `/${own.split(sep).join('/')}/\n`);
   }
 
-  /** Refuses (before git reads every file) a working directory over the limits. */
-  private async checkLimits(): Promise<void> {
-    const advice = 'add it to a .gitignore, or turn checkpoints off for this run';
-    const listed = splitNul(
-      (
-        await this.run(['ls-files', '-z', '-t', '--cached', '--others', '--modified', '--exclude-standard'], {
-          maxBytes: 64 * 1024 * 1024,
-          tooLarge: `${this.workingDir} has too many files for checkpoints: ${advice}.`,
-        })
-      ).stdout,
-    );
-    const count = listed.filter((line) => !line.startsWith('C ') && !line.startsWith('R ')).length;
-    if (count > this.maxFiles)
-      throw new WorkspaceError('workspace_too_large', {
-        message: `${this.workingDir} has ${count} files git does not ignore, over the ${this.maxFiles} checkpoints take: add generated folders to a .gitignore, or turn checkpoints off for this run.`,
-      });
-    for (const line of listed) {
-      if (!line.startsWith('C ') && !line.startsWith('? ')) continue;
-      const size = lstatSync(join(this.workingDir, line.slice(2)), { throwIfNoEntry: false })?.size ?? 0;
-      if (size > this.maxFileBytes)
-        throw new WorkspaceError('workspace_too_large', {
-          message: `${line.slice(2)} is ${(size / 1024 / 1024).toFixed(1)} MiB, over the ${this.maxFileBytes / 1024 / 1024} MiB a checkpoint takes: ${advice}.`,
-        });
-    }
-  }
-
   private async stored(): Promise<Stored[]> {
     if (!existsSync(join(this.gitDir, 'HEAD'))) return [];
     const format = '%(objectname)%00%(tree)%00%(creatordate:iso-strict)%00%(contents)%00';
-    const fields = splitNul((await this.run(['for-each-ref', `--format=${format}`, REFS])).stdout);
+    // The store alone (the working directory may be gone).
+    const fields = splitNul(
+      (
+        await git([`--git-dir=${this.gitDir}`, 'for-each-ref', `--format=${format}`, REFS], {
+          cwd: this.sessionDir,
+          isolated: true,
+        })
+      ).stdout,
+    );
     const list: Stored[] = [];
     for (let at = 0; at + 3 < fields.length; at += 4) {
       const message = fields[at + 3]!;
@@ -151,8 +141,31 @@ export class CheckpointStore {
       throw new WorkspaceUsageError({
         message: `Cannot take a checkpoint of turn ${turn}: the last one is of turn ${last.turn}.`,
       });
-    await this.checkLimits();
-    await this.run(['add', '-A', '--', '.']);
+    // Status compares with HEAD: the last checkpoint (a store an older rho made may not have it).
+    if (last !== undefined && this.headSet !== last.commit) {
+      await this.run(['update-ref', '--no-deref', 'HEAD', last.commit]);
+      this.headSet = last.commit;
+    }
+    const paths = await changedPaths(this.access, {
+      maxFiles: this.maxFiles,
+      maxFileBytes: this.maxFileBytes,
+      indexCount: async () =>
+        (this.fileCount ??= splitNul(
+          (await this.run(['ls-files', '-z', '--cached'], { maxBytes: 256 * 1024 * 1024 })).stdout,
+        ).length),
+    });
+
+    if (last !== undefined && paths.length === 0) return undefined;
+    if (paths.length > 0)
+      await git(
+        [...this.access.prefix, '--literal-pathspecs', 'add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
+        {
+          cwd: this.workingDir,
+          isolated: true,
+          input: paths.join('\0'),
+        },
+      );
+    this.fileCount = undefined;
     const tree = await gitText([...this.access.prefix, 'write-tree'], { cwd: this.workingDir, isolated: true });
     if (last !== undefined && tree === last.tree) return undefined;
     const from =
@@ -174,6 +187,8 @@ export class CheckpointStore {
     });
     await this.recordFolders(turn);
     await this.run(['update-ref', `${REFS}${turn}`, commit]);
+    await this.run(['update-ref', '--no-deref', 'HEAD', commit]);
+    this.headSet = commit;
     return { turn, commit, createdAt: new Date().toISOString(), stats, ...(undoTo === undefined ? {} : { undoTo }) };
   }
 
@@ -240,6 +255,40 @@ export class CheckpointStore {
       from.commit,
       async (env) => (await diffCached(this.access, env, from.commit, '')).diff,
     );
+  }
+
+  /**
+   * What changed between two checkpoints (by default the first and the last), read from the store
+   * alone: no work tree is read, nothing is written. The patch is cut at `patchLimit` bytes when
+   * given (`patchBytes` is its whole size), else refused over {@link MAX_PATCH_BYTES}.
+   */
+  async diffBetween(
+    options: { fromTurn?: number; toTurn?: number; patchLimit?: number } = {},
+  ): Promise<{ diff: WorkspaceDiff; patchBytes: number; from: Checkpoint; to: Checkpoint }> {
+    const list = await this.stored();
+    if (list.length === 0)
+      throw new WorkspaceUsageError({ message: 'No changes to show: this session took no checkpoint.' });
+    const atOrBefore = (turn: number | undefined, fallback: Stored) =>
+      turn === undefined ? fallback : list.filter((checkpoint) => checkpoint.turn <= turn).at(-1);
+    const from = atOrBefore(options.fromTurn, list[0]!);
+    const to = atOrBefore(options.toTurn, list.at(-1)!);
+    if (from === undefined || to === undefined)
+      throw new WorkspaceUsageError({
+        message: `No checkpoint at or before turn ${String(from === undefined ? options.fromTurn : options.toTurn)}: the first is of turn ${list[0]!.turn}.`,
+      });
+    // The store alone: the working directory may be gone.
+    const storeOnly: TreeAccess = {
+      prefix: [`--git-dir=${this.gitDir}`],
+      cwd: this.sessionDir,
+      force: false,
+      isolated: true,
+    };
+    const { diff, patchBytes } = await diffRange(storeOnly, [from.commit, to.commit], {
+      ...(options.patchLimit === undefined ? {} : { patchLimit: options.patchLimit }),
+    });
+    const { tree: _from, ...fromCheckpoint } = from;
+    const { tree: _to, ...toCheckpoint } = to;
+    return { diff, patchBytes, from: fromCheckpoint, to: toCheckpoint };
   }
 
   /**

@@ -94,11 +94,45 @@ export async function diffCached(
   relative: string,
   signal?: AbortSignal,
 ): Promise<{ diff: WorkspaceDiff; bytes: Buffer }> {
-  const options = { cwd: access.cwd, env, isolated: access.isolated, signal };
+  const { diff, bytes } = await diffRange(access, ['--cached', base], {
+    env,
+    relative,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return { diff, bytes };
+}
+
+/** How {@link diffRange} reads. */
+export interface DiffRangeOptions {
+  /** The environment (a temporary index). */
+  env?: Record<string, string>;
+  /** A subfolder the paths are relative to ('' for none). */
+  relative?: string;
+  /** Read the first this many bytes of the patch and count the rest, instead of refusing one over {@link MAX_PATCH_BYTES}. */
+  patchLimit?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The files, totals and patch of `git diff RANGE` (`--cached BASE`: the index against a commit;
+ * `FROM TO`: two commits, no work tree read). `patchBytes` is the whole patch's size.
+ */
+export async function diffRange(
+  access: TreeAccess,
+  range: readonly string[],
+  options: DiffRangeOptions = {},
+): Promise<{ diff: WorkspaceDiff; bytes: Buffer; patchBytes: number }> {
+  const relative = options.relative ?? '';
+  const run = {
+    cwd: access.cwd,
+    isolated: access.isolated,
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  };
   const scope = relative === '' ? ['--no-relative'] : [`--relative=${relative}/`];
-  const common = [...access.prefix, 'diff', '--cached', '-M', ...scope];
-  const raw = splitNul((await git([...common, '--raw', '-z', '--no-abbrev', base], options)).stdout);
-  const numstat = splitNul((await git([...common, '--numstat', '-z', base], options)).stdout);
+  const common = [...access.prefix, 'diff', '-M', ...scope];
+  const raw = splitNul((await git([...common, '--raw', '-z', '--no-abbrev', ...range], run)).stdout);
+  const numstat = splitNul((await git([...common, '--numstat', '-z', ...range], run)).stdout);
   const files = new Map<string, ChangedFile>();
   for (let at = 0; at < raw.length;) {
     const [oldMode, newMode, oldId, newId, code] = raw[at]!.slice(1).split(' ') as [
@@ -130,16 +164,18 @@ export async function diffCached(
       file.deletions = Number(deletions);
     }
   }
-  const bytes =
+  const patch =
     files.size === 0
-      ? Buffer.alloc(0)
-      : (
-          await git([...common, ...PATCH_OPTIONS, base], {
-            ...options,
-            maxBytes: MAX_PATCH_BYTES,
-            tooLarge: 'the patch is too large to review or apply here: look at the workspace with git itself.',
-          })
-        ).stdout;
+      ? { stdout: Buffer.alloc(0), bytes: 0 }
+      : await git([...common, ...PATCH_OPTIONS, ...range], {
+          ...run,
+          ...(options.patchLimit === undefined
+            ? {
+                maxBytes: MAX_PATCH_BYTES,
+                tooLarge: 'the patch is too large to review or apply here: look at the workspace with git itself.',
+              }
+            : { maxBytes: options.patchLimit, cut: true }),
+        });
   const list = [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const diff = {
     files: list,
@@ -149,7 +185,7 @@ export async function diffCached(
       deletions: list.reduce((sum, file) => sum + file.deletions, 0),
     },
     // The text; a file whose bytes are not UTF-8 is applied from `bytes`, never from this string.
-    patch: bytes.toString('utf8'),
+    patch: patch.stdout.toString('utf8'),
   };
-  return { diff, bytes };
+  return { diff, bytes: patch.stdout, patchBytes: patch.bytes };
 }

@@ -4,6 +4,7 @@
  * `GIT_*` variables dropped, a timeout, and bounded output.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { WorkspaceError } from './errors.js';
 
 /** How much of a git command's standard output is read by default. */
@@ -36,6 +37,8 @@ export interface GitOptions {
   maxBytes?: number;
   /** What to say when the output is over `maxBytes`. */
   tooLarge?: string;
+  /** Keep the first `maxBytes` of the output and count the rest (`GitResult.bytes`) instead of refusing more. */
+  cut?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
   /** Resolve with the exit code instead of throwing on a non-zero one. */
@@ -46,6 +49,8 @@ export interface GitResult {
   code: number;
   stdout: Buffer;
   stderr: string;
+  /** The size of the whole output (more than `stdout` holds when `cut` cut it). */
+  bytes: number;
 }
 
 function environment(options: GitOptions): NodeJS.ProcessEnv {
@@ -100,8 +105,17 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
     const onAbort = () => stop(options.signal?.reason instanceof Error ? options.signal.reason : new Error('aborted'));
     if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    let kept = 0;
     child.stdout.on('data', (chunk: Buffer) => {
       size += chunk.length;
+      if (options.cut === true) {
+        if (kept < maxBytes) {
+          const piece = chunk.subarray(0, maxBytes - kept);
+          chunks.push(piece);
+          kept += piece.length;
+        }
+        return;
+      }
       if (size > maxBytes) {
         stop(
           new WorkspaceError('workspace_git', {
@@ -120,22 +134,28 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
     });
     child.on('error', (error: NodeJS.ErrnoException) => {
       stop(
-        error.code === 'ENOENT'
-          ? new WorkspaceError('workspace_git', {
-              message: 'git was not found on the PATH: install git (2.30 or newer) to use workspaces and checkpoints.',
+        error.code === 'ENOENT' && options.cwd !== undefined && !existsSync(options.cwd)
+          ? new WorkspaceError('workspace_io', {
+              message: `${describeCommand(args)} cannot run in ${options.cwd}: that directory does not exist (any more).`,
               cause: error,
             })
-          : new WorkspaceError('workspace_git', {
-              message: `${describeCommand(args)} could not start: ${error.message}`,
-              cause: error,
-            }),
+          : error.code === 'ENOENT'
+            ? new WorkspaceError('workspace_git', {
+                message:
+                  'git was not found on the PATH: install git (2.30 or newer) to use workspaces and checkpoints.',
+                cause: error,
+              })
+            : new WorkspaceError('workspace_git', {
+                message: `${describeCommand(args)} could not start: ${error.message}`,
+                cause: error,
+              }),
       );
     });
     child.on('close', (code) => {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (failure !== undefined) return reject(failure);
-      const result = { code: code ?? -1, stdout: Buffer.concat(chunks), stderr };
+      const result = { code: code ?? -1, stdout: Buffer.concat(chunks), stderr, bytes: size };
       if (result.code !== 0 && options.allowFailure !== true) {
         return reject(
           new WorkspaceError('workspace_git', {

@@ -251,7 +251,7 @@ export function planLines(plan: UndoPlan, color: boolean): string[] {
  */
 export async function undoAction(
   store: CheckpointStore,
-  options: { to?: number; yes: boolean },
+  options: { to?: number; yes: boolean; sessionDir?: string },
   io: WorkspaceIo,
 ): Promise<number> {
   const { WorkspaceConflictError } = await import('@rho/workspace');
@@ -272,7 +272,27 @@ export async function undoAction(
   io.err(
     `Restored the files of turn ${done.to.turn}: ${done.restore.length} written back, ${done.remove.length} removed.\n`,
   );
+  if (options.sessionDir !== undefined) {
+    // The conversation is told at its next step (now, or when the session runs again): what it
+    // says of these files after that turn no longer holds.
+    const { FileOperatorChannel } = await import('@rho/core');
+    await new FileOperatorChannel(options.sessionDir).sendDirective(undoNote(done)).catch((error: unknown) => {
+      io.err(`The session could not be told of the undo (tell it yourself): ${(error as Error).message}\n`);
+    });
+  }
   return EXIT.completed;
+}
+
+/** What the agent is told after an undo: the turn, the files, and that what it knew of them is stale. */
+export function undoNote(plan: UndoPlan): string {
+  const names = (paths: string[]) =>
+    paths.length <= 20 ? paths.join(', ') : `${paths.slice(0, 20).join(', ')} and ${paths.length - 20} more`;
+  return [
+    `The user undid changes with rho undo: the files are back as they were after turn ${plan.to.turn}.`,
+    ...(plan.restore.length === 0 ? [] : [`Written back: ${names(plan.restore)}.`]),
+    ...(plan.remove.length === 0 ? [] : [`Removed: ${names(plan.remove)}.`]),
+    'What this conversation says about these files after that turn no longer holds: read them again before relying on them.',
+  ].join(' ');
 }
 
 /** The REPL's `/undo [TURN]`: as `rho undo` for the current session, asking y/N; errors are one line. */
@@ -295,7 +315,7 @@ export async function replUndo(workspace: RunWorkspace | undefined, argument: st
   try {
     // The last turn's checkpoint is taken first (it may still be on its way).
     await workspace!.settled();
-    await undoAction(store, { yes: false, ...(to === undefined ? {} : { to }) }, io);
+    await undoAction(store, { yes: false, sessionDir: workspace!.sessionDir, ...(to === undefined ? {} : { to }) }, io);
   } catch (error) {
     io.err(`${style.red('Error:')} ${(error as Error).message}\n`);
   }

@@ -82,7 +82,7 @@ export function registerWorkspaceCommands(
         setExit(
           await actions.undoAction(
             store,
-            { yes: argv.yes, ...(argv.to === undefined ? {} : { to: argv.to }) },
+            { yes: argv.yes, sessionDir: session.directory, ...(argv.to === undefined ? {} : { to: argv.to }) },
             actions.workspaceIo(terminal),
           ),
         );

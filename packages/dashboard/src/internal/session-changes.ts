@@ -7,7 +7,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangedFile, ChangeStats, WorkspaceKind, WorkspaceRecord } from '@rho/workspace';
-import { checkpointDiff } from './checkpoint-diff.js';
 
 /** The largest patch the dashboard sends (UTF-8 bytes); a larger one is cut, with a note. */
 export const CHANGES_PATCH_BYTES = 2 * 1024 * 1024;
@@ -103,7 +102,7 @@ export async function readSessionChanges(
       truncated: false,
       note: `Session ${id} took no checkpoint yet.`,
     };
-  const diff = await checkpointDiff(store.gitDir, first.commit, last.commit, CHANGES_PATCH_BYTES);
+  const { diff, patchBytes } = await store.diffBetween({ patchLimit: CHANGES_PATCH_BYTES });
   const checkpoints = {
     workingDir: store.workingDir,
     count: list.length,
@@ -113,7 +112,7 @@ export async function readSessionChanges(
   // The whole patch: git's, between the two commits (`rho diff ID` shows the first checkpoint
   // against the files as they are now, which a person's later edits also change).
   const whole = `git --git-dir=${store.gitDir} diff ${first.commit} ${last.commit}`;
-  const shown = bounded(id, diff.patch, diff.patchBytes, whole);
+  const shown = bounded(id, diff.patch, patchBytes, whole);
   return { workspace: null, checkpoints, stats: diff.stats, files: diff.files, ...shown };
 }
 
