@@ -22,7 +22,17 @@ export interface ChangeLimits {
  * is this session's alone), and refuses, before git reads a file, what is over the limits: the
  * paths to add (changed, deleted, new; a new folder whole), or none when nothing changed.
  */
-export async function changedPaths(access: TreeAccess, limits: ChangeLimits): Promise<string[]> {
+/** What {@link changedPaths} found. */
+export interface FoundChanges {
+  /** The paths to add (changed, deleted, new; a new folder whole); none when nothing changed. */
+  paths: string[];
+  /** The files the index will hold once they are added. */
+  count: number;
+  /** Paths were added or removed (the folders may have changed), not only changed in place. */
+  structural: boolean;
+}
+
+export async function changedPaths(access: TreeAccess, limits: ChangeLimits): Promise<FoundChanges> {
   const advice = 'add it to a .gitignore, or turn checkpoints off for this run';
   const status = splitNul(
     (
@@ -39,10 +49,12 @@ export async function changedPaths(access: TreeAccess, limits: ChangeLimits): Pr
   const sized: string[] = [];
   const folders: string[] = [];
   let removed = 0;
+  let added = 0;
   for (const entry of status) {
     if (entry.startsWith('? ')) {
       const path = entry.slice(2);
       paths.push(path);
+      added += 1;
       if (path.endsWith('/')) folders.push(path);
       else sized.push(path);
     } else if (entry.startsWith('1 ')) {
@@ -53,34 +65,36 @@ export async function changedPaths(access: TreeAccess, limits: ChangeLimits): Pr
       else sized.push(path);
     }
   }
-  if (paths.length === 0) return [];
+  if (paths.length === 0) return { paths, count: 0, structural: false };
   // The files of new folders, which status names as one entry each.
-  if (folders.length > 0)
-    sized.push(
-      ...splitNul(
-        (
-          await git(
-            [
-              ...access.prefix,
-              '--literal-pathspecs',
-              'ls-files',
-              '-z',
-              '--others',
-              '--exclude-standard',
-              '--',
-              ...folders,
-            ],
-            {
-              cwd: access.cwd,
-              isolated: true,
-              maxBytes: 64 * 1024 * 1024,
-              tooLarge: `${access.cwd} has too many files for checkpoints: ${advice}.`,
-            },
-          )
-        ).stdout,
-      ),
-    );
-  const count = (await limits.indexCount()) + sized.length - removed;
+  const inFolders =
+    folders.length === 0
+      ? []
+      : splitNul(
+          (
+            await git(
+              [
+                ...access.prefix,
+                '--literal-pathspecs',
+                'ls-files',
+                '-z',
+                '--others',
+                '--exclude-standard',
+                '--',
+                ...folders,
+              ],
+              {
+                cwd: access.cwd,
+                isolated: true,
+                maxBytes: 64 * 1024 * 1024,
+                tooLarge: `${access.cwd} has too many files for checkpoints: ${advice}.`,
+              },
+            )
+          ).stdout,
+        );
+  sized.push(...inFolders);
+  // New files: the untracked ones status named, and those of the new folders it named whole.
+  const count = (await limits.indexCount()) + (added - folders.length) + inFolders.length - removed;
   if (count > limits.maxFiles)
     throw new WorkspaceError('workspace_too_large', {
       message: `${access.cwd} has ${count} files git does not ignore, over the ${limits.maxFiles} checkpoints take: add generated folders to a .gitignore, or turn checkpoints off for this run.`,
@@ -92,5 +106,5 @@ export async function changedPaths(access: TreeAccess, limits: ChangeLimits): Pr
         message: `${path} is ${(size / 1024 / 1024).toFixed(1)} MiB, over the ${limits.maxFileBytes / 1024 / 1024} MiB a checkpoint takes: ${advice}.`,
       });
   }
-  return paths;
+  return { paths, count, structural: added > 0 || removed > 0 };
 }

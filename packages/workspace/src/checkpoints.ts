@@ -32,6 +32,8 @@ interface Stored extends Checkpoint {
 }
 
 const REFS = 'refs/rho/turns/';
+/** git's empty tree (SHA-1, the stores' format). */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 /** Per checkpoint, a blob listing the folders git holds no file of (empty, or only ignored files): git keeps no folders. */
 const FOLDERS = 'refs/rho/folders/';
 
@@ -73,7 +75,7 @@ export class CheckpointStore {
     return new CheckpointStore(options);
   }
 
-  private run(args: string[], extra: { maxBytes?: number; tooLarge?: string } = {}) {
+  private run(args: string[], extra: { maxBytes?: number; tooLarge?: string; allowFailure?: boolean } = {}) {
     return git([...this.access.prefix, ...args], { cwd: this.workingDir, isolated: true, ...extra });
   }
 
@@ -146,7 +148,7 @@ export class CheckpointStore {
       await this.run(['update-ref', '--no-deref', 'HEAD', last.commit]);
       this.headSet = last.commit;
     }
-    const paths = await changedPaths(this.access, {
+    const { paths, count, structural } = await changedPaths(this.access, {
       maxFiles: this.maxFiles,
       maxFileBytes: this.maxFileBytes,
       indexCount: async () =>
@@ -165,11 +167,10 @@ export class CheckpointStore {
           input: paths.join('\0'),
         },
       );
-    this.fileCount = undefined;
+    this.fileCount = paths.length > 0 ? count : this.fileCount;
     const tree = await gitText([...this.access.prefix, 'write-tree'], { cwd: this.workingDir, isolated: true });
     if (last !== undefined && tree === last.tree) return undefined;
-    const from =
-      last?.tree ?? (await gitText([...this.access.prefix, 'mktree'], { cwd: this.workingDir, isolated: true }));
+    const from = last?.tree ?? EMPTY_TREE;
     const stats = await this.statsBetween(from, tree);
     const message = [
       `rho checkpoint: turn ${turn}`,
@@ -185,29 +186,42 @@ export class CheckpointStore {
       cwd: this.workingDir,
       isolated: true,
     });
-    await this.recordFolders(turn);
-    await this.run(['update-ref', `${REFS}${turn}`, commit]);
-    await this.run(['update-ref', '--no-deref', 'HEAD', commit]);
+    // The folders git keeps no file of are listed again (a walk) only when paths came or went.
+    const folders = structural || last === undefined ? await this.folderBlob() : await this.folderRef(last.turn);
+    // One transaction: the turn, its folders, and HEAD (what the next status compares with).
+    await git([...this.access.prefix, 'update-ref', '--stdin'], {
+      cwd: this.workingDir,
+      isolated: true,
+      input: [
+        `update ${REFS}${turn} ${commit}`,
+        folders === undefined ? `delete ${FOLDERS}${turn}` : `update ${FOLDERS}${turn} ${folders}`,
+        'option no-deref',
+        `update HEAD ${commit}`,
+        '',
+      ].join('\n'),
+    });
     this.headSet = commit;
     return { turn, commit, createdAt: new Date().toISOString(), stats, ...(undoTo === undefined ? {} : { undoTo }) };
   }
 
-  /** Records the folders without a file in the index (after `add -A`: empty, or holding only ignored files). */
-  private async recordFolders(turn: number): Promise<void> {
+  /** The blob listing the folders without a file in the index (after `add`: empty, or holding only ignored files), if any. */
+  private async folderBlob(): Promise<string | undefined> {
     const listed = splitNul(
       (await this.run(['ls-files', '-z', '--others', '--directory', '--exclude-standard'])).stdout,
     );
     const folders = listed.filter((path) => path.endsWith('/')).map((path) => path.slice(0, -1));
-    if (folders.length === 0) {
-      await this.run(['update-ref', '-d', `${FOLDERS}${turn}`]);
-      return;
-    }
-    const blob = await gitText([...this.access.prefix, 'hash-object', '-w', '--stdin'], {
+    if (folders.length === 0) return undefined;
+    return gitText([...this.access.prefix, 'hash-object', '-w', '--stdin'], {
       cwd: this.workingDir,
       isolated: true,
       input: folders.join('\0'),
     });
-    await this.run(['update-ref', `${FOLDERS}${turn}`, blob]);
+  }
+
+  /** The folder blob a checkpoint recorded, if any. */
+  private async folderRef(turn: number): Promise<string | undefined> {
+    const found = await this.run(['rev-parse', '-q', '--verify', `${FOLDERS}${turn}`], { allowFailure: true });
+    return found.code === 0 ? found.stdout.toString('utf8').trim() : undefined;
   }
 
   /** The folders a checkpoint recorded besides those of its files. */
