@@ -153,6 +153,26 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     expect(await page.textContent('[data-testid="session-status"]')).toBe('running');
     await waitFor('the token chart drawn', async () => (await seriesPixels(page, 'tokens', [37, 99, 235])) > 50);
     await waitFor('the context chart drawn', async () => (await seriesPixels(page, 'context', [220, 38, 38])) > 20);
+    // "live" while the page follows a running session; its cost so far, as rho ps has it.
+    expect(await page.textContent('[data-testid="connection"]')).toBe('live');
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('dl.facts div')].some(
+        (fact) =>
+          fact.querySelector('dt')?.textContent === 'Cost' && /^\$\d/.test(fact.querySelector('dd')?.textContent ?? ''),
+      ),
+    );
+    // Turns are whole numbers on the axis, and no placeholder legend (`turn: -- input: --`).
+    for (const chart of ['tokens', 'context']) {
+      expect(await page.getAttribute(`[data-chart="${chart}"]`, 'data-x-ticks')).toMatch(/^\d+(,\d+)*$/);
+      expect(await page.textContent(`[data-legend="${chart}"]`)).not.toContain('--');
+    }
+    expect(await page.locator('.u-legend').count()).toBe(0);
+    // Values on hover only.
+    expect(await page.locator('[data-legend="tokens"] b').count()).toBe(0);
+    // Over the middle of the plot (scrolled into view first).
+    await page.locator('[data-chart="tokens"] .u-over').hover();
+    await page.waitForFunction(() => document.querySelectorAll('[data-legend="tokens"] b').length === 2);
+    expect(await page.textContent('[data-legend="tokens"]')).toMatch(/turn \d+/);
 
     // Pause, confirmed: the agent receives it and says so in its trace (and so on the page).
     await page.click('button:text-is("Pause")');
@@ -184,6 +204,12 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.waitForFunction(() =>
       [...document.querySelectorAll('.entry-run')].some((node) => node.textContent?.includes('Run ended: cancelled')),
     );
+    // Finished: nothing says "live" any more, and the controls are disabled and look it.
+    expect(await page.locator('[data-testid="connection"]').count()).toBe(0);
+    expect(await page.isDisabled('button:text-is("Pause")')).toBe(true);
+    expect(await page.evaluate(() => getComputedStyle(document.querySelector('button.danger')!).cursor)).toBe(
+      'not-allowed',
+    );
     await screenshot(page, 'session');
     expect(elsewhere).toEqual([]);
     await context.close();
@@ -196,6 +222,11 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.goto(`${server.origin}/#/costs`);
     await page.waitForSelector('[data-chart="cost-by-day"] canvas');
     await waitFor('the cost chart drawn', async () => (await seriesPixels(page, 'cost-by-day', [37, 99, 235])) > 50);
+    // Days under whole bars only (`Dec 3`), none past the data (the axis once ran to 2029).
+    const days = (await page.getAttribute('[data-chart="cost-by-day"]', 'data-x-ticks'))!.split(',');
+    expect(days.length).toBeGreaterThan(0);
+    expect(days.length).toBeLessThanOrEqual(3);
+    for (const day of days) expect(day).toMatch(/^[A-Z][a-z]{2} \d{1,2}( \d{4})?$/);
     expect(await page.textContent('main')).toContain('claude-sonnet-4');
     await screenshot(page, 'costs');
     await page.goto(`${server.origin}/#/tools`);
@@ -207,6 +238,12 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const small = await phone.newPage();
     await small.goto(server.url);
+    // The sessions list as cards: nothing cut off, no sideways scrolling.
+    await small.waitForSelector(`tr[data-session="${run.id}"]`);
+    expect(await small.evaluate(() => getComputedStyle(document.querySelector('tbody tr')!).display)).toBe('grid');
+    expect(await small.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    expect(await small.isVisible(`tr[data-session="${run.id}"] td.prompt`)).toBe(true);
+    await screenshot(small, 'sessions-phone');
     await small.goto(`${server.origin}/#/session/${run.id}`);
     await small.waitForSelector('[data-testid="conversation"] .entry-assistant');
     await waitFor('the phone token chart', async () => (await seriesPixels(small, 'tokens', [37, 99, 235])) > 20);

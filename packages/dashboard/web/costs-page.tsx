@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { getJson } from './api.js';
-import { axes, bars, Chart, fromZero } from './chart.js';
+import { axes, bars, Chart, fromZero, integerAxis, integerScale } from './chart.js';
 import { compact, usd } from './format.js';
 
 interface Bucket {
@@ -83,12 +83,12 @@ export function CostsPage() {
   useEffect(() => {
     getJson<Costs>('/api/stats/costs').then(setCosts, (failure: unknown) => setError(String(failure)));
   }, []);
+  // Every day from the first to the last (a day without calls is a zero bar), by its index: one
+  // day or a year reads right, with a date under whole days only.
+  const days = useMemo(() => everyDay(costs?.byDay ?? []), [costs]);
   const daily = useMemo<uPlot.AlignedData>(
-    () => [
-      (costs?.byDay ?? []).map((day) => Date.parse(`${day.key}T00:00:00Z`) / 1000),
-      (costs?.byDay ?? []).map((day) => day.costUsd),
-    ],
-    [costs],
+    () => [days.map((_, index) => index), days.map((day) => day.costUsd)],
+    [days],
   );
   if (error !== '') return <p class="error">{error}</p>;
   if (costs === undefined) return <p>Loading…</p>;
@@ -107,14 +107,19 @@ export function CostsPage() {
           <Chart
             id="cost-by-day"
             data={daily}
+            format={usd}
+            formatX={(index) => days[index]?.key ?? ''}
             options={{
               height: 220,
-              // Half a day either side, so the first and last bars are whole.
-              scales: { x: { range: (_self, min, max) => [min - 43_200, max + 43_200] }, y: fromZero },
-              axes: axes((value) =>
-                value === 0 ? '$0' : value < 0.01 ? `$${value.toPrecision(1)}` : `$${value.toFixed(2)}`,
+              scales: { x: integerScale, y: fromZero },
+              axes: axes(
+                (value) => (value === 0 ? '$0' : value < 0.01 ? `$${value.toPrecision(1)}` : `$${value.toFixed(2)}`),
+                integerAxis((index) => shortDay(days[index]?.key)),
               ),
-              series: [{}, { label: 'cost USD', stroke: '#2563eb', fill: '#2563eb88', paths: bars() }],
+              series: [
+                { label: 'day' },
+                { label: 'cost USD', stroke: '#2563eb', fill: '#2563eb88', paths: bars(), points: { show: false } },
+              ],
             }}
           />
         )}
@@ -149,4 +154,30 @@ export function CostsPage() {
       {table('Day (UTC)', [...costs.byDay].reverse())}
     </section>
   );
+}
+
+/** The days from the first bucket to the last, each with its cost (0 for a day without calls). */
+function everyDay(buckets: readonly { key: string; costUsd: number }[]): { key: string; costUsd: number }[] {
+  const sorted = [...buckets].sort((a, b) => (a.key < b.key ? -1 : 1));
+  const first = sorted[0];
+  const last = sorted.at(-1);
+  if (first === undefined || last === undefined) return [];
+  const byKey = new Map(sorted.map((bucket) => [bucket.key, bucket.costUsd]));
+  const out: { key: string; costUsd: number }[] = [];
+  const end = Date.parse(`${last.key}T00:00:00Z`);
+  // At most about ten years of days: the page's data, never an unbounded loop.
+  for (let at = Date.parse(`${first.key}T00:00:00Z`); at <= end && out.length < 4000; at += 86_400_000) {
+    const key = new Date(at).toISOString().slice(0, 10);
+    out.push({ key, costUsd: byKey.get(key) ?? 0 });
+  }
+  return out;
+}
+
+/** `2026-12-03` as `Dec 3` (with the year when it is not this one). */
+function shortDay(key: string | undefined): string {
+  if (key === undefined) return '';
+  const date = new Date(`${key}T00:00:00Z`);
+  const month = date.toLocaleString('en', { month: 'short', timeZone: 'UTC' });
+  const year = date.getUTCFullYear() === new Date().getUTCFullYear() ? '' : ` ${date.getUTCFullYear()}`;
+  return `${month} ${date.getUTCDate()}${year}`;
 }

@@ -5,7 +5,7 @@ import type { Session, TraceRecord } from './api.js';
 import { sendControl } from './api.js';
 import { SessionApprovals } from './approvals.js';
 import { ChangesSection } from './changes.js';
-import { axes, bars, Chart, fromZero, markers } from './chart.js';
+import { axes, bars, Chart, fromZero, integerAxis, integerScale, markers } from './chart.js';
 import { Confirm } from './confirm.js';
 import { age, compact, duration, usd } from './format.js';
 import type { Marker, Span } from './session-model.js';
@@ -63,7 +63,12 @@ export function SessionPage({ id }: { id: string }) {
         >
           {session?.status ?? '…'}
         </span>
-        <span class={`connection connection-${connection}`}>{connection}</span>
+        {/* "live" only while the page follows a running session; a finished one is just shown. */}
+        {session !== undefined && ACTIVE_STATUSES.has(session.status) && (
+          <span class={`connection connection-${connection}`} data-testid="connection">
+            {connection}
+          </span>
+        )}
       </div>
       {session !== undefined && (
         <dl class="facts">
@@ -274,14 +279,15 @@ function TokenCharts({ model, version }: { model: SessionModel; version: number 
         <Chart
           id="tokens"
           data={tokens}
+          format={compact}
           options={{
             height: 200,
-            scales: { x: { time: false }, y: fromZero },
-            axes: axes(compact),
+            scales: { x: integerScale, y: fromZero },
+            axes: axes(compact, integerAxis()),
             series: [
               { label: 'turn' },
-              { label: 'input', stroke: '#2563eb', fill: '#2563eb88', paths: bars() },
-              { label: 'output', stroke: '#16a34a', fill: '#16a34a88', paths: bars() },
+              { label: 'input', stroke: '#2563eb', fill: '#2563eb88', paths: bars(), points: { show: false } },
+              { label: 'output', stroke: '#16a34a', fill: '#16a34a88', paths: bars(), points: { show: false } },
             ],
             plugins: [markers(marks)],
           }}
@@ -292,10 +298,11 @@ function TokenCharts({ model, version }: { model: SessionModel; version: number 
         <Chart
           id="context"
           data={context}
+          format={compact}
           options={{
             height: 200,
-            scales: { x: { time: false }, y: fromZero },
-            axes: axes(compact),
+            scales: { x: integerScale, y: fromZero },
+            axes: axes(compact, integerAxis()),
             series: [{ label: 'turn' }, { label: 'context tokens', stroke: '#dc2626', width: 2, fill: '#dc262622' }],
             plugins: [markers(marks)],
           }}

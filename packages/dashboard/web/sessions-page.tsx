@@ -138,33 +138,48 @@ export function SessionsPage() {
           <tbody>
             {page?.rows.map((row) => (
               <tr key={row.id} data-session={row.id}>
-                <td>
+                <td data-label="Status">
                   <span class={`status status-${row.status}`} title={row.statusReason}>
                     {row.status}
                   </span>
                 </td>
-                <td class="mono">
+                <td class="mono" data-label="Session">
                   <span style={{ paddingLeft: `${(row.depth ?? 0) * 1.2}em` }}>
                     {(row.depth ?? 0) > 0 ? '└ ' : ''}
                     <a href={`#/session/${encodeURIComponent(row.id)}`}>{row.id}</a>
                   </span>
                 </td>
-                <td>{row.model ?? '-'}</td>
-                <td class="wide">{row.profile ?? '-'}</td>
-                <td class="wide">{row.hostname ?? '-'}</td>
-                <td title={row.startedAt}>{age(row.startedAt, now)}</td>
-                <td class="number">{compact((row.inputTokens ?? 0) + (row.outputTokens ?? 0))}</td>
-                <td class="number">{usd(row.costUsd)}</td>
-                <td class="changes" title={row.changes === undefined ? undefined : changeStats(row.changes)}>
+                <td data-label="Model">{row.model ?? '-'}</td>
+                <td class="wide" data-label="Profile">
+                  {row.profile ?? '-'}
+                </td>
+                <td class="wide" data-label="Host">
+                  {row.hostname ?? '-'}
+                </td>
+                <td title={row.startedAt} data-label="Started">
+                  {age(row.startedAt, now)}
+                </td>
+                <td class="number" data-label="Tokens">
+                  {compact((row.inputTokens ?? 0) + (row.outputTokens ?? 0))}
+                </td>
+                <td class="number" data-label="Cost">
+                  {usd(row.costUsd)}
+                </td>
+                <td
+                  class="changes"
+                  data-label="Changes"
+                  title={row.changes === undefined ? undefined : changeStats(row.changes)}
+                >
                   {row.changes !== undefined && row.changes.files > 0 && (
-                    <>
+                    // One element: on a phone the cell is a line of label and value.
+                    <span>
                       {row.changes.files} {row.changes.files === 1 ? 'file' : 'files'}
                       <span class="wide"> changed</span>, <span class="diff-add">+{row.changes.additions}</span>/
                       <span class="diff-del">-{row.changes.deletions}</span>
-                    </>
+                    </span>
                   )}
                 </td>
-                <td class="prompt" title={row.firstPrompt}>
+                <td class="prompt" data-label="Prompt" title={row.firstPrompt}>
                   {row.firstPrompt ?? ''}
                 </td>
               </tr>

@@ -210,11 +210,22 @@ export class SessionIndex {
 
 /**
  * A session of the index as the pages list it: the monitor's listed session, with its tokens
- * once its trace was tallied (the cost stays meta.json's: the session's total at the end of its
- * last run). The directory stays on the server.
+ * once its trace was tallied. The cost is meta.json's (the session's total at the end of its last
+ * run), except for a running session, whose meta.json has none yet: its trace's so far, as
+ * `rho ps` shows it (unpriced while its only calls have no price). The directory stays on the server.
  */
 function toDashboard(entry: Entry): ListedSession {
   const { session, tally, tallied } = entry;
   const { directory: _directory, ...listed } = session;
-  return { ...listed, ...(tallied ? { inputTokens: tally.inputTokens, outputTokens: tally.outputTokens } : {}) };
+  if (!tallied) return listed;
+  const running = ACTIVE_STATUSES.has(session.status);
+  const unpriced = tally.unpricedCalls;
+  return {
+    ...listed,
+    inputTokens: tally.inputTokens,
+    outputTokens: tally.outputTokens,
+    ...(running && tally.calls > 0
+      ? { costUsd: tally.costUsd === 0 && unpriced > 0 ? null : tally.costUsd, unpricedCalls: unpriced }
+      : {}),
+  };
 }

@@ -29,6 +29,10 @@ export interface ToolTally {
 export class TraceTally {
   inputTokens = 0;
   outputTokens = 0;
+  /** Model calls counted, their cost (priced calls) and the calls without a price. */
+  calls = 0;
+  costUsd = 0;
+  unpricedCalls = 0;
   readonly byModelDay = new Map<string, ModelDayTally>();
   readonly tools = new Map<string, ToolTally>();
   private reader = new TraceReader({ ignoreTypes: IGNORED });
@@ -74,6 +78,9 @@ export class TraceTally {
     this.reader = new TraceReader({ ignoreTypes: IGNORED });
     this.inputTokens = 0;
     this.outputTokens = 0;
+    this.calls = 0;
+    this.costUsd = 0;
+    this.unpricedCalls = 0;
     this.byModelDay.clear();
     this.tools.clear();
   }
@@ -85,6 +92,10 @@ export class TraceTally {
         const output = numberOr(record.output_tokens);
         this.inputTokens += input;
         this.outputTokens += output;
+        // The session's total (a child's rolled-up usage included, as in `rho ps`).
+        this.calls += 1;
+        if (typeof record.cost_usd === 'number') this.costUsd += record.cost_usd;
+        else this.unpricedCalls += 1;
         // A child session's usage rolled up into its parent: the child's own trace counts its calls.
         if (record.purpose === 'child_session') return;
         const model = typeof record.model === 'string' ? record.model : 'unknown';
