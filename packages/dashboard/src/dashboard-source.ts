@@ -73,6 +73,11 @@ export interface CostBucket {
 export interface ToolStats {
   /** One row per tool name, most called first. */
   tools: ToolBucket[];
+  /**
+   * The latency of model calls, one row per model, most called first (`failures` and `blocked`
+   * are 0); undefined when the source does not know it (a fleet's views).
+   */
+  models?: ToolBucket[];
   /** Sessions summed. */
   sessions: number;
 }

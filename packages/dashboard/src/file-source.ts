@@ -148,7 +148,18 @@ export function createFileSource(directory: string, options: FileSourceOptions =
       }
       const tools: ToolBucket[] = [...merged].map(([name, entry]) => toolBucket(name, entry));
       tools.sort((left, right) => right.calls + right.blocked - (left.calls + left.blocked));
-      return { tools, sessions: tallies.length };
+      const byModel = new Map<string, number[]>();
+      for (const { tally } of tallies)
+        for (const [model, durations] of tally.modelDurations) {
+          const into = byModel.get(model) ?? [];
+          for (const duration of durations) into.push(duration);
+          byModel.set(model, into);
+        }
+      const models = [...byModel].map(([name, durations]) =>
+        toolBucket(name, { calls: durations.length, failures: 0, blocked: 0, durations: [...durations] }),
+      );
+      models.sort((left, right) => right.calls - left.calls);
+      return { tools, models, sessions: tallies.length };
     },
     async close(): Promise<void> {
       clearImmediate(warm);

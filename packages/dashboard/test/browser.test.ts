@@ -232,6 +232,10 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.goto(`${server.origin}/#/tools`);
     await page.waitForSelector('text=Latency');
     expect(await page.textContent('main')).toContain('look');
+    // p50 and p95 per model too.
+    const models = (await page.textContent('[data-testid="latency-model"]'))!;
+    expect(models).toContain('gpt-4o-mini');
+    expect(models).toContain('p95');
     await screenshot(page, 'tools');
     await context.close();
 

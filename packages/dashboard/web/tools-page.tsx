@@ -16,14 +16,54 @@ interface Tool {
   maxMs?: number;
 }
 
-/** Tool calls, failures and latency by tool. */
+interface Stats {
+  tools: Tool[];
+  models?: Tool[];
+  sessions: number;
+}
+
+/** A latency table: one row per name, with what it knows (mean, p50, p95, max). */
+function latencyTable(title: string, rows: Tool[], counts: boolean) {
+  return (
+    <div class="table-wrap">
+      <table data-testid={`latency-${title.toLowerCase()}`}>
+        <thead>
+          <tr>
+            <th>{title}</th>
+            <th class="number">Calls</th>
+            {counts && <th class="number">Failed</th>}
+            {counts && <th class="number">Refused</th>}
+            <th class="number">Mean</th>
+            <th class="number">p50</th>
+            <th class="number">p95</th>
+            <th class="number">Max</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.name}>
+              <td>{row.name}</td>
+              <td class="number">{row.calls}</td>
+              {counts && <td class="number">{row.failures}</td>}
+              {counts && <td class="number">{row.blocked}</td>}
+              <td class="number">{maybe(row.meanMs)}</td>
+              <td class="number">{duration(row.p50Ms)}</td>
+              <td class="number">{maybe(row.p95Ms)}</td>
+              <td class="number">{maybe(row.maxMs)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Tool calls, failures and latency by tool; model call latency by model. */
 export function ToolsPage() {
-  const [stats, setStats] = useState<{ tools: Tool[]; sessions: number } | undefined>(undefined);
+  const [stats, setStats] = useState<Stats | undefined>(undefined);
   const [error, setError] = useState('');
   useEffect(() => {
-    getJson<{ tools: Tool[]; sessions: number }>('/api/stats/tools').then(setStats, (failure: unknown) =>
-      setError(String(failure)),
-    );
+    getJson<Stats>('/api/stats/tools').then(setStats, (failure: unknown) => setError(String(failure)));
   }, []);
   if (error !== '') return <p class="error">{error}</p>;
   if (stats === undefined) return <p>Loading…</p>;
@@ -64,36 +104,15 @@ export function ToolsPage() {
             : { key: tool.name, value: tool.p95Ms, text: `p95 ${duration(tool.p95Ms)}` },
         )}
       />
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Tool</th>
-              <th class="number">Calls</th>
-              <th class="number">Failed</th>
-              <th class="number">Refused</th>
-              <th class="number">Mean</th>
-              <th class="number">p50</th>
-              <th class="number">p95</th>
-              <th class="number">Max</th>
-            </tr>
-          </thead>
-          <tbody>
-            {stats.tools.map((tool) => (
-              <tr key={tool.name}>
-                <td>{tool.name}</td>
-                <td class="number">{tool.calls}</td>
-                <td class="number">{tool.failures}</td>
-                <td class="number">{tool.blocked}</td>
-                <td class="number">{maybe(tool.meanMs)}</td>
-                <td class="number">{duration(tool.p50Ms)}</td>
-                <td class="number">{maybe(tool.p95Ms)}</td>
-                <td class="number">{maybe(tool.maxMs)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      {latencyTable('Tool', stats.tools, true)}
+      <h2>Model latency</h2>
+      {stats.models === undefined ? (
+        <p class="empty">This source does not record model call durations (a fleet's views).</p>
+      ) : stats.models.length === 0 ? (
+        <p class="empty">No model calls yet.</p>
+      ) : (
+        latencyTable('Model', stats.models, false)
+      )}
     </section>
   );
 }

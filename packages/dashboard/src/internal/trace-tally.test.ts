@@ -37,6 +37,8 @@ describe('TraceTally', () => {
     expect([...tally.byModelDay.values()][0]!.calls).toBe(2);
     // The session's running total (what the page shows while it runs) includes it, as rho ps does.
     expect([tally.calls, tally.costUsd, tally.unpricedCalls]).toEqual([3, 1.5, 0]);
+    // Model latency: the session's own calls only.
+    expect(tally.modelDurations.get('m')).toEqual([10, 10]);
     // Replaced (a new inode): read from the start.
     const replacement = `${path}.new`;
     writeFileSync(replacement, llmEnd(7, 1));

@@ -35,6 +35,8 @@ export class TraceTally {
   unpricedCalls = 0;
   readonly byModelDay = new Map<string, ModelDayTally>();
   readonly tools = new Map<string, ToolTally>();
+  /** The durations of the session's own model calls, by model (a child's are in its own trace). */
+  readonly modelDurations = new Map<string, number[]>();
   private reader = new TraceReader({ ignoreTypes: IGNORED });
   private offset = 0;
   private identity = '';
@@ -83,6 +85,7 @@ export class TraceTally {
     this.unpricedCalls = 0;
     this.byModelDay.clear();
     this.tools.clear();
+    this.modelDurations.clear();
   }
 
   private count(record: RawTraceRecord): void {
@@ -109,6 +112,9 @@ export class TraceTally {
         tally.calls += 1;
         tally.inputTokens += input;
         tally.outputTokens += output;
+        let durations = this.modelDurations.get(model);
+        if (durations === undefined) this.modelDurations.set(model, (durations = []));
+        durations.push(numberOr(record.duration_ms));
         if (typeof record.cost_usd === 'number') tally.costUsd += record.cost_usd;
         else tally.unpricedCalls += 1;
         return;
