@@ -1,7 +1,7 @@
 // The lines the event renderer (render.ts) writes, made from records as pure functions: usage,
 // diffs, retries, and the small formats every line uses (times, previews, counts that may be
 // missing from another writer's record).
-import type { ApprovalAnsweredEvent, ApprovalRequestedEvent, HookRunEvent } from '@rho/core';
+import type { ApprovalAnsweredEvent, ApprovalRequestedEvent, HookRunEvent, SessionEvent } from '@rho/core';
 import { clipWords, formatCost, formatElapsed, formatTokens, shellWord, toolSignature } from './format.js';
 import type { MarkdownRenderer } from './markdown.js';
 import type { styles } from './terminal.js';
@@ -131,4 +131,16 @@ export function hookLine(event: HookRunEvent, style: ReturnType<typeof styles>, 
   const decided = typeof event.decision === 'string' ? `: ${event.decision}` : '';
   const reason = typeof event.reason === 'string' && event.reason !== '' ? ` (${preview(event.reason, 200)})` : '';
   return style.dim(`${name} ok${took}${decided}${reason}`);
+}
+
+/** A JSON line per event on stdout; `run_start` also names the session and its working directory. */
+export function createJsonRenderer(
+  write: (text: string) => void,
+  run: { sessionId: string; workingDir: string },
+): (event: SessionEvent) => void {
+  return (event) => {
+    write(
+      `${JSON.stringify(event.type === 'run_start' ? { ...event, session_id: run.sessionId, working_dir: run.workingDir } : event)}\n`,
+    );
+  };
 }

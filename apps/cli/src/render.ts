@@ -1,6 +1,6 @@
 import type { SessionEvent, TraceRecord } from '@rho/core';
 import { contentBefore, toolCallDiff } from './diff.js';
-import { clipWords, formatElapsed, formatTokens, outputPreview, toolSignature } from './format.js';
+import { clipWords, formatElapsed, formatTokens, toolSignature } from './format.js';
 import type { MarkdownRenderer } from './markdown.js';
 import { MarkdownBlocks } from './markdown.js';
 import { OutputBatch } from './output-batch.js';
@@ -20,6 +20,7 @@ import {
 } from './render-lines.js';
 import { StatusLine } from './status-line.js';
 import { styles } from './terminal.js';
+import { toolResultView } from './tool-result-view.js';
 
 /** Lines of a tool's output shown under its result line. */
 const PREVIEW_LINES = 4;
@@ -131,29 +132,43 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
   let runUsage = { input: 0, output: 0, cost: 0, unpriced: 0 };
   let turn = 0;
 
-  const toolResultLines = (name: string, id: string, args: unknown, success: boolean) => {
+  /** The call's result line (`✓ bash (3ms)`, `✗ bash (3ms): exit 2`) and its output, for the tool's kind. */
+  const toolResult = (event: Extract<SessionEvent, { type: 'tool_end' }>) => {
+    const id = event.tool_call_id;
+    const name = event.tool_name;
     const content = results.get(id) ?? '';
     results.delete(id);
     const saved = before.get(id);
     before.delete(id);
     const indent = '    ';
-    if (success && (name === 'edit' || name === 'write')) {
-      const diff = toolCallDiff(
+    const diff =
+      event.success && (name === 'edit' || name === 'write')
+        ? toolCallDiff(
+            name,
+            saved?.args,
+            options.workingDir ?? process.cwd(),
+            saved?.content ?? (live ? undefined : name === 'write' ? '' : undefined),
+          )
+        : undefined;
+    const view = toolResultView(
+      {
         name,
-        saved?.args ?? args,
-        options.workingDir ?? process.cwd(),
-        saved?.content ?? (live ? undefined : name === 'write' ? '' : undefined),
-      );
-      if (diff !== undefined && diff.lines.length > 0) {
-        for (const line of diffLines(diff.lines, style, width - indent.length)) say(`${indent}${line}`);
-        return;
-      }
-    }
-    const preview = outputPreview(content, PREVIEW_LINES, width - indent.length - 2);
-    // A failure's first line is already on the result line.
-    const lines = success ? preview.lines : preview.lines.slice(1);
-    for (const line of lines) say(style.dim(`${indent}│ ${line}`));
-    if (preview.more > 0) say(style.dim(`${indent}… ${preview.more} more line${preview.more === 1 ? '' : 's'}`));
+        content,
+        metadata: event.metadata,
+        success: event.success,
+        ...(diff === undefined ? {} : { diff: diffLines(diff.lines, style, width - indent.length) }),
+      },
+      PREVIEW_LINES,
+      width - indent.length - 2,
+      style,
+    );
+    const timing =
+      typeof event.duration_ms === 'number' ? ` ${style.dim(`(${formatElapsed(event.duration_ms)})`)}` : '';
+    const mark = event.success
+      ? `${style.green('✓')} ${name}${live ? '' : ' ok'}`
+      : `${style.red('✗')} ${name}${live ? '' : ' failed'}`;
+    say(`  ${mark}${timing}${view.headline === undefined ? '' : `: ${view.headline}`}`);
+    for (const line of view.lines) say(`${indent}${line}`);
   };
 
   const renderEvent = (event: SessionEvent | TraceRecord): void => {
@@ -176,15 +191,19 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         status.runTokens = 0;
         if (!live) say(`${style.bold('▶ run started:')} ${preview(event.prompt, 120)}`);
         break;
-      case 'text':
-        if (status.phase.kind !== 'streaming') {
-          status.clear();
-          status.set({ kind: 'streaming' });
-        }
+      case 'text': {
+        // The status line (streaming, elapsed, tokens so far) stays under the answer while it streams,
+        // drawn only where the answer ended a line; cleared before each piece of it is written.
+        const starting = status.phase.kind !== 'streaming';
         status.streamedChars += event.text.length;
-        if (options.markdown === undefined) writeAnswer(event.text);
-        else writeAnswer(renderBlocks(blocks.push(event.text), options.markdown));
+        const text =
+          options.markdown === undefined ? event.text : renderBlocks(blocks.push(event.text), options.markdown);
+        if (text !== '' || starting) status.clear();
+        writeAnswer(text);
+        if (starting) status.set({ kind: 'streaming' });
+        else if (text !== '') status.redraw();
         break;
+      }
       case 'reasoning':
         status.streamedChars += event.text.length;
         if (status.phase.kind !== 'thinking' && status.phase.kind !== 'streaming') status.set({ kind: 'thinking' });
@@ -263,20 +282,10 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
         );
         if (live) status.set({ kind: 'tool', name: event.tool_name });
         break;
-      case 'tool_end': {
-        const content = results.get(event.tool_call_id) ?? '';
-        const timing = typeof event.duration_ms === 'number' ? style.dim(`(${formatElapsed(event.duration_ms)})`) : '';
-        const args = before.get(event.tool_call_id)?.args;
-        if (event.success)
-          say(`  ${style.green('✓')} ${event.tool_name}${live ? '' : ' ok'}${timing === '' ? '' : ` ${timing}`}`);
-        else
-          say(
-            `  ${style.red('✗')} ${event.tool_name}${live ? '' : ' failed'}${timing === '' ? '' : ` ${timing}`}: ${clipWords(firstLine(content), Math.max(40, width - event.tool_name.length - 20))}`,
-          );
-        toolResultLines(event.tool_name, event.tool_call_id, args, event.success);
+      case 'tool_end':
+        toolResult(event);
         if (live) status.set({ kind: 'idle' });
         break;
-      }
       case 'tool_blocked':
         say(
           `  ${style.yellow('⊘')} ${toolSignature(event.tool_name, event.tool_args, 120)} blocked: ${clipWords(firstLine(event.reason), 200)}`,
@@ -386,14 +395,4 @@ export function createEventRenderer(options: EventRendererOptions): EventRendere
   return render;
 }
 
-/** A JSON line per event on stdout; `run_start` also names the session and its working directory. */
-export function createJsonRenderer(
-  write: (text: string) => void,
-  run: { sessionId: string; workingDir: string },
-): (event: SessionEvent) => void {
-  return (event) => {
-    write(
-      `${JSON.stringify(event.type === 'run_start' ? { ...event, session_id: run.sessionId, working_dir: run.workingDir } : event)}\n`,
-    );
-  };
-}
+export { createJsonRenderer } from './render-lines.js';

@@ -10,6 +10,7 @@ import type { MarkdownRenderer } from './markdown.js';
 import type { EventRenderer } from './render.js';
 import { createEventRenderer } from './render.js';
 import { promptToSend, replayNotes } from './replay-notes.js';
+import { resumePreview } from './resume-preview.js';
 import { REPL_COMMANDS } from './slash-commands.js';
 import type { RunSetup } from './run-setup.js';
 import type { Terminal } from './terminal.js';
@@ -145,6 +146,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
   if (setup.resumed) {
     terminal.stderr.write(style.dim(`Resumed session ${session.id} (${session.state.messages.length} messages).\n`));
     for (const note of replayNotes(session)) terminal.stderr.write(style.yellow(`${note}\n`));
+    for (const line of resumePreview(session.state.messages, style)) terminal.stderr.write(`${line}\n`);
   }
 
   const runTask = async (task: string) => {
@@ -282,6 +284,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
           terminal.stderr.write(
             `Resumed session ${session.id} (${session.state.messages.length} messages, ${formatUsage(session.state.usage)}).\n`,
           );
+          for (const line of resumePreview(session.state.messages, style)) terminal.stderr.write(`${line}\n`);
         } catch (error) {
           terminal.stderr.write(`${style.red('Error:')} ${(error as Error).message}\n`);
         }

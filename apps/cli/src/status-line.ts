@@ -63,12 +63,10 @@ export class StatusLine {
       this.phaseStarted = Date.now();
     this.phase = next;
     if (!this.options.enabled) return;
-    // While the answer streams on the same terminal, a status line under it would interleave.
-    if (next.kind === 'streaming' || next.kind === 'idle') {
+    if (next.kind === 'idle') {
       this.stop();
       return;
     }
-    if (this.options.midLine()) return;
     if (this.timer === undefined) {
       this.timer = setInterval(() => this.draw(), 100);
       this.timer.unref();
@@ -83,8 +81,15 @@ export class StatusLine {
     this.clear();
   }
 
+  /** Draws the line again now (after the answer streamed more), when it is running. */
+  redraw(): void {
+    if (this.timer !== undefined) this.draw();
+  }
+
   private draw(): void {
     const { err, style } = this.options;
+    // Never in the middle of a line of the answer: it would interleave with it.
+    if (this.options.midLine()) return;
     this.frame = (this.frame + 1) % SPINNER_FRAMES.length;
     err(`\r\u001b[K${style.cyan(SPINNER_FRAMES[this.frame]!)} ${style.dim(this.text())}`);
     this.drawn = true;
@@ -98,7 +103,7 @@ export class StatusLine {
         case 'model':
           return `waiting for the model ${since(this.phaseStarted)}`;
         case 'streaming':
-          return 'streaming';
+          return `streaming ${since(this.phaseStarted)}`;
         case 'thinking':
           return 'thinking';
         case 'tool':

@@ -173,8 +173,8 @@ describe('createEventRenderer in replay mode (rho watch, the monitor)', () => {
       '10:00:01 ◆ gpt-4o-mini: 1.5K in, 42 out, $0.0003, 1s',
       '10:00:01 assistant: Let me look.',
       '10:00:01 → bash(df -h)',
+      // A failure is one line: its first line of text (the rest is in the trace).
       '10:00:01   ✗ bash failed (20ms): df: permission denied',
-      '10:00:01     │ more',
       '10:00:01   ⊘ bash(rm -rf /) blocked: readonly profile',
       '10:00:01 compacted (auto): 90.0K -> 4.0K tokens',
       '10:00:01 ⚑ directive: Stop after this.',
