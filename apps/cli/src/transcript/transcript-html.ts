@@ -22,6 +22,7 @@ function toolBlock(call: TranscriptToolCall): string {
     call.childSessionId === undefined ? '' : `<p>Child session: <code>${escape(call.childSessionId)}</code></p>`,
     `<h4>Output <span class="status">(${escape(statusText(call.status, call.reason))})</span></h4>`,
     call.output === undefined ? '<p class="note">No output recorded.</p>' : pre(call.output, 'output'),
+    call.outputDetails === undefined ? '' : pre(call.outputDetails, 'details'),
     '</details>',
   ].join('\n');
 }

@@ -3,7 +3,7 @@ import { argsShort, argsText, bounded, headerRows, fenceFor, statusText } from '
 
 /** Text for a Markdown paragraph or table cell: on one line, every punctuation mark escaped. */
 function inline(value: string): string {
-  return value.replace(/\s+/g, ' ').replace(/[\\`*_{}[\]()<>#+\-.!|~&"']/g, (mark) => `\\${mark}`);
+  return value.replace(/\s+/g, ' ').replace(/[\\`*_[\]<>|~&]/g, (mark) => `\\${mark}`);
 }
 
 /** Text inside an HTML tag of the Markdown (a <summary>): HTML-escaped. */
@@ -29,6 +29,7 @@ function toolBlock(call: TranscriptToolCall): string {
   if (call.childSessionId !== undefined) body.push(`Child session: \`${call.childSessionId}\``);
   body.push(`**Output** (${inline(statusText(call.status, call.reason))})`);
   body.push(call.output === undefined ? '*No output recorded.*' : codeBlock(call.output, 'text'));
+  if (call.outputDetails !== undefined) body.push(codeBlock(call.outputDetails, 'json'));
   return details(`tool(${call.name}) ${argsShort(call.args)}`.trim(), body);
 }
 

@@ -25,6 +25,8 @@ export interface TranscriptToolCall {
   /** The arguments as the trace has them (an object, or the raw text of malformed ones). */
   args: unknown;
   output?: string;
+  /** The other fields of a result the tool gave as a JSON object with an `output` (bash's `metadata`), as JSON text. */
+  outputDetails?: string;
   /** `interrupted`: no result in the trace (the run stopped before the call ended). */
   status: 'succeeded' | 'failed' | 'blocked' | 'interrupted';
   /** Why a blocked call was refused. */
@@ -129,6 +131,21 @@ function toolCallsOf(value: unknown): { id: string; name: string; args: unknown 
       },
     ];
   });
+}
+
+/** A tool result that is a JSON object with a string `output` (as bash gives it): that output, and the rest. */
+function splitResult(content: string): { output: string; details?: string } {
+  if (!content.startsWith('{')) return { output: content };
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return { output: content };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { output: content };
+  const { output, ...rest } = value as Record<string, unknown>;
+  if (typeof output !== 'string') return { output: content };
+  return Object.keys(rest).length === 0 ? { output } : { output, details: JSON.stringify(rest, null, 2) };
 }
 
 /**
@@ -294,7 +311,9 @@ export function buildTranscript(
         } else if (record.role === 'tool') {
           const call = callOf(record);
           if (call !== undefined) {
-            call.output = content;
+            const { output, details } = splitResult(content);
+            call.output = output;
+            if (details !== undefined) call.outputDetails = details;
             // A result without tool_end (a trace of the Python original) still means the call ran.
             if (call.status === 'interrupted') call.status = 'succeeded';
           } else entries.push({ kind: 'system', text: content });
