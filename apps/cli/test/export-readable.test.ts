@@ -125,7 +125,7 @@ describe('rho export --format md', () => {
     expect(code.some((block) => block.lang === 'sh' && block.text === 'cat a.txt')).toBe(true);
     const seq = code.find((block) => block.text.startsWith('1\n2\n3\n'))!;
     expect(seq.text.split('\n')).toHaveLength(200);
-    expect(markdown).toContain('Cut: the first 200 of 501 lines');
+    expect(markdown).toContain('Cut: the first 200 of 500 lines');
     expect(code.find((block) => block.text.includes('the request was malformed'))).toBeDefined();
     expect(code.some((block) => block.text === 'Keep a.txt short')).toBe(true);
     // Fences are balanced: nothing after the last block is swallowed into code.
@@ -189,7 +189,7 @@ describe.skipIf(!chromiumAvailable)('rho export --format html in Chromium', () =
       expect(dom.open).toEqual([false, false, false]);
       expect(dom.outputs[0]).toBe(`${TRICKY}\n`);
       expect(dom.outputs[1]!.split('\n')).toHaveLength(200);
-      expect(dom.cut).toMatch(/^Cut: the first 200 of 501 lines/);
+      expect(dom.cut).toMatch(/^Cut: the first 200 of 500 lines/);
       expect(dom.headings).toEqual(
         expect.arrayContaining([
           `Session ${id}`,

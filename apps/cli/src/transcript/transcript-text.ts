@@ -14,9 +14,11 @@ export function bounded(value: string): { text: string; cut?: string } {
   if (kept.length > MAX_CHARS) kept = kept.slice(0, MAX_CHARS);
   if (kept.length === value.length) return { text: value };
   const keptLines = kept.split('\n').length;
+  // A text ending in a newline has no line after it.
+  const total = value.endsWith('\n') ? lines.length - 1 : lines.length;
   return {
     text: kept,
-    cut: `Cut: the first ${keptLines} of ${lines.length} lines (${kept.length} of ${value.length} characters) are shown; the whole text is in the session's trace.jsonl.`,
+    cut: `Cut: the first ${keptLines} of ${total} lines (${kept.length} of ${value.length} characters) are shown; the whole text is in the session's trace.jsonl.`,
   };
 }
 
