@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 // `rho export ID --format md|html` of a real recorded session (the built CLI against a scripted
 // loopback model): a tool call whose output holds `<script>` and a run of four backticks, a long
 // output that is cut, a file change in an isolated workspace, a model error, and a directive.
