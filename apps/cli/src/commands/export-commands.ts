@@ -1,12 +1,13 @@
 import type { Argv } from 'yargs';
 import type { Terminal } from '../terminal.js';
+import type { TranscriptChanges } from '../transcript/transcript.js';
 
 /** Arguments of `rho export`. */
 export interface ExportArguments {
   session: string;
   output?: string;
   dir?: string;
-  /** `atif` (default) or `patch`: an isolated session's final diff alone. */
+  /** `atif` (default), `patch` (an isolated session's final diff alone), `md` or `html` (a readable transcript). */
   format?: string;
   /** `--fleet URL` (global): a session not on this machine is exported from the fleet's mirror. */
   fleet?: string;
@@ -14,8 +15,8 @@ export interface ExportArguments {
 
 /**
  * Registers `rho export ID|PREFIX|latest|DIR [-o FILE] [--dir SESSIONS_DIR]`: a session's trace as
- * an ATIF-v1.6 trajectory (Harbor's Agent Trajectory Interchange Format), to stdout or to a new
- * file. The runtime is loaded only when the command runs, so `rho --help` stays fast.
+ * an ATIF-v1.6 trajectory (Harbor's Agent Trajectory Interchange Format), its final diff, or a
+ * readable transcript (Markdown or HTML), to stdout or to a new file. The runtime is loaded only when the command runs, so `rho --help` stays fast.
  */
 export function registerExportCommands(
   parser: Argv,
@@ -41,10 +42,10 @@ export function registerExportCommands(
         .option('dir', { alias: 'd', type: 'string', describe: 'Sessions directory (default: $RHO_HOME/sessions)' })
         .option('format', {
           type: 'string',
-          choices: ['atif', 'patch'],
+          choices: ['atif', 'patch', 'md', 'html'],
           default: 'atif',
           describe:
-            "atif (the trajectory, with an isolated session's final diff in extra.final_diff) or patch (that diff alone, for git apply)",
+            "atif (the trajectory, with an isolated session's final diff in extra.final_diff), patch (that diff alone, for git apply), md or html (a readable transcript for a bug report or a pull request)",
         }),
     async (argv) => {
       setExit(await exportCommand(argv as unknown as ExportArguments, terminal, env));
@@ -103,6 +104,25 @@ export async function exportCommand(
             : `Session ${argv.session} kept no record of the files it changed (no isolated workspace, no checkpoints), so no patch: run with --workspace isolated.`,
         );
       json = finalDiff.patch;
+    } else if ((argv.format === 'md' || argv.format === 'html') && directory !== undefined) {
+      const { readFileSync } = await import('node:fs');
+      const { basename } = await import('node:path');
+      const { readSessionMeta } = await import('@rho/core/internal');
+      const { renderTranscript } = await import('../transcript/render-transcript.js');
+      let trace: string;
+      try {
+        trace = readFileSync(join(directory, 'trace.jsonl'), 'utf8');
+      } catch (error) {
+        return fail(
+          `No readable trace.jsonl in ${directory}: ${(error as Error).message}. Only sessions that ran a task can be exported.`,
+        );
+      }
+      json = renderTranscript(trace, argv.format, {
+        sessionId: basename(directory),
+        meta: readSessionMeta(directory) ?? {},
+        ...(finalDiff === undefined ? {} : { changes: finalDiff }),
+        redact,
+      });
     } else if (directory !== undefined) {
       // A session of this machine: its own trace is the source of truth; its final diff goes in
       // the root's `extra` (ATIF's custom metadata), which the schema leaves free.
@@ -125,13 +145,23 @@ export async function exportCommand(
           if (SessionNotFoundError.isInstance(error) && error.candidates.length === 0) return fail(notFound!.message);
           throw error;
         }
-        // The records the fleet mirrored, in sequence order: the trajectory its own node would export.
-        const trajectory = traceToAtif(await fleet.readTrace(session.id), {
-          agentVersion: version,
-          sessionId: session.id,
-          ...(session.model === undefined ? {} : { model: session.model }),
-        });
-        json = `${JSON.stringify(redact(trajectory), null, 2)}\n`;
+        const trace = await fleet.readTrace(session.id);
+        if (argv.format === 'md' || argv.format === 'html') {
+          const { renderTranscript } = await import('../transcript/render-transcript.js');
+          json = renderTranscript(trace, argv.format, {
+            sessionId: session.id,
+            meta: { id: session.id, ...(session.model === undefined ? {} : { model: session.model }) },
+            redact,
+          });
+        } else {
+          // The records the fleet mirrored, in sequence order: the trajectory its own node would export.
+          const trajectory = traceToAtif(trace, {
+            agentVersion: version,
+            sessionId: session.id,
+            ...(session.model === undefined ? {} : { model: session.model }),
+          });
+          json = `${JSON.stringify(redact(trajectory), null, 2)}\n`;
+        }
       } finally {
         await fleet.close();
       }
@@ -173,9 +203,7 @@ export async function exportCommand(
  * since its first checkpoint: `rho diff`'s), or why there is none; undefined for a session that
  * kept no record of its files (@rho/workspace loads only for one that did).
  */
-async function workspaceDiff(
-  directory: string,
-): Promise<{ files: unknown[]; stats: Record<string, number>; patch: string } | string | undefined> {
+async function workspaceDiff(directory: string): Promise<(TranscriptChanges & { patch: string }) | string | undefined> {
   const { existsSync } = await import('node:fs');
   const { join } = await import('node:path');
   if (!existsSync(join(directory, 'workspace.json')) && !existsSync(join(directory, 'checkpoints.git')))
