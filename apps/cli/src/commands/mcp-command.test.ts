@@ -202,6 +202,9 @@ describe('rho mcp', () => {
     });
     expect(badJson.code).toBe(2);
     expect(badJson.stderr).toMatch(/--args is not JSON/);
+    const typo = await rho(['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp', '--profile', 'developr']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^rho: Unknown profile: developr \(did you mean developer\?\)\./);
   });
 
   describe('over streamable HTTP', () => {
