@@ -22,6 +22,7 @@ import type { RunSetup, SetupArguments, SetupHooks } from './run-types.js';
 import { openRunSession } from './run-session.js';
 import type { RunWorkspace } from './run-workspace.js';
 import { openRunWorkspace } from './run-workspace.js';
+import { serverModel } from './server-model.js';
 import { allSections, runSections, settingsOverrides } from './settings.js';
 import { resolveSystemPrompt } from './system-prompt.js';
 import { buildToolset } from './tools.js';
@@ -117,7 +118,11 @@ async function prepareLockedRun(
     hooks.onWarning?.(warning);
   }
   const { settings } = resolved;
-  const { model } = settings.model;
+  // A --base-url run without -m runs the server's model, not the default's name (and price).
+  const model = settings.model.unnamed
+    ? await serverModel(settings.model.baseURL!, settings.model.apiKey)
+    : settings.model.model;
+  if (model !== settings.model.model) resolved.saved.model = model;
   const { profile } = settings.profile;
   // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).
   if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL.trim() === '') {

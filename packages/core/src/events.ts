@@ -107,7 +107,10 @@ export interface LlmEndEvent extends Base {
   child_session_id?: string;
   /** For `child_session`: how many of the child's calls had no known cost. */
   unpriced_calls?: number;
-  /** False when the provider sent no usage (token counts are then zero, cost null). */
+  /**
+   * False when the provider sent no usage: token counts are then zero, the cost null (unpriced),
+   * or 0 when the call was cancelled (a stopped call does not make the session's cost unknown).
+   */
   usage_reported?: boolean;
   /** The provider's id of the response (`chatcmpl-...`), when it sent one. */
   response_id?: string;

@@ -218,6 +218,20 @@ describe('YAML profiles', () => {
     await expect(loadProfile('./missing.yaml')).rejects.toThrow(/Profile file not found: \.\/missing\.yaml/);
   });
 
+  test('a near miss of a built-in or a saved profile says "did you mean"', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
+    await expect(loadProfile('developr', { rhoHome: home })).rejects.toThrow(
+      /^Unknown profile: developr \(did you mean developer\?\)\. Use one of readonly, developer,/,
+    );
+    await expect(loadProfile('developer-bash-onyl', { rhoHome: home })).rejects.toThrow(
+      /did you mean developer-bash-only\?/,
+    );
+    await mkdir(join(home, 'profiles'));
+    await writeFile(join(home, 'profiles', 'careful.yaml'), 'file_write: deny\n');
+    await expect(loadProfile('carefull', { rhoHome: home })).rejects.toThrow(/did you mean careful\?/);
+    await expect(loadProfile('zzz', { rhoHome: home })).rejects.toThrow(/^Unknown profile: zzz\. Use one of/);
+  });
+
   test('invalid YAML is a ConfigError naming the file', async () => {
     const home = await mkdtemp(join(tmpdir(), 'rho-profiles-'));
     const path = join(home, 'broken.yaml');

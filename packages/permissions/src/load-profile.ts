@@ -1,8 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError, rhoHome } from '@rho/core';
 import { parseConfigText } from '@rho/core/internal';
+import { suggestKey } from '@rho/core/settings';
 import { BUILTIN_PROFILES, builtinProfile } from './builtin-profiles.js';
 import { parseProfile, type PermissionProfile } from './permission-profile.js';
 
@@ -61,8 +62,23 @@ export async function loadProfile(nameOrPath: string, options: LoadProfileOption
     const path = join(directory, `${nameOrPath}${extension}`);
     if (await isFile(path)) return loadFile(path);
   }
+  const near = await nearestProfile(nameOrPath, directory);
   throw new ConfigError({
-    message: `Unknown profile: ${nameOrPath}. Use one of ${BUILTIN_PROFILES.join(', ')}, a profile file ${join(directory, `${nameOrPath}.yaml`)}, or a path to a YAML file.`,
+    message: `Unknown profile: ${nameOrPath}${near === undefined ? '' : ` (did you mean ${near}?)`}. Use one of ${BUILTIN_PROFILES.join(', ')}, a profile file ${join(directory, `${nameOrPath}.yaml`)}, or a path to a YAML file.`,
     field: 'profile',
   });
+}
+
+/** The built-in or `$RHO_HOME/profiles` profile `name` most likely means (a typo), if any. */
+async function nearestProfile(name: string, directory: string): Promise<string | undefined> {
+  const files = await readdir(directory).catch(() => [] as string[]);
+  const names = [...BUILTIN_PROFILES, ...files.flatMap((file) => /^(.+)\.ya?ml$/i.exec(file)?.[1] ?? [])];
+  // suggestKey compares with `-` read as `_`: compare the names the same way, and answer the real one.
+  const { suggestion } = suggestKey(
+    name,
+    names.map((known) => known.toLowerCase().replace(/-/g, '_')),
+  );
+  return suggestion === undefined
+    ? undefined
+    : names.find((known) => known.toLowerCase().replace(/-/g, '_') === suggestion);
 }

@@ -198,7 +198,7 @@ export async function statsCommand(argv: StatsArguments, terminal: Terminal, env
       );
       return `${style.bold(TITLES[view])}\n${table(
         columns.map((column) => column.toUpperCase()),
-        rows.map((row) => columns.map((column) => cell(column, row[column]))),
+        rows.map((row) => columns.map((column) => statsCell(column, row[column]))),
         numeric,
         style.bold,
       )}`;
@@ -208,14 +208,20 @@ export async function statsCommand(argv: StatsArguments, terminal: Terminal, env
   });
 }
 
-/** One value of a stats row as printed: costs in dollars, rates in percent, other numbers grouped. */
-function cell(column: string, value: string | number | null | undefined): string {
+/**
+ * One value of a stats row as printed, every number through one format (en-US, thousands
+ * separated): costs in dollars (4 decimals), rates in percent (1 decimal), milliseconds and
+ * counts whole, other numbers with 1 decimal.
+ */
+export function statsCell(column: string, value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '-';
   if (typeof value === 'string') return value;
-  if (/cost|usd/i.test(column)) return `$${value.toFixed(4)}`;
-  if (/rate|ratio/i.test(column)) return `${(value * 100).toFixed(1)}%`;
-  if (Number.isInteger(value)) return value.toLocaleString('en-US');
-  return value.toFixed(1);
+  const grouped = (number: number, digits: number) =>
+    number.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  if (/cost|usd/i.test(column)) return `$${grouped(value, 4)}`;
+  if (/rate|ratio/i.test(column)) return `${grouped(value * 100, 1)}%`;
+  if (/(^|_)ms$|millis/i.test(column) || Number.isInteger(value)) return grouped(value, 0);
+  return grouped(value, 1);
 }
 
 /** A plain table: a header, then rows; `right` columns aligned to the right. */

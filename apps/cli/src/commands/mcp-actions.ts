@@ -22,6 +22,9 @@ export async function serversOf(
   argv: McpArguments,
   env: NodeJS.ProcessEnv,
   warn: (message: string) => void = () => {},
+  none: (hint: string) => void = (hint) => {
+    throw new UsageError({ message: hint });
+  },
 ): Promise<McpServerConfig[]> {
   const given = [argv.config, argv.command, argv.url].filter((value) => value !== undefined);
   if (given.length > 1)
@@ -53,9 +56,9 @@ export async function serversOf(
     ...(resolved.files.agent === undefined ? [] : [resolved.files.agent.file]),
   ];
   if (servers.length === 0)
-    throw new UsageError({
-      message: `No MCP servers configured in ${files.join(' or ')}: add mcp_servers (server name: command and args, or url), pass --config AGENT.yaml, or try one with --command or --url.`,
-    });
+    none(
+      `No MCP servers configured in ${files.join(' or ')}: add mcp_servers (server name: command and args, or url), pass --config AGENT.yaml, or try one with --command or --url.`,
+    );
   return [...servers];
 }
 
@@ -82,9 +85,9 @@ function where(server: McpServerConfig): string {
   return server.transport === 'stdio' ? `stdio: ${[server.command, ...server.args].join(' ')}` : `http: ${server.url}`;
 }
 
-/** `rho mcp list`. */
+/** `rho mcp list`: no servers is an answer (exit 0, with the hint on how to add one on stderr). */
 export async function mcpListCommand(argv: McpArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
-  const servers = await serversOf(argv, env, warnOn(terminal));
+  const servers = await serversOf(argv, env, warnOn(terminal), (hint) => terminal.stderr.write(`rho: ${hint}\n`));
   if (argv.json)
     terminal.stdout.write(
       `${JSON.stringify(

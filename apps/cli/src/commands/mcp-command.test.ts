@@ -183,13 +183,28 @@ describe('rho mcp', () => {
     );
   });
 
+  it('list with no server configured exits 0 and says how to add one', async () => {
+    const empty = await rho(['mcp', 'list']);
+    expect(empty).toMatchObject({ code: 0, stdout: '' });
+    expect(empty.stderr).toMatch(
+      /^rho: No MCP servers configured in .*config\.yaml: add mcp_servers .*--command or --url\.\n$/,
+    );
+    const json = await rho(['mcp', 'list', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([]);
+    // Naming a server of an empty configuration is still a usage error.
+    expect((await rho(['mcp', 'tools', 'files'])).code).toBe(2);
+  });
+
   it('rejects bad arguments with exit 2', async () => {
-    expect((await rho(['mcp', 'list'])).code).toBe(2);
     const badJson = await rho(['mcp', 'call', 'everything', 'echo', '--args', '{nope', '--config', config], {
       NOTES_DIR: dir,
     });
     expect(badJson.code).toBe(2);
     expect(badJson.stderr).toMatch(/--args is not JSON/);
+    const typo = await rho(['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp', '--profile', 'developr']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^rho: Unknown profile: developr \(did you mean developer\?\)\./);
   });
 
   describe('over streamable HTTP', () => {

@@ -23,6 +23,11 @@ export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'x
 export interface ModelSettings {
   /** The model's name; `gguf:PATH` runs a local GGUF file in this process. */
   readonly model: string;
+  /**
+   * True when no layer named the model and an endpoint is set: `model` is then only the default
+   * (`gpt-5-mini`), not what that server runs; the caller asks the server or records it unknown.
+   */
+  readonly unnamed?: true;
   /** The GGUF file of `gguf:PATH` (as written), and `RHO_GGUF_TOOL_CHOICE`. */
   readonly gguf?: { readonly path: string; readonly toolChoice?: 'auto' | 'required' | 'none' };
   /** `OPENAI_API_KEY`, when set. */
@@ -187,8 +192,10 @@ export const modelSettingsSection = defineSettingsSection({
     const maxAnswerSize = context.value<number>('max_answer_size');
     const maxRetries = context.value<number>('max_retries');
     const toolChoice = context.value<'auto' | 'required' | 'none'>('gguf_tool_choice');
+    const named = context.layers('model').some((layer) => layer.kind !== 'default');
     return {
       model,
+      ...(named || baseURL === undefined ? {} : { unnamed: true }),
       ...(model.startsWith('gguf:')
         ? { gguf: { path: model.slice('gguf:'.length), ...(toolChoice === undefined ? {} : { toolChoice }) } }
         : {}),

@@ -101,7 +101,9 @@ export async function modelTurn(scope: RunScope, withTools: boolean): Promise<Tu
     output_tokens: usage?.outputTokens ?? 0,
     cache_read_tokens: usage?.cachedTokens ?? 0,
     reasoning_tokens: usage?.reasoningTokens ?? 0,
-    cost_usd: usage === null ? null : usage.costUsd,
+    // A call cancelled before the provider reported usage counts as free, not as unpriced: one
+    // stopped call would otherwise make the session's whole cost unknown (usage_reported says so).
+    cost_usd: usage === null ? (controller.signal.aborted ? 0 : null) : usage.costUsd,
     duration_ms: Math.round(performance.now() - started),
     finish_reason: finishReason,
     ...(usage === null ? { usage_reported: false } : {}),

@@ -1,0 +1,64 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLoopbackServer } from '@rho/core/testing';
+import type { LoopbackServer } from '@rho/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runRho } from './support/run-rho.js';
+
+let server: LoopbackServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function onlySession(home: string): { meta: Record<string, unknown>; config: string; ends: Record<string, unknown>[] } {
+  const sessions = readdirSync(join(home, 'sessions'));
+  expect(sessions).toHaveLength(1);
+  const directory = join(home, 'sessions', sessions[0]!);
+  const records = readFileSync(join(directory, 'trace.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return {
+    meta: JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8')) as Record<string, unknown>,
+    config: readFileSync(join(directory, 'config.yaml'), 'utf8'),
+    ends: records.filter((record) => record.type === 'llm_end'),
+  };
+}
+
+const answer = { type: 'response' as const, text: 'hi', usage: { prompt_tokens: 10, completion_tokens: 2 } };
+
+describe('a --base-url run without -m', () => {
+  it("is named after the server's first model, and asks for it", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rho-server-model-'));
+    server = await startLoopbackServer({ models: [{ id: 'qwen3-8b' }, { id: 'other' }], steps: [answer] });
+    const outcome = await runRho(['--base-url', server.url, 'hello'], { env: { RHO_HOME: home } });
+    expect(outcome.code).toBe(0);
+    expect((server.requests[0]!.body as { model: string }).model).toBe('qwen3-8b');
+    const { meta, config, ends } = onlySession(home);
+    expect(meta.model).toBe('qwen3-8b');
+    expect(config).toMatch(/^model: qwen3-8b$/m);
+    expect(ends[0]).toMatchObject({ model: 'qwen3-8b', cost_usd: null });
+  });
+
+  it('is recorded as unknown and unpriced when the server lists no model', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rho-server-model-'));
+    server = await startLoopbackServer({ steps: [answer] });
+    const outcome = await runRho(['--base-url', server.url, 'hello'], { env: { RHO_HOME: home } });
+    expect(outcome.code).toBe(0);
+    const { meta, ends } = onlySession(home);
+    expect(meta.model).toBe('unknown');
+    expect(meta.cost_usd).toBeNull();
+    expect(ends[0]).toMatchObject({ cost_usd: null });
+    expect(JSON.stringify(meta)).not.toContain('gpt-5-mini');
+  });
+
+  it('keeps -m when given', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rho-server-model-'));
+    server = await startLoopbackServer({ models: [{ id: 'qwen3-8b' }], steps: [answer] });
+    const outcome = await runRho(['--base-url', server.url, '-m', 'gpt-5-mini', 'hello'], { env: { RHO_HOME: home } });
+    expect(outcome.code).toBe(0);
+    expect(onlySession(home).meta.model).toBe('gpt-5-mini');
+  });
+});
