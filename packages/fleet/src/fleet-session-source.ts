@@ -61,6 +61,7 @@ export function createFleetSessionSource(fleet: Fleet, options: FleetSessionSour
         ...(filter.hostname === undefined ? {} : { host: filter.hostname }),
         ...(filter.label === undefined ? {} : { label: filter.label }),
         ...(filter.idPrefix === undefined ? {} : { idPrefix: filter.idPrefix }),
+        ...(filter.ids === undefined ? {} : { ids: filter.ids }),
       };
       const accepted: readonly FleetSessionStatus[] | undefined =
         filter.accepts === undefined ? undefined : filter.accepts === 'resume' ? ['paused'] : LIVE;

@@ -197,6 +197,8 @@ export interface FleetListOptions {
   status?: FleetSessionStatus | FleetSessionStatus[];
   /** Only sessions whose id starts with this. */
   idPrefix?: string;
+  /** Only sessions with one of these ids (an empty list: none). */
+  ids?: readonly string[];
   /** At most this many, newest first (1,000 by default). */
   limit?: number;
 }

@@ -172,6 +172,7 @@ function matches(
   // A sessions directory records no labels: nothing carries one.
   if (filter.label !== undefined) return false;
   if (filter.idPrefix !== undefined && !session.id.startsWith(filter.idPrefix)) return false;
+  if (filter.ids !== undefined && !filter.ids.includes(session.id)) return false;
   if (filter.accepts !== undefined && filter.accepts !== 'resume' && !isLive(session)) return false;
   return true;
 }

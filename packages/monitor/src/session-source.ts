@@ -22,6 +22,8 @@ export interface SessionFilter {
   label?: string;
   /** Only sessions whose id starts with this. */
   idPrefix?: string;
+  /** Only sessions with one of these ids (an empty list: none). */
+  ids?: readonly string[];
   /**
    * Only the sessions a request of this kind can reach, as the source decides: a directory, for
    * cancel and pause, the live ones (and those being set up by a running process), for resume all

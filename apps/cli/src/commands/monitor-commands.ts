@@ -97,7 +97,7 @@ export function registerMonitorCommands(
             describe: 'Fleet: only sessions with this status (running, paused, dead, completed, ...; comma-separated)',
           }),
       async (argv) => {
-        const { io, actions, route, createDirectorySource } = await setup(
+        const { io, actions, route, createDirectorySource, here } = await setup(
           { fleet: argv.fleet } as DirArguments,
           argv.dir,
         );
@@ -122,6 +122,8 @@ export function registerMonitorCommands(
                   ...(withRhoAgent && source.kind === 'directory'
                     ? { rhoAgent: createDirectorySource((await import('@rho/core/internal')).rhoAgentSessionsDir()) }
                     : {}),
+                  // With a fleet, this machine's sessions that never registered with it follow, marked.
+                  ...(source.kind === 'fleet' ? { local: here } : {}),
                 },
                 io,
               ),

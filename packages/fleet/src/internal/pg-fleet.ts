@@ -215,6 +215,7 @@ export class PgFleet implements Fleet {
         where true
           ${options.host === undefined ? sql`` : sql`and r.host = ${options.host}`}
           ${options.idPrefix === undefined ? sql`` : sql`and r.session_id like ${`${escapeLike(options.idPrefix)}%`}`}
+          ${options.ids === undefined ? sql`` : sql`and r.session_id = any(${[...options.ids]}::text[])`}
           ${label === undefined ? sql`` : label.value === undefined ? sql`and r.labels ? ${label.key}` : sql`and r.labels @> ${sql.json({ [label.key]: label.value })}`}
       ) s
       ${statuses === undefined ? sql`` : sql`where s.live_status in ${sql(statuses)}`}

@@ -10,6 +10,8 @@ import { LISTED_STATUSES } from '@rho/monitor';
 import { databaseFailure, EXIT, UsageError } from '../../exit-codes.js';
 import { createEventRenderer } from '../../render.js';
 import type { MonitorIo } from './monitor-io.js';
+import { localSessionsNotInFleet } from './local-sessions.js';
+import { directoryJson, fleetJson } from './ps-json.js';
 import { formatSessionTable } from './session-table.js';
 
 export type { ControlKind } from '@rho/monitor';
@@ -38,6 +40,8 @@ export interface PsOptions {
   status?: string[];
   /** A sessions directory: the Python rho-agent's sessions (this directory) are listed after rho's, marked. */
   rhoAgent?: SessionSource;
+  /** With a fleet: this machine's sessions directory, whose sessions the fleet does not know are listed after the fleet's, marked. */
+  local?: SessionSource;
 }
 
 /**
@@ -66,12 +70,18 @@ export async function psAction(source: SessionSource, options: PsOptions, io: Mo
   };
   const listed = await source.list(filter);
   const legacy = options.rhoAgent === undefined ? undefined : await rhoAgentSessions(options.rhoAgent, source, filter);
+  // A filter asks for what the fleet records (hosts, labels, statuses): unregistered sessions are not looked for.
+  const local =
+    fleet && options.local !== undefined && !filtered
+      ? await localSessionsNotInFleet(source, options.local, options.limit)
+      : undefined;
   if (options.json) {
     const json = fleet ? fleetJson : directoryJson;
     io.out(
       `${JSON.stringify([
         ...listed.sessions.map(json),
         ...(legacy?.sessions ?? []).map((session) => ({ ...directoryJson(session), source: 'rho-agent' })),
+        ...(local?.sessions ?? []).map((session) => ({ ...directoryJson(session), in_fleet: false })),
       ])}\n`,
     );
     return EXIT.completed;
@@ -88,11 +98,12 @@ export async function psAction(source: SessionSource, options: PsOptions, io: Mo
     await psTable(options.rhoAgent!, legacy, options.limit, io);
     return EXIT.completed;
   }
-  if (listed.sessions.length === 0) {
-    io.out(empty);
-    return EXIT.completed;
+  if (listed.sessions.length === 0) io.out(empty);
+  else await psTable(source, listed, options.limit, io);
+  if (local !== undefined && local.sessions.length > 0) {
+    io.out(`\nLocal sessions not in the fleet (${local.total}):\n`);
+    await psTable(options.local!, local, options.limit, io);
   }
-  await psTable(source, listed, options.limit, io);
   return EXIT.completed;
 }
 
@@ -134,57 +145,6 @@ async function psTable(
     io.out(`(the newest ${limit} shown; use --limit N or --json for more)\n`);
   // Sessions that cannot be read are listed (status unknown), and why is said here.
   for (const session of shown) if (session.problem !== undefined) io.err(`${session.id}: ${session.problem}\n`);
-}
-
-/** A session of a directory in `ps --json`: the meta.json field names (snake_case), plus the live status. */
-function directoryJson(session: ListedSession): Record<string, unknown> {
-  return {
-    id: session.id,
-    status: session.status,
-    recorded_status: session.recordedStatus,
-    ...(session.status === 'dead' && session.statusReason !== undefined ? { dead_reason: session.statusReason } : {}),
-    ...(session.status === 'parked' && session.statusReason !== undefined
-      ? { parked_reason: session.statusReason }
-      : {}),
-    ...(session.problem === undefined ? {} : { problem: session.problem }),
-    model: session.model ?? null,
-    profile: session.profile ?? null,
-    started_at: session.startedAt,
-    updated_at: session.updatedAt ?? null,
-    heartbeat_at: session.heartbeatAt ?? null,
-    pid: session.pid ?? null,
-    hostname: session.hostname ?? null,
-    first_prompt: session.firstPrompt ?? null,
-    cost_usd: session.costUsd ?? null,
-    parent_id: session.parentId ?? null,
-    directory: session.directory,
-    changes: session.changes ?? null,
-  };
-}
-
-/** A session of a fleet in `ps --json`: snake_case, with its host, labels, usage and mirrored records. */
-function fleetJson(session: ListedSession): Record<string, unknown> {
-  return {
-    id: session.id,
-    status: session.status,
-    recorded_status: session.recordedStatus,
-    host: session.hostname,
-    pid: session.pid ?? null,
-    cwd: session.cwd ?? null,
-    model: session.model ?? null,
-    profile: session.profile ?? null,
-    labels: session.labels ?? {},
-    started_at: session.startedAt,
-    updated_at: session.updatedAt,
-    heartbeat_at: session.heartbeatAt ?? null,
-    first_prompt: session.firstPrompt ?? null,
-    input_tokens: session.inputTokens ?? 0,
-    output_tokens: session.outputTokens ?? 0,
-    cost_usd: session.costUsd ?? null,
-    unpriced_calls: session.unpricedCalls ?? 0,
-    parent_id: session.parentId ?? null,
-    records: session.records ?? 0,
-  };
 }
 
 /** ` (host)` after a fleet session's id, where a message names it; nothing for this machine's. */
