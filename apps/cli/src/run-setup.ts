@@ -304,7 +304,10 @@ async function prepareLockedRun(
       : await startFleetLink(
           fleetSettings.sources,
           { userConfig: fleetSettings.userConfig, agentConfig: fleetSettings.agentConfig },
-          fleetSettings.labels,
+          // A queued task's labels (RHO_TASK_LABELS, set by rho worker), then --label over them.
+          settings.queue.labels === undefined && fleetSettings.labels === undefined
+            ? undefined
+            : { ...settings.queue.labels, ...fleetSettings.labels },
           hooks,
           redactor,
         );

@@ -97,7 +97,7 @@ export function sessionArguments(spec: TaskSpec, approvals?: TaskApprovalWait): 
  * A runner that starts each task as its own `rho --json` process, so a session that crashes never
  * takes the worker down, and the session is a normal one: trace, fleet registration when
  * configured, `rho watch`/`rho cancel`. The process gets `RHO_TASK_ID` and `RHO_TASK_ATTEMPT`
- * (recorded in the trace's `run_start`). Its JSON events give the session id, answer and usage.
+ * (recorded in the trace's `run_start`) and `RHO_TASK_LABELS` (its labels in the fleet). Its JSON events give the session id, answer and usage.
  */
 export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRunner {
   const [command, ...prefix] = options.command;
@@ -110,6 +110,8 @@ export function createCliSessionRunner(options: CliSessionRunnerOptions): TaskRu
         ...(options.env ?? process.env),
         RHO_TASK_ID: task.id,
         RHO_TASK_ATTEMPT: String(task.attempt),
+        // Always set, so a worker's own environment never gives a task labels it does not carry.
+        RHO_TASK_LABELS: (task.spec.labels ?? []).join(','),
         ...(task.lease === undefined
           ? {}
           : { RHO_TASK_LEASE_FILE: task.lease.file, RHO_TASK_LEASE_SECONDS: String(task.lease.seconds) }),

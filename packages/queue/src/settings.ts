@@ -13,6 +13,8 @@ export interface QueueRunSettings {
   readonly lease?: { readonly file: string; readonly seconds: number };
   /** No tool call waits for approval past this moment (`RHO_TASK_APPROVAL_DEADLINE`): a little before the task's deadline. */
   readonly approvalDeadline?: Date;
+  /** The task's labels (`RHO_TASK_LABELS`) as the session's labels in the fleet: each label a key, with an empty value. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** A run of a queued task: set by `rho worker` in the environment of the run it starts. */
@@ -45,6 +47,14 @@ export const queueSettingsSection = defineSettingsSection({
       ...text(),
       env: ['RHO_TASK_APPROVAL_DEADLINE'],
     },
+    {
+      key: 'task_labels',
+      description:
+        "The task's labels, comma-separated: they become the session's labels in the fleet (each a key with an empty value), for rho ps --label and rho stats cost --by label",
+      files: [],
+      ...text(),
+      env: ['RHO_TASK_LABELS'],
+    },
   ],
   build(context): QueueRunSettings {
     const id = context.value<string>('task_id');
@@ -52,10 +62,15 @@ export const queueSettingsSection = defineSettingsSection({
     const file = context.value<string>('task_lease_file');
     const seconds = Number(context.value<string>('task_lease_seconds'));
     const until = new Date(context.value<string>('task_approval_deadline') ?? Number.NaN);
+    const labels = (context.value<string>('task_labels') ?? '')
+      .split(',')
+      .map((label) => label.trim())
+      .filter((label) => label !== '');
     return {
       ...(id === undefined ? {} : { task: { id, attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1 } }),
       ...(file === undefined || !Number.isFinite(seconds) || seconds <= 0 ? {} : { lease: { file, seconds } }),
       ...(Number.isNaN(until.getTime()) ? {} : { approvalDeadline: until }),
+      ...(labels.length === 0 ? {} : { labels: Object.fromEntries(labels.map((label) => [label, ''])) }),
     };
   },
 });

@@ -49,8 +49,9 @@ export async function sqlTaskCommand(
   }
   // The worker's own model settings, resolved as a run resolves them; the task's choices apply over them.
   const { modelSettingsSection, resolveSettings } = await import('@rho/core/settings');
+  const { queueSettingsSection } = await import('@rho/queue/settings');
   const { settings } = await resolveSettings({
-    sections: [modelSettingsSection],
+    sections: [modelSettingsSection, queueSettingsSection],
     home: rhoHome(env),
     env,
     overrides: {},
@@ -78,7 +79,8 @@ export async function sqlTaskCommand(
       : await startFleetLink(
           sources,
           { userConfig: sources.userConfig as Record<string, unknown> | undefined },
-          undefined,
+          // The task's labels (RHO_TASK_LABELS, set by rho worker).
+          settings.queue.labels,
           { onWarning: warn },
         );
 

@@ -338,6 +338,11 @@ export function settingSamples(root: string): Record<string, Sample> {
       (s) => s.queue.approvalDeadline?.toISOString(),
       (n) => new Date(Date.UTC(2026, 0, n + 1)).toISOString(),
     ),
+    task_labels: same(
+      (s) => s.queue.labels,
+      (n) => `l${n}`,
+      { typed: (n) => ({ [`l${n}`]: '' }) },
+    ),
     'worker.allow_profiles': list(
       (s) => s.worker.profiles,
       (n) => `p${n}`,
