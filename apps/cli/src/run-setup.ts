@@ -119,9 +119,12 @@ async function prepareLockedRun(
   }
   const { settings } = resolved;
   // A --base-url run without -m runs the server's model, not the default's name (and price).
-  const model = settings.model.unnamed
-    ? await serverModel(settings.model.baseURL!, settings.model.apiKey)
-    : settings.model.model;
+  const found = settings.model.unnamed ? await serverModel(settings.model.baseURL!, settings.model.apiKey) : undefined;
+  if (found !== undefined && 'choices' in found)
+    throw new UsageError({
+      message: `No model is named, and ${settings.model.baseURL!} serves ${found.count} (${found.choices.join(', ')}${found.count > found.choices.length ? ', ...' : ''}): choose one with -m (or RHO_MODEL, or model: in the config).`,
+    });
+  const model = found?.model ?? settings.model.model;
   if (model !== settings.model.model) resolved.saved.model = model;
   const { profile } = settings.profile;
   // An empty OPENAI_BASE_URL means unset (the OpenAI SDK would otherwise take '' for a host).

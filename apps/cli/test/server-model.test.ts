@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -30,9 +30,20 @@ function onlySession(home: string): { meta: Record<string, unknown>; config: str
 const answer = { type: 'response' as const, text: 'hi', usage: { prompt_tokens: 10, completion_tokens: 2 } };
 
 describe('a --base-url run without -m', () => {
-  it("is named after the server's first model, and asks for it", async () => {
+  it('refuses, naming them, when the server serves several models (exit 2, before any model call)', async () => {
     const home = mkdtempSync(join(tmpdir(), 'rho-server-model-'));
     server = await startLoopbackServer({ models: [{ id: 'qwen3-8b' }, { id: 'other' }], steps: [answer] });
+    const outcome = await runRho(['--base-url', server.url, 'hello'], { env: { RHO_HOME: home } });
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain(`serves 2 (qwen3-8b, other): choose one with -m`);
+    expect(server.requests).toHaveLength(0);
+    // No session is left of it.
+    expect(existsSync(join(home, 'sessions')) ? readdirSync(join(home, 'sessions')) : []).toEqual([]);
+  });
+
+  it('is named after the model the server serves, and asks for it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rho-server-model-'));
+    server = await startLoopbackServer({ models: [{ id: 'qwen3-8b' }], steps: [answer] });
     const outcome = await runRho(['--base-url', server.url, 'hello'], { env: { RHO_HOME: home } });
     expect(outcome.code).toBe(0);
     expect((server.requests[0]!.body as { model: string }).model).toBe('qwen3-8b');
