@@ -1,4 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLoopbackServer } from '@rho/core/testing';
@@ -71,5 +73,42 @@ describe('a --base-url run without -m', () => {
     const outcome = await runRho(['--base-url', server.url, '-m', 'gpt-5-mini', 'hello'], { env: { RHO_HOME: home } });
     expect(outcome.code).toBe(0);
     expect(onlySession(home).meta.model).toBe('gpt-5-mini');
+  });
+
+  it('reads a model list only as JSON and only up to its bound: an endless list is not a model list', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rho-server-model-'));
+    const chunk = '{"object":"list","data":[' + '{"id":"m"},'.repeat(10_000);
+    let listed = 0;
+    const endless = createServer((request, response) => {
+      if (request.method === 'GET') {
+        if (request.url?.endsWith('/models') === true) listed += 1;
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const write = (): void => {
+          while (!response.destroyed && response.write(chunk));
+          if (!response.destroyed) response.once('drain', write);
+        };
+        write();
+        return;
+      }
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const piece = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'x', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      response.end(`${piece({ content: 'hi' }, null)}${piece({}, 'stop')}data: [DONE]\n\n`);
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = endless.address() as AddressInfo;
+      const outcome = await runRho(['--base-url', `http://127.0.0.1:${port}/v1`, 'hello'], {
+        env: { RHO_HOME: home, OPENAI_API_KEY: 'k' },
+      });
+      expect(outcome.code, outcome.stderr).toBe(0);
+      // Asked for the model, then for its context window: each read stops at its bound.
+      expect(listed).toBe(2);
+      expect(onlySession(home).meta.model).toBe('unknown');
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
   });
 });

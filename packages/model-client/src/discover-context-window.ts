@@ -4,6 +4,8 @@
  * `/api/v0/models/<id>`, or `in-process` for a
  * client that runs the model itself (the context it allocated).
  */
+import { readJsonResponse } from './read-json.js';
+
 export type ContextWindowEndpoint = '/v1/models' | '/props' | '/api/show' | '/api/v0/models' | 'in-process';
 
 /** A context window the server reported. */
@@ -94,7 +96,7 @@ async function discover(options: DiscoverContextWindowOptions): Promise<Discover
         await response.body?.cancel().catch(() => undefined);
         return undefined;
       }
-      return (await response.json()) as unknown;
+      return await readJsonResponse(response);
     } catch {
       return undefined;
     }

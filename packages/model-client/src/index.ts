@@ -19,6 +19,7 @@ export type {
 export { contextWindowFor, DEFAULT_CONTEXT_WINDOW, resolveContextWindow } from './context-windows.js';
 export type { ContextWindowInfo, ContextWindowSource, ResolveContextWindowOptions } from './context-windows.js';
 export { clearContextWindowCache, discoverContextWindow } from './discover-context-window.js';
+export { MAX_DISCOVERY_BYTES, readJsonResponse } from './read-json.js';
 export type {
   ContextWindowEndpoint,
   DiscoverContextWindowOptions,
