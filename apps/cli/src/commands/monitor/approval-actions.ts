@@ -64,6 +64,11 @@ export async function approvalAction(
     ...(command.reason === undefined || command.reason.trim() === '' ? {} : { reason: command.reason }),
   };
   const result = await source.answerApproval(session.id, call.toolCallId, answer);
+  if (result.outcome === 'not_pending') {
+    // The call stopped waiting between the listing and this answer: another answer won it.
+    const winner = await lastAnswer(source, session.id, call.toolCallId);
+    if (winner !== undefined) return lostRace(winner, io);
+  }
   if (result.outcome === 'not_pending')
     throw new UsageError({
       message: `Call ${call.toolCallId} of session ${session.id} no longer waits for approval${result.waiting.length === 0 ? '' : ` (waiting: ${result.waiting.join(', ')})`}; nothing was recorded.`,
