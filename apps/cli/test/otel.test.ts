@@ -174,9 +174,15 @@ describe('rho --otel', () => {
     });
     child.stderr.resume();
     let buffer = '';
+    // One SIGTERM: a second one, sent on a later chunk (the run's end) after rho let go of its
+    // handler, would end the process by the signal itself (exit code null), which is not what this tests.
+    let sent = false;
     child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
-      if (buffer.includes('"type":"llm_start"')) child.kill('SIGTERM');
+      if (!sent && buffer.includes('"type":"llm_start"')) {
+        sent = true;
+        child.kill('SIGTERM');
+      }
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(130);
