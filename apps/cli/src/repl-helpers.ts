@@ -1,9 +1,11 @@
-// The REPL's helpers that need none of its state: the history file, the `/status` line of MCP
-// servers, and `/upload` / `/download` of a Daytona sandbox.
+// The REPL's helpers that need none of its state: the history file, the lines of `/status`,
+// and `/upload` / `/download` of a Daytona sandbox.
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join, posix, resolve } from 'node:path';
 import type { McpContextCost } from '@rho/agent';
-import { formatTokens } from './format.js';
+import type { Session } from '@rho/core';
+import type { ApprovalMemory } from './approval-prompt.js';
+import { formatCost, formatTokens } from './format.js';
 import type { RunSetup } from './run-setup.js';
 import type { Terminal } from './terminal.js';
 
@@ -37,6 +39,32 @@ export function appendHistory(path: string, entry: string): void {
   } catch {
     // History is a convenience; a read-only home must not break the REPL.
   }
+}
+
+/** What `/status` shows of the REPL's session. */
+export interface StatusInput {
+  setup: RunSetup;
+  session: Session;
+  window: Awaited<ReturnType<Session['resolveContextWindow']>>;
+  autoApprove: boolean;
+  memory: ApprovalMemory;
+}
+
+/** The lines of `/status`: session, model, profile, usage, cost, context, approvals, instructions, MCP servers. */
+export function statusLines({ setup, session, window, autoApprove, memory }: StatusInput): string[] {
+  const usage = session.state.usage;
+  const last = session.state.lastInputTokens;
+  return [
+    `session  ${session.id}${session.directory === undefined ? '' : ` (${session.directory})`}`,
+    `model    ${setup.model}`,
+    `profile  ${setup.profile.name} (shell ${setup.profile.shell}, file write ${setup.profile.fileWrite}, database ${setup.profile.database})`,
+    `usage    ${formatTokens(usage.input_tokens)} in | ${formatTokens(usage.output_tokens)} out | ${formatTokens(usage.cached_tokens)} cached`,
+    `cost     ${formatCost(usage)}`,
+    `context  ${last === undefined ? '-' : formatTokens(last)} of ${formatTokens(window.tokens)}${last === undefined ? '' : ` (${Math.round((last / window.tokens) * 100)}%)`}, window from ${window.source}${window.detail === undefined ? '' : `: ${window.detail}`}`,
+    `approve  ${autoApprove ? 'auto' : 'ask'}${memory.tools.size > 0 ? ` (always: ${[...memory.tools].join(', ')})` : ''}${memory.calls.size > 0 ? ` (${memory.calls.size} exact call${memory.calls.size === 1 ? '' : 's'} always allowed)` : ''}`,
+    `instructions ${setup.instructionFiles.length === 0 ? 'none (AGENTS.md or .rho/instructions.md from here up to the repository root)' : setup.instructionFiles.join(', ')}`,
+    ...mcpStatus(setup.agent.toolset.mcpContext),
+  ];
 }
 
 /** The `/status` line of MCP servers: what each one's tools cost in every request (deferred ones: what they would). */

@@ -5,7 +5,7 @@ import type { Session } from '@rho/core';
 import { createApprovalMemory, createTerminalApprover } from './approval-prompt.js';
 import { EXIT } from './exit-codes.js';
 import { exitAfterClosing } from './exit-cleanup.js';
-import { formatCost, formatTokens, formatUsage } from './format.js';
+import { formatUsage } from './format.js';
 import type { MarkdownRenderer } from './markdown.js';
 import type { EventRenderer } from './render.js';
 import { createEventRenderer } from './render.js';
@@ -14,7 +14,7 @@ import { resumePreview } from './resume-preview.js';
 import { REPL_COMMANDS } from './slash-commands.js';
 import type { RunSetup } from './run-setup.js';
 import type { Terminal } from './terminal.js';
-import { appendHistory, HISTORY_LIMIT, loadHistory, mcpStatus, transferCommand } from './repl-helpers.js';
+import { appendHistory, HISTORY_LIMIT, loadHistory, statusLines, transferCommand } from './repl-helpers.js';
 import { styles } from './terminal.js';
 
 /** Options of the REPL. */
@@ -73,6 +73,8 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
   let interruptsAtPrompt = 0;
   let interruptsInRun = 0;
   let renderer: EventRenderer | undefined;
+  /** The `/resume` picker's question, while it is asked: Ctrl+C withdraws it. */
+  let picking: AbortController | undefined;
   /** Lines sent with Enter while a run was in progress, run in order after it. */
   const queued: string[] = [];
 
@@ -188,6 +190,17 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
     }
   };
 
+  /** `/resume` alone: the picker (repl-resume.ts); what it chose, or undefined to stay. */
+  const pickToResume = async (): Promise<string | undefined> => {
+    picking = new AbortController();
+    try {
+      const { chooseSession } = await import('./repl-resume.js');
+      return await chooseSession({ home: setup.home, currentId: session.id, terminal, ask, cancel: picking });
+    } finally {
+      picking = undefined;
+    }
+  };
+
   const handleCommand = async (line: string): Promise<'exit' | void> => {
     const [command = '', ...rest] = line.split(/\s+/);
     const argument = line.slice(command.length).trim();
@@ -214,21 +227,8 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
         );
         return;
       case '/status': {
-        const usage = session.state.usage;
         const window = await session.resolveContextWindow();
-        terminal.stderr.write(
-          [
-            `session  ${session.id}${session.directory === undefined ? '' : ` (${session.directory})`}`,
-            `model    ${setup.model}`,
-            `profile  ${setup.profile.name} (shell ${setup.profile.shell}, file write ${setup.profile.fileWrite}, database ${setup.profile.database})`,
-            `usage    ${formatTokens(usage.input_tokens)} in | ${formatTokens(usage.output_tokens)} out | ${formatTokens(usage.cached_tokens)} cached`,
-            `cost     ${formatCost(usage)}`,
-            `context  ${session.state.lastInputTokens === undefined ? '-' : formatTokens(session.state.lastInputTokens)} of ${formatTokens(window.tokens)}${session.state.lastInputTokens === undefined ? '' : ` (${Math.round((session.state.lastInputTokens / window.tokens) * 100)}%)`}, window from ${window.source}${window.detail === undefined ? '' : `: ${window.detail}`}`,
-            `approve  ${autoApprove ? 'auto' : 'ask'}${memory.tools.size > 0 ? ` (always: ${[...memory.tools].join(', ')})` : ''}${memory.calls.size > 0 ? ` (${memory.calls.size} exact call${memory.calls.size === 1 ? '' : 's'} always allowed)` : ''}`,
-            `instructions ${setup.instructionFiles.length === 0 ? 'none (AGENTS.md or .rho/instructions.md from here up to the repository root)' : setup.instructionFiles.join(', ')}`,
-            ...mcpStatus(setup.agent.toolset.mcpContext),
-          ].join('\n') + '\n',
-        );
+        terminal.stderr.write(`${statusLines({ setup, session, window, autoApprove, memory }).join('\n')}\n`);
         return;
       }
       case '/upload':
@@ -268,16 +268,11 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
           terminal.stderr.write('Resuming is not available here.\n');
           return;
         }
-        if (rest.length === 0) {
-          // The table of `rho ps` and `rho --list`.
-          const { listSessionsCommand } = await import('./commands/list-command.js');
-          await listSessionsCommand({ json: false }, terminal, { ...process.env, RHO_HOME: setup.home });
-          terminal.stderr.write(style.dim('Use /resume <id|prefix|latest>.\n'));
-          return;
-        }
+        const reference = rest.length > 0 ? argument : await pickToResume();
+        if (reference === undefined) return;
         try {
           const previous = setup;
-          setup = await options.resume(argument);
+          setup = await options.resume(reference);
           void previous.close().catch(() => {});
           session = setup.session;
           attachApprover();
@@ -365,6 +360,7 @@ export async function runRepl(initial: RunSetup, terminal: Terminal, options: Re
       pasteTimer = setTimeout(() => void submit(), 25);
     });
     readline.on('SIGINT', () => {
+      if (picking !== undefined) return picking.abort();
       if (running) {
         renderer?.flush();
         if (interruptsInRun > 0) return exitAfterClosing(EXIT.cancelled);

@@ -7,7 +7,7 @@ export const REPL_COMMANDS: Readonly<Record<string, string>> = {
   '/clear': 'clear the screen',
   '/approve': 'toggle auto-approve for this session',
   '/status': 'model, profile, usage, cost, context, instruction files and session id',
-  '/resume': '/resume [id|prefix|latest]: continue another session (lists them without an argument)',
+  '/resume': '/resume [id|prefix|latest]: continue another session (alone: pick one of the 10 most recent)',
   '/undo': '/undo [TURN]: put the files back as before the last turn that changed them (or after TURN); asks first',
   '/upload': '/upload LOCAL [REMOTE]: copy a file or directory into the Daytona sandbox',
   '/download': '/download REMOTE [LOCAL]: copy a file or directory out of the Daytona sandbox',
