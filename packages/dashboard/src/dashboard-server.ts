@@ -7,6 +7,7 @@ import { ConfigError } from '@rho/core';
 import type { DashboardSource } from './dashboard-source.js';
 import { cookie, hostAllowed, isLoopback, newToken, tokenMatches } from './internal/access.js';
 import { handleApi } from './internal/api.js';
+import { TraceIndexes } from './internal/trace-index.js';
 import { send } from './internal/http.js';
 
 /** Options of {@link startDashboard}. */
@@ -85,6 +86,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const page = assets.html.replace('%RHO_TOKEN%', token);
   const sockets = new Set<Socket>();
   const closing = new AbortController();
+  const indexes = new TraceIndexes(options.source);
   let port = 0;
   const cookieName = () => `rho_dashboard_${port}`;
 
@@ -143,6 +145,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         token,
         closing: closing.signal,
         statusIntervalMs: options.statusIntervalMs ?? 1000,
+        indexes,
       });
       return;
     }
@@ -181,6 +184,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     port,
     async close() {
       closing.abort();
+      indexes.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();

@@ -111,6 +111,42 @@ export interface ToolBucket {
 export type DashboardApprovalResult =
   AnswerOutcome | { outcome: 'not_pending'; waiting: string[]; answered?: ApprovalAnswer };
 
+/** Options of {@link DashboardSource.searchContent}. */
+export interface ContentSearchOptions {
+  /** The text looked for (case-insensitive), as typed. */
+  query: string;
+  /** Hits at most. */
+  limit: number;
+  /** Ends the search early. */
+  signal?: AbortSignal;
+}
+
+/** One record of a session whose content holds the text looked for. */
+export interface ContentHit {
+  sessionId: string;
+  /** The record's index in the session's trace (0-based, as the trace viewer counts them). */
+  record: number;
+  /** The record's type (`message`, `tool_start`, ...). */
+  type: string;
+  ts?: string;
+  /** Where in the record the text is (`content`, `tool_args.command`, ...). */
+  field: string;
+  /** The text around the hit. */
+  snippet: string;
+}
+
+/** What {@link DashboardSource.searchContent} found. */
+export interface ContentSearch {
+  /** Newest session first, then in trace order. */
+  hits: ContentHit[];
+  /** Sessions whose traces were read. */
+  sessionsSearched: number;
+  /** False when the search stopped before reading every session (the limit, or its read budget). */
+  complete: boolean;
+  /** Why it stopped early, for people. */
+  note?: string;
+}
+
 /** Options of {@link DashboardSource.follow}. */
 export interface FollowOptions {
   /** Ends the iteration when aborted. */
@@ -132,7 +168,10 @@ export interface DashboardSource {
   getSession(id: string): Promise<ListedSession | undefined>;
   /**
    * The session's trace records from the first, then each new one as it is written, in batches;
-   * ends when the signal aborts. Throws a `SessionNotFoundError` for an unknown id.
+   * ends when the signal aborts. Throws a `SessionNotFoundError` for an unknown id. A source may
+   * hand on an empty batch when it has caught up with what was written (a directory's does): the
+   * trace viewer then knows its tree is whole; a source that does not is taken to have caught up
+   * after a short quiet.
    */
   follow(id: string, options: FollowOptions): AsyncIterable<RawTraceRecord[]>;
   /** The control channel of a session (cancel, pause, resume, directive). Throws for an unknown id. */
@@ -155,6 +194,11 @@ export interface DashboardSource {
    * node that ran the session) shows no changes. Undefined for an unknown id.
    */
   sessionDirectory?(id: string): Promise<string | undefined>;
+  /**
+   * Searches the content of sessions' traces (messages, tool arguments and results, errors), not
+   * only ids and prompts. Optional: a source without it (a fleet's) searches the listing only.
+   */
+  searchContent?(options: ContentSearchOptions): Promise<ContentSearch>;
   /** Costs (by model, profile, day) over every session. */
   costStats(): Promise<CostStats>;
   /** Tool calls, failures and latency over every session. */

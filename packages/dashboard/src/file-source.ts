@@ -6,6 +6,8 @@ import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord }
 import { answerIfPending, followTrace, pendingApprovalsInTrace } from '@rho/monitor';
 import type { ListedSession, LivenessOptions } from '@rho/monitor';
 import type {
+  ContentSearch,
+  ContentSearchOptions,
   CostBucket,
   CostStats,
   DashboardApprovalResult,
@@ -17,6 +19,7 @@ import type {
   ToolStats,
 } from './dashboard-source.js';
 import { batches } from './internal/batches.js';
+import { searchTraces } from './internal/content-search.js';
 import { withRecordedAnswer } from './internal/recorded-answer.js';
 import { SessionIndex } from './internal/session-index.js';
 import { querySessions } from './session-query.js';
@@ -109,6 +112,15 @@ export function createFileSource(directory: string, options: FileSourceOptions =
     },
     async sessionDirectory(id: string): Promise<string | undefined> {
       return index.find(id)?.directory;
+    },
+    async searchContent(search: ContentSearchOptions): Promise<ContentSearch> {
+      const sessions = [...index.sessions()]
+        .sort((left, right) => (left.startedAt < right.startedAt ? 1 : left.startedAt > right.startedAt ? -1 : 0))
+        .flatMap((session) => {
+          const directory = index.find(session.id)?.directory;
+          return directory === undefined ? [] : [{ id: session.id, directory }];
+        });
+      return searchTraces(sessions, search);
     },
     async costStats(): Promise<CostStats> {
       const tallies = index.tallies();

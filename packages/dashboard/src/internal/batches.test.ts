@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { batches } from './batches.js';
 
 describe('batches', () => {
-  it('hands on what was read at each idle point, and at most 2,000 items at once', async () => {
+  it('hands on what was read at each idle point (then an empty batch), and at most 2,000 items at once', async () => {
     const sizes: number[] = [];
     const source = batches<number>(async function* (onIdle) {
       for (let index = 0; index < 4500; index += 1) yield index;
@@ -10,13 +10,15 @@ describe('batches', () => {
       yield 4500;
       yield 4501;
       onIdle();
+      onIdle();
     });
     const seen: number[] = [];
     for await (const batch of source) {
       sizes.push(batch.length);
       seen.push(...batch);
     }
-    expect(sizes).toEqual([2000, 2000, 500, 2]);
+    // Idle twice in a row: one empty batch.
+    expect(sizes).toEqual([2000, 2000, 500, 0, 2, 0]);
     expect(seen).toEqual([...Array(4502).keys()]);
   });
 });

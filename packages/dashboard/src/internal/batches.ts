@@ -5,7 +5,8 @@ const MAX_BATCH = 2000;
  * Turns a record-by-record follower into batches: the records read since the last batch are handed
  * on each time the follower has caught up with the file (its `onIdle`), so a page replaying a long
  * trace gets few messages instead of thousands (at most 2,000 records each), and a live record is
- * handed on as soon as it is read.
+ * handed on as soon as it is read. The batch handed on when the follower caught up is followed by
+ * an empty one (once per catching up): the consumer then knows it has what the file held.
  */
 export function batches<T>(
   start: (onIdle: () => boolean, onChunk: () => void) => AsyncIterable<T>,
@@ -23,12 +24,20 @@ export function batches<T>(
         wake = undefined;
         resolve?.();
       };
-      const flush = () => {
+      // Set once the consumer was told (by an empty batch) that the follower caught up; cleared by
+      // the next record.
+      let toldIdle = false;
+      const flush = (idle = false) => {
         if (pending.length > 0) {
           ready.push(pending);
           pending = [];
-          notify();
+          toldIdle = false;
         }
+        if (idle && !toldIdle) {
+          ready.push([]);
+          toldIdle = true;
+        }
+        notify();
       };
       // Back-pressure: the follower is not read further while a batch waits for the consumer, so a
       // consumer that stalls (a dashboard client that does not read) holds at most one batch
@@ -41,7 +50,7 @@ export function batches<T>(
       };
       const pump = (async () => {
         for await (const item of start(
-          () => (flush(), false),
+          () => (flush(true), false),
           () => flush(),
         )) {
           pending.push(item);
