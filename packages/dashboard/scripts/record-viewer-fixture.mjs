@@ -45,6 +45,8 @@ const server = await startLoopbackServer({
           }),
         },
         { id: 'call_rm', name: 'bash', arguments: JSON.stringify({ command: 'rm -rf build && echo cleaned' }) },
+        { id: 'call_grep', name: 'bash', arguments: JSON.stringify({ command: 'grep -n Owner notes.txt' }) },
+        { id: 'call_grep_none', name: 'bash', arguments: JSON.stringify({ command: 'grep -n Nobody notes.txt' }) },
       ],
       usage: { prompt_tokens: 3500, completion_tokens: 40 },
     },
@@ -100,6 +102,38 @@ const server = await startLoopbackServer({
       usage: { prompt_tokens: 640, completion_tokens: 18 },
     },
     { type: 'response', text: 'There are 347 albums.', usage: { prompt_tokens: 700, completion_tokens: 8 } },
+    // A second session, under the developer profile: a write and an edit.
+    {
+      type: 'response',
+      toolCalls: [
+        {
+          id: 'call_write',
+          name: 'write',
+          arguments: JSON.stringify({ path: 'owners.md', content: '# Owners\n\nRelease: Dana\n' }),
+        },
+      ],
+      usage: { prompt_tokens: 300, completion_tokens: 20 },
+    },
+    {
+      type: 'response',
+      toolCalls: [
+        {
+          id: 'call_edit',
+          name: 'edit',
+          arguments: JSON.stringify({
+            path: 'owners.md',
+            old_string: 'Release: Dana',
+            new_string: 'Release: Dana (backup: Lee)',
+          }),
+        },
+      ],
+      usage: { prompt_tokens: 340, completion_tokens: 20 },
+    },
+    {
+      type: 'response',
+      text: 'owners.md lists Dana, with Lee as backup.',
+      usage: { prompt_tokens: 380, completion_tokens: 10 },
+    },
   ],
 });
 
@@ -153,6 +187,16 @@ try {
   );
   await rho(['directive', parent, 'Also count the albums.']);
   await rho([...common, '--resume', parent, 'Go on.']);
+  await rho([
+    '--base-url',
+    server.url,
+    '--model',
+    'loopback-model',
+    '--profile',
+    'developer',
+    '-y',
+    'Write down the owners.',
+  ]);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   for (const id of readdirSync(sessions)) {

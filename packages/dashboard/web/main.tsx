@@ -2,9 +2,11 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import './approvals.css';
 import './changes.css';
+import './trace.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { CostsPage } from './costs-page.js';
+import { SearchPage } from './search-page.js';
 import { SessionPage } from './session-page.js';
 import { SessionsPage } from './sessions-page.js';
 import { ToolsPage } from './tools-page.js';
@@ -24,10 +26,22 @@ function useRoute(): string {
 
 function App() {
   const route = useRoute();
-  const session = /^\/session\/([^/]+)$/.exec(route)?.[1];
+  // #/session/:id, #/session/:id/span/:span (a deep link), #/session/:id/record/:n (a search hit),
+  // #/session/:id/conversation.
+  const match = /^\/session\/([^/]+)(?:\/(span|record)\/([^/]+)|\/(conversation))?$/.exec(route);
+  const session = match?.[1];
+  const record = match?.[2] === 'record' ? Number(match[3]) : undefined;
   const page =
     session !== undefined ? (
-      <SessionPage id={decodeURIComponent(session)} key={session} />
+      <SessionPage
+        id={decodeURIComponent(session)}
+        key={session}
+        view={match?.[4] === 'conversation' ? 'conversation' : 'trace'}
+        span={match?.[2] === 'span' ? decodeURIComponent(match[3]!) : undefined}
+        record={record !== undefined && Number.isInteger(record) ? record : undefined}
+      />
+    ) : route.startsWith('/search') ? (
+      <SearchPage query={new URLSearchParams(route.split('?')[1] ?? '').get('q') ?? ''} />
     ) : route === '/costs' ? (
       <CostsPage />
     ) : route === '/tools' ? (
@@ -35,7 +49,7 @@ function App() {
     ) : (
       <SessionsPage />
     );
-  const current = session !== undefined ? '/' : route;
+  const current = session !== undefined ? '/' : route.startsWith('/search') ? '/search' : route;
   return (
     <>
       <header class="top">
@@ -47,6 +61,7 @@ function App() {
             ['/', 'Sessions'],
             ['/costs', 'Costs'],
             ['/tools', 'Tools'],
+            ['/search', 'Search'],
           ].map(([path, label]) => (
             <a href={`#${path}`} class={current === path ? 'active' : ''} key={path}>
               {label}

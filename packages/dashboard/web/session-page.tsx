@@ -8,50 +8,34 @@ import { ChangesSection } from './changes.js';
 import { axes, bars, Chart, fromZero, integerAxis, integerScale, markers } from './chart.js';
 import { Confirm } from './confirm.js';
 import { age, compact, duration, usd } from './format.js';
-import type { Marker, Span } from './session-model.js';
+import type { TraceSpan } from '../src/internal/span-tree.js';
+import type { Marker, Span, Turn } from './session-model.js';
 import { SessionModel } from './session-model.js';
 import { ACTIVE_STATUSES } from './statuses.js';
+import { TraceView } from './trace-view.js';
 
 const WATERFALL_ROWS = 400;
 const CONVERSATION_ENTRIES = 300;
 
-/** One session: status and controls, waterfall, charts and conversation, live over server-sent events. */
-export function SessionPage({ id }: { id: string }) {
-  const model = useRef(new SessionModel());
-  const [version, setVersion] = useState(0);
+/** Which part of the session page shows: the trace viewer (the default) or the conversation and its timeline. */
+export type SessionView = 'trace' | 'conversation';
+
+export interface SessionPageProps {
+  id: string;
+  view?: SessionView;
+  /** A span a deep link names (`#/session/:id/span/:span`). */
+  span?: string | undefined;
+  /** A record a search hit names (`#/session/:id/record/:n`). */
+  record?: number | undefined;
+}
+
+/** One session: status and controls, then its trace as a tree of spans, or its conversation; live over server-sent events. */
+export function SessionPage({ id, view = 'trace', span, record }: SessionPageProps) {
   const [session, setSession] = useState<Session | undefined>(undefined);
   const [connection, setConnection] = useState('connecting');
-  useEffect(() => {
-    const source = new EventSource(`/api/sessions/${encodeURIComponent(id)}/events`);
-    let frame = 0;
-    source.addEventListener('open', () => setConnection('live'));
-    source.addEventListener('error', () => setConnection('reconnecting'));
-    source.addEventListener('session', (event) =>
-      setSession(JSON.parse((event as MessageEvent<string>).data) as Session),
-    );
-    source.addEventListener('records', (event) => {
-      const { from, records } = JSON.parse((event as MessageEvent<string>).data) as {
-        from: number;
-        records: TraceRecord[];
-      };
-      // After a reconnect the server replays from the start: skip what is already here.
-      for (let index = Math.max(0, model.current.records - from); index < records.length; index += 1)
-        model.current.add(records[index]!);
-      if (frame === 0)
-        frame = requestAnimationFrame(() => {
-          frame = 0;
-          setVersion((value) => value + 1);
-        });
-    });
-    return () => {
-      source.close();
-      cancelAnimationFrame(frame);
-    };
-  }, [id]);
-  useEffect(() => {
-    document.body.dataset.records = String(model.current.records);
-  }, [version]);
-  const state = model.current;
+  const [approvals, setApprovals] = useState(0);
+  const [spans, setSpans] = useState<{ list: TraceSpan[]; version: number }>({ list: [], version: 0 });
+  const base = `#/session/${encodeURIComponent(id)}`;
   return (
     <section class="session">
       <div class="session-head">
@@ -82,17 +66,122 @@ export function SessionPage({ id }: { id: string }) {
             fact('Parent', <a href={`#/session/${encodeURIComponent(session.parentId)}`}>{session.parentId}</a>)}
         </dl>
       )}
-      <SessionApprovals id={id} status={session?.status} changes={state.approvals} />
+      <SessionApprovals id={id} status={session?.status} changes={approvals} />
       <Controls id={id} status={session?.status} />
       <ChangesSection id={id} status={session?.status} />
+      <nav class="tabs" aria-label="Session views">
+        <a href={base} class={view === 'trace' ? 'active' : ''} aria-current={view === 'trace' ? 'page' : undefined}>
+          Trace
+        </a>
+        <a
+          href={`${base}/conversation`}
+          class={view === 'conversation' ? 'active' : ''}
+          aria-current={view === 'conversation' ? 'page' : undefined}
+        >
+          Conversation
+        </a>
+      </nav>
+      {view === 'trace' ? (
+        <>
+          <TraceView
+            id={id}
+            selected={span}
+            record={record}
+            onSession={setSession}
+            onConnection={setConnection}
+            onSpans={(list, version) => {
+              setSpans({ list, version });
+              setApprovals(approvalChanges(list));
+            }}
+          />
+          <div class="charts">
+            <TokenCharts {...chartsFromSpans(spans.list)} version={spans.version} />
+          </div>
+        </>
+      ) : (
+        <ConversationView id={id} onSession={setSession} onConnection={setConnection} onApprovals={setApprovals} />
+      )}
+    </section>
+  );
+}
+
+/** A number that changes whenever an approval is asked or answered (the approvals section then asks again). */
+function approvalChanges(spans: readonly TraceSpan[]): number {
+  let count = 0;
+  for (const span of spans) if (span.kind === 'approval') count += span.status === 'waiting' ? 1 : 2;
+  return count;
+}
+
+/** The charts' turns and markers from the span tree: each turn's model call, compactions and directives between. */
+export function chartsFromSpans(spans: readonly TraceSpan[]): { turns: Turn[]; markers: Marker[] } {
+  const turns: Turn[] = [];
+  const markers: Marker[] = [];
+  const turnIds = new Set<string>();
+  for (const span of spans) {
+    if (span.kind === 'turn') turnIds.add(span.id);
+    else if (span.kind === 'llm' && span.parent !== undefined && turnIds.has(span.parent) && span.end !== undefined)
+      turns.push({ input: span.inputTokens ?? 0, output: span.outputTokens ?? 0, context: span.context ?? 0 });
+    else if (span.kind === 'compaction' || span.kind === 'directive')
+      markers.push({ kind: span.kind === 'compaction' ? 'compact' : 'directive', at: span.start, turn: turns.length, text: span.summary });
+  }
+  return { turns, markers };
+}
+
+/** The conversation and its timeline, from the trace's records (the page as it was before the trace viewer). */
+function ConversationView({
+  id,
+  onSession,
+  onConnection,
+  onApprovals,
+}: {
+  id: string;
+  onSession: (session: Session) => void;
+  onConnection: (state: string) => void;
+  onApprovals: (count: number) => void;
+}) {
+  const model = useRef(new SessionModel());
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    model.current = new SessionModel();
+    const source = new EventSource(`/api/sessions/${encodeURIComponent(id)}/events`);
+    let frame = 0;
+    source.addEventListener('open', () => onConnection('live'));
+    source.addEventListener('error', () => onConnection('reconnecting'));
+    source.addEventListener('session', (event) => onSession(JSON.parse((event as MessageEvent<string>).data) as Session));
+    source.addEventListener('records', (event) => {
+      const { from, records } = JSON.parse((event as MessageEvent<string>).data) as {
+        from: number;
+        records: TraceRecord[];
+      };
+      // After a reconnect the server replays from the start: skip what is already here.
+      for (let index = Math.max(0, model.current.records - from); index < records.length; index += 1)
+        model.current.add(records[index]!);
+      if (frame === 0)
+        frame = requestAnimationFrame(() => {
+          frame = 0;
+          setVersion((value) => value + 1);
+        });
+    });
+    return () => {
+      source.close();
+      cancelAnimationFrame(frame);
+    };
+  }, [id]);
+  useEffect(() => {
+    document.body.dataset.records = String(model.current.records);
+    onApprovals(model.current.approvals);
+  }, [version]);
+  const state = model.current;
+  return (
+    <>
       <h2>Timeline</h2>
       <Waterfall spans={state.spans} markers={state.markers} version={version} />
       <div class="charts">
-        <TokenCharts model={state} version={version} />
+        <TokenCharts turns={state.turns} markers={state.markers} version={version} />
       </div>
       <h2>Conversation</h2>
       <Conversation model={state} version={version} />
-    </section>
+    </>
   );
 }
 
@@ -255,21 +344,17 @@ function timeAxis(spans: readonly Span[], now: number): { position: (time: numbe
   return { position: (time: number) => Math.min(1, Math.max(0, shifted(time) / total)), gaps: cuts.length };
 }
 
-function TokenCharts({ model, version }: { model: SessionModel; version: number }) {
+function TokenCharts({ turns, markers: found, version }: { turns: Turn[]; markers: Marker[]; version: number }) {
   const tokens = useMemo<uPlot.AlignedData>(
-    () => [
-      model.turns.map((_, index) => index + 1),
-      model.turns.map((turn) => turn.input),
-      model.turns.map((turn) => turn.output),
-    ],
+    () => [turns.map((_, index) => index + 1), turns.map((turn) => turn.input), turns.map((turn) => turn.output)],
     [version],
   );
   const context = useMemo<uPlot.AlignedData>(
-    () => [model.turns.map((_, index) => index + 1), model.turns.map((turn) => turn.context)],
+    () => [turns.map((_, index) => index + 1), turns.map((turn) => turn.context)],
     [version],
   );
   const marks = () =>
-    model.markers
+    found
       .filter((mark) => mark.kind === 'compact' || mark.kind === 'directive')
       .map((mark) => ({ x: mark.turn + 0.5, color: mark.kind === 'compact' ? '#d97706' : '#7c3aed' }));
   return (
