@@ -6,6 +6,7 @@ import type { SecretRedactor } from './secret-redaction.js';
 import { RUN_STATUSES, timestamp } from './events.js';
 import { answerDanglingToolCalls, parkedToolCalls } from './internal/dangling-tool-calls.js';
 import { TraceReader } from './trace-reader.js';
+import { addRecordUsage, emptyUsage } from './usage-totals.js';
 import type { TraceSink } from './trace-sink.js';
 
 /** Receives every record as it is appended, in order. */
@@ -32,14 +33,6 @@ export { INTERRUPTED_TOOL_RESULT } from './internal/dangling-tool-calls.js';
 
 /** A `run_end` status this version knows; another writer's unknown one is taken for `completed`. */
 const KNOWN_RUN_STATUSES: ReadonlySet<string> = new Set(RUN_STATUSES);
-
-function emptyUsage(): UsageTotals {
-  return { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0, unpriced_calls: 0 };
-}
-
-function toNumber(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
 
 /**
  * The memory of a session: messages, cumulative usage, status and run count. Every change goes
@@ -168,15 +161,7 @@ export class State {
         break;
       }
       case 'llm_end':
-        this.usage.input_tokens += toNumber(record.input_tokens);
-        this.usage.output_tokens += toNumber(record.output_tokens);
-        this.usage.cached_tokens += toNumber(record.cache_read_tokens);
-        this.usage.reasoning_tokens += toNumber(record.reasoning_tokens);
-        if (typeof record.cost_usd === 'number') this.usage.cost_usd += record.cost_usd;
-        else this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + 1;
-        // A child's calls that had no price are unpriced calls of this session too.
-        if (record.purpose === 'child_session')
-          this.usage.unpriced_calls = (this.usage.unpriced_calls ?? 0) + toNumber(record.unpriced_calls);
+        addRecordUsage(this.usage, record);
         // Only a turn of this conversation tells its context size (not a child's or a summary's).
         // A provider that reported no usage tells nothing: the estimate takes over again.
         if (record.purpose === undefined)
@@ -196,14 +181,7 @@ export class State {
         }
         break;
       case 'usage':
-        this.usage = {
-          input_tokens: toNumber(record.input_tokens),
-          output_tokens: toNumber(record.output_tokens),
-          cached_tokens: toNumber(record.cached_tokens),
-          reasoning_tokens: toNumber(record.reasoning_tokens),
-          cost_usd: toNumber(record.cost_usd),
-          unpriced_calls: toNumber(record.unpriced_calls),
-        };
+        addRecordUsage(this.usage, record);
         if (typeof record.status === 'string') this.status = record.status;
         if (typeof record.run_count === 'number') this.runCount = record.run_count;
         break;

@@ -39,8 +39,7 @@ export async function withOperatorFleet<T>(
 ): Promise<T> {
   const config = await operatorFleetConfig(flag, env);
   if (config === undefined) return local();
-  const { openFleetSessionSource, FleetUnavailableError, isTransientDatabaseError } = await import('@rho/fleet');
-  ignoreLostConnections(isTransientDatabaseError);
+  const { openFleetSessionSource, FleetUnavailableError } = await import('@rho/fleet');
   let source: SessionSource;
   try {
     source = await openFleetSessionSource(config, { maxConnections: 2, connectTimeoutSeconds: 5 });
@@ -58,22 +57,4 @@ export async function withOperatorFleet<T>(
 
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-let ignoring = false;
-
-/**
- * The database driver re-establishes a LISTEN connection on its own after the server went away,
- * and a reconnect refused while the server is still down rejects a promise nobody can catch: it
- * ended `rho watch` during a database restart (ECONNREFUSED). Such rejections (a lost or refused
- * connection, nothing else) are let go: the commands' own loops retry and say the fleet is away.
- * Any other unhandled rejection ends the process as it did.
- */
-function ignoreLostConnections(isTransient: (error: unknown) => boolean): void {
-  if (ignoring) return;
-  ignoring = true;
-  process.on('unhandledRejection', (reason) => {
-    if (isTransient(reason)) return;
-    throw reason;
-  });
 }

@@ -1,4 +1,5 @@
 import type { RawTraceRecord } from '@rho/core';
+import { addRecordUsage, emptyUsage } from '@rho/core/internal';
 
 /** What the header of a readable export says about the session. */
 export interface TranscriptHeader {
@@ -88,7 +89,6 @@ export interface TranscriptMeta {
 const DIRECTIVE_PREFIX = '[Operator directive] ';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /** The text of a message's content: a string, or the text parts of a list of parts. */
 function contentText(content: unknown): string {
@@ -151,9 +151,10 @@ function splitResult(content: string): { output: string; details?: string } {
 /**
  * Builds the transcript of a session from its trace records (as {@link readTrace} gives them),
  * its `meta.json` and its final diff: the conversation in trace order, each tool call with its
- * arguments and output (matched by call id), and the header's usage summed from `llm_end` records
- * (or the last `usage` snapshot) as the ATIF export sums it. Nothing is added that the trace and
- * the metadata do not hold.
+ * arguments and output (matched by call id), and the header's usage folded from its `llm_end`
+ * records (or the last `usage` snapshot) by core's `addRecordUsage`, the fold `State` applies, so
+ * the header says what `State.fromJsonl` of the same trace says. Nothing is added that the trace
+ * and the metadata do not hold.
  */
 export function buildTranscript(
   records: readonly RawTraceRecord[],
@@ -162,7 +163,9 @@ export function buildTranscript(
   const meta = options.meta ?? {};
   const entries: TranscriptEntry[] = [];
   const calls = new Map<string, TranscriptToolCall>();
-  const totals = { input: 0, output: 0, cached: 0, reasoning: 0, cost: 0, unpriced: 0, calls: 0 };
+  // Core's own fold of the records that State applies: the header's figures are the session's.
+  const usage = emptyUsage();
+  let modelCalls = 0;
   let firstModel: string | undefined;
   let firstTs: string | undefined;
   let lastStatus: string | undefined;
@@ -204,15 +207,9 @@ export function buildTranscript(
         break;
       case 'llm_end':
         firstModel ??= text(record.model);
-        totals.calls += 1;
-        totals.input += count(record.input_tokens);
-        totals.output += count(record.output_tokens);
-        totals.cached += count(record.cache_read_tokens);
-        totals.reasoning += count(record.reasoning_tokens);
-        if (typeof record.cost_usd === 'number' && Number.isFinite(record.cost_usd)) totals.cost += record.cost_usd;
-        else totals.unpriced += 1;
+        modelCalls += 1;
+        addRecordUsage(usage, record);
         if (record.purpose === 'child_session' && text(record.child_session_id) !== undefined) {
-          totals.unpriced += count(record.unpriced_calls);
           const model = text(record.model);
           entries.push({
             kind: 'child',
@@ -222,12 +219,7 @@ export function buildTranscript(
         }
         break;
       case 'usage':
-        totals.input = count(record.input_tokens);
-        totals.output = count(record.output_tokens);
-        totals.cached = count(record.cached_tokens);
-        totals.reasoning = count(record.reasoning_tokens);
-        totals.cost = count(record.cost_usd);
-        totals.unpriced = count(record.unpriced_calls);
+        addRecordUsage(usage, record);
         break;
       case 'directive':
         pendingDirective = contentText(record.text);
@@ -336,12 +328,12 @@ export function buildTranscript(
     ...(text(meta.working_dir) === undefined ? {} : { workingDir: meta.working_dir! }),
     ...(startedAt === undefined ? {} : { startedAt }),
     ...(status === undefined ? {} : { status }),
-    inputTokens: totals.input,
-    outputTokens: totals.output,
-    cachedTokens: totals.cached,
-    reasoningTokens: totals.reasoning,
-    costUsd: totals.unpriced > 0 && totals.cost === 0 ? null : totals.cost,
-    modelCalls: totals.calls,
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    cachedTokens: usage.cached_tokens,
+    reasoningTokens: usage.reasoning_tokens,
+    costUsd: (usage.unpriced_calls ?? 0) > 0 && usage.cost_usd === 0 ? null : usage.cost_usd,
+    modelCalls,
   };
   return {
     header,

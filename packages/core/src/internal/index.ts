@@ -3,7 +3,8 @@
  * meta file and lock, the Python rho-agent's sessions, choice messages, a tool's own approval
  * request, the registry's output truncation that `@rho/tools-mcp` applies too, the CLI's agent
  * and user config files, the redactor helpers, the agent-as-tool factory behind
- * `agent.asTool()`, the openai SDK preload). No semver promise: names here change or go without
+ * `agent.asTool()`, the openai SDK preload, the fold of a trace record into a session's usage
+ * totals that `State` applies). No semver promise: names here change or go without
  * notice. Lint allows importing this entry only from `packages/*`, `apps/*`, `bench/` and `test/`.
  */
 export { preloadOpenAI } from '@rho/model-client';
@@ -37,3 +38,4 @@ export type { ConfigPath, ConfigSource } from '../config-file.js';
 export { loadYaml } from './yaml.js';
 export { mergeSecretRedactors, REDACTED } from '../secret-redaction.js';
 export { createAgentTool } from '../agent-tool.js';
+export { addRecordUsage, emptyUsage } from '../usage-totals.js';

@@ -1,6 +1,7 @@
-import { appendFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { State } from '@rho/core';
 import { describe, expect, it } from 'vitest';
 import { TraceTally } from './trace-tally.js';
 
@@ -45,5 +46,31 @@ describe('TraceTally', () => {
     renameSync(replacement, path);
     tally.update();
     expect([tally.inputTokens, tally.outputTokens]).toEqual([7, 1]);
+  });
+
+  it("keeps State's totals of the trace while it grows: unpriced and cancelled calls, a child's unpriced calls, a usage snapshot", () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rho-tally-')), 'trace.jsonl');
+    const pieces = [
+      llmEnd(100, 10),
+      llmEnd(30, 3, { cost_usd: null }),
+      llmEnd(0, 0, { cost_usd: 0, usage_reported: false }),
+      llmEnd(9, 1, { purpose: 'child_session', child_session_id: 'c', cost_usd: 0.25, unpriced_calls: 2 }),
+      `${JSON.stringify({ type: 'usage', input_tokens: 1000, output_tokens: 100, cost_usd: 2, unpriced_calls: 1 })}\n`,
+      llmEnd(1, 1, { purpose: 'compaction' }),
+    ];
+    writeFileSync(path, '');
+    const tally = new TraceTally(path);
+    for (const piece of pieces) {
+      appendFileSync(path, piece);
+      tally.update();
+      const { usage } = State.fromJsonl(readFileSync(path));
+      expect([tally.inputTokens, tally.outputTokens, tally.costUsd, tally.unpricedCalls]).toEqual([
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_usd,
+        usage.unpriced_calls,
+      ]);
+    }
+    expect([tally.inputTokens, tally.costUsd, tally.unpricedCalls, tally.calls]).toEqual([1001, 2.5, 1, 5]);
   });
 });

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { TraceReader } from '@rho/core';
-import type { RawTraceRecord, TraceVisitor } from '@rho/core';
+import type { RawTraceRecord, TraceVisitor, UsageTotals } from '@rho/core';
+import { addRecordUsage, emptyUsage } from '@rho/core/internal';
 
 /** Usage of one model on one UTC day, within one session. */
 export interface ModelDayTally {
@@ -25,14 +26,16 @@ export interface ToolTally {
  * What the dashboard needs from one trace, kept up to date incrementally: the bytes already read
  * are never read again (the reader resumes at `offset`), and only the record types counted here
  * are parsed (core's reader passes over the others, messages included, without parsing them).
+ *
+ * The session's total (tokens, cost, unpriced calls) is core's: each `llm_end` and `usage` record
+ * is folded by `addRecordUsage`, the fold `State` applies, so a running session's figures here
+ * are those `State.fromJsonl` (and so `rho ps`) gives for the same trace, without replaying it.
  */
 export class TraceTally {
-  inputTokens = 0;
-  outputTokens = 0;
-  /** Model calls counted, their cost (priced calls) and the calls without a price. */
+  /** The session's usage so far, as State counts it (a child's rolled-up usage included). */
+  private usage: UsageTotals = emptyUsage();
+  /** Model calls counted (`llm_end` records, a child's rolled-up one included). */
   calls = 0;
-  costUsd = 0;
-  unpricedCalls = 0;
   readonly byModelDay = new Map<string, ModelDayTally>();
   readonly tools = new Map<string, ToolTally>();
   /** The durations of the session's own model calls, by model (a child's are in its own trace). */
@@ -42,6 +45,24 @@ export class TraceTally {
   private identity = '';
 
   constructor(readonly path: string) {}
+
+  get inputTokens(): number {
+    return this.usage.input_tokens;
+  }
+
+  get outputTokens(): number {
+    return this.usage.output_tokens;
+  }
+
+  /** The cost of the priced calls. */
+  get costUsd(): number {
+    return this.usage.cost_usd;
+  }
+
+  /** Calls without a price (a child's included). */
+  get unpricedCalls(): number {
+    return this.usage.unpriced_calls ?? 0;
+  }
 
   /** Reads whatever was appended since the last call (everything after a truncation or replacement). */
   update(): void {
@@ -78,27 +99,20 @@ export class TraceTally {
     this.identity = identity;
     this.offset = 0;
     this.reader = new TraceReader({ ignoreTypes: IGNORED });
-    this.inputTokens = 0;
-    this.outputTokens = 0;
+    this.usage = emptyUsage();
     this.calls = 0;
-    this.costUsd = 0;
-    this.unpricedCalls = 0;
     this.byModelDay.clear();
     this.tools.clear();
     this.modelDurations.clear();
   }
 
   private count(record: RawTraceRecord): void {
+    addRecordUsage(this.usage, record);
     switch (record.type) {
       case 'llm_end': {
         const input = numberOr(record.input_tokens);
         const output = numberOr(record.output_tokens);
-        this.inputTokens += input;
-        this.outputTokens += output;
-        // The session's total (a child's rolled-up usage included, as in `rho ps`).
         this.calls += 1;
-        if (typeof record.cost_usd === 'number') this.costUsd += record.cost_usd;
-        else this.unpricedCalls += 1;
         // A child session's usage rolled up into its parent: the child's own trace counts its calls.
         if (record.purpose === 'child_session') return;
         const model = typeof record.model === 'string' ? record.model : 'unknown';
@@ -142,7 +156,10 @@ export class TraceTally {
   }
 }
 
-/** Record types the tally has no use for: core's reader skips their lines unparsed. */
+/**
+ * Record types the tally has no use for: core's reader skips their lines unparsed. `usage` (a
+ * snapshot of the totals) is read: `addRecordUsage` takes it, as State does.
+ */
 const IGNORED = [
   'message',
   'run_start',
@@ -154,7 +171,6 @@ const IGNORED = [
   'refusal',
   'directive',
   'error',
-  'usage',
   'run_end',
 ];
 

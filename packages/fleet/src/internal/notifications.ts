@@ -5,11 +5,17 @@ export type NotificationHandler = (payload: string | undefined) => void;
 
 /**
  * LISTEN on one channel for the whole process, dispatching by payload prefix (a session id). The
- * driver re-listens after a dropped connection, but gives up silently if the server is still
- * down at that instant; so a watchdog sends itself a ping every `watchdogMs` and, when the ping
- * does not come back, listens again. Every (re)listen calls each handler with `undefined`, so
+ * driver re-listens after a dropped connection, but while the server is down its attempts back
+ * off to as much as 20 s apart; so a watchdog sends itself a ping every `watchdogMs` and, when the
+ * ping does not come back, listens again. Every (re)listen calls each handler with `undefined`, so
  * whoever waits reads what it may have missed. Notifications only make things fast: every user
  * also polls.
+ *
+ * Nothing of the LISTEN rejects where no one waits: the driver catches its own re-listens, and
+ * `listen()` here catches its own (polling covers the meantime; the database being away is
+ * reported by the follows that poll). The unhandled ECONNREFUSED that once ended `rho watch`
+ * during a restart came from the driver's array-types query on a new pool connection, not from
+ * here: see patches/postgres@3.4.9.patch.
  */
 export class NotificationHub {
   private readonly handlers = new Map<string, Set<NotificationHandler>>();
