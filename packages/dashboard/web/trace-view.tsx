@@ -20,7 +20,7 @@ const ICONS: Record<string, string> = {
   turn: '↻',
   llm: '◆',
   tool: '⚙',
-  approval: '✋',
+  approval: '✔',
   hook: '⚓',
   child: '⤷',
   compaction: '⇲',

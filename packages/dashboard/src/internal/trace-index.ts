@@ -117,9 +117,8 @@ export class TraceIndex {
         // An empty batch: the follow caught up with what was written. A source that never says so
         // (a fleet's, record by record) is taken as caught up once nothing came for a moment.
         clearTimeout(this.quiet);
-        if (batch.length === 0) this.caughtUp = true;
+        if (batch.length === 0 && !this.caughtUp) this.markCaughtUp();
         else if (!this.caughtUp) this.quiet = setTimeout(() => this.markCaughtUp(), QUIET_MS);
-        if (this.caughtUp) this.settle();
       }
     } catch (error) {
       this.failure = error instanceof Error ? error : new Error(String(error));
