@@ -112,9 +112,10 @@ describe.skipIf(!available)('approvals in Chromium', () => {
     ]);
     expect(await createDirectorySource(base).pendingApprovals!(clean.id)).toEqual([]);
     // The page shows it answered: the trace's answer in the conversation, no card left, the run over.
+    // The trace viewer's approval span says who answered.
     await page.waitForFunction(() =>
-      [...document.querySelectorAll('.entry-approval')].some((node) =>
-        node.textContent?.includes('Approved shell (call call_1) by dashboard'),
+      [...document.querySelectorAll('[role="treeitem"].kind-approval .tree-summary')].some(
+        (node) => node.textContent === 'approved by dashboard',
       ),
     );
     await page.waitForFunction(
@@ -155,8 +156,8 @@ describe.skipIf(!available)('approvals in Chromium', () => {
     );
     await page.click('button:text-is("Confirm deny")');
     await page.waitForFunction(() =>
-      [...document.querySelectorAll('.entry-approval')].some((node) =>
-        node.textContent?.includes('Denied shell (call call_1) by dashboard: use make dist-clean'),
+      [...document.querySelectorAll('[role="treeitem"].kind-approval .tree-summary')].some(
+        (node) => node.textContent === 'denied by dashboard: use make dist-clean',
       ),
     );
     expect((await remove.done).status).toBe('refused');

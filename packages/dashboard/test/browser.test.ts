@@ -145,6 +145,14 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.waitForSelector(`tr[data-session="${run.id}"]`);
 
     await page.click(`tr[data-session="${run.id}"] a`);
+    // The trace viewer first: the live run's spans grow while it streams.
+    await page.waitForSelector('[data-testid="trace"] [role="treeitem"] .tree-name:text-is("look")');
+    const spansBefore = Number(await page.getAttribute('[data-testid="trace"]', 'data-spans'));
+    await page.waitForFunction(
+      (count) => Number(document.querySelector('[data-testid="trace"]')?.getAttribute('data-spans')) > count + 3,
+      spansBefore,
+    );
+    await page.click('nav.tabs a:text-is("Conversation")');
     await page.waitForSelector('[data-testid="conversation"] .entry-assistant');
     // Live: the page keeps receiving records while the run streams, without reloading.
     const before = Number(await page.evaluate(() => document.body.dataset.records));
@@ -248,7 +256,7 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     expect(await small.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
     expect(await small.isVisible(`tr[data-session="${run.id}"] td.prompt`)).toBe(true);
     await screenshot(small, 'sessions-phone');
-    await small.goto(`${server.origin}/#/session/${run.id}`);
+    await small.goto(`${server.origin}/#/session/${run.id}/conversation`);
     await small.waitForSelector('[data-testid="conversation"] .entry-assistant');
     await waitFor('the phone token chart', async () => (await seriesPixels(small, 'tokens', [37, 99, 235])) > 20);
     // Nothing wider than the screen: no sideways scrolling.
