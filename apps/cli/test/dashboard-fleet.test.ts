@@ -96,6 +96,26 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
     const outcome = await agent.done;
     expect(outcome.code, outcome.stderr).toBe(0);
     expect(existsSync(join(work, 'build'))).toBe(false);
+    // The trace viewer from the fleet's mirror: the call, its approval by the dashboard, its result.
+    const tree = await eventually(async () => {
+      const snapshot = (await (
+        await fetch(`${origin}/api/sessions/${call!.sessionId}/spans?snapshot=1`, { headers })
+      ).json()) as { spans: { id: string; kind: string; name: string; status: string; summary: string; records: number[] }[] };
+      return snapshot.spans.some((span) => span.kind === 'run' && span.status === 'completed') ? snapshot.spans : undefined;
+    }, 'the whole tree over the fleet');
+    const bash = tree.find((span) => span.kind === 'tool' && span.name === 'bash')!;
+    expect(bash.status).toBe('ok');
+    expect(tree.find((span) => span.kind === 'approval')!.summary).toBe('approved by dashboard');
+    const detail = (await (
+      await fetch(`${origin}/api/sessions/${call!.sessionId}/records?at=${bash.records.join(',')}`, { headers })
+    ).json()) as { records: { record: { type: string; role?: string } }[] };
+    expect(detail.records.map((entry) => entry.record.type)).toEqual(
+      expect.arrayContaining(['approval_requested', 'approval_answered', 'tool_start', 'tool_end', 'message']),
+    );
+    // Content search reads trace files: a fleet's dashboard says it cannot.
+    const search = await fetch(`${origin}/api/search?q=build`, { headers });
+    expect(search.status).toBe(501);
+    expect(((await search.json()) as { error: string }).error).toContain("cannot search sessions' content");
     dashboard.child.kill('SIGINT');
     expect((await dashboard.done).code).toBe(0);
   }, 120_000);
