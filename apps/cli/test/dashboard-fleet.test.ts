@@ -100,8 +100,12 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
     const tree = await eventually(async () => {
       const snapshot = (await (
         await fetch(`${origin}/api/sessions/${call!.sessionId}/spans?snapshot=1`, { headers })
-      ).json()) as { spans: { id: string; kind: string; name: string; status: string; summary: string; records: number[] }[] };
-      return snapshot.spans.some((span) => span.kind === 'run' && span.status === 'completed') ? snapshot.spans : undefined;
+      ).json()) as {
+        spans: { id: string; kind: string; name: string; status: string; summary: string; records: number[] }[];
+      };
+      return snapshot.spans.some((span) => span.kind === 'run' && span.status === 'completed')
+        ? snapshot.spans
+        : undefined;
     }, 'the whole tree over the fleet');
     const bash = tree.find((span) => span.kind === 'tool' && span.name === 'bash')!;
     expect(bash.status).toBe('ok');

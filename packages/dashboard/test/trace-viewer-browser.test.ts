@@ -49,7 +49,10 @@ async function rows(page: Page): Promise<string[]> {
 }
 
 async function choose(page: Page, name: string, nth = 0): Promise<void> {
-  await page.locator('[role="treeitem"]', { has: page.locator(`.tree-name:text-is("${name}")`) }).nth(nth).click();
+  await page
+    .locator('[role="treeitem"]', { has: page.locator(`.tree-name:text-is("${name}")`) })
+    .nth(nth)
+    .click();
 }
 
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -149,18 +152,25 @@ describe.skipIf(!available)('the trace viewer in Chromium', () => {
     expect(await page.textContent('[data-testid="exit-code"]')).toMatch(/^exit 0/);
     expect(await page.textContent('.output-command')).toBe('2:Owner: Dana.\n');
     await choose(page, 'bash', 2);
-    await page.waitForFunction(() => document.querySelector('[data-testid="exit-code"]')?.textContent?.startsWith('exit 1'));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid="exit-code"]')?.textContent?.startsWith('exit 1'),
+    );
     expect(await page.textContent('.output-command')).toBe('(no output)');
 
     // The compaction: tokens before and after, and the summary.
     await choose(page, 'Compaction');
-    await page.locator('[data-testid="span-detail"][data-kind="compaction"] pre').waitFor();
-    expect(await page.textContent('[data-testid="span-detail"]')).toContain('3.5K → 372');
+    await page.waitForFunction(() =>
+      document
+        .querySelector('[data-testid="span-detail"][data-kind="compaction"]')
+        ?.textContent?.includes('3.5K → 372'),
+    );
     expect(await page.textContent('[data-testid="span-detail"] pre')).toContain('AC/DC and Accept lead the list');
 
     // The directive.
     await choose(page, 'Directive');
-    await page.waitForFunction(() => document.querySelector('[data-testid="span-detail"] pre')?.textContent === 'Also count the albums.');
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="span-detail"] pre')?.textContent === 'Also count the albums.',
+    );
 
     // The child session opens inside its parent: its own turns, its read with line numbers.
     await page.locator(`[role="treeitem"]:has(.tree-name:text-is("Child session ${child}")) .tree-toggle`).click();
@@ -184,8 +194,12 @@ describe.skipIf(!available)('the trace viewer in Chromium', () => {
   });
 
   it('opens the span a deep link names, and a write and an edit as coloured diffs', async () => {
-    const trace = readFileSync(join(fixtures, parent, 'trace.jsonl'), 'utf8').trim().split('\n');
-    const albums = trace.findIndex((line) => line.includes('"type":"approval_requested"') && line.includes('call_albums'));
+    const trace = readFileSync(join(fixtures, parent, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    const albums = trace.findIndex(
+      (line) => line.includes('"type":"approval_requested"') && line.includes('call_albums'),
+    );
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(10_000);
     const page = await context.newPage();
@@ -202,7 +216,11 @@ describe.skipIf(!available)('the trace viewer in Chromium', () => {
     await page.waitForSelector('[data-testid="trace"][data-ready="true"] [role="treeitem"]');
     await choose(page, 'write');
     await page.locator('[data-kind="diff"] .diff-add').first().waitFor();
-    expect(await page.locator('[data-kind="diff"] .diff-add').allTextContents()).toEqual(['+# Owners\n', '+\n', '+Release: Dana\n']);
+    expect(await page.locator('[data-kind="diff"] .diff-add').allTextContents()).toEqual([
+      '+# Owners\n',
+      '+\n',
+      '+Release: Dana\n',
+    ]);
     await choose(page, 'edit');
     await page.waitForFunction(() => document.querySelectorAll('[data-kind="diff"] .diff-del').length === 1);
     expect(await page.textContent('[data-kind="diff"] .diff-del')).toBe('-Release: Dana\n');
@@ -230,7 +248,8 @@ describe.skipIf(!available)('the trace viewer in Chromium', () => {
     await page.fill('input[type="search"]', 'invoice report');
     await page.click('button:text-is("Search")');
     await page.waitForFunction(
-      (id) => [...document.querySelectorAll('[data-testid="search-hits"] li')].some((hit) => hit.textContent?.includes(id)),
+      (id) =>
+        [...document.querySelectorAll('[data-testid="search-hits"] li')].some((hit) => hit.textContent?.includes(id)),
       child,
     );
     await page.locator(`[data-testid="search-hits"] li:has-text("${child}") a`).first().click();

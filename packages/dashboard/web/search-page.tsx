@@ -49,7 +49,8 @@ export function SearchPage({ query }: { query: string }) {
     setError('');
     getJson<Found>(`/api/search?q=${encodeURIComponent(query)}&limit=100`).then(
       (body) => current && (setFound(body), setBusy(false)),
-      (failure: unknown) => current && (setError(failure instanceof Error ? failure.message : String(failure)), setBusy(false)),
+      (failure: unknown) =>
+        current && (setError(failure instanceof Error ? failure.message : String(failure)), setBusy(false)),
     );
     return () => {
       current = false;

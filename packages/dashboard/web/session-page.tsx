@@ -1,21 +1,17 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type uPlot from 'uplot';
-import type { Session, TraceRecord } from './api.js';
+import { useState } from 'preact/hooks';
+import type { TraceSpan } from '../src/internal/span-tree.js';
+import type { Session } from './api.js';
 import { sendControl } from './api.js';
 import { SessionApprovals } from './approvals.js';
 import { ChangesSection } from './changes.js';
-import { axes, bars, Chart, fromZero, integerAxis, integerScale, markers } from './chart.js';
 import { Confirm } from './confirm.js';
-import { age, compact, duration, usd } from './format.js';
-import type { TraceSpan } from '../src/internal/span-tree.js';
-import type { Marker, Span, Turn } from './session-model.js';
-import { SessionModel } from './session-model.js';
+import { ConversationView } from './conversation-view.js';
+import { age, compact, usd } from './format.js';
+import type { Marker, Turn } from './session-model.js';
 import { ACTIVE_STATUSES } from './statuses.js';
+import { TokenCharts } from './token-charts.js';
 import { TraceView } from './trace-view.js';
-
-const WATERFALL_ROWS = 400;
-const CONVERSATION_ENTRIES = 300;
 
 /** Which part of the session page shows: the trace viewer (the default) or the conversation and its timeline. */
 export type SessionView = 'trace' | 'conversation';
@@ -122,67 +118,14 @@ export function chartsFromSpans(spans: readonly TraceSpan[]): { turns: Turn[]; m
     else if (span.kind === 'llm' && span.parent !== undefined && turnIds.has(span.parent) && span.end !== undefined)
       turns.push({ input: span.inputTokens ?? 0, output: span.outputTokens ?? 0, context: span.context ?? 0 });
     else if (span.kind === 'compaction' || span.kind === 'directive')
-      markers.push({ kind: span.kind === 'compaction' ? 'compact' : 'directive', at: span.start, turn: turns.length, text: span.summary });
+      markers.push({
+        kind: span.kind === 'compaction' ? 'compact' : 'directive',
+        at: span.start,
+        turn: turns.length,
+        text: span.summary,
+      });
   }
   return { turns, markers };
-}
-
-/** The conversation and its timeline, from the trace's records (the page as it was before the trace viewer). */
-function ConversationView({
-  id,
-  onSession,
-  onConnection,
-  onApprovals,
-}: {
-  id: string;
-  onSession: (session: Session) => void;
-  onConnection: (state: string) => void;
-  onApprovals: (count: number) => void;
-}) {
-  const model = useRef(new SessionModel());
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    model.current = new SessionModel();
-    const source = new EventSource(`/api/sessions/${encodeURIComponent(id)}/events`);
-    let frame = 0;
-    source.addEventListener('open', () => onConnection('live'));
-    source.addEventListener('error', () => onConnection('reconnecting'));
-    source.addEventListener('session', (event) => onSession(JSON.parse((event as MessageEvent<string>).data) as Session));
-    source.addEventListener('records', (event) => {
-      const { from, records } = JSON.parse((event as MessageEvent<string>).data) as {
-        from: number;
-        records: TraceRecord[];
-      };
-      // After a reconnect the server replays from the start: skip what is already here.
-      for (let index = Math.max(0, model.current.records - from); index < records.length; index += 1)
-        model.current.add(records[index]!);
-      if (frame === 0)
-        frame = requestAnimationFrame(() => {
-          frame = 0;
-          setVersion((value) => value + 1);
-        });
-    });
-    return () => {
-      source.close();
-      cancelAnimationFrame(frame);
-    };
-  }, [id]);
-  useEffect(() => {
-    document.body.dataset.records = String(model.current.records);
-    onApprovals(model.current.approvals);
-  }, [version]);
-  const state = model.current;
-  return (
-    <>
-      <h2>Timeline</h2>
-      <Waterfall spans={state.spans} markers={state.markers} version={version} />
-      <div class="charts">
-        <TokenCharts turns={state.turns} markers={state.markers} version={version} />
-      </div>
-      <h2>Conversation</h2>
-      <Conversation model={state} version={version} />
-    </>
-  );
 }
 
 function fact(label: string, value: ComponentChildren) {
@@ -249,179 +192,6 @@ function Controls({ id, status }: { id: string; status: string | undefined }) {
             : `${pending.action[0]!.toUpperCase()}${pending.action.slice(1)} session ${id}?`}
         </Confirm>
       )}
-    </div>
-  );
-}
-
-function Waterfall({ spans, markers: marks, version }: { spans: Span[]; markers: Marker[]; version: number }) {
-  const shown = spans.length > WATERFALL_ROWS ? spans.slice(-WATERFALL_ROWS) : spans;
-  // `version` changes on every batch; open spans grow until now.
-  void version;
-  if (shown.length === 0) return <p class="empty">No model or tool calls yet.</p>;
-  const now = Date.now();
-  const axis = timeAxis(shown, now);
-  const scale = (time: number) => `${(axis.position(time) * 100).toFixed(3)}%`;
-  const start = shown[0]!.start;
-  return (
-    <div class="waterfall" data-testid="waterfall">
-      {spans.length > shown.length && (
-        <p class="empty">
-          The last {WATERFALL_ROWS} of {spans.length} calls.
-        </p>
-      )}
-      <div class="waterfall-markers">
-        {marks
-          .filter((mark) => mark.at >= start && mark.kind !== 'status')
-          .map((mark, index) => (
-            <span key={index} class={`mark mark-${mark.kind}`} style={{ left: scale(mark.at) }} title={mark.text} />
-          ))}
-      </div>
-      {axis.gaps > 0 && (
-        <p class="empty">
-          {axis.gaps} idle {axis.gaps === 1 ? 'gap' : 'gaps'} (between runs, or waiting) shortened.
-        </p>
-      )}
-      {shown.map((span, index) => (
-        <div class={`span span-${span.kind}${span.ok ? '' : ' span-failed'}`} key={index}>
-          <span class="span-label" title={span.detail}>
-            {span.kind === 'tool' ? '⚙ ' : '◆ '}
-            {span.name}
-          </span>
-          <span class="span-track">
-            <span
-              class={`span-bar${span.end === undefined ? ' span-open' : ''}`}
-              style={{
-                left: scale(span.start),
-                width: `max(2px, ${((axis.position(span.end ?? now) - axis.position(span.start)) * 100).toFixed(3)}%)`,
-              }}
-            />
-          </span>
-          <span class="span-time">{span.end === undefined ? '…' : duration(span.end - span.start)}</span>
-        </div>
-      ))}
-      <ul class="legend">
-        {marks
-          .filter((mark) => mark.kind === 'compact' || mark.kind === 'directive' || mark.kind === 'blocked')
-          .map((mark, index) => (
-            <li key={index} class={`mark-text mark-${mark.kind}`}>
-              {mark.text}
-            </li>
-          ))}
-      </ul>
-    </div>
-  );
-}
-
-/**
- * The waterfall's time axis: linear, except that idle stretches (no call running) longer than a
- * twentieth of the busy time, or 2 s, are shortened to that, so a session resumed an hour later
- * still shows its calls rather than two slivers.
- */
-function timeAxis(spans: readonly Span[], now: number): { position: (time: number) => number; gaps: number } {
-  const intervals = spans
-    .map((span) => [span.start, span.end ?? now] as const)
-    .sort((left, right) => left[0] - right[0]);
-  let busy = 0;
-  let reach = intervals[0]![0];
-  const idle: [number, number][] = [];
-  for (const [from, to] of intervals) {
-    if (from > reach) idle.push([reach, from]);
-    busy += Math.max(0, to - Math.max(from, reach));
-    reach = Math.max(reach, to);
-  }
-  const cap = Math.max(2000, busy / 20);
-  const cuts = idle.filter(([from, to]) => to - from > cap).map(([from, to]) => ({ from, to, cut: to - from - cap }));
-  const origin = intervals[0]![0];
-  const shifted = (time: number) => {
-    let removed = 0;
-    for (const { from, to, cut } of cuts) {
-      if (time >= to) removed += cut;
-      else if (time > from) removed += Math.max(0, time - from - cap);
-    }
-    return time - origin - removed;
-  };
-  const total = Math.max(1, shifted(reach));
-  return { position: (time: number) => Math.min(1, Math.max(0, shifted(time) / total)), gaps: cuts.length };
-}
-
-function TokenCharts({ turns, markers: found, version }: { turns: Turn[]; markers: Marker[]; version: number }) {
-  const tokens = useMemo<uPlot.AlignedData>(
-    () => [turns.map((_, index) => index + 1), turns.map((turn) => turn.input), turns.map((turn) => turn.output)],
-    [version],
-  );
-  const context = useMemo<uPlot.AlignedData>(
-    () => [turns.map((_, index) => index + 1), turns.map((turn) => turn.context)],
-    [version],
-  );
-  const marks = () =>
-    found
-      .filter((mark) => mark.kind === 'compact' || mark.kind === 'directive')
-      .map((mark) => ({ x: mark.turn + 0.5, color: mark.kind === 'compact' ? '#d97706' : '#7c3aed' }));
-  return (
-    <>
-      <figure>
-        <figcaption>Tokens per turn</figcaption>
-        <Chart
-          id="tokens"
-          data={tokens}
-          format={compact}
-          options={{
-            height: 200,
-            scales: { x: integerScale, y: fromZero },
-            axes: axes(compact, integerAxis()),
-            series: [
-              { label: 'turn' },
-              { label: 'input', stroke: '#2563eb', fill: '#2563eb88', paths: bars(), points: { show: false } },
-              { label: 'output', stroke: '#16a34a', fill: '#16a34a88', paths: bars(), points: { show: false } },
-            ],
-            plugins: [markers(marks)],
-          }}
-        />
-      </figure>
-      <figure>
-        <figcaption>Context size (compactions orange, directives purple)</figcaption>
-        <Chart
-          id="context"
-          data={context}
-          format={compact}
-          options={{
-            height: 200,
-            scales: { x: integerScale, y: fromZero },
-            axes: axes(compact, integerAxis()),
-            series: [{ label: 'turn' }, { label: 'context tokens', stroke: '#dc2626', width: 2, fill: '#dc262622' }],
-            plugins: [markers(marks)],
-          }}
-        />
-      </figure>
-    </>
-  );
-}
-
-function Conversation({ model, version }: { model: SessionModel; version: number }) {
-  const [all, setAll] = useState(false);
-  void version;
-  const entries = model.entries;
-  const shown = all || entries.length <= CONVERSATION_ENTRIES ? entries : entries.slice(-CONVERSATION_ENTRIES);
-  return (
-    <div class="conversation" data-testid="conversation">
-      {shown.length < entries.length && <button onClick={() => setAll(true)}>Show all {entries.length} entries</button>}
-      {shown.map((entry, index) => (
-        <div class={`entry entry-${entry.role}${entry.directive === true ? ' entry-directive' : ''}`} key={index}>
-          <div class="entry-role">
-            {entry.role === 'tool'
-              ? `tool result: ${entry.tool ?? ''}`
-              : entry.directive === true
-                ? 'operator directive'
-                : entry.role}
-          </div>
-          {entry.text !== '' && <pre class="entry-text">{entry.text}</pre>}
-          {entry.calls?.map((call, callIndex) => (
-            <pre class="entry-call" key={callIndex}>
-              → {call.name}({call.args})
-            </pre>
-          ))}
-        </div>
-      ))}
     </div>
   );
 }

@@ -75,7 +75,12 @@ function Body({ span, records }: { span: TraceSpan; records: TraceRecord[] }) {
           <Facts
             rows={[
               ['Session', <a href={`#/session/${encodeURIComponent(span.childId ?? '')}`}>{span.childId}</a>],
-              ['Tokens', usage === undefined ? '-' : `${compact(Number(usage.input_tokens))} in, ${compact(Number(usage.output_tokens))} out`],
+              [
+                'Tokens',
+                usage === undefined
+                  ? '-'
+                  : `${compact(Number(usage.input_tokens))} in, ${compact(Number(usage.output_tokens))} out`,
+              ],
               ['Cost', usage === undefined ? '-' : usage.cost_usd === null ? 'unpriced' : usd(Number(usage.cost_usd))],
             ]}
           />
@@ -111,7 +116,13 @@ function Body({ span, records }: { span: TraceSpan; records: TraceRecord[] }) {
       );
     }
     case 'hook':
-      return <Facts rows={Object.entries(first('hook') ?? {}).filter(([key]) => key !== 'type' && key !== 'ts').map(([key, value]) => [key, String(value)])} />;
+      return (
+        <Facts
+          rows={Object.entries(first('hook') ?? {})
+            .filter(([key]) => key !== 'type' && key !== 'ts')
+            .map(([key, value]) => [key, String(value)])}
+        />
+      );
     case 'error':
       return <pre class="output output-error">{String(first('error')?.content ?? '')}</pre>;
     case 'run': {
@@ -127,10 +138,23 @@ function Body({ span, records }: { span: TraceSpan; records: TraceRecord[] }) {
               ...(usage === undefined
                 ? []
                 : [
-                    ['Session tokens', `${compact(Number(usage.input_tokens))} in, ${compact(Number(usage.output_tokens))} out`] as [string, string],
-                    ['Session cost', usage.cost_usd === null ? 'unpriced' : usd(Number(usage.cost_usd))] as [string, string],
+                    [
+                      'Session tokens',
+                      `${compact(Number(usage.input_tokens))} in, ${compact(Number(usage.output_tokens))} out`,
+                    ] as [string, string],
+                    ['Session cost', usage.cost_usd === null ? 'unpriced' : usd(Number(usage.cost_usd))] as [
+                      string,
+                      string,
+                    ],
                   ]),
-              ...(start?.task_id === undefined ? [] : [['Task', `${String(start.task_id)} (attempt ${String(start.task_attempt ?? 1)})`] as [string, string]]),
+              ...(start?.task_id === undefined
+                ? []
+                : [
+                    ['Task', `${String(start.task_id)} (attempt ${String(start.task_attempt ?? 1)})`] as [
+                      string,
+                      string,
+                    ],
+                  ]),
             ]}
           />
           <h4>Prompt</h4>
@@ -207,8 +231,18 @@ function ModelCall({ records }: { records: TraceRecord[] }) {
         rows={[
           ['Model', String(start?.model ?? end?.model ?? '-')],
           ...(start?.purpose === undefined ? [] : [['Purpose', String(start.purpose)] as [string, string]]),
-          ['Context', start === undefined ? '-' : `${compact(Number(start.context_size))} tokens${start.context_window === undefined ? '' : ` of ${compact(Number(start.context_window))} (${String(start.context_window_source ?? '')})`}`],
-          ['Tokens', end === undefined ? '-' : `${compact(Number(end.input_tokens))} in (${compact(Number(end.cache_read_tokens ?? 0))} cached), ${compact(Number(end.output_tokens))} out (${compact(Number(end.reasoning_tokens ?? 0))} reasoning)`],
+          [
+            'Context',
+            start === undefined
+              ? '-'
+              : `${compact(Number(start.context_size))} tokens${start.context_window === undefined ? '' : ` of ${compact(Number(start.context_window))} (${String(start.context_window_source ?? '')})`}`,
+          ],
+          [
+            'Tokens',
+            end === undefined
+              ? '-'
+              : `${compact(Number(end.input_tokens))} in (${compact(Number(end.cache_read_tokens ?? 0))} cached), ${compact(Number(end.output_tokens))} out (${compact(Number(end.reasoning_tokens ?? 0))} reasoning)`,
+          ],
           ['Cost', end === undefined ? '-' : end.cost_usd === null ? 'unpriced' : usd(Number(end.cost_usd))],
           ['Latency', end === undefined ? 'running' : duration(Number(end.duration_ms))],
           ...(end?.finish_reason == null ? [] : [['Finish reason', String(end.finish_reason)] as [string, string]]),
@@ -217,11 +251,16 @@ function ModelCall({ records }: { records: TraceRecord[] }) {
       />
       {retries.map((retry, index) => (
         <p class="output-note" key={index}>
-          retry {String(retry.attempt)} of {String(retry.max_attempts)} after {String(retry.delay_ms)} ms: {String(retry.reason)}
+          retry {String(retry.attempt)} of {String(retry.max_attempts)} after {String(retry.delay_ms)} ms:{' '}
+          {String(retry.reason)}
         </p>
       ))}
       <h4>Input (new since the previous call)</h4>
-      {input.length === 0 ? <p class="empty">No new messages.</p> : input.map((record, index) => <Message record={record} key={index} />)}
+      {input.length === 0 ? (
+        <p class="empty">No new messages.</p>
+      ) : (
+        input.map((record, index) => <Message record={record} key={index} />)
+      )}
       <h4>Output</h4>
       {output.map((record, index) => (
         <Message record={record} key={index} />
@@ -236,7 +275,9 @@ function ModelCall({ records }: { records: TraceRecord[] }) {
 }
 
 function ToolCall({ span, records }: { span: TraceSpan; records: TraceRecord[] }) {
-  const started = records.find((record) => record.type === 'tool_start' || record.type === 'approval_requested' || record.type === 'tool_blocked');
+  const started = records.find(
+    (record) => record.type === 'tool_start' || record.type === 'approval_requested' || record.type === 'tool_blocked',
+  );
   const end = records.find((record) => record.type === 'tool_end');
   const blocked = records.find((record) => record.type === 'tool_blocked');
   const result = records.find((record) => record.type === 'message' && record.role === 'tool');
@@ -276,11 +317,20 @@ function Policy({ records }: { records: TraceRecord[] }) {
   const blocked = records.find((record) => record.type === 'tool_blocked');
   const hooks = records.filter((record) => record.type === 'hook');
   if (asked === undefined && blocked === undefined && hooks.length === 0)
-    return <p class="policy" data-testid="policy">Policy: allowed by the profile without asking.</p>;
+    return (
+      <p class="policy" data-testid="policy">
+        Policy: allowed by the profile without asking.
+      </p>
+    );
   return (
     <div class="policy" data-testid="policy">
       <h4>Policy</h4>
-      {asked !== undefined && <p>Asked: {String(asked.reason ?? 'approval required')}{asked.dangerous === undefined ? '' : ` (dangerous: ${String(asked.dangerous)})`}</p>}
+      {asked !== undefined && (
+        <p>
+          Asked: {String(asked.reason ?? 'approval required')}
+          {asked.dangerous === undefined ? '' : ` (dangerous: ${String(asked.dangerous)})`}
+        </p>
+      )}
       {answered !== undefined && <Approval records={[answered]} />}
       {asked !== undefined && answered === undefined && blocked === undefined && <p>Waiting for an answer.</p>}
       {blocked !== undefined && answered === undefined && <p>Refused: {String(blocked.reason)}</p>}
@@ -299,11 +349,15 @@ function Approval({ records }: { records: TraceRecord[] }) {
   const answered = records.find((record) => record.type === 'approval_answered');
   const asked = records.find((record) => record.type === 'approval_requested');
   if (answered === undefined)
-    return <p data-testid="approval">Waiting for approval{asked?.reason === undefined ? '' : `: ${String(asked.reason)}`}</p>;
-  const scope = answered.scope === 'call' ? ', always this exact call' : answered.scope === 'tool' ? ', always this tool' : '';
+    return (
+      <p data-testid="approval">Waiting for approval{asked?.reason === undefined ? '' : `: ${String(asked.reason)}`}</p>
+    );
+  const scope =
+    answered.scope === 'call' ? ', always this exact call' : answered.scope === 'tool' ? ', always this tool' : '';
   return (
     <p data-testid="approval">
-      {answered.decision === 'approve' ? 'Approved' : 'Denied'} by {String(answered.by ?? answered.source)} ({String(answered.source)}
+      {answered.decision === 'approve' ? 'Approved' : 'Denied'} by {String(answered.by ?? answered.source)} (
+      {String(answered.source)}
       {scope}) at {String(answered.ts ?? '').slice(11, 19)} UTC
       {answered.reason === undefined ? '' : `: ${String(answered.reason)}`}
     </p>

@@ -20,7 +20,9 @@ const READ_FOOTER = /^\[Showing lines (\d+)-(\d+) of (\d+)\]$/;
 const OMITTED = /\[\.\.\. (\d+) bytes of output omitted \.\.\.\]/;
 
 function object(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function parsed(text: string): unknown {
@@ -91,7 +93,8 @@ export function ToolOutput({ input }: { input: ToolOutputInput }) {
     const file = numberedLines(text);
     if (file !== undefined) return <FileLines lines={file.lines} footer={file.footer} />;
   }
-  if (json !== undefined || Array.isArray(parsed(text))) return <Output kind="json">{JSON.stringify(parsed(text), null, 2)}</Output>;
+  if (json !== undefined || Array.isArray(parsed(text)))
+    return <Output kind="json">{JSON.stringify(parsed(text), null, 2)}</Output>;
   return <Output kind="text">{text === '' ? '(no output)' : text}</Output>;
 }
 
@@ -148,7 +151,17 @@ function Diff({ removed, added, path }: { removed: string; added: string; path: 
   );
 }
 
-function SqlTable({ columns, rows, more, note }: { columns: string[]; rows: string[][]; more?: string; note?: string | undefined }) {
+function SqlTable({
+  columns,
+  rows,
+  more,
+  note,
+}: {
+  columns: string[];
+  rows: string[][];
+  more?: string;
+  note?: string | undefined;
+}) {
   return (
     <div class="output table-wrap" data-kind="table">
       <table class="sql">
@@ -198,7 +211,10 @@ function FileLines({ lines, footer }: { lines: [string, string][]; footer?: stri
  * `... (N more rows)`): cells are cut at the widths the dashes give, so a ` | ` inside a value
  * stays in it. Undefined when the text is not such a table.
  */
-export function alignedRows(text: string, count: number): { header: string[]; rows: string[][]; more?: string } | undefined {
+export function alignedRows(
+  text: string,
+  count: number,
+): { header: string[]; rows: string[][]; more?: string } | undefined {
   const lines = text.split('\n');
   const rule = lines[1];
   if (rule === undefined || !/^-+(-\+-+)*$/.test(rule)) return undefined;
@@ -217,7 +233,11 @@ export function alignedRows(text: string, count: number): { header: string[]; ro
   const body = lines.slice(2);
   const tail = body.at(-1) ?? '';
   const more = /^\.\.\. \(\d+ more rows?\)$/.test(tail) ? body.pop() : undefined;
-  return { header: cut(lines[0]!), rows: body.filter((line) => line !== '').map(cut), ...(more === undefined ? {} : { more }) };
+  return {
+    header: cut(lines[0]!),
+    rows: body.filter((line) => line !== '').map(cut),
+    ...(more === undefined ? {} : { more }),
+  };
 }
 
 function numberedLines(text: string): { lines: [string, string][]; footer?: string } | undefined {

@@ -37,7 +37,11 @@ interface Tree {
 }
 
 /** Follows a session's span tree; `onSession` gets the session's row whenever it changes. */
-function useSpanTree(id: string, onSession: (session: Session) => void, onConnection: (state: string) => void): [Tree, number] {
+function useSpanTree(
+  id: string,
+  onSession: (session: Session) => void,
+  onConnection: (state: string) => void,
+): [Tree, number] {
   const tree = useRef<Tree>({ spans: new Map(), order: [], ready: false, records: 0 });
   const [version, setVersion] = useState(0);
   useEffect(() => {
@@ -57,7 +61,9 @@ function useSpanTree(id: string, onSession: (session: Session) => void, onConnec
       tree.current = { spans: new Map(), order: [], ready: false, records: 0 };
     });
     source.addEventListener('error', () => onConnection('reconnecting'));
-    source.addEventListener('session', (event) => onSession(JSON.parse((event as MessageEvent<string>).data) as Session));
+    source.addEventListener('session', (event) =>
+      onSession(JSON.parse((event as MessageEvent<string>).data) as Session),
+    );
     source.addEventListener('spans', (event) => {
       const { spans } = JSON.parse((event as MessageEvent<string>).data) as { spans: TraceSpan[] };
       const current = tree.current;
@@ -95,7 +101,8 @@ export function spanOfRecord(spans: Iterable<TraceSpan>, index: number): TraceSp
   const rank = ['tool', 'approval', 'hook', 'child', 'directive', 'compaction', 'error', 'llm', 'turn', 'run'];
   let best: TraceSpan | undefined;
   for (const span of spans)
-    if (span.records.includes(index) && (best === undefined || rank.indexOf(span.kind) < rank.indexOf(best.kind))) best = span;
+    if (span.records.includes(index) && (best === undefined || rank.indexOf(span.kind) < rank.indexOf(best.kind)))
+      best = span;
   return best;
 }
 
@@ -190,7 +197,8 @@ export function TraceView({ id, selected, record, onSession, onConnection, onSpa
     const span = tree.spans.get(target);
     if (span === undefined) return;
     const next = new Map(open);
-    for (let parent = span.parent; parent !== undefined; parent = tree.spans.get(parent)?.parent) next.set(parent, true);
+    for (let parent = span.parent; parent !== undefined; parent = tree.spans.get(parent)?.parent)
+      next.set(parent, true);
     reached.current = target;
     setOpen(next);
     setChoice({ key: span.id, span, session: id });
@@ -222,8 +230,16 @@ export function TraceView({ id, selected, record, onSession, onConnection, onSpa
   const last = Math.min(rows.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
   return (
     <div class="trace" data-testid="trace" data-ready={tree.ready ? 'true' : 'false'} data-spans={list.length}>
-      <div class="trace-tree" ref={scroller} onScroll={(event) => setScrollTop((event.target as HTMLElement).scrollTop)} role="tree" aria-label="Spans">
-        {rows.length === 0 && <p class="empty">{tree.ready ? 'No spans: the trace is empty.' : 'Loading the trace…'}</p>}
+      <div
+        class="trace-tree"
+        ref={scroller}
+        onScroll={(event) => setScrollTop((event.target as HTMLElement).scrollTop)}
+        role="tree"
+        aria-label="Spans"
+      >
+        {rows.length === 0 && (
+          <p class="empty">{tree.ready ? 'No spans: the trace is empty.' : 'Loading the trace…'}</p>
+        )}
         <div style={{ height: `${rows.length * ROW_HEIGHT}px`, position: 'relative' }}>
           {rows.slice(first, last).map((row, offset) => {
             const { span } = row;
@@ -257,12 +273,27 @@ export function TraceView({ id, selected, record, onSession, onConnection, onSpa
                 <span class="tree-icon" aria-hidden="true">
                   {ICONS[span.kind] ?? '•'}
                 </span>
-                <span class="tree-name">{span.kind === 'child' ? `Child session ${span.childId ?? ''}` : span.name}</span>
-                <span class="tree-summary">{span.kind === 'child' ? (children.get(span.childId ?? '') === 'loading' ? 'loading…' : '') : span.summary}</span>
-                {span.status !== 'ok' && span.status !== 'completed' && <span class={`tree-status status-${span.status}`}>{span.status}</span>}
+                <span class="tree-name">
+                  {span.kind === 'child' ? `Child session ${span.childId ?? ''}` : span.name}
+                </span>
+                <span class="tree-summary">
+                  {span.kind === 'child'
+                    ? children.get(span.childId ?? '') === 'loading'
+                      ? 'loading…'
+                      : ''
+                    : span.summary}
+                </span>
+                {span.status !== 'ok' && span.status !== 'completed' && (
+                  <span class={`tree-status status-${span.status}`}>{span.status}</span>
+                )}
                 <span class="tree-time">{span.end === undefined ? '…' : duration(span.end - span.start)}</span>
                 <span class="tree-bar">
-                  <span style={{ left: `${Math.min(100, left).toFixed(2)}%`, width: `max(2px, ${Math.min(100, width).toFixed(2)}%)` }} />
+                  <span
+                    style={{
+                      left: `${Math.min(100, left).toFixed(2)}%`,
+                      width: `max(2px, ${Math.min(100, width).toFixed(2)}%)`,
+                    }}
+                  />
                 </span>
               </div>
             );
@@ -273,7 +304,7 @@ export function TraceView({ id, selected, record, onSession, onConnection, onSpa
         {shown === undefined ? (
           <p class="empty">Choose a span to see its detail.</p>
         ) : (
-          <SpanDetail session={choice!.session} span={shown} own={choice!.session === id} />
+          <SpanDetail key={choice!.key} session={choice!.session} span={shown} own={choice!.session === id} />
         )}
       </div>
     </div>

@@ -40,7 +40,9 @@ export async function searchTraces(
     hits,
     sessionsSearched: searched,
     complete,
-    ...(read >= SEARCH_BUDGET_BYTES && searched < sessions.length ? { note: budgetNote(searched, sessions.length) } : {}),
+    ...(read >= SEARCH_BUDGET_BYTES && searched < sessions.length
+      ? { note: budgetNote(searched, sessions.length) }
+      : {}),
   };
 }
 

@@ -1,83 +1,9 @@
 // The trace viewer's tree of spans, built record by record from a session's trace (so a running
-// session's tree grows as its records arrive). Pure: no Node APIs, so the page's types come from here.
+// session's tree grows as its records arrive). Pure: no Node APIs.
+import type { Raw, SpanKind, SpanStatus, TraceSpan } from './span-types.js';
+import { answerSummary, argumentsLine, hookStatus, hookSummary, number, oneLine, text } from './span-types.js';
 
-/** What a span stands for. */
-export type SpanKind =
-  | 'run'
-  | 'turn'
-  | 'llm'
-  | 'tool'
-  | 'approval'
-  | 'hook'
-  | 'child'
-  | 'compaction'
-  | 'directive'
-  | 'error';
-
-/**
- * How a span ended: `open` while it runs; `ok`; `failed` (a tool's `success: false`, a model call
- * that errored); `refused` (a call blocked by policy or denied); `waiting` (an approval not answered
- * yet); a run's own status (`completed`, `cancelled`, `error`, ...).
- */
-export type SpanStatus = string;
-
-/** One span of the tree, as the server sends it. */
-export interface TraceSpan {
-  /** Stable for the life of the trace: the kind and the index of the record that began it (`tool-57`). */
-  id: string;
-  /** The enclosing span's id; undefined for a run. */
-  parent?: string;
-  kind: SpanKind;
-  /** `Turn 3`, `gpt-5-mini`, `bash`, `Child session 2026…`. */
-  name: string;
-  /** One line for the tree: a call's arguments, a decision, a summary. */
-  summary: string;
-  /** Epoch milliseconds. */
-  start: number;
-  /** Epoch milliseconds; undefined while open (an instant has `end === start`). */
-  end?: number;
-  status: SpanStatus;
-  /** The indexes (0-based, in the trace's record order) of the records the detail pane shows. */
-  records: number[];
-  /** A model call's (or a child session's) tokens. */
-  inputTokens?: number;
-  outputTokens?: number;
-  /** Known cost in USD; null when unpriced. */
-  costUsd?: number | null;
-  /** A model call's context size when it began, in tokens. */
-  context?: number;
-  /** A child session's id (kind `child`). */
-  childId?: string;
-}
-
-type Raw = { type: string; ts?: unknown } & Record<string, unknown>;
-
-const SUMMARY_CHARS = 160;
-
-function text(record: Raw, key: string): string {
-  const value = record[key];
-  return typeof value === 'string' ? value : '';
-}
-
-function number(record: Raw, key: string): number {
-  const value = record[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
-
-function oneLine(value: string, max = SUMMARY_CHARS): string {
-  const line = value.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
-/** A call's arguments on one line: `make test`, `path='a.txt', content='...'`. */
-export function argumentsLine(args: unknown): string {
-  if (typeof args !== 'object' || args === null) return args === undefined ? '' : oneLine(JSON.stringify(args));
-  const entries = Object.entries(args as Record<string, unknown>);
-  if (entries.length === 1 && typeof entries[0]![1] === 'string') return oneLine(entries[0]![1]);
-  return oneLine(
-    entries.map(([key, value]) => `${key}=${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)}`).join(', '),
-  );
-}
+export type { SpanKind, SpanStatus, TraceSpan } from './span-types.js';
 
 /**
  * Builds the span tree of one session's trace, incrementally: {@link add} each record in order,
@@ -109,8 +35,7 @@ export class SpanTreeBuilder {
     return this.all;
   }
 
-  /** Records added so far. */
-  get records(): number {
+  /** Records added so far. */ get records(): number {
     return this.count;
   }
 
@@ -124,7 +49,8 @@ export class SpanTreeBuilder {
   add(record: Raw): void {
     const index = this.count;
     this.count += 1;
-    const at = typeof record.ts === 'string' && !Number.isNaN(Date.parse(record.ts)) ? Date.parse(record.ts) : Date.now();
+    const at =
+      typeof record.ts === 'string' && !Number.isNaN(Date.parse(record.ts)) ? Date.parse(record.ts) : Date.now();
     switch (record.type) {
       case 'run_start': {
         this.closeRun(at, 'interrupted');
@@ -182,7 +108,14 @@ export class SpanTreeBuilder {
         const tool = this.toolSpan(record, index, at);
         tool.status = 'waiting';
         const reason = text(record, 'reason');
-        const approval = this.open('approval', index, at, tool.id, 'Approval', reason === '' ? 'waiting' : oneLine(reason));
+        const approval = this.open(
+          'approval',
+          index,
+          at,
+          tool.id,
+          'Approval',
+          reason === '' ? 'waiting' : oneLine(reason),
+        );
         approval.status = 'waiting';
         this.approvals.set(text(record, 'tool_call_id'), approval);
         this.touch(tool);
@@ -195,11 +128,7 @@ export class SpanTreeBuilder {
         if (approval === undefined) approval = this.open('approval', index, at, tool.id, 'Approval', '');
         else this.attach(approval, index);
         const approved = record.decision === 'approve';
-        const by = text(record, 'by') || text(record, 'source');
-        const reason = text(record, 'reason');
-        approval.summary = oneLine(
-          `${approved ? 'approved' : 'denied'}${by === '' ? '' : ` by ${by}`}${record.scope === 'call' ? ', always this call' : record.scope === 'tool' ? ', always this tool' : ''}${reason === '' ? '' : `: ${reason}`}`,
-        );
+        approval.summary = answerSummary(record);
         this.finish(approval, at, approved ? 'ok' : 'refused');
         if (approved) {
           tool.status = 'open';
@@ -231,17 +160,9 @@ export class SpanTreeBuilder {
       case 'hook': {
         const call = text(record, 'tool_call_id');
         const parent = call !== '' ? this.toolSpan(record, index, at) : (this.turn ?? this.runSpan(index, at));
-        const outcome = text(record, 'outcome');
-        const decision = text(record, 'decision');
-        const span = this.open(
-          'hook',
-          index,
-          at - number(record, 'duration_ms'),
-          parent.id,
-          `Hook ${text(record, 'event')}`,
-          oneLine(`${text(record, 'hook')}: ${outcome}${decision === '' ? '' : `, ${decision}`}`),
-        );
-        this.finish(span, at, outcome === 'ok' ? (decision === 'deny' ? 'refused' : 'ok') : 'failed');
+        const start = at - number(record, 'duration_ms');
+        const span = this.open('hook', index, start, parent.id, `Hook ${text(record, 'event')}`, hookSummary(record));
+        this.finish(span, at, hookStatus(record));
         return;
       }
       case 'compact': {
@@ -254,7 +175,14 @@ export class SpanTreeBuilder {
         return;
       }
       case 'directive': {
-        const span = this.open('directive', index, at, this.runSpan(index, at).id, 'Directive', oneLine(text(record, 'text')));
+        const span = this.open(
+          'directive',
+          index,
+          at,
+          this.runSpan(index, at).id,
+          'Directive',
+          oneLine(text(record, 'text')),
+        );
         this.finish(span, at, 'ok');
         this.lastDirective = span;
         return;
@@ -285,13 +213,17 @@ export class SpanTreeBuilder {
       return;
     }
     if (role === 'assistant') {
-      const llm = this.llm ?? this.lastLlm();
+      const llm = this.llm;
       if (llm !== undefined) {
         this.attach(llm, index);
         const calls = Array.isArray(record.tool_calls) ? record.tool_calls.length : 0;
         const content = typeof record.content === 'string' ? record.content : '';
         if (llm.summary === '' || llm.summary.startsWith('→'))
-          llm.summary = oneLine(calls > 0 ? `→ ${calls} tool call${calls === 1 ? '' : 's'}${content === '' ? '' : `: ${content}`}` : content);
+          llm.summary = oneLine(
+            calls > 0
+              ? `→ ${calls} tool call${calls === 1 ? '' : 's'}${content === '' ? '' : `: ${content}`}`
+              : content,
+          );
       }
       return;
     }
@@ -299,7 +231,14 @@ export class SpanTreeBuilder {
       const directive = this.lastDirective;
       if (directive !== undefined && directive.records.length === 1) this.attach(directive, index);
       else {
-        const span = this.open('directive', index, at, this.runSpan(index, at).id, 'Directive', oneLine(String(record.content ?? '')));
+        const span = this.open(
+          'directive',
+          index,
+          at,
+          this.runSpan(index, at).id,
+          'Directive',
+          oneLine(String(record.content ?? '')),
+        );
         this.finish(span, at, 'ok');
       }
       this.input.push(index);
@@ -357,14 +296,16 @@ export class SpanTreeBuilder {
       return known;
     }
     const parent = this.turn ?? this.runSpan(index, at);
-    const span = this.open('tool', index, at, parent.id, text(record, 'tool_name') || 'tool', argumentsLine(record.tool_args));
+    const span = this.open(
+      'tool',
+      index,
+      at,
+      parent.id,
+      text(record, 'tool_name') || 'tool',
+      argumentsLine(record.tool_args),
+    );
     this.tools.set(id, span);
     return span;
-  }
-
-  private lastLlm(): TraceSpan | undefined {
-    for (let index = this.all.length - 1; index >= 0; index -= 1) if (this.all[index]!.kind === 'llm') return this.all[index];
-    return undefined;
   }
 
   /** The current run; a trace without `run_start` (an old or torn one) gets one made up. */
@@ -377,7 +318,14 @@ export class SpanTreeBuilder {
     return this.run;
   }
 
-  private open(kind: SpanKind, index: number, at: number, parent: string | undefined, name: string, summary: string): TraceSpan {
+  private open(
+    kind: SpanKind,
+    index: number,
+    at: number,
+    parent: string | undefined,
+    name: string,
+    summary: string,
+  ): TraceSpan {
     const span: TraceSpan = {
       id: `${kind}-${index}`,
       ...(parent === undefined ? {} : { parent }),
@@ -422,9 +370,7 @@ export class SpanTreeBuilder {
     turn.status = status;
     const tools = this.parts.filter((span) => span.kind === 'tool').map((span) => span.name);
     turn.summary =
-      tools.length === 0
-        ? (this.parts.find((span) => span.kind === 'llm')?.summary ?? '')
-        : oneLine(tools.join(', '));
+      tools.length === 0 ? (this.parts.find((span) => span.kind === 'llm')?.summary ?? '') : oneLine(tools.join(', '));
     this.changed.add(turn);
     this.turn = undefined;
     this.parts = [];

@@ -114,7 +114,11 @@ export async function recordsById(response: ServerResponse, id: string, url: URL
     .split(',')
     .filter((part) => part !== '')
     .map(Number);
-  if (asked.length === 0 || asked.length > MAX_RECORDS_ASKED || !asked.every((value) => Number.isInteger(value) && value >= 0)) {
+  if (
+    asked.length === 0 ||
+    asked.length > MAX_RECORDS_ASKED ||
+    !asked.every((value) => Number.isInteger(value) && value >= 0)
+  ) {
     sendJson(response, 400, {
       error: `at must list 1 to ${MAX_RECORDS_ASKED} record indexes (whole numbers from 0), separated by commas.`,
     });
@@ -130,6 +134,9 @@ export async function recordsById(response: ServerResponse, id: string, url: URL
     .sort((left, right) => left - right)
     .map((index) => `{"index":${index},"record":${found.get(index)!}}`);
   const body = `{"records":[${parts.join(',')}]}`;
-  response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  response.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
   response.end(body);
 }
