@@ -1,25 +1,19 @@
 // Answering tool calls that wait for approval, in a real browser (Debian's Chromium driven by
 // playwright-core, as in browser.test.ts: skipped without Chromium, except under CI=true), on real
 // sessions: core's Agent and Session against a scripted model, approvals.unattended 'wait'.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { readTrace } from '@rho/core';
 import { createDirectorySource } from '@rho/monitor';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium, shots } from './chromium.js';
 import { writeSampleSessions } from '../scripts/sample-sessions.mjs';
 import { startDashboard } from '../src/dashboard-server.js';
 import type { DashboardServer } from '../src/dashboard-server.js';
 import { createFileSource } from '../src/file-source.js';
 import { startApprovalRun, temporarySessions, waitFor } from './support.js';
 import type { ApprovalRun } from './support.js';
-
-const CHROMIUM = process.env.RHO_CHROMIUM ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === 'true')
-  throw new Error(`Chromium is not installed at ${CHROMIUM}; CI must install the Debian package chromium.`);
-const shots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'artifacts', 'dashboard');
 
 let browser: Browser;
 let server: DashboardServer;
@@ -42,17 +36,12 @@ async function waitingRun(commands: string[]): Promise<ApprovalRun> {
 
 const textOf = async (page: Page, selector: string) => (await page.textContent(selector)) ?? '';
 
-describe.skipIf(!available)('approvals in Chromium', () => {
+describe.skipIf(!chromiumAvailable)('approvals in Chromium', () => {
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     base = temporarySessions();
     writeSampleSessions(base, 5, { start: Date.now() - 5 * 3_600_000, spreadMs: 3_600_000 });
     server = await startDashboard({ source: createFileSource(base, { refreshMs: 200 }), statusIntervalMs: 200 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,23 +1,17 @@
 // The dashboard in a real browser: Debian's Chromium (/usr/bin/chromium) driven by playwright-core,
 // which never downloads a browser. Skipped when Chromium is missing, except in CI (CI=true), where
 // that is a failure. Screenshots go to artifacts/dashboard/ (gitignored; CI keeps them).
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium, shots } from './chromium.js';
 import { writeSampleSessions } from '../scripts/sample-sessions.mjs';
 import { startDashboard } from '../src/dashboard-server.js';
 import type { DashboardServer } from '../src/dashboard-server.js';
 import { createFileSource } from '../src/file-source.js';
 import { startScriptedRun, temporarySessions, waitFor } from './support.js';
 import type { ScriptedRun } from './support.js';
-
-const CHROMIUM = process.env.RHO_CHROMIUM ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === 'true')
-  throw new Error(`Chromium is not installed at ${CHROMIUM}; CI must install the Debian package chromium.`);
-const shots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'artifacts', 'dashboard');
 
 let browser: Browser;
 let server: DashboardServer;
@@ -49,9 +43,8 @@ async function screenshot(page: Page, name: string): Promise<void> {
   expect(statSync(path).size).toBeGreaterThan(5000);
 }
 
-describe.skipIf(!available)('dashboard in Chromium', () => {
+describe.skipIf(!chromiumAvailable)('dashboard in Chromium', () => {
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     const base = temporarySessions();
     writeSampleSessions(base, 30, { start: Date.now() - 30 * 3_600_000, spreadMs: 3_600_000 });
     // A live run that keeps calling its tool (a little slowly) until it is cancelled.
@@ -67,11 +60,7 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
       { profile: 'developer' },
     );
     server = await startDashboard({ source: createFileSource(base, { refreshMs: 200 }), statusIntervalMs: 200 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,11 +1,11 @@
 // The Changes section and the sessions list's cell in Chromium (see browser.test.ts: Debian's
 // Chromium driven by playwright-core; skipped without it, except in CI). The sessions are real:
 // the library's worktrees of real git repositories, changed as an agent would.
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium, shots } from './chromium.js';
 import { writeSampleSessions } from '../scripts/sample-sessions.mjs';
 import { startDashboard } from '../src/dashboard-server.js';
 import type { DashboardServer } from '../src/dashboard-server.js';
@@ -15,12 +15,6 @@ import { updateSessionMeta } from '@rho/core/internal';
 import { CheckpointStore } from '@rho/workspace';
 import { temporarySessions } from './support.js';
 import { finish, isolatedSession, repository, write } from './workspaces.js';
-
-const CHROMIUM = process.env.RHO_CHROMIUM ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === 'true')
-  throw new Error(`Chromium is not installed at ${CHROMIUM}; CI must install the Debian package chromium.`);
-const shots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'artifacts', 'dashboard');
 
 let browser: Browser;
 let server: DashboardServer;
@@ -39,9 +33,8 @@ function background(page: Page, selector: string): Promise<string> {
   return page.$eval(selector, (element) => getComputedStyle(element).backgroundColor);
 }
 
-describe.skipIf(!available)('changes in Chromium', () => {
+describe.skipIf(!chromiumAvailable)('changes in Chromium', () => {
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     const sessions = temporarySessions();
     writeSampleSessions(sessions, 5, { start: Date.now() - 5 * 3_600_000, spreadMs: 3_600_000 });
     const repo = repository({
@@ -68,11 +61,7 @@ describe.skipIf(!available)('changes in Chromium', () => {
     await store.take(1);
     plain = new SessionStore(sessions).create({ model: 'gpt-4o-mini' }).id;
     server = await startDashboard({ source: createFileSource(sessions, { refreshMs: 200 }), statusIntervalMs: 200 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -4,22 +4,18 @@
 // commands that exit 0 and 1, an automatic compaction, a delegate child session and a directive on
 // its resumed run; and a developer session that writes and edits a file. Screenshots go to
 // artifacts/dashboard/ (gitignored; CI keeps them).
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium, shots } from './chromium.js';
 import { startDashboard } from '../src/dashboard-server.js';
 import type { DashboardServer } from '../src/dashboard-server.js';
 import { createFileSource } from '../src/file-source.js';
 import { temporarySessions } from './support.js';
 
-const CHROMIUM = process.env.RHO_CHROMIUM ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === 'true')
-  throw new Error(`Chromium is not installed at ${CHROMIUM}; CI must install the Debian package chromium.`);
 const here = dirname(fileURLToPath(import.meta.url));
-const shots = join(here, '..', '..', '..', 'artifacts', 'dashboard');
 const fixtures = join(here, 'fixtures', 'viewer-sessions');
 
 /** The recorded sessions: which is the parent, the child, the developer one. */
@@ -61,17 +57,12 @@ async function screenshot(page: Page, name: string): Promise<void> {
   expect(statSync(path).size).toBeGreaterThan(5000);
 }
 
-describe.skipIf(!available)('the trace viewer in Chromium', () => {
+describe.skipIf(!chromiumAvailable)('the trace viewer in Chromium', () => {
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     const base = temporarySessions();
     cpSync(fixtures, base, { recursive: true });
     server = await startDashboard({ source: createFileSource(base, { refreshMs: 200 }), statusIntervalMs: 200 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -174,19 +174,9 @@ export class SpanTreeBuilder {
         this.compaction = undefined;
         return;
       }
-      case 'directive': {
-        const span = this.open(
-          'directive',
-          index,
-          at,
-          this.runSpan(index, at).id,
-          'Directive',
-          oneLine(text(record, 'text')),
-        );
-        this.finish(span, at, 'ok');
-        this.lastDirective = span;
+      case 'directive':
+        this.lastDirective = this.instant('directive', index, at, 'Directive', oneLine(text(record, 'text')));
         return;
-      }
       case 'status': {
         const run = this.runSpan(index, at);
         this.attach(run, index);
@@ -230,17 +220,7 @@ export class SpanTreeBuilder {
     if (record.directive === true) {
       const directive = this.lastDirective;
       if (directive !== undefined && directive.records.length === 1) this.attach(directive, index);
-      else {
-        const span = this.open(
-          'directive',
-          index,
-          at,
-          this.runSpan(index, at).id,
-          'Directive',
-          oneLine(String(record.content ?? '')),
-        );
-        this.finish(span, at, 'ok');
-      }
+      else this.instant('directive', index, at, 'Directive', oneLine(String(record.content ?? '')));
       this.input.push(index);
       return;
     }
@@ -339,6 +319,13 @@ export class SpanTreeBuilder {
     this.all.push(span);
     if (parent !== undefined && parent === this.turn?.id) this.parts.push(span);
     this.changed.add(span);
+    return span;
+  }
+
+  /** A span of the run that happened at one moment (a directive). */
+  private instant(kind: SpanKind, index: number, at: number, name: string, summary: string): TraceSpan {
+    const span = this.open(kind, index, at, this.runSpan(index, at).id, name, summary);
+    this.finish(span, at, 'ok');
     return span;
   }
 
