@@ -174,6 +174,13 @@ export interface DashboardSource {
    * after a short quiet.
    */
   follow(id: string, options: FollowOptions): AsyncIterable<RawTraceRecord[]>;
+  /**
+   * The session's trace records at these indexes (0-based, as `follow` hands them on), for the
+   * trace viewer's detail pane; an index the trace does not have is left out. Optional: without
+   * it, the server keeps the records it followed (within a budget) and reads the trace again for
+   * those it let go. Throws a `SessionNotFoundError` for an unknown id.
+   */
+  readRecords?(id: string, indexes: readonly number[]): Promise<Map<number, RawTraceRecord>>;
   /** The control channel of a session (cancel, pause, resume, directive). Throws for an unknown id. */
   operator(id: string): Promise<OperatorChannel>;
   /**

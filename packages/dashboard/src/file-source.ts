@@ -20,6 +20,7 @@ import type {
 } from './dashboard-source.js';
 import { batches } from './internal/batches.js';
 import { searchTraces } from './internal/content-search.js';
+import { RecordOffsetsCache } from './internal/record-offsets.js';
 import { withRecordedAnswer } from './internal/recorded-answer.js';
 import { SessionIndex } from './internal/session-index.js';
 import { querySessions } from './session-query.js';
@@ -70,6 +71,7 @@ export function createFileSource(directory: string, options: FileSourceOptions =
     return found.directory;
   };
   const pending = new PendingCache();
+  const offsets = new RecordOffsetsCache();
 
   return {
     description: `files: ${base}`,
@@ -90,6 +92,9 @@ export function createFileSource(directory: string, options: FileSourceOptions =
           ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
         }),
       );
+    },
+    async readRecords(id: string, indexes: readonly number[]): Promise<Map<number, RawTraceRecord>> {
+      return offsets.of(join(directoryOf(id), 'trace.jsonl')).read(indexes);
     },
     async operator(id: string): Promise<OperatorChannel> {
       return new FileOperatorChannel(directoryOf(id));

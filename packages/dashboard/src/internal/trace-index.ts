@@ -7,7 +7,7 @@ import { SpanTreeBuilder } from './span-tree.js';
 /** A string field of a record kept for the detail pane is cut at this many characters. */
 export const DETAIL_FIELD_CHARS = 64 * 1024;
 /** Record texts an index keeps for the detail pane, in all; the oldest are let go beyond it. */
-export const DETAIL_BUDGET_CHARS = 64 * 1024 * 1024;
+export const DETAIL_BUDGET_CHARS = 32 * 1024 * 1024;
 /** Sessions followed at once; the least recently used beyond it stops. */
 const MAX_INDEXES = 8;
 /** An index nobody uses stops after this long. */
@@ -20,9 +20,10 @@ type Subscriber = (changed: readonly TraceSpan[]) => void;
 
 /**
  * One session's span tree, kept up to date by following its trace: the source's `follow`, so
- * sessions of a directory and of a fleet alike. Keeps each record's JSON (long strings cut at
- * {@link DETAIL_FIELD_CHARS}) for the detail pane, within {@link DETAIL_BUDGET_CHARS}; a record let
- * go is read again from the source when asked for.
+ * sessions of a directory and of a fleet alike. The detail pane's records come from the source's
+ * `readRecords` (a directory's reads them from the file by offset); a source without it has each
+ * record's JSON (long strings cut at {@link DETAIL_FIELD_CHARS}) kept here, within
+ * {@link DETAIL_BUDGET_CHARS}, and a record let go read again from the source when asked for.
  */
 export class TraceIndex {
   readonly builder = new SpanTreeBuilder();
@@ -41,6 +42,8 @@ export class TraceIndex {
   constructor(
     private readonly source: DashboardSource,
     readonly id: string,
+    /** Record text kept in all, for a source without `readRecords` (tests set a small one). */
+    private readonly budget = DETAIL_BUDGET_CHARS,
   ) {
     void this.follow();
   }
@@ -72,6 +75,10 @@ export class TraceIndex {
    */
   async records(indexes: readonly number[]): Promise<Map<number, string>> {
     this.lastUse = Date.now();
+    if (this.source.readRecords !== undefined) {
+      const read = await this.source.readRecords(this.id, indexes);
+      return new Map([...read].map(([index, record]) => [index, detailText(record)]));
+    }
     await this.ready();
     const found = new Map<number, string>();
     const missing = new Set<number>();
@@ -110,7 +117,8 @@ export class TraceIndex {
       for await (const batch of this.source.follow(this.id, { signal: this.stop.signal })) {
         for (const record of batch) {
           this.builder.add(record);
-          this.keep(detailText(record));
+          // A source that reads records by index keeps them; for the others, the index does.
+          if (this.source.readRecords === undefined) this.keep(detailText(record));
         }
         const changed = this.builder.takeChanged();
         if (changed.length > 0) for (const subscriber of this.subscribers) subscriber(changed);
@@ -145,7 +153,7 @@ export class TraceIndex {
   private keep(text: string): void {
     this.texts.push(text);
     this.kept += text.length;
-    while (this.kept > DETAIL_BUDGET_CHARS && this.oldest < this.texts.length - 1) {
+    while (this.kept > this.budget && this.oldest < this.texts.length - 1) {
       this.kept -= this.texts[this.oldest]?.length ?? 0;
       this.texts[this.oldest] = undefined;
       this.oldest += 1;
