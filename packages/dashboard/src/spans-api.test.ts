@@ -1,6 +1,7 @@
 import { appendFileSync, cpSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import type { RawTraceRecord } from '@rho/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedRun, temporarySessions, waitFor } from '../test/support.js';
 import type { ScriptedRun } from '../test/support.js';
@@ -19,15 +20,16 @@ afterEach(async () => {
   for (const run of runs.splice(0)) await run.server.close();
 });
 
-function records(id: string): Record<string, unknown>[] {
+function records(id: string): RawTraceRecord[] {
   return readFileSync(join(fixtures, id, 'trace.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .map((line) => JSON.parse(line) as RawTraceRecord);
 }
 
 const ids = readdirSync(fixtures);
-const meta = (id: string) => JSON.parse(readFileSync(join(fixtures, id, 'meta.json'), 'utf8')) as { parent_id?: string };
+const meta = (id: string) =>
+  JSON.parse(readFileSync(join(fixtures, id, 'meta.json'), 'utf8')) as { parent_id?: string };
 const child = ids.find((id) => typeof meta(id).parent_id === 'string')!;
 const parent = meta(child).parent_id!;
 
@@ -119,8 +121,22 @@ describe('the span tree', () => {
     const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString();
     builder.add({ type: 'run_start', ts: at(0), prompt: 'p' });
     builder.add({ type: 'llm_start', ts: at(1), model: 'm', context_size: 10 });
-    builder.add({ type: 'llm_end', ts: at(2), model: 'm', input_tokens: 10, output_tokens: 2, cost_usd: null, duration_ms: 1000 });
-    builder.add({ type: 'tool_start', ts: at(3), tool_call_id: 'c', tool_name: 'bash', tool_args: { command: 'sleep 9' } });
+    builder.add({
+      type: 'llm_end',
+      ts: at(2),
+      model: 'm',
+      input_tokens: 10,
+      output_tokens: 2,
+      cost_usd: null,
+      duration_ms: 1000,
+    });
+    builder.add({
+      type: 'tool_start',
+      ts: at(3),
+      tool_call_id: 'c',
+      tool_name: 'bash',
+      tool_args: { command: 'sleep 9' },
+    });
     builder.add({ type: 'run_end', ts: at(5), status: 'cancelled' });
     const tool = builder.spans.find((span) => span.kind === 'tool')!;
     expect(tool.status).toBe('cancelled');
@@ -128,7 +144,14 @@ describe('the span tree', () => {
     expect(builder.spans.find((span) => span.kind === 'llm')!.costUsd).toBeNull();
     // A torn trace without run_start still gets a run.
     const torn = new SpanTreeBuilder();
-    torn.add({ type: 'tool_blocked', ts: at(0), tool_call_id: 'x', tool_name: 'write', tool_args: {}, reason: 'path.hidden' });
+    torn.add({
+      type: 'tool_blocked',
+      ts: at(0),
+      tool_call_id: 'x',
+      tool_name: 'write',
+      tool_args: {},
+      reason: 'path.hidden',
+    });
     expect(torn.spans.map((span) => [span.kind, span.status])).toEqual([
       ['run', 'open'],
       ['tool', 'refused'],
@@ -143,7 +166,9 @@ describe('GET /api/sessions/:id/spans and /records', () => {
     server = await startDashboard({ source: createFileSource(base, { refreshMs: 100 }), statusIntervalMs: 100 });
     const seen = await events(`/api/sessions/${parent}/spans`, (list) => list.some((item) => item.event === 'ready'));
     expect(seen[0]!.event).toBe('session');
-    const spans = seen.filter((item) => item.event === 'spans').flatMap((item) => (item.data as { spans: TraceSpan[] }).spans);
+    const spans = seen
+      .filter((item) => item.event === 'spans')
+      .flatMap((item) => (item.data as { spans: TraceSpan[] }).spans);
     const ready = seen.find((item) => item.event === 'ready')!.data as { records: number };
     expect(ready.records).toBe(records(parent).length);
     const whole = new SpanTreeBuilder();
@@ -178,11 +203,15 @@ describe('GET /api/sessions/:id/spans and /records', () => {
     });
     runs.push(run);
     const seen = await events(`/api/sessions/${run.id}/spans`, (list) => {
-      const spans = list.filter((item) => item.event === 'spans').flatMap((item) => (item.data as { spans: TraceSpan[] }).spans);
+      const spans = list
+        .filter((item) => item.event === 'spans')
+        .flatMap((item) => (item.data as { spans: TraceSpan[] }).spans);
       if (list.some((item) => item.event === 'ready') && spans.some((span) => span.name === 'look')) release();
       return spans.some((span) => span.kind === 'run' && span.status === 'completed');
     });
-    const spans = seen.filter((item) => item.event === 'spans').flatMap((item) => (item.data as { spans: TraceSpan[] }).spans);
+    const spans = seen
+      .filter((item) => item.event === 'spans')
+      .flatMap((item) => (item.data as { spans: TraceSpan[] }).spans);
     expect(spans.filter((span) => span.name === 'look' && span.status === 'ok').length).toBeGreaterThanOrEqual(2);
     // ready came before the second tool call: the stream went on live after it.
     const readyAt = seen.findIndex((item) => item.event === 'ready');
@@ -215,7 +244,10 @@ describe('GET /api/search', () => {
     expect(limited.hits).toHaveLength(2);
     expect((await get('/api/search?q=x')).status).toBe(400);
     // A trace that grows is searched as it is now.
-    appendFileSync(join(base, child, 'trace.jsonl'), `${JSON.stringify({ type: 'error', ts: new Date().toISOString(), content: 'zebra crossing failed' })}\n`);
+    appendFileSync(
+      join(base, child, 'trace.jsonl'),
+      `${JSON.stringify({ type: 'error', ts: new Date().toISOString(), content: 'zebra crossing failed' })}\n`,
+    );
     const zebra = JSON.parse((await get('/api/search?q=zebra')).body) as { hits: { record: number; type: string }[] };
     expect(zebra.hits).toEqual([expect.objectContaining({ type: 'error', record: records(child).length })]);
   });
