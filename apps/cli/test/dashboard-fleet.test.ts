@@ -116,10 +116,30 @@ describe.skipIf(!probe.available)(`rho dashboard over a fleet ${probe.reason}`, 
     expect(detail.records.map((entry) => entry.record.type)).toEqual(
       expect.arrayContaining(['approval_requested', 'approval_answered', 'tool_start', 'tool_end', 'message']),
     );
-    // Content search reads trace files: a fleet's dashboard says it cannot.
-    const search = await fetch(`${origin}/api/search?q=build`, { headers });
-    expect(search.status).toBe(501);
-    expect(((await search.json()) as { error: string }).error).toContain("cannot search sessions' content");
+    // Content search over the fleet's mirror (SQL in its database): the call's arguments, found at
+    // one of the bash span's records, counted as the trace viewer counts them.
+    const search = await fetch(`${origin}/api/search?q=${encodeURIComponent('RM -rf BUILD')}`, { headers });
+    expect(search.status).toBe(200);
+    const found = (await search.json()) as {
+      hits: { sessionId: string; record: number; type: string; field: string; snippet: string }[];
+      complete: boolean;
+    };
+    expect(found.complete).toBe(true);
+    expect(found.hits.every((hit) => hit.sessionId === call!.sessionId)).toBe(true);
+    const start = found.hits.find((hit) => hit.type === 'tool_start')!;
+    expect(start).toMatchObject({ field: 'tool_args.command', snippet: 'rm -rf build' });
+    expect(bash.records).toContain(start.record);
+    const pointed = (await (
+      await fetch(`${origin}/api/sessions/${call!.sessionId}/records?at=${start.record}`, { headers })
+    ).json()) as { records: { record: { type: string; tool_name?: string; tool_call_id?: string } }[] };
+    expect(pointed.records.map((entry) => entry.record)).toEqual([
+      expect.objectContaining({ type: 'tool_start', tool_name: 'bash', tool_call_id: 'call_rm' }),
+    ]);
+    // Keys are not content.
+    const keys = (await (await fetch(`${origin}/api/search?q=tool_call_id`, { headers })).json()) as {
+      hits: unknown[];
+    };
+    expect(keys.hits).toEqual([]);
     dashboard.child.kill('SIGINT');
     expect((await dashboard.done).code).toBe(0);
   }, 120_000);

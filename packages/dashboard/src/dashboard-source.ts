@@ -1,5 +1,8 @@
 import type { AnswerOutcome, ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
-import type { ListedSession } from '@rho/monitor';
+import type { ContentSearch, ContentSearchOptions, ListedSession } from '@rho/monitor';
+
+/** The content search's types are `@rho/monitor`'s, which a fleet's `SessionSource` answers with too. */
+export type { ContentHit, ContentSearch, ContentSearchOptions } from '@rho/monitor';
 
 /** A sessions page: which rows, in which order (all filtering, sorting and paging is done by the source). */
 export interface SessionQuery {
@@ -111,42 +114,6 @@ export interface ToolBucket {
 export type DashboardApprovalResult =
   AnswerOutcome | { outcome: 'not_pending'; waiting: string[]; answered?: ApprovalAnswer };
 
-/** Options of {@link DashboardSource.searchContent}. */
-export interface ContentSearchOptions {
-  /** The text looked for (case-insensitive), as typed. */
-  query: string;
-  /** Hits at most. */
-  limit: number;
-  /** Ends the search early. */
-  signal?: AbortSignal;
-}
-
-/** One record of a session whose content holds the text looked for. */
-export interface ContentHit {
-  sessionId: string;
-  /** The record's index in the session's trace (0-based, as the trace viewer counts them). */
-  record: number;
-  /** The record's type (`message`, `tool_start`, ...). */
-  type: string;
-  ts?: string;
-  /** Where in the record the text is (`content`, `tool_args.command`, ...). */
-  field: string;
-  /** The text around the hit. */
-  snippet: string;
-}
-
-/** What {@link DashboardSource.searchContent} found. */
-export interface ContentSearch {
-  /** Newest session first, then in trace order. */
-  hits: ContentHit[];
-  /** Sessions whose traces were read. */
-  sessionsSearched: number;
-  /** False when the search stopped before reading every session (the limit, or its read budget). */
-  complete: boolean;
-  /** Why it stopped early, for people. */
-  note?: string;
-}
-
 /** Options of {@link DashboardSource.follow}. */
 export interface FollowOptions {
   /** Ends the iteration when aborted. */
@@ -203,7 +170,10 @@ export interface DashboardSource {
   sessionDirectory?(id: string): Promise<string | undefined>;
   /**
    * Searches the content of sessions' traces (messages, tool arguments and results, errors), not
-   * only ids and prompts. Optional: a source without it (a fleet's) searches the listing only.
+   * only ids and prompts; a hit's `record` counts records as {@link follow} yields them. A
+   * directory's reads the trace files; {@link createDashboardSource} passes on its
+   * `SessionSource`'s (a fleet's searches its database). Optional: a source without it searches
+   * the listing only (`GET /api/search` answers 501).
    */
   searchContent?(options: ContentSearchOptions): Promise<ContentSearch>;
   /** Costs (by model, profile, day) over every session. */

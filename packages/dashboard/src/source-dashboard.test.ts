@@ -1,6 +1,6 @@
 import { SessionNotFoundError } from '@rho/core';
 import type { ControlOutcome, OperatorChannel, RawTraceRecord } from '@rho/core';
-import type { ListedSession, SessionSource } from '@rho/monitor';
+import type { ContentSearchOptions, ListedSession, SessionSource } from '@rho/monitor';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CostStats, SessionPage, ToolStats } from './dashboard-source.js';
 import { startDashboard } from './dashboard-server.js';
@@ -124,5 +124,41 @@ describe('createDashboardSource', () => {
     expect(costs.byDay.map((bucket) => bucket.key)).toEqual(['2026-11-25', '2026-11-26']);
     const tools = await get<ToolStats>('/api/stats/tools');
     expect(tools.tools).toEqual([{ name: 'bash', calls: 4, failures: 1, blocked: 2, p50Ms: 12.5 }]);
+  });
+
+  it("passes on its SessionSource's content search, and answers 501 for a source without one", async () => {
+    const { source } = memorySource([session('aa11')], []);
+    server = await startDashboard({ source: createDashboardSource(source) });
+    const headers = { Authorization: `Bearer ${server.token}` };
+    const refused = await fetch(`${server.origin}/api/search?q=build`, { headers });
+    expect(refused.status).toBe(501);
+    expect(((await refused.json()) as { error: string }).error).toBe(
+      "fleet: test cannot search sessions' content: the sessions page's search looks at ids, prompts, models, profiles and hosts.",
+    );
+    await server.close();
+
+    const asked: Omit<ContentSearchOptions, 'signal'>[] = [];
+    const hit = {
+      sessionId: 'aa11',
+      record: 3,
+      type: 'tool_start',
+      field: 'tool_args.command',
+      snippet: 'rm -rf build',
+    };
+    const searching: SessionSource = {
+      ...source,
+      async searchContent({ query, limit, signal }) {
+        asked.push({ query, limit });
+        expect(signal).toBeInstanceOf(AbortSignal);
+        return { hits: [hit], sessionsSearched: 1, complete: true };
+      },
+    };
+    server = await startDashboard({ source: createDashboardSource(searching) });
+    const answer = await fetch(`${server.origin}/api/search?q=%20Build%20&limit=5`, {
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ hits: [hit], sessionsSearched: 1, complete: true });
+    expect(asked).toEqual([{ query: 'Build', limit: 5 }]);
   });
 });

@@ -2,6 +2,8 @@ import { SessionNotFoundError } from '@rho/core';
 import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
 import type { ListedSession, SessionSource, SessionStatsRow } from '@rho/monitor';
 import type {
+  ContentSearch,
+  ContentSearchOptions,
   CostBucket,
   CostStats,
   DashboardApprovalResult,
@@ -27,7 +29,8 @@ export interface SourceDashboardOptions {
  * `createFleetSessionSource` of `@rho/fleet`): its sessions (filtered, searched, sorted and paged
  * in memory, as a source's list has no search or offset), its records followed as they arrive, its
  * signals as the controls, its approvals (when it has them: `pendingApprovals` and `answerApproval`)
- * for the waiting calls, and its telemetry views (`stats`), when it has them, for the costs and
+ * for the waiting calls, its content search (when it has one: `searchContent`, a fleet's is SQL
+ * over its mirrored traces), and its telemetry views (`stats`), when it has them, for the costs and
  * tools pages. Token counts and costs are the source's. A sessions directory has its own, faster
  * dashboard source ({@link createFileSource}: a listing kept in memory, and tallies of the traces).
  */
@@ -57,9 +60,19 @@ export function createDashboardSource(source: SessionSource, options: SourceDash
             return withRecordedAnswer(result, toolCallId, () => source.readTrace(id));
           },
         };
+  const { searchContent } = source;
+  const search: Pick<DashboardSource, 'searchContent'> =
+    searchContent === undefined
+      ? {}
+      : {
+          async searchContent(searchOptions: ContentSearchOptions): Promise<ContentSearch> {
+            return searchContent.call(source, searchOptions);
+          },
+        };
   return {
     description: source.description,
     ...approvals,
+    ...search,
     async listSessions(query: SessionQuery): Promise<SessionPage> {
       return querySessions(await listed(), query);
     },

@@ -3,6 +3,8 @@ import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord }
 import { answerIfPending, parkedOrDead, pendingApprovalsInTrace } from '@rho/monitor';
 import type {
   ApprovalAnswerResult,
+  ContentSearch,
+  ContentSearchOptions,
   ControlKind,
   ControlResult,
   DirectiveResult,
@@ -41,6 +43,7 @@ export interface FleetSessionSourceOptions {
  * {@link FleetSignalRefusedError} (code `fleet_signal_refused`): across machines an operator must
  * know the request will not be read. Telemetry views are `stats`. Waiting tool calls are read from
  * the mirrored trace, and answered through the fleet (`answer_approval`: exactly once across nodes).
+ * Content search is the fleet's SQL over the mirrored traces (`Fleet.searchContent`).
  */
 export function createFleetSessionSource(fleet: Fleet, options: FleetSessionSourceOptions = {}): SessionSource {
   // The status each session was last listed with, for what a control request reports.
@@ -151,6 +154,7 @@ export function createFleetSessionSource(fleet: Fleet, options: FleetSessionSour
       const pending = pendingApprovalsInTrace(await mirroredTrace(fleet, id));
       return answerIfPending(pending, toolCallId, answer, async () => fleet.operator(id));
     },
+    searchContent: (search: ContentSearchOptions): Promise<ContentSearch> => fleet.searchContent(search),
     stats: (view: SessionStatsView, statsOptions?: { limit?: number }): Promise<SessionStatsRow[]> =>
       fleet.stats(view, statsOptions),
     async close(): Promise<void> {

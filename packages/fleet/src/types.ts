@@ -6,7 +6,7 @@ import type {
   StateObserver,
   TraceRecord,
 } from '@rho/core';
-import type { ListingOnlyStatus } from '@rho/monitor';
+import type { ContentSearch, ContentSearchOptions, ListingOnlyStatus } from '@rho/monitor';
 import type { FleetConfig } from './fleet-config.js';
 
 /** What {@link Fleet.migrate} did: the schema version before and after (equal when up to date). */
@@ -266,7 +266,7 @@ export type FleetStatsRow = Record<string, string | number | null>;
 /**
  * A connection to a fleet's database, from {@link connectFleet}. Agent side:
  * {@link attachSession}. Operator side: {@link listSessions}, {@link resolveSession},
- * {@link operator}, {@link readRecords}, {@link followRecords}, {@link stats}. Administration:
+ * {@link operator}, {@link readRecords}, {@link followRecords}, {@link searchContent}, {@link stats}. Administration:
  * {@link migrate}, {@link status}, {@link reconcile}.
  */
 export interface Fleet {
@@ -315,6 +315,15 @@ export interface Fleet {
   readRecords(sessionId: string, afterSeq?: number, limit?: number): Promise<MirroredRecord[]>;
   /** Mirrored records as they arrive, woken by LISTEN/NOTIFY (for watch, export and monitor). */
   followRecords(sessionId: string, options?: FollowOptions): AsyncIterable<MirroredRecord>;
+  /**
+   * Searches the mirrored traces' content in SQL: the records whose string values (never keys,
+   * nor a record's `type` and `ts`) hold `query`, case-insensitive and literally (`%` and `_` are
+   * characters), newest session first, at most 20 a session, until `limit` hits or 2,000,000
+   * records read. A hit's `record` is its index among the session's records as
+   * {@link followRecords} yields them, from 0. What `SessionSource.searchContent` of
+   * `createFleetSessionSource` (and so the dashboard over a fleet) answers.
+   */
+  searchContent(options: ContentSearchOptions): Promise<ContentSearch>;
   /**
    * Marks sessions dead whose agent is gone: on `host` (default this node), recorded live
    * sessions whose pid is not a running process here; everywhere, live sessions whose heartbeat

@@ -87,6 +87,16 @@ describe.skipIf(!sharedServer.available)(
       // Node B sees nothing of it.
       expect(await nodeB.listSessions()).toEqual([]);
       expect(await nodeB.readRecords(id)).toEqual([]);
+      // Nor does its content search; its own role's and an operator's (a dashboard's) find it.
+      expect(await nodeB.searchContent({ query: 'secret task', limit: 10 })).toEqual({
+        hits: [],
+        sessionsSearched: 0,
+        complete: true,
+      });
+      for (const fleet of [nodeA, alice])
+        expect((await fleet.searchContent({ query: 'SECRET', limit: 10 })).hits).toEqual([
+          expect.objectContaining({ sessionId: id, record: 0, field: 'prompt', snippet: 'secret task' }),
+        ]);
       const intruder = await nodeB.attachSession({ id: randomUUID(), host: 'b' });
       const b = admin(as(roles.nodeB).url);
       try {

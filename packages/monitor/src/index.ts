@@ -20,6 +20,8 @@ export type {
   SessionStatsRow,
   SessionStatsView,
 } from './session-source.js';
+export { CONTENT_HITS_PER_SESSION, CONTENT_SNIPPET_SIDE, contentMatcher } from './content-search.js';
+export type { ContentHit, ContentMatch, ContentSearch, ContentSearchOptions } from './content-search.js';
 export { answerIfPending, pendingApprovalsInTrace } from './pending-approvals.js';
 export type { ApprovalAnswerResult } from './pending-approvals.js';
 export { collectWaitingApprovals, listWaitingApprovals, WAITING_STATUSES } from './waiting-approvals.js';

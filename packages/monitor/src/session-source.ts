@@ -1,4 +1,5 @@
 import type { ApprovalAnswer, OperatorChannel, PendingApproval, RawTraceRecord } from '@rho/core';
+import type { ContentSearch, ContentSearchOptions } from './content-search.js';
 import type { ApprovalAnswerResult } from './pending-approvals.js';
 import type { ListedSession } from './listed-session.js';
 
@@ -147,6 +148,14 @@ export interface SessionSource {
   answerApproval?(id: string, toolCallId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult>;
   /** Rows of a telemetry view, for a source that keeps them (a fleet). */
   stats?(view: SessionStatsView, options?: { limit?: number }): Promise<SessionStatsRow[]>;
+  /**
+   * Searches the content of sessions' traces (every string value of every record: messages, tool
+   * arguments and results, errors; never keys), newest session first, at most
+   * `CONTENT_HITS_PER_SESSION` hits a session, until `limit` hits, for a source that can (a
+   * fleet's, in its database). A hit's `record` counts the session's records as {@link follow}
+   * yields them without its children, from 0.
+   */
+  searchContent?(options: ContentSearchOptions): Promise<ContentSearch>;
   /** Releases what the source holds (a fleet's connections, when it owns them). */
   close(): Promise<void>;
 }

@@ -2,21 +2,19 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TraceReader } from '@rho/core';
 import type { RawTraceRecord } from '@rho/core';
-import type { ContentHit, ContentSearch, ContentSearchOptions } from '../dashboard-source.js';
+import { CONTENT_HITS_PER_SESSION, contentMatcher } from '@rho/monitor';
+import type { ContentHit, ContentMatch, ContentSearch, ContentSearchOptions } from '@rho/monitor';
 
 /** Trace bytes one search reads at most, over every session. */
 export const SEARCH_BUDGET_BYTES = 512 * 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
-/** Characters of context either side of a hit. */
-const SNIPPET_SIDE = 60;
 /** A line longer than this is passed over, as the follower does (64 MiB). */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
-/** Hits taken from one session at most, so one chatty session does not fill the page. */
-const HITS_PER_SESSION = 20;
 
 /**
  * Searches the content of sessions' traces (messages, tool arguments and results, errors,
- * directives, summaries: every string value of every record, case-insensitive), newest session
+ * directives, summaries: every string value of every record, case-insensitive, with `@rho/monitor`'s
+ * `contentMatcher`, as a fleet's search does), newest session
  * first, until `limit` hits or {@link SEARCH_BUDGET_BYTES} of traces were read. Record numbers
  * count records as the trace reader hands them on, as the trace viewer's do.
  */
@@ -24,7 +22,7 @@ export async function searchTraces(
   sessions: readonly { id: string; directory: string }[],
   options: ContentSearchOptions,
 ): Promise<ContentSearch> {
-  const needle = options.query.toLowerCase();
+  const match = contentMatcher(options.query);
   const hits: ContentHit[] = [];
   let read = 0;
   let searched = 0;
@@ -33,7 +31,7 @@ export async function searchTraces(
     if (read >= SEARCH_BUDGET_BYTES)
       return { hits, sessionsSearched: searched, complete: false, note: budgetNote(searched, sessions.length) };
     searched += 1;
-    read += await searchOne(session, needle, hits, options, SEARCH_BUDGET_BYTES - read);
+    read += await searchOne(session, match, hits, options, SEARCH_BUDGET_BYTES - read);
   }
   const complete = searched === sessions.length || hits.length < options.limit;
   return {
@@ -52,7 +50,7 @@ function budgetNote(searched: number, total: number): string {
 
 async function searchOne(
   session: { id: string; directory: string },
-  needle: string,
+  match: (record: RawTraceRecord) => ContentMatch | undefined,
   hits: ContentHit[],
   options: ContentSearchOptions,
   budget: number,
@@ -71,8 +69,8 @@ async function searchOne(
     record: (record: RawTraceRecord) => {
       const position = index;
       index += 1;
-      if (found >= HITS_PER_SESSION || hits.length >= options.limit) return;
-      const hit = match(record, needle);
+      if (found >= CONTENT_HITS_PER_SESSION || hits.length >= options.limit) return;
+      const hit = match(record);
       if (hit === undefined) return;
       found += 1;
       hits.push({
@@ -87,7 +85,7 @@ async function searchOne(
   };
   try {
     const buffer = Buffer.alloc(CHUNK_BYTES);
-    while (read < budget && found < HITS_PER_SESSION && hits.length < options.limit) {
+    while (read < budget && found < CONTENT_HITS_PER_SESSION && hits.length < options.limit) {
       const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, read);
       if (bytesRead === 0) break;
       read += bytesRead;
@@ -99,34 +97,4 @@ async function searchOne(
     await file.close();
   }
   return read;
-}
-
-/** The first string value of `record` (walked in order) containing `needle`, with its field path. */
-function match(record: RawTraceRecord, needle: string): { field: string; snippet: string } | undefined {
-  const walk = (value: unknown, path: string): { field: string; snippet: string } | undefined => {
-    if (typeof value === 'string') {
-      const at = value.toLowerCase().indexOf(needle);
-      if (at === -1) return undefined;
-      const from = Math.max(0, at - SNIPPET_SIDE);
-      const to = Math.min(value.length, at + needle.length + SNIPPET_SIDE);
-      const snippet = `${from > 0 ? '…' : ''}${value.slice(from, to).replace(/\s+/g, ' ')}${to < value.length ? '…' : ''}`;
-      return { field: path, snippet };
-    }
-    if (Array.isArray(value)) {
-      for (let index = 0; index < value.length; index += 1) {
-        const found = walk(value[index], `${path}[${index}]`);
-        if (found !== undefined) return found;
-      }
-      return undefined;
-    }
-    if (typeof value === 'object' && value !== null) {
-      for (const [key, inner] of Object.entries(value)) {
-        if (path === '' && (key === 'type' || key === 'ts')) continue;
-        const found = walk(inner, path === '' ? key : `${path}.${key}`);
-        if (found !== undefined) return found;
-      }
-    }
-    return undefined;
-  };
-  return walk(record, '');
 }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { OperatorChannel, SecretRedactor, SessionStatus, TraceRecord } from '@rho/core';
+import type { ContentSearch, ContentSearchOptions } from '@rho/monitor';
 import { ConfigError, createSecretRedactor, SessionNotFoundError } from '@rho/core';
 import type { Sql } from 'postgres';
 import { FleetUnavailableError, isTransientDatabaseError } from '../errors.js';
@@ -26,6 +27,7 @@ import type {
 import { FLEET_STATS_VIEWS } from '../types.js';
 import { MirrorWriter } from './mirror-writer.js';
 import { NotificationHub } from './notifications.js';
+import { searchMirroredContent } from './pg-content-search.js';
 import { PgAttachment, withDefaults } from './pg-attachment.js';
 import type { ControlRow } from './pg-control-channel.js';
 import { PgOperatorChannel } from './pg-operator-channel.js';
@@ -339,6 +341,11 @@ export class PgFleet implements Fleet {
       unsubscribe();
       options.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  async searchContent(options: ContentSearchOptions): Promise<ContentSearch> {
+    await this.requireSchema();
+    return searchMirroredContent(this.sql, options);
   }
 
   async reconcile(options: { host?: string } = {}): Promise<string[]> {
