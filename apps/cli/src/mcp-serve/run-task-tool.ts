@@ -60,7 +60,7 @@ export function registerRunTask(server: McpServer, context: ServeContext, connec
       );
       const token = extra._meta?.progressToken;
       const progress = token === undefined ? undefined : progressReporter(token, extra.sendNotification);
-      const stopListening = progress === undefined ? () => {} : run.onEvent(progress);
+      const stopListening = progress === undefined ? () => {} : run.onEvent(progress.listener);
       const onAbort = () => {
         void run.sessionId.then(
           (id) => cancelServedRun(context, id),
@@ -104,6 +104,8 @@ export function registerRunTask(server: McpServer, context: ServeContext, connec
       const end = await run.ended;
       extra.signal.removeEventListener('abort', onAbort);
       stopListening();
+      // The progress notifications go out before the result, which ends the client's listening.
+      await progress?.sent();
       const listed = await context.source.get(sessionId);
       const status = listed?.status ?? end.status;
       const output = readSessionOutput(join(context.sessionsDir, sessionId), sessionId, status);
@@ -124,13 +126,17 @@ type Notify = (notification: {
 }) => Promise<void>;
 
 /** Progress notifications of a waiting run_task: the turn, the tool being called, the tokens so far. */
-function progressReporter(token: string | number, send: Notify): (event: ChildEvent) => void {
+function progressReporter(
+  token: string | number,
+  send: Notify,
+): { listener: (event: ChildEvent) => void; sent: () => Promise<void> } {
+  let last: Promise<void> = Promise.resolve();
   let progress = 0;
   let turn = 0;
   let input = 0;
   let output = 0;
   const tokens = () => `${input} tokens in, ${output} out`;
-  return (event) => {
+  const listener = (event: ChildEvent) => {
     let message: string | undefined;
     if (event.type === 'llm_start' && event.purpose === undefined) {
       turn += 1;
@@ -146,6 +152,9 @@ function progressReporter(token: string | number, send: Notify): (event: ChildEv
     }
     if (message === undefined) return;
     progress += 1;
-    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => {});
+    last = send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(
+      () => {},
+    );
   };
+  return { listener, sent: () => last };
 }
