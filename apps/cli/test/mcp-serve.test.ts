@@ -195,3 +195,56 @@ describe('rho mcp serve (stdio)', () => {
     await until(() => (ps(s).find((session) => session.id === id)?.status === 'cancelled' ? true : undefined), 30_000);
   }, 90_000);
 });
+
+describe('rho mcp serve --http', () => {
+  it('refuses a missing or wrong bearer token (401) and a wrong Host (403); the right token connects', async () => {
+    const s = setup();
+    const tokenFile = join(s.root, 'token');
+    const token = 'a-test-token-of-enough-length-1234';
+    writeFileSync(tokenFile, `${token}\n`);
+    const { spawn } = await import('node:child_process');
+    const server = spawn(process.execPath, [bin, 'mcp', 'serve', '--http', '--port', '0', '--token-file', tokenFile], {
+      env: s.env,
+      cwd: s.work,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let stderr = '';
+      server.stderr.setEncoding('utf8');
+      server.stderr.on('data', (chunk: string) => (stderr += chunk));
+      const url = await until(() => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1], 20_000);
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      });
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(401);
+      expect(
+        (await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer wrong' }, body })).status,
+      ).toBe(401);
+      const { request } = await import('node:http');
+      const wrongHost = await new Promise<number>((resolve, reject) => {
+        const req = request(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}`, host: 'evil.example:80' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(wrongHost).toBe(403);
+      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+      const client = new Client({ name: 'http-client', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
+      clients.push(client);
+      const reply = await client.callTool({ name: 'list_sessions', arguments: {} });
+      expect(reply.structuredContent).toEqual({ sessions: [], total: 0 });
+      expect(stderr).not.toContain(token);
+    } finally {
+      server.kill('SIGTERM');
+    }
+  }, 60_000);
+});
