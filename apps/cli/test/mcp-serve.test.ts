@@ -47,17 +47,22 @@ function setup(config = ''): Setup {
 async function connect(s: Setup, name = 'test-client'): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', 'serve'], env: s.env, cwd: s.work, stderr: 'pipe' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'mcp', 'serve'],
+      env: s.env,
+      cwd: s.work,
+      stderr: 'pipe',
+    }),
   );
   clients.push(client);
   return client;
 }
 
 function ps(s: Setup): Record<string, unknown>[] {
-  return JSON.parse(execFileSync(process.execPath, [bin, 'ps', '--json', '--limit', '100'], { env: s.env, encoding: 'utf8' })) as Record<
-    string,
-    unknown
-  >[];
+  return JSON.parse(
+    execFileSync(process.execPath, [bin, 'ps', '--json', '--limit', '100'], { env: s.env, encoding: 'utf8' }),
+  ) as Record<string, unknown>[];
 }
 
 async function until<T>(what: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
@@ -78,7 +83,16 @@ describe('rho mcp serve (stdio)', () => {
     const tools = await client.listTools();
     const byName = new Map(tools.tools.map((tool) => [tool.name, tool]));
     expect([...byName.keys()].sort()).toEqual(
-      ['answer_approval', 'cancel_session', 'list_sessions', 'policy_check', 'run_task', 'send_directive', 'session_output', 'session_status'].sort(),
+      [
+        'answer_approval',
+        'cancel_session',
+        'list_sessions',
+        'policy_check',
+        'run_task',
+        'send_directive',
+        'session_output',
+        'session_status',
+      ].sort(),
     );
     for (const tool of tools.tools) {
       expect(tool.outputSchema, tool.name).toBeDefined();
@@ -89,13 +103,23 @@ describe('rho mcp serve (stdio)', () => {
     for (const name of ['run_task', 'cancel_session', 'send_directive', 'answer_approval'])
       expect(byName.get(name)!.annotations?.readOnlyHint, name).toBe(false);
     const progress: string[] = [];
-    const result = await client.callTool({ name: 'run_task', arguments: { prompt: 'What is it?', wait: true } }, undefined, {
-      onprogress: (note) => progress.push(note.message ?? ''),
-      timeout: 60_000,
-    });
+    const result = await client.callTool(
+      { name: 'run_task', arguments: { prompt: 'What is it?', wait: true } },
+      undefined,
+      {
+        onprogress: (note) => progress.push(note.message ?? ''),
+        timeout: 60_000,
+      },
+    );
     expect(result.isError).toBeFalsy();
     const out = result.structuredContent as Record<string, unknown>;
-    expect(out).toMatchObject({ status: 'completed', answer: 'The answer is 42.', waited: true, profile: 'readonly', working_dir: s.work });
+    expect(out).toMatchObject({
+      status: 'completed',
+      answer: 'The answer is 42.',
+      waited: true,
+      profile: 'readonly',
+      working_dir: s.work,
+    });
     expect(progress.some((message) => message.includes('turn 1'))).toBe(true);
     expect(progress.some((message) => /tokens in/.test(message))).toBe(true);
     const listed = ps(s).find((session) => session.id === out.session_id)!;
@@ -174,9 +198,13 @@ describe('rho mcp serve (stdio)', () => {
     ];
     for (const [args, flags] of cases) {
       const reply = await client.callTool({ name: 'policy_check', arguments: args });
-      let printed = '';
+      let printed: string;
       try {
-        printed = execFileSync(process.execPath, [bin, 'policy', 'check', '--json', ...flags], { env: s.env, cwd: s.work, encoding: 'utf8' });
+        printed = execFileSync(process.execPath, [bin, 'policy', 'check', '--json', ...flags], {
+          env: s.env,
+          cwd: s.work,
+          encoding: 'utf8',
+        });
       } catch (error) {
         printed = (error as { stdout: string }).stdout;
       }
@@ -226,10 +254,14 @@ describe('rho mcp serve --http', () => {
       ).toBe(401);
       const { request } = await import('node:http');
       const wrongHost = await new Promise<number>((resolve, reject) => {
-        const req = request(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}`, host: 'evil.example:80' } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          url,
+          { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}`, host: 'evil.example:80' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -237,7 +269,9 @@ describe('rho mcp serve --http', () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       const client = new Client({ name: 'http-client', version: '1' });
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
       );
       clients.push(client);
       const reply = await client.callTool({ name: 'list_sessions', arguments: {} });

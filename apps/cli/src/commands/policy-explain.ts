@@ -27,7 +27,10 @@ const WRITE_TOOLS: readonly WriteTool[] = ['write', 'edit', 'export_query'];
  *
  * @throws UsageError saying which argument to fix.
  */
-export async function explainPolicyCheck(argv: PolicyCheckArguments, env: NodeJS.ProcessEnv): Promise<PolicyExplanation> {
+export async function explainPolicyCheck(
+  argv: PolicyCheckArguments,
+  env: NodeJS.ProcessEnv,
+): Promise<PolicyExplanation> {
   const given = [argv.shell, argv.write, argv.read, argv.sql].filter((value) => value !== undefined);
   if (given.length !== 1)
     throw new UsageError({

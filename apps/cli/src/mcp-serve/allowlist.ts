@@ -51,7 +51,9 @@ export function serveAllowlist(settings: McpServeSettings, narrowing: ServeNarro
   if (configured.length === 0)
     throw new ConfigError({ message: 'mcp_serve.profiles is empty: name at least one profile (readonly).' });
   const configuredDirs = unique(
-    (settings.directories ?? [cwd]).map((dir) => realDirectory(dir, cwd, 'The allowed directory (mcp_serve.directories)')),
+    (settings.directories ?? [cwd]).map((dir) =>
+      realDirectory(dir, cwd, 'The allowed directory (mcp_serve.directories)'),
+    ),
   );
   if (configuredDirs.length === 0)
     throw new ConfigError({ message: 'mcp_serve.directories is empty: name at least one directory.' });
@@ -85,7 +87,10 @@ export function serveAllowlist(settings: McpServeSettings, narrowing: ServeNarro
 }
 
 /** The profile a task asked for, or why it is refused. */
-export function chooseProfile(allow: ServeAllowlist, asked: string | undefined): { profile: string } | { refusal: string } {
+export function chooseProfile(
+  allow: ServeAllowlist,
+  asked: string | undefined,
+): { profile: string } | { refusal: string } {
   const profile = asked ?? allow.defaultProfile;
   if (allow.profiles.includes(profile)) return { profile };
   return {
@@ -103,7 +108,9 @@ export function chooseDirectory(
   try {
     real = realpathSync(wanted);
   } catch {
-    return { refusal: `The working directory ${asked ?? wanted} does not exist (relative paths are taken from ${allow.defaultDirectory}).` };
+    return {
+      refusal: `The working directory ${asked ?? wanted} does not exist (relative paths are taken from ${allow.defaultDirectory}).`,
+    };
   }
   if (allow.directories.some((dir) => inside(real, dir))) return { directory: real };
   return {

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 
 /** What a run started through `rho mcp serve` asks of the child `rho`. */
 export interface ChildRunRequest {
@@ -101,7 +102,8 @@ export function startChildRun(request: ChildRunRequest, context: ChildRunContext
     let event: ChildEvent;
     try {
       event = JSON.parse(line) as ChildEvent;
-      if (typeof event !== 'object' || event === null || typeof event.type !== 'string') throw new Error('not an event');
+      if (typeof event !== 'object' || event === null || typeof event.type !== 'string')
+        throw new Error('not an event');
     } catch {
       if (line.trim() !== '') state.text = [...state.text, line].slice(-5);
       return;
@@ -166,6 +168,8 @@ function fileLines(path: string, onLine: (line: string) => void): { read: () => 
   let offset = 0;
   let pending = '';
   const buffer = Buffer.alloc(64 * 1024);
+  // A character split across two reads is decoded whole.
+  const decoder = new StringDecoder('utf8');
   return {
     read() {
       let fd: number;
@@ -179,7 +183,7 @@ function fileLines(path: string, onLine: (line: string) => void): { read: () => 
           const count = readSync(fd, buffer, 0, buffer.length, offset);
           if (count === 0) break;
           offset += count;
-          pending += buffer.toString('utf8', 0, count);
+          pending += decoder.write(buffer.subarray(0, count));
           const lines = pending.split('\n');
           pending = lines.pop()!;
           for (const line of lines) onLine(line);
@@ -189,6 +193,7 @@ function fileLines(path: string, onLine: (line: string) => void): { read: () => 
       }
     },
     flush() {
+      pending += decoder.end();
       if (pending !== '') onLine(pending);
       pending = '';
     },

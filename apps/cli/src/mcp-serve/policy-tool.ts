@@ -30,7 +30,10 @@ export function registerPolicyCheck(server: McpServer, context: ServeContext): v
       description:
         'Whether a permission profile allows a shell command, an SQL statement (with its dialect), a write or a read of a path, and which rule decides; nothing is run. Give exactly one of shell, sql, write, read.',
       inputSchema: {
-        profile: z.string().optional().describe(`One of: ${context.allow.profiles.join(', ')}`),
+        profile: z
+          .string()
+          .optional()
+          .describe(`One of: ${context.allow.profiles.join(', ')}`),
         shell: z.string().optional().describe('A command line'),
         sql: z.string().optional().describe('An SQL statement (give dialect)'),
         dialect: z.enum(['sqlite', 'postgres', 'mysql', 'oracle', 'vertica']).optional(),
@@ -64,8 +67,7 @@ export function registerPolicyCheck(server: McpServer, context: ServeContext): v
         );
         return structured(JSON.parse(JSON.stringify(explanation)) as Record<string, unknown>);
       } catch (error) {
-        if (RhoError.isInstance(error))
-          return refused(error.message);
+        if (RhoError.isInstance(error)) return refused(error.message);
         throw error;
       }
     },

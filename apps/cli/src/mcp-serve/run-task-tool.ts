@@ -19,7 +19,12 @@ const runTaskOutput = {
 };
 
 /** `run_task`: starts a session as a child `rho`, under an allowed profile and directory; with `wait`, its answer. */
-export function registerRunTask(server: McpServer, context: ServeContext, connection: number, client: () => string): void {
+export function registerRunTask(
+  server: McpServer,
+  context: ServeContext,
+  connection: number,
+  client: () => string,
+): void {
   server.registerTool(
     'run_task',
     {
@@ -27,7 +32,10 @@ export function registerRunTask(server: McpServer, context: ServeContext, connec
       description: `Starts a rho agent session on a task. profile is one of ${context.allow.profiles.join(', ')} (default ${context.allow.defaultProfile}); working_dir must lie in ${context.allow.directories.join(', ')}. Without wait it returns the session id at once (follow it with session_status and session_output); with wait it reports progress and returns the answer. A tool call needing approval waits for answer_approval.`,
       inputSchema: {
         prompt: z.string().min(1).describe('The task, in words'),
-        profile: z.string().optional().describe(`Permission profile, one of: ${context.allow.profiles.join(', ')}`),
+        profile: z
+          .string()
+          .optional()
+          .describe(`Permission profile, one of: ${context.allow.profiles.join(', ')}`),
         working_dir: z.string().optional().describe('Working directory of the tools (relative: to the first allowed)'),
         max_turns: z.number().int().min(1).optional().describe('Stop after this many model calls'),
         max_tokens: z.number().int().min(1).optional().describe('Stop when the session has used this many tokens'),

@@ -68,7 +68,9 @@ function httpToken(file: string | undefined, make: () => string): string {
   if (existsSync(path)) {
     const token = readFileSync(path, 'utf8').trim();
     if (token.length < 16)
-      throw new ConfigError({ message: `${path} holds no token of at least 16 characters: remove it (rho makes one) or write one.` });
+      throw new ConfigError({
+        message: `${path} holds no token of at least 16 characters: remove it (rho makes one) or write one.`,
+      });
     return token;
   }
   const token = make();
@@ -80,7 +82,11 @@ function httpToken(file: string | undefined, make: () => string): string {
  * `rho mcp serve`: an MCP server over stdio (nothing but protocol on stdout) or streamable HTTP
  * (its URL and token on stderr). The SDK loads only here.
  */
-export async function mcpServeCommand(argv: McpServeArguments, terminal: Terminal, env: NodeJS.ProcessEnv): Promise<number> {
+export async function mcpServeCommand(
+  argv: McpServeArguments,
+  terminal: Terminal,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const context = await serveContext(argv, env);
   const version = cliVersion();
   const stopped = new Promise<void>((done) => {
@@ -118,7 +124,9 @@ export async function mcpServeCommand(argv: McpServeArguments, terminal: Termina
       (isLoopback(host)
         ? ''
         : `Warning: listening on ${host}: anyone who can reach it and has the token can start sessions under ${context.allow.profiles.join(', ')}.\n`) +
-      (argv.tokenFile === undefined ? `Bearer token (keep it private): ${token}\n` : `Bearer token: in ${resolve(argv.tokenFile)}\n`) +
+      (argv.tokenFile === undefined
+        ? `Bearer token (keep it private): ${token}\n`
+        : `Bearer token: in ${resolve(argv.tokenFile)}\n`) +
       `Profiles allowed: ${context.allow.profiles.join(', ')}; directories: ${context.allow.directories.join(', ')}\n` +
       'Press Ctrl+C to stop.\n',
   );

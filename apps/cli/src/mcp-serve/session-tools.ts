@@ -32,7 +32,8 @@ export function registerSessionViews(server: McpServer, context: ServeContext): 
     'session_status',
     {
       title: 'Status of a session',
-      description: 'The live status of a session (running, waiting_approval, completed, cancelled, ...) and its labels.',
+      description:
+        'The live status of a session (running, waiting_approval, completed, cancelled, ...) and its labels.',
       inputSchema: { session_id: sessionId },
       outputSchema: sessionShape,
       annotations: READ_ONLY,
@@ -46,7 +47,8 @@ export function registerSessionViews(server: McpServer, context: ServeContext): 
     'session_output',
     {
       title: "A session's answer and tool calls",
-      description: "A session's last answer, a summary of its tool calls (how often each tool ran, failed, was refused) and its usage.",
+      description:
+        "A session's last answer, a summary of its tool calls (how often each tool ran, failed, was refused) and its usage.",
       inputSchema: { session_id: sessionId },
       outputSchema: outputShape,
       annotations: READ_ONLY,
@@ -64,7 +66,10 @@ export function registerSessionViews(server: McpServer, context: ServeContext): 
       description:
         'The sessions of this machine, newest first (all of them, not only those started here; started_by_mcp marks those that were).',
       inputSchema: {
-        status: z.array(z.enum(LISTED_STATUSES as [string, ...string[]])).optional().describe('Only these statuses'),
+        status: z
+          .array(z.enum(LISTED_STATUSES as [string, ...string[]]))
+          .optional()
+          .describe('Only these statuses'),
         label: z.string().optional().describe('Only sessions with this label: key or key=value (mcp-client:NAME)'),
         limit: z.number().int().min(1).max(1000).optional().describe('At most this many (default 50)'),
       },
@@ -90,7 +95,11 @@ export function registerSessionControls(server: McpServer, context: ServeContext
       title: 'Cancel a session',
       description: 'Cancels a running session (as rho cancel does): it stops before its next step, status cancelled.',
       inputSchema: { session_id: sessionId },
-      outputSchema: { session_id: z.string(), outcome: z.enum(['requested', 'unchanged', 'not_live']), status: z.string() },
+      outputSchema: {
+        session_id: z.string(),
+        outcome: z.enum(['requested', 'unchanged', 'not_live']),
+        status: z.string(),
+      },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     async (args) => {
