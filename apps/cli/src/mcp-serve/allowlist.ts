@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { ConfigError } from '@rho/core';
 import type { McpServeSettings } from './serve-settings.js';
@@ -23,8 +24,9 @@ export interface ServeNarrowing {
 export const DEFAULT_SERVE_PROFILE = 'readonly';
 
 function realDirectory(dir: string, cwd: string, what: string): string {
+  const expanded = dir === '~' ? homedir() : dir.startsWith('~/') ? resolve(homedir(), dir.slice(2)) : dir;
   try {
-    return realpathSync(resolve(cwd, dir));
+    return realpathSync(resolve(cwd, expanded));
   } catch (error) {
     throw new ConfigError({
       message: `${what} ${dir} cannot be resolved (${(error as Error).message}): give an existing directory.`,

@@ -38,7 +38,7 @@ export const mcpServeSettingsSection = defineSettingsSection({
     {
       key: 'mcp_serve.directories',
       description:
-        "Directories a client's working directory must lie in, after symbolic links are resolved (default: the server's working directory)",
+        "Directories a client's working directory must lie in, after symbolic links are resolved; ~/ is the home directory, a relative path the server's working directory (default: the server's working directory)",
       files: ['home'],
       ...list,
     },
