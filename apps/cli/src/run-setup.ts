@@ -155,6 +155,10 @@ async function prepareLockedRun(
       profile: settings.profile.name,
       workingDir: settings.workingDir.workingDir,
       ...(settings.queue.task === undefined ? {} : { task: settings.queue.task }),
+      // A queued task's (or an MCP client's) labels, then --label over them, as the fleet gets them.
+      ...(settings.queue.labels === undefined && settings.fleet.labels === undefined
+        ? {}
+        : { labels: { ...settings.queue.labels, ...settings.fleet.labels } }),
     });
     held.created = created.directory;
     held.lock = SessionLock.acquire(created.directory);
@@ -315,10 +319,6 @@ async function prepareLockedRun(
           redactor,
         );
   held.started.push(() => fleet?.close(0));
-  if (fleet === undefined && fleetSettings.labels !== undefined)
-    hooks.onWarning?.(
-      '--label only applies to sessions registered in a fleet (--fleet URL or RHO_FLEET_URL); ignored.',
-    );
 
   // Hooks (hooks: of $RHO_HOME/config.yaml and the agent config); @rho/hooks loads only with some.
   const sessionHooks = settings.hooks.any

@@ -4,6 +4,7 @@ import { fleetSettingsSection } from '@rho/fleet/settings';
 import { hooksSettingsSection } from '@rho/hooks/settings';
 import { otelSettingsSection } from '@rho/otel/settings';
 import { queueSettingsSection, workerSettingsSection } from '@rho/queue/settings';
+import { mcpServeSettingsSection } from './mcp-serve/serve-settings.js';
 import { workspaceSettingsSection } from './workspace-settings.js';
 
 /**
@@ -21,8 +22,8 @@ export const runSections = [
   hooksSettingsSection,
 ] as const;
 
-/** Every section of the product: a run's and `rho worker`'s (the one list of keys "did you mean" reads). */
-export const allSections = [...runSections, workerSettingsSection] as const;
+/** Every section of the product: a run's, `rho worker`'s and `rho mcp serve`'s (the one list of keys "did you mean" reads). */
+export const allSections = [...runSections, workerSettingsSection, mcpServeSettingsSection] as const;
 
 /** The settings of a run: each section's value under its name. */
 export type RunSettings = SettingsOf<typeof runSections>;

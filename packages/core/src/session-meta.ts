@@ -40,6 +40,8 @@ export interface SessionMeta {
   /** The queued task this session runs, and which attempt (a `rho worker` session), from its creation. */
   task_id?: string;
   task_attempt?: number;
+  /** The session's labels (`rho worker`'s task labels, `rho mcp serve`'s client), each a key with a value (often empty), from its creation. */
+  labels?: Record<string, string>;
 }
 
 /** What {@link inspectSessionMeta} found: the contents, or that there is no `meta.json`, or why it cannot be used. */

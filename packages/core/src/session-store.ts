@@ -100,6 +100,8 @@ export interface CreateSessionOptions {
    * even when the attempt died before its trace said so.
    */
   task?: { id: string; attempt: number };
+  /** Labels recorded in `meta.json` from its creation (`labels`): `rho ps --label` lists by them. */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -142,6 +144,9 @@ export class SessionStore {
           ...(options.profile === undefined ? {} : { profile: options.profile }),
           ...(options.workingDir === undefined ? {} : { working_dir: options.workingDir }),
           ...(options.task === undefined ? {} : { task_id: options.task.id, task_attempt: options.task.attempt }),
+          ...(options.labels === undefined || Object.keys(options.labels).length === 0
+            ? {}
+            : { labels: { ...options.labels } }),
           parent_id: options.parentId ?? null,
         });
       } catch (error) {

@@ -17,3 +17,4 @@ export type {
   ToolBucket,
   ToolStats,
 } from './dashboard-source.js';
+export { hostAllowed, isLoopback, newToken, tokenMatches } from './internal/access.js';

@@ -169,12 +169,20 @@ function matches(
 ): boolean {
   if (filter.status !== undefined && !filter.status.includes(session.status)) return false;
   if (filter.hostname !== undefined && session.hostname !== filter.hostname) return false;
-  // A sessions directory records no labels: nothing carries one.
-  if (filter.label !== undefined) return false;
+  // Labels are meta.json's (`labels`, from the session's creation): `key` (present) or `key=value`.
+  if (filter.label !== undefined && !hasLabel(session.labels, filter.label)) return false;
   if (filter.idPrefix !== undefined && !session.id.startsWith(filter.idPrefix)) return false;
   if (filter.ids !== undefined && !filter.ids.includes(session.id)) return false;
   if (filter.accepts !== undefined && filter.accepts !== 'resume' && !isLive(session)) return false;
   return true;
+}
+
+function hasLabel(labels: Record<string, string> | undefined, wanted: string): boolean {
+  if (labels === undefined) return false;
+  const index = wanted.indexOf('=');
+  if (index < 0) return Object.hasOwn(labels, wanted);
+  const key = wanted.slice(0, index);
+  return Object.hasOwn(labels, key) && labels[key] === wanted.slice(index + 1);
 }
 
 /**

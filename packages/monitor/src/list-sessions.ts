@@ -78,7 +78,17 @@ function monitored(info: SessionInfo, options: LivenessOptions): MonitoredSessio
     ...(info.costUsd === undefined ? {} : { costUsd: info.costUsd }),
     ...(info.parentId === undefined ? {} : { parentId: info.parentId }),
     ...(changesOf(meta.changes) ?? {}),
+    ...(labelsOf(meta.labels) ?? {}),
   };
+}
+
+/** meta.json's `labels`, when it is an object of strings. */
+function labelsOf(value: unknown): { labels: Record<string, string> } | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const labels = Object.entries(value as Record<string, unknown>).filter(
+    (entry): entry is [string, string] => typeof entry[1] === 'string',
+  );
+  return labels.length === 0 ? undefined : { labels: Object.fromEntries(labels) };
 }
 
 /** meta.json's `changes`, when it holds three counts. */

@@ -3,7 +3,7 @@ import type { LiveStatus } from './live-status.js';
 /**
  * One session as every view lists it (`rho ps`, `rho watch`, the dashboard, an operator script),
  * whichever {@link SessionSource} it comes from: a sessions directory or a fleet. Fields a source
- * does not know are left out (a directory has no labels; a fleet has no session directory here).
+ * does not know are left out (a fleet has no session directory here).
  */
 export interface ListedSession {
   /** The session id (its directory's name). */
@@ -26,7 +26,7 @@ export interface ListedSession {
   pid?: number;
   /** The working directory the session runs in (a fleet records it). */
   cwd?: string;
-  /** Free labels (`team: data`), a fleet's. */
+  /** Free labels (`team: data`): a fleet's, or meta.json's `labels` for a directory. */
   labels?: Record<string, string>;
   /** UTC ISO-8601 start time. */
   startedAt: string;

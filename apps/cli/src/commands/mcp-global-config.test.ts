@@ -146,7 +146,7 @@ describe('$RHO_HOME/config.yaml mcp_servers', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toBe('notes  http: https://notes.example/mcp\n');
     expect(list.stderr).toContain(
-      `Warning: ${path}:1: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet, otel, hooks, worker).\n`,
+      `Warning: ${path}:1: unknown key 'telemetry' is ignored (this version knows mcp_servers, fleet, otel, hooks, worker, mcp_serve).\n`,
     );
     expect(list.stderr).toContain(
       `Warning: ${path}:2: unknown key 'mcp-servers' is ignored (did you mean 'mcp_servers'?).\n`,

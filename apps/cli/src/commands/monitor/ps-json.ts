@@ -23,6 +23,7 @@ export function directoryJson(session: ListedSession): Record<string, unknown> {
     parent_id: session.parentId ?? null,
     directory: session.directory,
     changes: session.changes ?? null,
+    labels: session.labels ?? {},
   };
 }
 
