@@ -4,6 +4,7 @@
 //   streamable HTTP (on 127.0.0.1). Sequential calls after a warm-up; the median per-call time of
 //   each and the ratio MCP / built-in. The built-in call costs microseconds, so the ratio is large
 //   by nature: the absolute overhead (MCP minus built-in) is the number to read.
+// The server side (rho mcp serve's policy_check over stdio and HTTP) is bench/mcp-serve.mjs.
 // Run standalone after a build: `node bench/mcp.mjs` (or `pnpm bench mcp`); `--calls N` (default 300).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';

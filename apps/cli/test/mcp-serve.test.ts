@@ -1,79 +1,24 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startLoopbackServer, type LoopbackServer } from '@rho/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ServeSetup } from './support/mcp-serve.js';
+import { connectServe, ps, recordedStatus, serveClients as clients, serveSetup, until } from './support/mcp-serve.js';
 import { bin } from './support/run-rho.js';
 
 // Issue 39: `rho mcp serve` over stdio, driven by the official SDK's client against the built CLI,
 // the model being the loopback server.
 let model: LoopbackServer | undefined;
-const clients: Client[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close().catch(() => {})));
   await model?.close();
   model = undefined;
 });
 
-interface Setup {
-  root: string;
-  home: string;
-  work: string;
-  env: Record<string, string>;
-}
-
-function setup(config = ''): Setup {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'rho-mcp-serve-')));
-  const home = join(root, 'home');
-  const work = join(root, 'work');
-  mkdirSync(home);
-  mkdirSync(work);
-  if (config !== '') writeFileSync(join(home, 'config.yaml'), config.replaceAll('WORK', work));
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? root,
-    NO_COLOR: '1',
-    RHO_HOME: home,
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_MODEL: 'loopback-model',
-  };
-  if (model !== undefined) env.OPENAI_BASE_URL = model.url;
-  return { root, home, work, env };
-}
-
-async function connect(s: Setup, name = 'test-client'): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, 'mcp', 'serve'],
-      env: s.env,
-      cwd: s.work,
-      stderr: 'pipe',
-    }),
-  );
-  clients.push(client);
-  return client;
-}
-
-function ps(s: Setup): Record<string, unknown>[] {
-  return JSON.parse(
-    execFileSync(process.execPath, [bin, 'ps', '--json', '--limit', '100'], { env: s.env, encoding: 'utf8' }),
-  ) as Record<string, unknown>[];
-}
-
-async function until<T>(what: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await what();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const setup = (config = ''): ServeSetup => serveSetup(config, model?.url);
+const connect = (s: ServeSetup, name?: string): Promise<Client> => connectServe(s, name);
 
 describe('rho mcp serve (stdio)', () => {
   it('run_task with wait returns the answer, with progress and structured content; the session carries the client label', async () => {
@@ -170,10 +115,7 @@ describe('rho mcp serve (stdio)', () => {
     const id = await until(() => (ps(s)[0]?.status === 'running' ? String(ps(s)[0]!.id) : undefined), 30_000);
     abort.abort();
     await expect(call).rejects.toThrow();
-    await until(() => {
-      const meta = JSON.parse(readFileSync(join(s.home, 'sessions', id, 'meta.json'), 'utf8')) as { status: string };
-      return meta.status === 'cancelled' ? true : undefined;
-    }, 30_000);
+    await until(() => (recordedStatus(s, id) === 'cancelled' ? true : undefined), 30_000);
   }, 90_000);
 
   it('refuses a profile or a directory outside the allowlist, and starts nothing', async () => {

@@ -6,10 +6,21 @@ import { LISTED_STATUSES } from '@rho/monitor';
 import { z } from 'zod';
 import type { ServeContext } from './serve-context.js';
 import { cancelServedRun } from './serve-context.js';
+import { lastAnswer, type RecordedAnswer } from '../commands/monitor/approval-actions.js';
 import { outputShape, readSessionOutput, sessionSchema, sessionShape, sessionView } from './session-views.js';
 import { refused, structured } from './tool-results.js';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+const pendingSchema = z
+  .array(
+    z.object({
+      tool_call_id: z.string().describe('What answer_approval names'),
+      tool_name: z.string(),
+      arguments: z.unknown(),
+      reason: z.string().nullable().describe('Why the profile asks'),
+    }),
+  )
+  .describe('The tool calls waiting for approval (answer_approval answers them)');
 const sessionId = z.string().min(1).describe('The session id (rho ps lists them; run_task returns it)');
 
 /** The session of an id, or a refusal saying so. */
@@ -23,6 +34,18 @@ async function find(context: ServeContext, id: string): Promise<MonitoredSession
   }
 }
 
+/** The answer that stands for a call answered before this one, which was not recorded. */
+function alreadyAnswered(sessionId: string, standing: RecordedAnswer): CallToolResult {
+  return structured({
+    session_id: sessionId,
+    tool_call_id: standing.toolCallId,
+    tool_name: standing.toolName ?? '',
+    decision: standing.decision === 'deny' ? 'deny' : 'approve',
+    outcome: 'already_answered',
+    by: standing.by ?? null,
+  });
+}
+
 const isResult = (value: unknown): value is CallToolResult =>
   typeof value === 'object' && value !== null && 'content' in value;
 
@@ -33,14 +56,24 @@ export function registerSessionViews(server: McpServer, context: ServeContext): 
     {
       title: 'Status of a session',
       description:
-        'The live status of a session (running, waiting_approval, completed, cancelled, ...) and its labels.',
+        'The live status of a session (running, waiting_approval, completed, cancelled, ...), its labels, and the tool calls that wait for answer_approval.',
       inputSchema: { session_id: sessionId },
-      outputSchema: sessionShape,
+      outputSchema: { ...sessionShape, pending_approvals: pendingSchema },
       annotations: READ_ONLY,
     },
     async (args) => {
       const session = await find(context, args.session_id);
-      return isResult(session) ? session : structured(sessionView(session));
+      if (isResult(session)) return session;
+      const pending = (await context.source.pendingApprovals?.(session.id)) ?? [];
+      return structured({
+        ...sessionView(session),
+        pending_approvals: pending.map((call) => ({
+          tool_call_id: call.toolCallId,
+          tool_name: call.toolName,
+          arguments: call.arguments,
+          reason: call.reason ?? null,
+        })),
+      });
     },
   );
   server.registerTool(
@@ -145,7 +178,10 @@ export function registerSessionControls(server: McpServer, context: ServeContext
         tool_call_id: z.string(),
         tool_name: z.string(),
         decision: z.enum(['approve', 'deny']),
-        outcome: z.enum(['answered', 'already_answered']),
+        outcome: z
+          .enum(['answered', 'already_answered'])
+          .describe('already_answered: another answer came first; decision is that one, and this one was not recorded'),
+        by: z.string().nullable().optional().describe('Who gave the answer that stands, when already_answered'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
@@ -159,26 +195,35 @@ export function registerSessionControls(server: McpServer, context: ServeContext
             ? pending[0]
             : undefined
           : pending.find((entry) => entry.toolCallId === args.tool_call_id);
-      if (call === undefined)
+      if (call === undefined) {
+        // A call answered a moment ago no longer waits: say which answer stands, as rho approve does.
+        const named = args.tool_call_id ?? (pending.length === 0 ? undefined : null);
+        const standing = named === null ? undefined : await lastAnswer(context.source, session.id, named);
+        if (standing !== undefined) return alreadyAnswered(session.id, standing);
         return refused(
           pending.length === 0
             ? `No tool call of session ${session.id} waits for approval.`
             : `Name the call to answer: ${pending.map((entry) => `${entry.toolCallId} (${entry.toolName})`).join(', ')} wait${pending.length === 1 ? 's' : ''}.`,
         );
+      }
       const result = await context.source.answerApproval!(session.id, call.toolCallId, {
         decision: args.decision,
         by: `mcp-client:${client()}`,
         source: 'operator',
         ...(args.reason === undefined || args.reason.trim() === '' ? {} : { reason: args.reason }),
       });
-      if (result.outcome === 'not_pending')
+      if (result.outcome === 'not_pending') {
+        const standing = await lastAnswer(context.source, session.id, call.toolCallId);
+        if (standing !== undefined) return alreadyAnswered(session.id, { toolName: call.toolName, ...standing });
         return refused(`Call ${call.toolCallId} no longer waits for approval; nothing was recorded.`);
+      }
       return structured({
         session_id: session.id,
         tool_call_id: call.toolCallId,
         tool_name: call.toolName,
         decision: result.answer.decision,
         outcome: result.outcome,
+        ...(result.outcome === 'already_answered' ? { by: result.answer.by ?? null } : {}),
       });
     },
   );

@@ -103,8 +103,9 @@ function chooseCall(sessionId: string, pending: readonly PendingApproval[], comm
   });
 }
 
-interface RecordedAnswer {
+export interface RecordedAnswer {
   toolCallId: string;
+  toolName?: string | undefined;
   decision: string;
   by?: string | undefined;
 }
@@ -121,7 +122,7 @@ function lostRace(answer: RecordedAnswer, io: MonitorIo): number {
  * within the last minute: the answer that won a race this one lost. An older answer is history,
  * and the caller says that no call waits.
  */
-async function lastAnswer(
+export async function lastAnswer(
   source: SessionSource,
   id: string,
   toolCallId: string | undefined,
@@ -135,6 +136,7 @@ async function lastAnswer(
     if (!(Date.now() - at < 60_000)) return undefined;
     return {
       toolCallId: String(record.tool_call_id),
+      ...(typeof record.tool_name === 'string' ? { toolName: record.tool_name } : {}),
       decision: String(record.decision),
       ...(typeof record.by === 'string' ? { by: record.by } : {}),
     };
