@@ -62,7 +62,13 @@ async function parkedRun(
     const ids = existsSync(sessions) ? readdirSync(sessions) : [];
     for (const id of ids) {
       const trace = join(sessions, id, 'trace.jsonl');
-      if (existsSync(trace) && readFileSync(trace, 'utf8').includes('"approval_requested"'))
+      // The call waits once the trace says so and meta.json has the status, which is written just
+      // after (reading meta.json as soon as the trace had the record lost that race on Node 24 in CI).
+      if (
+        existsSync(trace) &&
+        readFileSync(trace, 'utf8').includes('"approval_requested"') &&
+        metaStatus(join(sessions, id)) === 'waiting_approval'
+      )
         return { id, directory: join(sessions, id), done, child: () => spawned! };
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -70,6 +76,14 @@ async function parkedRun(
   throw new Error(
     `no call waited; the run printed: ${JSON.stringify(await Promise.race([done, Promise.resolve(undefined)]))}`,
   );
+}
+
+function metaStatus(directory: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(directory, 'meta.json'), 'utf8')) as { status?: string }).status;
+  } catch {
+    return undefined;
+  }
 }
 
 const records = (directory: string) =>
