@@ -468,8 +468,9 @@ async function main() {
       child.send({ op: 'exit' });
       await exited;
     }
-    rmSync(join(root, 'sessions'), { recursive: true, force: true });
-    if (profileDir === undefined) rmSync(root, { recursive: true, force: true });
-    else console.log(`server CPU profile in ${profileDir}`);
+    // The temporary directory goes, unless the CPU profile was written into it.
+    if (profileDir === undefined || !profileDir.startsWith(root)) rmSync(root, { recursive: true, force: true });
+    else rmSync(join(root, 'sessions'), { recursive: true, force: true });
+    if (profileDir !== undefined) console.log(`server CPU profile in ${profileDir}`);
   }
 }
