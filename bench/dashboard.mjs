@@ -6,10 +6,12 @@
 //   10,000 (target: under a second), once with the listing ready (as when the printed URL is
 //   opened), once on a new server opened at once (cold); and a search to its rows;
 // - event-to-screen latency: a record appended to a session's trace until the open session page
-//   shows it (server-sent events from the trace follower).
+//   shows it (server-sent events from the trace follower), on the Conversation tab (an entry) and
+//   in the trace viewer (a row of the span tree).
+// The trace viewer opening a session of 100,000 records is bench/trace-viewer.mjs.
 // Skipped (exit 0) when Chromium is not installed; RHO_CHROMIUM names another binary.
 /* global document -- the functions given to waitForFunction run in the page */
-import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileSource, startDashboard } from '@rho/dashboard';
@@ -119,10 +121,12 @@ try {
   );
   if (render > TARGET_MS) process.exitCode = 1;
 
-  // Event to screen: append a message to a session's trace; time until its page shows it.
+  // Event to screen: append a record to a session's trace; time until its page shows it. The
+  // Conversation tab (every record streamed to the page): an assistant message as an entry.
   const id = ids[0];
+  const tracePath = join(base, id, 'trace.jsonl');
   const live = await context.newPage();
-  await live.goto(`${server.origin}/#/session/${id}`);
+  await live.goto(`${server.origin}/#/session/${id}/conversation`);
   await live.waitForSelector('[data-testid="conversation"] .entry-assistant');
   const latencies = [];
   for (let event = 0; event < EVENTS; event += 1) {
@@ -137,13 +141,42 @@ try {
     );
     const written = Date.now();
     appendFileSync(
-      join(base, id, 'trace.jsonl'),
+      tracePath,
       `${JSON.stringify({ type: 'message', ts: new Date().toISOString(), role: 'assistant', content: marker })}\n`,
     );
     latencies.push((await (await seen).jsonValue()) - written);
   }
+  await live.close();
   console.log(
-    `event to screen: median ${Math.round(median(latencies))} ms, p95 ${Math.round(percentile(latencies, 0.95))} ms over ${EVENTS} records appended to a trace`,
+    `event to screen, conversation: median ${Math.round(median(latencies))} ms, p95 ${Math.round(percentile(latencies, 0.95))} ms over ${EVENTS} records appended to a trace`,
+  );
+  // The trace viewer (the session page's default): a directive, as a new row of the span tree
+  // (the tree scrolled to its end first, where the row appears).
+  const tree = await context.newPage();
+  await tree.goto(`${server.origin}/#/session/${id}`);
+  await tree.waitForSelector('[data-testid="trace"][data-ready="true"] [role="treeitem"]');
+  const treeLatencies = [];
+  for (let event = 0; event < EVENTS; event += 1) {
+    const index = readFileSync(tracePath, 'utf8').split('\n').length - 1;
+    await tree.evaluate(() => {
+      const scroller = document.querySelector('.trace-tree');
+      scroller.scrollTop = scroller.scrollHeight;
+    });
+    const seen = tree.waitForFunction(
+      (span) => (document.querySelector(`[role="treeitem"][data-span="${span}"]`) ? Date.now() : false),
+      `directive-${index}`,
+      { polling: 'raf' },
+    );
+    const written = Date.now();
+    appendFileSync(
+      tracePath,
+      `${JSON.stringify({ type: 'directive', ts: new Date().toISOString(), text: `bench directive ${event}` })}\n`,
+    );
+    treeLatencies.push((await (await seen).jsonValue()) - written);
+  }
+  await tree.close();
+  console.log(
+    `event to screen, trace viewer: median ${Math.round(median(treeLatencies))} ms, p95 ${Math.round(percentile(treeLatencies, 0.95))} ms over ${EVENTS} records appended to a trace (a new row of the tree)`,
   );
 } finally {
   await browser?.close();

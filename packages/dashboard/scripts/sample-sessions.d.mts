@@ -12,3 +12,23 @@ export interface SampleOptions {
 
 /** Writes `count` synthetic sessions under `base`; returns their ids. */
 export function writeSampleSessions(base: string, count: number, options?: SampleOptions): string[];
+
+/** Options of {@link writeLargeSession}. */
+export interface LargeSessionOptions {
+  /** Trace records to write at least (default 100 000). */
+  records?: number;
+  /** The session's id (default big00000). */
+  id?: string;
+  /** Time of the first record, ms since the epoch. */
+  start?: number;
+  /** The model recorded (one of the sample models; default gpt-5-mini). */
+  model?: string;
+  /** Seed of the generator (default 7). */
+  seed?: number;
+}
+
+/** Writes one long synthetic session under `base`; returns its id, record count, trace size in bytes and number of runs. */
+export function writeLargeSession(
+  base: string,
+  options?: LargeSessionOptions,
+): { id: string; records: number; bytes: number; runs: number };
