@@ -126,7 +126,23 @@ export function TraceView({ id, selected, record, onSession, onConnection, onSpa
   const [scrollTop, setScrollTop] = useState(0);
   const scroller = useRef<HTMLDivElement>(null);
   const list = useMemo(() => tree.order.map((key) => tree.spans.get(key)!), [version]);
-  useEffect(() => onSpans?.(list, version), [version]);
+  // The charts and the approvals section get the spans at most twice a second while a long trace
+  // streams in (each is a pass over every span), then on every change.
+  const told = useRef(0);
+  useEffect(() => {
+    if (onSpans === undefined) return;
+    const wait = tree.ready ? 0 : told.current + 500 - Date.now();
+    if (wait <= 0) {
+      told.current = Date.now();
+      onSpans(list, version);
+      return;
+    }
+    const timer = setTimeout(() => {
+      told.current = Date.now();
+      onSpans(list, version);
+    }, wait);
+    return () => clearTimeout(timer);
+  }, [version]);
   const fold = list.length > FOLD_ABOVE;
   const isOpen = (key: string, span: TraceSpan) =>
     open.get(key) ?? (span.kind === 'child' ? false : span.kind === 'turn' ? !fold : span.kind !== 'tool' || !fold);

@@ -127,6 +127,9 @@ export class TraceIndex {
         clearTimeout(this.quiet);
         if (batch.length === 0 && !this.caughtUp) this.markCaughtUp();
         else if (!this.caughtUp) this.quiet = setTimeout(() => this.markCaughtUp(), QUIET_MS);
+        // While a long trace is read, let the pages' streams write what was built so far before
+        // the next batch (else the first spans leave only once the whole first read is built).
+        if (!this.caughtUp && this.subscribers.size > 0) await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (error) {
       this.failure = error instanceof Error ? error : new Error(String(error));
