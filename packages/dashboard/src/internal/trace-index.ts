@@ -144,6 +144,8 @@ export class TraceIndex {
 
   private markCaughtUp(): void {
     this.caughtUp = true;
+    // The source's record offsets are made now, while the page draws the tree, not on the first click.
+    this.source.readRecords?.(this.id, []).catch(() => undefined);
     for (const subscriber of this.subscribers) subscriber([]);
     this.settle();
   }
