@@ -13,6 +13,13 @@ export type Source = 'default' | 'home' | 'agent' | 'saved' | 'env' | 'fallback'
 
 /** The settings of `rho worker` too. */
 export type AllSettings = RunSettings & {
+  mcpServe: {
+    profiles?: readonly string[];
+    directories?: readonly string[];
+    defaultProfile?: string;
+    onDisconnect: string;
+    maxConcurrent: number;
+  };
   worker: {
     profiles?: string[];
     dirs?: string[];
@@ -342,6 +349,26 @@ export function settingSamples(root: string): Record<string, Sample> {
       (s) => s.queue.labels,
       (n) => `l${n}`,
       { typed: (n) => ({ [`l${n}`]: '' }) },
+    ),
+    'mcp_serve.profiles': list(
+      (s) => s.mcpServe.profiles,
+      (n) => `p${n}`,
+    ),
+    'mcp_serve.directories': list(
+      (s) => s.mcpServe.directories,
+      (n) => `/srv${n}`,
+    ),
+    'mcp_serve.default_profile': same(
+      (s) => s.mcpServe.defaultProfile,
+      (n) => `p${n}`,
+    ),
+    'mcp_serve.on_disconnect': same(
+      (s) => s.mcpServe.onDisconnect,
+      (n) => (n % 2 === 0 ? 'cancel' : 'keep'),
+    ),
+    'mcp_serve.max_concurrent': number(
+      (s) => s.mcpServe.maxConcurrent,
+      (n) => n + 1,
     ),
     'worker.allow_profiles': list(
       (s) => s.worker.profiles,
